@@ -1,0 +1,125 @@
+//! The edge of every plugin binary: start-up chores and the one place where an error
+//! becomes a message on stderr and an exit code.
+//!
+//! kubectl's conventions, which CI scripts depend on:
+//! - success exits 0; any error prints `error: …` (or `Error from server (Reason): …`
+//!   for API errors) and exits 1;
+//! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1;
+//! - a command that reports a container's exit code (`run-pod --attach`) exits with it.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Once;
+
+/// A usage error: the command line is wrong, nothing was sent to the server.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    /// The message, without the `error: ` prefix.
+    pub message: String,
+}
+
+impl UsageError {
+    /// Creates a usage error with kubectl's wording.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into() }
+    }
+}
+
+/// An error that has already been printed (for example per-object errors in
+/// `create-file`), carrying only the exit code to use.
+#[derive(Debug, thiserror::Error)]
+#[error("exit status {0}")]
+pub struct SilentExit(pub u8);
+
+/// Installs rustls's `ring` provider once. kube uses `ring`; if another crate in the
+/// tree ever enables `aws-lc-rs`, rustls cannot choose and kube's client panics, so
+/// the choice is made explicitly here (see ../shared/specs/kube-rs-notes.md §4).
+pub fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Err means another provider was installed first, which is equally fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Turns kubectl's `-v` level into a tracing filter. Levels follow klog loosely:
+/// 0–3 warnings only, 4–5 debug for our crates, 6+ debug including kube's requests,
+/// 8+ trace. kube marks the `Authorization` header sensitive, so no level prints tokens.
+pub fn init_logging(verbosity: u8) {
+    let filter = match verbosity {
+        0..=3 => "warn",
+        4..=5 => "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug",
+        6..=7 => "info,kube=debug,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug",
+        _ => "debug,kube=trace,shared=trace",
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Formats an API error as kubectl does: `Error from server (Reason): message`.
+pub fn format_api_status(status: &kube::core::Status) -> String {
+    if status.reason.is_empty() {
+        format!("Error from server: {}", status.message)
+    } else {
+        format!("Error from server ({}): {}", status.reason, status.message)
+    }
+}
+
+/// Formats any error for stderr, kubectl-style (without a trailing newline).
+pub fn format_error(err: &anyhow::Error) -> String {
+    for cause in err.chain() {
+        if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
+            return format_api_status(status);
+        }
+    }
+    format!("error: {err:#}")
+}
+
+/// The single place where a plugin's outcome becomes an exit code.
+///
+/// `command` is the user-facing name (`kubectl run-pod`) for the usage hint.
+pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
+    let err = match result {
+        Ok(code) => return code,
+        Err(err) => err,
+    };
+    if let Some(SilentExit(code)) = err.downcast_ref::<SilentExit>() {
+        return ExitCode::from(*code);
+    }
+    // A closed stdout (`| head`) is not an error worth a message.
+    if err
+        .chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    {
+        return ExitCode::SUCCESS;
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{}", format_error(&err));
+    if err.downcast_ref::<UsageError>().is_some() {
+        let _ = writeln!(stderr, "See '{command} -h' for help and examples");
+    }
+    ExitCode::from(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_errors_look_like_kubectl() {
+        let status = kube::core::Status::failure("pods \"web\" already exists", "AlreadyExists").with_code(409);
+        let err = anyhow::Error::new(kube::Error::Api(Box::new(status))).context("creating pod");
+        assert_eq!(format_error(&err), "Error from server (AlreadyExists): pods \"web\" already exists");
+    }
+
+    #[test]
+    fn other_errors_get_the_error_prefix() {
+        let err = anyhow::Error::new(UsageError::new("NAME is required for run"));
+        assert_eq!(format_error(&err), "error: NAME is required for run");
+    }
+}

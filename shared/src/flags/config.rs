@@ -1,0 +1,314 @@
+//! The global flags every plugin shares: kubectl's `ConfigFlags`.
+//!
+//! kubectl does not forward its own global flags to a plugin (it only passes
+//! `KUBECONFIG` through the environment), so each plugin parses `--context`, `-n` and
+//! the rest itself, with the same names, defaults and help text as kubectl.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use crate::error::{Error, Result};
+
+/// kubectl's global kubeconfig flags (`genericclioptions.ConfigFlags`).
+#[derive(clap::Args, Clone, Default)]
+#[command(next_help_heading = "Global options")]
+pub struct ConfigFlags {
+    /// Path to the kubeconfig file to use for CLI requests.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The name of the kubeconfig context to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// The name of the kubeconfig cluster to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The name of the kubeconfig user to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// If present, the namespace scope for this CLI request
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// The address and port of the Kubernetes API server
+    #[arg(short = 's', long, global = true, value_name = "URL")]
+    pub server: Option<String>,
+
+    /// Bearer token for authentication to the API server
+    #[arg(long, global = true, value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Username to impersonate for the operation. User could be a regular user or a service account in a namespace.
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub impersonate: Option<String>,
+
+    /// Group to impersonate for the operation, this flag can be repeated to specify multiple groups.
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub impersonate_group: Vec<String>,
+
+    /// Path to a cert file for the certificate authority
+    #[arg(long, global = true, value_name = "PATH")]
+    pub certificate_authority: Option<PathBuf>,
+
+    /// Path to a client certificate file for TLS
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_certificate: Option<PathBuf>,
+
+    /// Path to a client key file for TLS
+    #[arg(long, global = true, value_name = "PATH")]
+    pub client_key: Option<PathBuf>,
+
+    /// If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure
+    #[arg(long, global = true)]
+    pub insecure_skip_tls_verify: bool,
+
+    /// Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used
+    #[arg(long, global = true, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+
+    /// The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
+    pub request_timeout: String,
+
+    /// number for the log level verbosity
+    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL", default_value_t = 0)]
+    pub verbosity: u8,
+}
+
+// Hand-written so that `{:?}` (used by `-v` logging and panics) never shows the token.
+impl std::fmt::Debug for ConfigFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigFlags")
+            .field("kubeconfig", &self.kubeconfig)
+            .field("context", &self.context)
+            .field("cluster", &self.cluster)
+            .field("user", &self.user)
+            .field("namespace", &self.namespace)
+            .field("server", &self.server)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("impersonate", &self.impersonate)
+            .field("impersonate_group", &self.impersonate_group)
+            .field("certificate_authority", &self.certificate_authority)
+            .field("client_certificate", &self.client_certificate)
+            .field("client_key", &self.client_key)
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("request_timeout", &self.request_timeout)
+            .field("verbosity", &self.verbosity)
+            .finish()
+    }
+}
+
+/// Where the kubeconfig came from, for error messages and `cluster env`-style output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// `--kubeconfig PATH`.
+    Flag(PathBuf),
+    /// The existing files of `KUBECONFIG`, in order.
+    Env(Vec<PathBuf>),
+    /// `~/.kube/config`.
+    Home(PathBuf),
+    /// Neither: `--server` alone or the in-cluster environment.
+    None,
+}
+
+impl ConfigFlags {
+    /// The request timeout as a [`Duration`]; `None` means "no timeout" (`0`).
+    pub fn request_timeout(&self) -> Result<Option<Duration>> {
+        // `Default` (used when a plugin builds flags programmatically) leaves it empty.
+        if self.request_timeout.is_empty() {
+            return Ok(None);
+        }
+        let d = super::parse_go_duration(&self.request_timeout, true).map_err(|reason| {
+            Error::InvalidFlag { flag: "request-timeout", value: self.request_timeout.clone(), reason }
+        })?;
+        Ok((!d.is_zero()).then_some(d))
+    }
+
+    /// Finds and merges the kubeconfig files the way kubectl's loading rules do:
+    /// `--kubeconfig` (which must exist), else every *existing* file of `KUBECONFIG`
+    /// (missing ones are skipped, unlike kube-rs, which errors), else `~/.kube/config`.
+    pub fn load_kubeconfig(&self) -> Result<(Option<Kubeconfig>, ConfigSource)> {
+        self.load_kubeconfig_with(std::env::var_os("KUBECONFIG").as_deref(), home_dir().as_deref())
+    }
+
+    /// [`Self::load_kubeconfig`] with the environment passed in, so tests need not
+    /// mutate the process environment.
+    pub fn load_kubeconfig_with(
+        &self,
+        kubeconfig_env: Option<&std::ffi::OsStr>,
+        home: Option<&Path>,
+    ) -> Result<(Option<Kubeconfig>, ConfigSource)> {
+        if let Some(path) = &self.kubeconfig {
+            let kc = read_kubeconfig(path)?;
+            return Ok((Some(kc), ConfigSource::Flag(path.clone())));
+        }
+        if let Some(list) = kubeconfig_env.filter(|v| !v.is_empty()) {
+            let paths: Vec<PathBuf> = std::env::split_paths(list)
+                .filter(|p| !p.as_os_str().is_empty() && p.is_file())
+                .collect();
+            let mut merged: Option<Kubeconfig> = None;
+            for path in &paths {
+                let kc = read_kubeconfig(path)?;
+                merged = Some(match merged {
+                    None => kc,
+                    Some(acc) => acc.merge(kc).map_err(Error::KubeconfigMerge)?,
+                });
+            }
+            return Ok((merged, ConfigSource::Env(paths)));
+        }
+        if let Some(home) = home {
+            let path = home.join(".kube").join("config");
+            if path.is_file() {
+                let kc = read_kubeconfig(&path)?;
+                return Ok((Some(kc), ConfigSource::Home(path)));
+            }
+        }
+        Ok((None, ConfigSource::None))
+    }
+
+    /// The namespace the command works in: `-n`, else the context's, else `default`.
+    /// Also reports whether it was given explicitly (kubectl's `enforceNamespace`).
+    pub fn namespace_of(&self, config: &Config) -> (String, bool) {
+        match &self.namespace {
+            Some(ns) if !ns.is_empty() => (ns.clone(), true),
+            _ => (config.default_namespace.clone(), false),
+        }
+    }
+
+    /// Builds the client configuration: kubeconfig selection, then the flag overrides
+    /// kube-rs's `KubeConfigOptions` has no room for.
+    pub async fn to_config(&self) -> Result<Config> {
+        let (kubeconfig, _source) = self.load_kubeconfig()?;
+        let options = KubeConfigOptions {
+            context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+        };
+        let mut config = match kubeconfig {
+            Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
+                Ok(config) => config,
+                // A kubeconfig without a server is fine when --server supplies one.
+                Err(kube::config::KubeconfigError::MissingClusterUrl) if self.server.is_some() => {
+                    Config::new(placeholder_uri())
+                }
+                Err(e) => return Err(Error::InvalidConfig(e)),
+            },
+            None if self.server.is_some() => Config::new(placeholder_uri()),
+            None => match Config::incluster() {
+                Ok(config) => config,
+                Err(_) => return Err(Error::NoConfiguration),
+            },
+        };
+        self.apply_overrides(&mut config)?;
+        Ok(config)
+    }
+
+    /// Applies `--server`, `-n`, `--token`, impersonation, TLS and timeout flags.
+    pub fn apply_overrides(&self, config: &mut Config) -> Result<()> {
+        if let Some(server) = self.server.as_deref().filter(|s| !s.is_empty()) {
+            // kubectl accepts a bare host:port and assumes https.
+            let url = if server.contains("://") { server.to_string() } else { format!("https://{server}") };
+            config.cluster_url = url.parse().map_err(|e: http::uri::InvalidUri| Error::InvalidFlag {
+                flag: "server",
+                value: server.to_string(),
+                reason: e.to_string(),
+            })?;
+        }
+        if let Some(ns) = self.namespace.as_deref().filter(|s| !s.is_empty()) {
+            config.default_namespace = ns.to_string();
+        }
+        if let Some(token) = self.token.as_deref().filter(|s| !s.is_empty()) {
+            // An explicit token replaces every other credential of the selected user,
+            // as kubectl's override does.
+            config.auth_info.token = Some(token.to_string().into());
+            config.auth_info.token_file = None;
+            config.auth_info.exec = None;
+            config.auth_info.auth_provider = None;
+            config.auth_info.username = None;
+            config.auth_info.password = None;
+        }
+        if let Some(user) = self.impersonate.as_deref().filter(|s| !s.is_empty()) {
+            config.auth_info.impersonate = Some(user.to_string());
+        }
+        if !self.impersonate_group.is_empty() {
+            config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
+        }
+        if let Some(path) = &self.certificate_authority {
+            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
+                what: "certificate authority",
+                path: path.clone(),
+                source,
+            })?;
+            config.root_cert = Some(pem_to_der_certs(&pem));
+            config.root_cert_file = None;
+        }
+        if let Some(path) = &self.client_certificate {
+            config.auth_info.client_certificate = Some(path.display().to_string());
+            config.auth_info.client_certificate_data = None;
+        }
+        if let Some(path) = &self.client_key {
+            config.auth_info.client_key = Some(path.display().to_string());
+            config.auth_info.client_key_data = None;
+        }
+        if self.insecure_skip_tls_verify {
+            config.accept_invalid_certs = true;
+        }
+        if let Some(name) = self.tls_server_name.as_deref().filter(|s| !s.is_empty()) {
+            config.tls_server_name = Some(name.to_string());
+        }
+        if let Some(timeout) = self.request_timeout()? {
+            config.connect_timeout = Some(timeout);
+            config.read_timeout = Some(timeout);
+            config.write_timeout = Some(timeout);
+            config.reset_reader_on_write = true;
+        }
+        config.headers.push((
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static(concat!("kubeplug/", env!("CARGO_PKG_VERSION"))),
+        ));
+        // kube retries 429/503/504 up to 15 times with a 1000 s cap: far too patient for an
+        // interactive command that a user (or a CI step) is waiting on. Commands that need
+        // retries (rolling-update's conflict loop) do their own, bounded ones.
+        config.default_retry = false;
+        Ok(())
+    }
+
+    /// Builds a [`Client`] from the flags. No request is sent.
+    pub async fn to_client(&self) -> Result<Client> {
+        crate::cli::install_crypto_provider();
+        let config = self.to_config().await?;
+        Client::try_from(config).map_err(Error::Client)
+    }
+}
+
+fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
+    Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig { path: path.to_path_buf(), source })
+}
+
+fn placeholder_uri() -> http::Uri {
+    http::Uri::from_static("https://localhost")
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// Splits a PEM bundle into DER certificates, the shape `Config::root_cert` wants.
+fn pem_to_der_certs(pem: &[u8]) -> Vec<Vec<u8>> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    CertificateDer::pem_slice_iter(pem)
+        .filter_map(|c| c.ok())
+        .map(|c| c.to_vec())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

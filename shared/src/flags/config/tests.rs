@@ -1,0 +1,152 @@
+use std::ffi::OsString;
+
+use super::*;
+
+const ADMIN: &str = r#"apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:6443
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: admin-token
+contexts:
+- name: admin
+  context: {cluster: local, user: admin, namespace: team-a}
+current-context: admin
+"#;
+
+const OTHER: &str = r#"apiVersion: v1
+kind: Config
+clusters:
+- name: other
+  cluster:
+    server: https://10.0.0.1:443
+users:
+- name: viewer
+  user:
+    token: viewer-token
+contexts:
+- name: viewer
+  context: {cluster: other, user: viewer}
+- name: admin
+  context: {cluster: other, user: viewer}
+current-context: viewer
+"#;
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn join(paths: &[&Path]) -> OsString {
+    std::env::join_paths(paths).unwrap()
+}
+
+#[test]
+fn kubeconfig_env_skips_missing_files_and_first_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a", ADMIN);
+    let b = write(dir.path(), "b", OTHER);
+    let missing = dir.path().join("missing");
+    let env = join(&[&missing, &a, &b]);
+    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(Some(&env), None).unwrap();
+    let kc = kc.unwrap();
+    assert_eq!(source, ConfigSource::Env(vec![a, b]));
+    // The first file to set current-context wins, and so does the first `admin` context.
+    assert_eq!(kc.current_context.as_deref(), Some("admin"));
+    let admin = kc.contexts.iter().find(|c| c.name == "admin").unwrap();
+    assert_eq!(admin.context.as_ref().unwrap().cluster, "local");
+    assert!(kc.contexts.iter().any(|c| c.name == "viewer"));
+}
+
+#[test]
+fn kubeconfig_flag_must_exist() {
+    let flags = ConfigFlags { kubeconfig: Some("/nonexistent/kubeconfig".into()), ..Default::default() };
+    let err = flags.load_kubeconfig_with(None, None).unwrap_err();
+    assert!(err.to_string().starts_with("error loading config file \"/nonexistent/kubeconfig\""), "{err}");
+}
+
+#[test]
+fn home_config_is_the_fallback() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".kube")).unwrap();
+    let path = write(&home.path().join(".kube"), "config", ADMIN);
+    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(None, Some(home.path())).unwrap();
+    assert!(kc.is_some());
+    assert_eq!(source, ConfigSource::Home(path));
+    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(None, Some(&home.path().join("x"))).unwrap();
+    assert!(kc.is_none());
+    assert_eq!(source, ConfigSource::None);
+}
+
+async fn config_for(flags: ConfigFlags, body: &str) -> Config {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "config", body);
+    ConfigFlags { kubeconfig: Some(path), ..flags }.to_config().await.unwrap()
+}
+
+#[tokio::test]
+async fn context_selects_cluster_user_and_namespace() {
+    let config = config_for(ConfigFlags::default(), ADMIN).await;
+    assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
+    assert_eq!(config.default_namespace, "team-a");
+    assert!(config.accept_invalid_certs);
+    assert!(!config.default_retry, "a CLI must not retry for minutes");
+}
+
+#[tokio::test]
+async fn flags_override_the_kubeconfig() {
+    let flags = ConfigFlags {
+        server: Some("127.0.0.1:7443".into()),
+        namespace: Some("other".into()),
+        token: Some("flag-token".into()),
+        impersonate: Some("jane".into()),
+        impersonate_group: vec!["devs".into(), "ops".into()],
+        tls_server_name: Some("kubernetes".into()),
+        request_timeout: "5s".into(),
+        ..Default::default()
+    };
+    let config = config_for(flags.clone(), ADMIN).await;
+    assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:7443/");
+    assert_eq!(config.default_namespace, "other");
+    assert_eq!(flags.namespace_of(&config), ("other".to_string(), true));
+    use secrecy::ExposeSecret;
+    assert_eq!(config.auth_info.token.as_ref().unwrap().expose_secret(), "flag-token");
+    assert_eq!(config.auth_info.impersonate.as_deref(), Some("jane"));
+    assert_eq!(config.auth_info.impersonate_groups, Some(vec!["devs".to_string(), "ops".to_string()]));
+    assert_eq!(config.tls_server_name.as_deref(), Some("kubernetes"));
+    assert_eq!(config.read_timeout, Some(Duration::from_secs(5)));
+}
+
+#[tokio::test]
+async fn server_alone_is_enough() {
+    let flags = ConfigFlags { server: Some("https://127.0.0.1:1".into()), kubeconfig: None, ..Default::default() };
+    // No kubeconfig anywhere: pass an empty KUBECONFIG list and no home.
+    let (kc, _) = flags.load_kubeconfig_with(Some(std::ffi::OsStr::new("")), None).unwrap();
+    assert!(kc.is_none());
+    let mut config = Config::new(placeholder_uri());
+    flags.apply_overrides(&mut config).unwrap();
+    assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:1/");
+    assert_eq!(config.default_namespace, "default");
+}
+
+#[test]
+fn bad_request_timeout_is_a_flag_error() {
+    let flags = ConfigFlags { request_timeout: "soon".into(), ..Default::default() };
+    let err = flags.request_timeout().unwrap_err().to_string();
+    assert!(err.starts_with("invalid argument \"soon\" for \"request-timeout\" flag"), "{err}");
+}
+
+#[test]
+fn debug_output_never_shows_the_token() {
+    let flags = ConfigFlags { token: Some("s3cr3t".into()), ..Default::default() };
+    let mut config = Config::new(placeholder_uri());
+    flags.apply_overrides(&mut config).unwrap();
+    assert!(!format!("{config:?}").contains("s3cr3t"));
+    assert!(!format!("{flags:?}").contains("s3cr3t"));
+}

@@ -1,0 +1,95 @@
+//! Go's `time.ParseDuration` syntax, which kubectl uses for `--request-timeout`,
+//! `--timeout`, `--pod-running-timeout` and friends.
+//!
+//! Written by hand because the crates that parse durations (humantime and others)
+//! accept a different grammar (`1min`, spaces) and reject Go's (`1.5h`, `1h30m5s`
+//! are fine there, but `µs` and bare `0` are not uniformly handled); users copy these
+//! values from kubectl invocations, so the grammar must be Go's exactly.
+
+use std::time::Duration;
+
+/// Parses a Go duration (`300ms`, `1.5h`, `2h45m`, `0`). kubectl's `--request-timeout`
+/// also accepts a bare integer as seconds; pass `bare_seconds = true` for that.
+pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, String> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err("invalid duration \"\"".into());
+    }
+    if bare_seconds && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|e| format!("invalid duration {input:?}: {e}"));
+    }
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.starts_with('-') {
+        return Err(format!("invalid duration {input:?}: negative durations are not allowed"));
+    }
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let bad = || format!("time: invalid duration \"{input}\"");
+    let mut rest = s;
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("time: missing unit in duration \"{input}\""))?;
+        if num_len == 0 {
+            return Err(bad());
+        }
+        let value: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let nanos_per_unit = match &rest[..unit_len] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            unit => return Err(format!("time: unknown unit \"{unit}\" in duration \"{input}\"")),
+        };
+        total += value * nanos_per_unit;
+        rest = &rest[unit_len..];
+    }
+    if !total.is_finite() || total > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(Duration::from_nanos(total.round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        let ok = |s: &str| parse_go_duration(s, false).unwrap();
+        assert_eq!(ok("0"), Duration::ZERO);
+        assert_eq!(ok("300ms"), Duration::from_millis(300));
+        assert_eq!(ok("1.5h"), Duration::from_secs(5400));
+        assert_eq!(ok("2h45m"), Duration::from_secs(9900));
+        assert_eq!(ok("1m30s"), Duration::from_secs(90));
+        assert_eq!(ok("10us"), Duration::from_micros(10));
+        assert_eq!(ok("5m0s"), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn bare_seconds_only_when_asked() {
+        assert_eq!(parse_go_duration("30", true).unwrap(), Duration::from_secs(30));
+        assert_eq!(
+            parse_go_duration("30", false).unwrap_err(),
+            "time: missing unit in duration \"30\""
+        );
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for s in ["", "abc", "5x", "-1s", "1..2s", "s"] {
+            assert!(parse_go_duration(s, false).is_err(), "{s} should be rejected");
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The core crate of the kubeplug kubectl plugins.
+//!
+//! Every `kubectl-*` binary in this workspace is a thin `main.rs` over this crate.
+//! The modules mirror the packages of kubectl and cli-runtime they are modelled on:
+//!
+//! - [`flags`]: reusable clap flag groups with `to_*()` conversions — the global
+//!   kubeconfig flags every plugin shares ([`flags::ConfigFlags`]), `--dry-run`, `-o`.
+//! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
+//!   place where errors become messages and exit codes.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use clap::Parser;
+//! #[derive(Parser)]
+//! struct Args {
+//!     #[command(flatten)]
+//!     config: shared::flags::ConfigFlags,
+//! }
+//! let args = Args::parse();
+//! let client = args.config.to_client().await?;
+//! # Ok(()) }
+//! ```
+
+pub mod cli;
+pub mod error;
+pub mod flags;
+
+pub use error::Error;

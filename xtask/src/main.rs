@@ -1,0 +1,2 @@
+//! `cargo xtask`: the project's automation. See `cargo xtask --help`.
+fn main() {}
