@@ -3,5 +3,8 @@
 //! One test binary, one module per area:
 //! - `smoke`: the foundation — the control plane, the simulated node, the real
 //!   controller-manager, RBAC, and kubectl's plugin lookup of our binaries.
+//! - `node`: the simulated node's behaviour (binding, steering annotations,
+//!   restart policies, deletion, node health).
 
+mod node;
 mod smoke;

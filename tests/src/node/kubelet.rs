@@ -296,7 +296,7 @@ impl PodWorker {
             });
             match self.pods.patch_status(&self.name, &patch_params(), &Patch::Merge(&patch)).await {
                 Ok(_) => self.last_sent = Some(status),
-                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => {
+                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() || is_uid_mismatch(&s) => {
                     return Err(SyncError::Gone);
                 }
                 Err(e) => return Err(SyncError::Api(e)),
@@ -341,6 +341,12 @@ impl PodWorker {
             self.runtime.stop(now, remaining);
         }
     }
+}
+
+/// The 1.20 API server answers a status patch whose `metadata.uid` differs
+/// from the stored pod's with 422 "metadata.uid: … field is immutable".
+fn is_uid_mismatch(status: &kube::core::Status) -> bool {
+    status.is_invalid() && status.message.contains("metadata.uid")
 }
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {
