@@ -438,7 +438,7 @@ pub fn go_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         let text = format!("{}.{:03}", ms / 1000, ms % 1000);
