@@ -3,6 +3,12 @@
 //! worker task. Workers sleep until their runtime or their pod changes (no
 //! polling), post status only when it differs from what they posted last,
 //! and finalize deletions.
+//!
+//! Status writes are JSON merge patches without a resourceVersion: this
+//! node is the only writer of the fields it sends, so they cannot conflict
+//! and need no read-modify-write (only `metadata.uid` guards against a pod
+//! recreated under the same name). Reads come from the watch, never from
+//! per-pod GETs.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::pin::pin;
@@ -118,26 +124,18 @@ impl Kubelet {
 
     fn apply(&mut self, pod: Pod) {
         let Some(uid) = pod.metadata.uid.clone() else { return };
-        if let Some(tx) = self.workers.get(&uid) {
-            if tx.send(Some(Arc::new(pod))).is_err() {
-                self.workers.remove(&uid);
+        let has_worker = self.workers.contains_key(&uid);
+        match classify(&pod, &self.nodes, has_worker) {
+            Action::Update => {
+                let gone = self.workers.get(&uid).is_some_and(|tx| tx.send(Some(Arc::new(pod))).is_err());
+                if gone {
+                    self.workers.remove(&uid);
+                }
             }
-            return;
+            Action::Bind => self.schedule(uid, pod),
+            Action::Start => self.start_worker(uid, pod),
+            Action::Ignore => {}
         }
-        if needs_binding(&pod) {
-            self.schedule(uid, pod);
-            return;
-        }
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default();
-        if !self.nodes.iter().any(|(name, _)| name == node) {
-            return; // Someone else's pod.
-        }
-        // A finished pod has nothing left to run, and the API server deletes
-        // finished pods without waiting for a kubelet.
-        if phase::is_terminal(pod.status.as_ref().and_then(|s| s.phase.as_deref())) {
-            return;
-        }
-        self.start_worker(uid, pod);
     }
 
     fn schedule(&mut self, uid: String, pod: Pod) {
@@ -207,6 +205,39 @@ impl Kubelet {
         self.workers.insert(uid, tx);
         self.tasks.spawn(worker.run(rx));
     }
+}
+
+/// What the dispatcher does with a pod event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    /// Hand the new version to the pod's worker.
+    Update,
+    /// Bind it to one of our nodes.
+    Bind,
+    /// Start running it.
+    Start,
+    /// Not ours (another node's, another scheduler's), or finished.
+    Ignore,
+}
+
+/// Decides the fate of a pod event; pure, so the rules are unit-tested.
+fn classify(pod: &Pod, nodes: &[(String, BTreeMap<String, String>)], has_worker: bool) -> Action {
+    if has_worker {
+        return Action::Update;
+    }
+    if needs_binding(pod) {
+        return Action::Bind;
+    }
+    let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default();
+    if !nodes.iter().any(|(name, _)| name == node) {
+        return Action::Ignore;
+    }
+    // A finished pod has nothing left to run, and the API server deletes
+    // finished pods without waiting for a kubelet.
+    if phase::is_terminal(pod.status.as_ref().and_then(|s| s.phase.as_deref())) {
+        return Action::Ignore;
+    }
+    Action::Start
 }
 
 fn key(pod: &Pod) -> String {
@@ -353,5 +384,59 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{PodSpec, PodStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    fn nodes() -> Vec<(String, BTreeMap<String, String>)> {
+        vec![("n0".to_owned(), BTreeMap::new()), ("n1".to_owned(), BTreeMap::new())]
+    }
+
+    fn pod(node: Option<&str>, phase: Option<&str>) -> Pod {
+        Pod {
+            spec: Some(PodSpec { node_name: node.map(str::to_owned), ..PodSpec::default() }),
+            status: Some(PodStatus { phase: phase.map(str::to_owned), ..PodStatus::default() }),
+            ..Pod::default()
+        }
+    }
+
+    #[test]
+    fn unscheduled_pods_are_bound() {
+        assert_eq!(classify(&pod(None, Some("Pending")), &nodes(), false), Action::Bind);
+    }
+
+    #[test]
+    fn our_pods_start_and_then_update() {
+        assert_eq!(classify(&pod(Some("n1"), Some("Pending")), &nodes(), false), Action::Start);
+        assert_eq!(classify(&pod(Some("n1"), Some("Running")), &nodes(), true), Action::Update);
+        // A pod resumed after a restart of the node, already being deleted.
+        let mut deleting = pod(Some("n0"), Some("Running"));
+        deleting.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+        assert_eq!(classify(&deleting, &nodes(), false), Action::Start);
+    }
+
+    #[test]
+    fn other_nodes_pods_and_finished_pods_are_left_alone() {
+        assert_eq!(classify(&pod(Some("elsewhere"), Some("Pending")), &nodes(), false), Action::Ignore);
+        assert_eq!(classify(&pod(Some("n0"), Some("Succeeded")), &nodes(), false), Action::Ignore);
+        assert_eq!(classify(&pod(Some("n0"), Some("Failed")), &nodes(), false), Action::Ignore);
+        assert_eq!(classify(&Pod::default(), &nodes(), false), Action::Ignore);
+    }
+
+    #[test]
+    fn uid_mismatch_is_recognised() {
+        let status = kube::core::Status::failure(
+            "Pod \"nr\" is invalid: metadata.uid: Invalid value: \"0\": field is immutable",
+            "Invalid",
+        )
+        .with_code(422);
+        assert!(is_uid_mismatch(&status));
+        let other = kube::core::Status::failure("spec.containers: Required value", "Invalid").with_code(422);
+        assert!(!is_uid_mismatch(&other));
     }
 }

@@ -102,7 +102,8 @@ pub fn binding(pod: &Pod, node: &str) -> Binding {
 
 /// POSTs `pods/NAME/binding`. A pod that is gone or already bound is not an
 /// error (another node process, or a re-delivered event, got there first);
-/// server-side trouble is retried a few times with back-off.
+/// server-side and connection trouble is retried with back-off until it
+/// passes; other client errors (403, 422) are returned.
 pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
     let (Some(name), Some(namespace)) = (pod.metadata.name.as_deref(), pod.metadata.namespace.as_deref()) else {
         return Ok(());
@@ -110,9 +111,9 @@ pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let body = binding(pod, node);
     let mut delay = Duration::from_millis(100);
-    let mut attempt = 0;
+    let mut attempt: u32 = 0;
     loop {
-        attempt += 1;
+        attempt = attempt.wrapping_add(1);
         let result = pods
             .create_subresource::<_, serde_json::Value>("binding", name, &PostParams::default(), &body)
             .await;
@@ -125,12 +126,15 @@ pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
                 tracing::debug!(pod = %format!("{namespace}/{name}"), reason = %s.reason, "binding skipped");
                 return Ok(());
             }
-            Err(kube::Error::Api(s)) if s.code < 500 => return Err(kube::Error::Api(s)),
-            Err(e) if attempt >= 5 => return Err(e),
+            Err(kube::Error::Api(s)) if s.code < 500 && s.code != 429 => return Err(kube::Error::Api(s)),
             Err(e) => {
-                tracing::debug!(error = %e, "binding failed, retrying");
+                // No later event may come for this pod, so keep trying
+                // (the task ends with the node).
+                if attempt.is_multiple_of(5) {
+                    tracing::warn!(pod = %format!("{namespace}/{name}"), error = %e, "binding keeps failing; retrying");
+                }
                 tokio::time::sleep(delay).await;
-                delay *= 2;
+                delay = (delay * 2).min(Duration::from_secs(10));
             }
         }
     }
