@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::{
     Container, ContainerStatus, Node, Pod, PodSpec, PodTemplateSpec, ReplicationController,
     ReplicationControllerSpec,
 };
+use kube::Api;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
-use kube::Api;
 use tests::harness::cluster;
 use tests::node::{EXIT_AFTER_MS, EXIT_CODE, IGNORE_SIGTERM, NEVER_READY, READY_AFTER_MS};
 
@@ -20,11 +20,20 @@ fn pod(name: &str, restart: &str, annotations: &[(&str, &str)]) -> Pod {
     Pod {
         metadata: ObjectMeta {
             name: Some(name.into()),
-            annotations: Some(annotations.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect()),
+            annotations: Some(
+                annotations
+                    .iter()
+                    .map(|(k, v)| ((*k).into(), (*v).into()))
+                    .collect(),
+            ),
             ..Default::default()
         },
         spec: Some(PodSpec {
-            containers: vec![Container { name: "main".into(), image: Some("busybox:1.36".into()), ..Default::default() }],
+            containers: vec![Container {
+                name: "main".into(),
+                image: Some("busybox:1.36".into()),
+                ..Default::default()
+            }],
             restart_policy: Some(restart.into()),
             ..Default::default()
         }),
@@ -45,14 +54,25 @@ fn phase(pod: &Pod) -> Option<&str> {
 }
 
 fn container_status(pod: &Pod) -> Option<&ContainerStatus> {
-    pod.status.as_ref().and_then(|s| s.container_statuses.as_ref()).and_then(|cs| cs.first())
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|cs| cs.first())
 }
 
 /// Waits up to `secs` for `cond` on pod `name`; returns the pod that met it.
-async fn wait_pod(pods: &Api<Pod>, name: &str, secs: u64, what: &str, cond: impl Fn(&Pod) -> bool) -> Pod {
+async fn wait_pod(
+    pods: &Api<Pod>,
+    name: &str,
+    secs: u64,
+    what: &str,
+    cond: impl Fn(&Pod) -> bool,
+) -> Pod {
     tokio::time::timeout(
         Duration::from_secs(secs),
-        await_condition(pods.clone(), name, move |p: Option<&Pod>| p.is_some_and(&cond)),
+        await_condition(pods.clone(), name, move |p: Option<&Pod>| {
+            p.is_some_and(&cond)
+        }),
     )
     .await
     .unwrap_or_else(|_| panic!("pod {name}: {what} within {secs}s"))
@@ -75,14 +95,31 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
     let cluster = cluster();
     let ns = cluster.namespace("node-ready").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(&PostParams::default(), &pod("web", "Always", &[(READY_AFTER_MS, "2000")])).await.expect("create");
+    pods.create(
+        &PostParams::default(),
+        &pod("web", "Always", &[(READY_AFTER_MS, "2000")]),
+    )
+    .await
+    .expect("create");
 
     let running = wait_pod(&pods, "web", 30, "Running", |p| phase(p) == Some("Running")).await;
-    assert_eq!(condition(&running, "Ready").as_deref(), Some("False"), "not ready before the delay");
-    let ready = wait_pod(&pods, "web", 30, "Ready", |p| condition(p, "Ready").as_deref() == Some("True")).await;
+    assert_eq!(
+        condition(&running, "Ready").as_deref(),
+        Some("False"),
+        "not ready before the delay"
+    );
+    let ready = wait_pod(&pods, "web", 30, "Ready", |p| {
+        condition(p, "Ready").as_deref() == Some("True")
+    })
+    .await;
     // Readiness came at least the delay after the start (API times have
     // whole seconds, and floor(t + 2s) - floor(t) = 2s).
-    let started = ready.status.as_ref().and_then(|s| s.start_time.clone()).expect("startTime").0;
+    let started = ready
+        .status
+        .as_ref()
+        .and_then(|s| s.start_time.clone())
+        .expect("startTime")
+        .0;
     let became_ready = ready
         .status
         .as_ref()
@@ -91,9 +128,16 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
         .and_then(|c| c.last_transition_time.clone())
         .expect("Ready lastTransitionTime")
         .0;
-    assert!(became_ready.duration_since(started).as_secs() >= 2, "ready at {became_ready}, started {started}");
+    assert!(
+        became_ready.duration_since(started).as_secs() >= 2,
+        "ready at {became_ready}, started {started}"
+    );
 
-    let node = ready.spec.as_ref().and_then(|s| s.node_name.clone()).expect("bound");
+    let node = ready
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .expect("bound");
     assert!(node.starts_with("kubeplug-node-"), "{node}");
     let status = ready.status.as_ref().expect("status");
     assert_eq!(status.host_ip.as_deref(), Some("127.0.0.1"));
@@ -104,14 +148,26 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
         assert_eq!(condition(&ready, type_).as_deref(), Some("True"), "{type_}");
     }
     let cs = container_status(&ready).expect("containerStatuses");
-    assert_eq!((cs.name.as_str(), cs.image.as_str()), ("main", "busybox:1.36"));
+    assert_eq!(
+        (cs.name.as_str(), cs.image.as_str()),
+        ("main", "busybox:1.36")
+    );
     assert!(cs.ready && cs.started == Some(true) && cs.restart_count == 0);
     assert!(!cs.image_id.is_empty() && cs.container_id.is_some());
-    assert!(cs.state.as_ref().and_then(|s| s.running.as_ref()).and_then(|r| r.started_at.as_ref()).is_some());
+    assert!(
+        cs.state
+            .as_ref()
+            .and_then(|s| s.running.as_ref())
+            .and_then(|r| r.started_at.as_ref())
+            .is_some()
+    );
 
     // The node behind it is a healthy, leased, untainted kubelet.
     let client = cluster.client().await;
-    let node_obj = Api::<Node>::all(client.clone()).get(&node).await.expect("node");
+    let node_obj = Api::<Node>::all(client.clone())
+        .get(&node)
+        .await
+        .expect("node");
     let ready_cond = node_obj
         .status
         .as_ref()
@@ -119,7 +175,14 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
         .map(|c| c.status.clone());
     assert_eq!(ready_cond.as_deref(), Some("True"));
-    assert!(node_obj.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none_or(|t| t.is_empty()), "no taints");
+    assert!(
+        node_obj
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_none_or(|t| t.is_empty()),
+        "no taints"
+    );
     let kubelet_port = node_obj
         .status
         .as_ref()
@@ -127,8 +190,17 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
         .and_then(|d| d.kubelet_endpoint.as_ref())
         .map(|e| e.port);
     assert!(kubelet_port.is_some_and(|p| p > 0));
-    let lease = Api::<Lease>::namespaced(client, "kube-node-lease").get(&node).await.expect("lease");
-    assert_eq!(lease.spec.as_ref().and_then(|s| s.holder_identity.as_deref()), Some(node.as_str()));
+    let lease = Api::<Lease>::namespaced(client, "kube-node-lease")
+        .get(&node)
+        .await
+        .expect("lease");
+    assert_eq!(
+        lease
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref()),
+        Some(node.as_str())
+    );
 }
 
 #[tokio::test]
@@ -136,8 +208,16 @@ async fn never_ready_pod_runs_but_stays_unready() {
     let cluster = cluster();
     let ns = cluster.namespace("node-never-ready").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(&PostParams::default(), &pod("stuck", "Always", &[(NEVER_READY, "true")])).await.expect("create");
-    wait_pod(&pods, "stuck", 30, "Running", |p| phase(p) == Some("Running")).await;
+    pods.create(
+        &PostParams::default(),
+        &pod("stuck", "Always", &[(NEVER_READY, "true")]),
+    )
+    .await
+    .expect("create");
+    wait_pod(&pods, "stuck", 30, "Running", |p| {
+        phase(p) == Some("Running")
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let p = pods.get("stuck").await.expect("get");
     assert_eq!(phase(&p), Some("Running"));
@@ -159,19 +239,37 @@ async fn exit_codes_follow_the_restart_policy() {
         pod("onfailure-succeeds", "OnFailure", &exit("0")),
         pod("always-exits", "Always", &exit("0")),
     ] {
-        pods.create(&PostParams::default(), &p).await.expect("create");
+        pods.create(&PostParams::default(), &p)
+            .await
+            .expect("create");
     }
 
-    let failed = wait_pod(&pods, "never-fails", 30, "Failed", |p| phase(p) == Some("Failed")).await;
+    let failed = wait_pod(&pods, "never-fails", 30, "Failed", |p| {
+        phase(p) == Some("Failed")
+    })
+    .await;
     let cs = container_status(&failed).expect("status");
-    let t = cs.state.as_ref().and_then(|s| s.terminated.as_ref()).expect("terminated");
+    let t = cs
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.as_ref())
+        .expect("terminated");
     assert_eq!((t.exit_code, t.reason.as_deref()), (3, Some("Error")));
     assert_eq!(cs.restart_count, 0);
 
     for name in ["never-succeeds", "onfailure-succeeds"] {
-        let done = wait_pod(&pods, name, 30, "Succeeded", |p| phase(p) == Some("Succeeded")).await;
-        let t = container_status(&done).and_then(|c| c.state.as_ref()).and_then(|s| s.terminated.clone());
-        assert_eq!(t.map(|t| (t.exit_code, t.reason)), Some((0, Some("Completed".into()))), "{name}");
+        let done = wait_pod(&pods, name, 30, "Succeeded", |p| {
+            phase(p) == Some("Succeeded")
+        })
+        .await;
+        let t = container_status(&done)
+            .and_then(|c| c.state.as_ref())
+            .and_then(|s| s.terminated.clone());
+        assert_eq!(
+            t.map(|t| (t.exit_code, t.reason)),
+            Some((0, Some("Completed".into()))),
+            "{name}"
+        );
     }
 
     let restarted = |p: &Pod| container_status(p).is_some_and(|c| c.restart_count >= 2);
@@ -195,27 +293,54 @@ async fn deletion_is_finalized_and_honours_ignored_sigterm() {
     let cluster = cluster();
     let ns = cluster.namespace("node-delete").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(&PostParams::default(), &pod("quick", "Always", &[])).await.expect("create");
-    pods.create(&PostParams::default(), &pod("stubborn", "Always", &[(IGNORE_SIGTERM, "true")])).await.expect("create");
+    pods.create(&PostParams::default(), &pod("quick", "Always", &[]))
+        .await
+        .expect("create");
+    pods.create(
+        &PostParams::default(),
+        &pod("stubborn", "Always", &[(IGNORE_SIGTERM, "true")]),
+    )
+    .await
+    .expect("create");
     for name in ["quick", "stubborn"] {
-        wait_pod(&pods, name, 30, "Ready", |p| condition(p, "Ready").as_deref() == Some("True")).await;
+        wait_pod(&pods, name, 30, "Ready", |p| {
+            condition(p, "Ready").as_deref() == Some("True")
+        })
+        .await;
     }
 
     // Default grace (30s): a container that exits on SIGTERM does not make
     // the deletion wait for the grace period.
-    pods.delete("quick", &DeleteParams::default()).await.expect("delete");
+    pods.delete("quick", &DeleteParams::default())
+        .await
+        .expect("delete");
     wait_gone(&pods, "quick", 20).await;
 
     // SIGTERM ignored: the whole grace period, then SIGKILL.
     let start = Instant::now();
-    pods.delete("stubborn", &DeleteParams { grace_period_seconds: Some(3), ..Default::default() })
-        .await
-        .expect("delete");
-    let terminating = wait_pod(&pods, "stubborn", 5, "terminating", |p| p.metadata.deletion_timestamp.is_some()).await;
-    assert!(container_status(&terminating).is_some_and(|c| c.state.as_ref().is_some_and(|s| s.running.is_some())));
+    pods.delete(
+        "stubborn",
+        &DeleteParams {
+            grace_period_seconds: Some(3),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("delete");
+    let terminating = wait_pod(&pods, "stubborn", 5, "terminating", |p| {
+        p.metadata.deletion_timestamp.is_some()
+    })
+    .await;
+    assert!(
+        container_status(&terminating)
+            .is_some_and(|c| c.state.as_ref().is_some_and(|s| s.running.is_some()))
+    );
     wait_gone(&pods, "stubborn", 20).await;
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(2500), "waited for the grace period: {took:?}");
+    assert!(
+        took >= Duration::from_millis(2500),
+        "waited for the grace period: {took:?}"
+    );
 }
 
 #[tokio::test]
@@ -229,7 +354,10 @@ async fn replication_controller_template_steers_its_pods() {
         let labels = BTreeMap::from([("app".to_string(), name.to_string())]);
         let template = pod(name, "Always", annotations);
         ReplicationController {
-            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
             spec: Some(ReplicationControllerSpec {
                 replicas: Some(3),
                 selector: Some(labels.clone()),
@@ -246,8 +374,18 @@ async fn replication_controller_template_steers_its_pods() {
             ..Default::default()
         }
     };
-    rcs.create(&PostParams::default(), &rc("slow", &[(READY_AFTER_MS, "500")])).await.expect("create");
-    rcs.create(&PostParams::default(), &rc("stuck", &[(NEVER_READY, "true")])).await.expect("create");
+    rcs.create(
+        &PostParams::default(),
+        &rc("slow", &[(READY_AFTER_MS, "500")]),
+    )
+    .await
+    .expect("create");
+    rcs.create(
+        &PostParams::default(),
+        &rc("stuck", &[(NEVER_READY, "true")]),
+    )
+    .await
+    .expect("create");
 
     let ready = |want: i32| {
         move |obj: Option<&ReplicationController>| {
@@ -255,11 +393,17 @@ async fn replication_controller_template_steers_its_pods() {
                 .is_some_and(|s| s.replicas == want && s.ready_replicas.unwrap_or(0) == want)
         }
     };
-    tokio::time::timeout(Duration::from_secs(60), await_condition(rcs.clone(), "slow", ready(3)))
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(rcs.clone(), "slow", ready(3)),
+    )
+    .await
+    .expect("3 ready replicas within 60s")
+    .expect("watch");
+    let slow = pods
+        .list(&ListParams::default().labels("app=slow"))
         .await
-        .expect("3 ready replicas within 60s")
-        .expect("watch");
-    let slow = pods.list(&ListParams::default().labels("app=slow")).await.expect("list");
+        .expect("list");
     assert_eq!(slow.items.len(), 3);
     let mut ips: Vec<_> = slow
         .items
@@ -273,9 +417,17 @@ async fn replication_controller_template_steers_its_pods() {
     // The never-ready template: 3 pods Running, none Ready.
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
-            let listed = pods.list(&ListParams::default().labels("app=stuck")).await.expect("list");
+            let listed = pods
+                .list(&ListParams::default().labels("app=stuck"))
+                .await
+                .expect("list");
             if listed.items.len() == 3 && listed.items.iter().all(|p| phase(p) == Some("Running")) {
-                assert!(listed.items.iter().all(|p| condition(p, "Ready").as_deref() == Some("False")));
+                assert!(
+                    listed
+                        .items
+                        .iter()
+                        .all(|p| condition(p, "Ready").as_deref() == Some("False"))
+                );
                 break;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -300,23 +452,41 @@ async fn pods_of_other_nodes_are_left_alone() {
     if let Some(spec) = other_scheduler.spec.as_mut() {
         spec.scheduler_name = Some("my-scheduler".into());
     }
-    pods.create(&PostParams::default(), &foreign).await.expect("create");
-    pods.create(&PostParams::default(), &other_scheduler).await.expect("create");
+    pods.create(&PostParams::default(), &foreign)
+        .await
+        .expect("create");
+    pods.create(&PostParams::default(), &other_scheduler)
+        .await
+        .expect("create");
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let p = pods.get("foreign").await.expect("get");
     assert_eq!(phase(&p), Some("Pending"));
     assert!(container_status(&p).is_none());
     let p = pods.get("custom").await.expect("get");
-    assert!(p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none(), "not bound");
+    assert!(
+        p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_none(),
+        "not bound"
+    );
 
     // Nobody finalizes the foreign pod's deletion: it stays until forced.
-    pods.delete("foreign", &DeleteParams::default()).await.expect("delete");
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    assert!(pods.get_opt("foreign").await.expect("get").is_some(), "still terminating");
-    pods.delete("foreign", &DeleteParams { grace_period_seconds: Some(0), ..Default::default() })
+    pods.delete("foreign", &DeleteParams::default())
         .await
-        .expect("force delete");
+        .expect("delete");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        pods.get_opt("foreign").await.expect("get").is_some(),
+        "still terminating"
+    );
+    pods.delete(
+        "foreign",
+        &DeleteParams {
+            grace_period_seconds: Some(0),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("force delete");
 }
 
 #[tokio::test]
@@ -325,7 +495,10 @@ async fn node_lease_is_renewed() {
     let client = cluster.client().await;
     let leases: Api<Lease> = Api::namespaced(client, "kube-node-lease");
     let renew_time = |lease: &Lease| lease.spec.as_ref().and_then(|s| s.renew_time.clone());
-    let first = leases.get("kubeplug-node-0").await.expect("lease of kubeplug-node-0");
+    let first = leases
+        .get("kubeplug-node-0")
+        .await
+        .expect("lease of kubeplug-node-0");
     let before = renew_time(&first).expect("renewTime");
     // The supervisor renews every 10s (the kubelet's period).
     tokio::time::timeout(Duration::from_secs(25), async {
@@ -351,7 +524,10 @@ async fn thirty_replicas_run_concurrently_and_go_away() {
     let labels = BTreeMap::from([("app".to_string(), "many".to_string())]);
     let template = pod("many", "Always", &[(READY_AFTER_MS, "300")]);
     let rc = ReplicationController {
-        metadata: ObjectMeta { name: Some("many".into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some("many".into()),
+            ..Default::default()
+        },
         spec: Some(ReplicationControllerSpec {
             replicas: Some(30),
             selector: Some(labels.clone()),
@@ -367,20 +543,31 @@ async fn thirty_replicas_run_concurrently_and_go_away() {
         }),
         ..Default::default()
     };
-    rcs.create(&PostParams::default(), &rc).await.expect("create");
-    let ready_30 = |obj: Option<&ReplicationController>| {
-        obj.and_then(|rc| rc.status.as_ref()).is_some_and(|s| s.ready_replicas.unwrap_or(0) == 30)
-    };
-    tokio::time::timeout(Duration::from_secs(120), await_condition(rcs.clone(), "many", ready_30))
+    rcs.create(&PostParams::default(), &rc)
         .await
-        .expect("30 ready replicas within 120s")
-        .expect("watch");
+        .expect("create");
+    let ready_30 = |obj: Option<&ReplicationController>| {
+        obj.and_then(|rc| rc.status.as_ref())
+            .is_some_and(|s| s.ready_replicas.unwrap_or(0) == 30)
+    };
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        await_condition(rcs.clone(), "many", ready_30),
+    )
+    .await
+    .expect("30 ready replicas within 120s")
+    .expect("watch");
 
     // Deleting the controller (foreground) deletes and finalizes every pod.
-    rcs.delete("many", &DeleteParams::foreground()).await.expect("delete rc");
+    rcs.delete("many", &DeleteParams::foreground())
+        .await
+        .expect("delete rc");
     tokio::time::timeout(Duration::from_secs(120), async {
         loop {
-            let left = pods.list(&ListParams::default().labels("app=many")).await.expect("list");
+            let left = pods
+                .list(&ListParams::default().labels("app=many"))
+                .await
+                .expect("list");
             if left.items.is_empty() {
                 break;
             }

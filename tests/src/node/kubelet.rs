@@ -18,18 +18,18 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, Patch, Preconditions};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
 use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, Preconditions};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::ip_pool::{IpPool, PodIp};
-use super::nodes::{patch_params, NODE_IP};
+use super::nodes::{NODE_IP, patch_params};
 use super::runtime::{PodRuntime, Runtime};
 use super::scheduler::{bind, needs_binding, pick_node};
-use super::status::{phase, pod_status, Placement};
+use super::status::{Placement, phase, pod_status};
 
 /// The latest pod object, or None once it is gone from the API.
 type PodSlot = Option<Arc<Pod>>;
@@ -123,11 +123,16 @@ impl Kubelet {
     }
 
     fn apply(&mut self, pod: Pod) {
-        let Some(uid) = pod.metadata.uid.clone() else { return };
+        let Some(uid) = pod.metadata.uid.clone() else {
+            return;
+        };
         let has_worker = self.workers.contains_key(&uid);
         match classify(&pod, &self.nodes, has_worker) {
             Action::Update => {
-                let gone = self.workers.get(&uid).is_some_and(|tx| tx.send(Some(Arc::new(pod))).is_err());
+                let gone = self
+                    .workers
+                    .get(&uid)
+                    .is_some_and(|tx| tx.send(Some(Arc::new(pod))).is_err());
                 if gone {
                     self.workers.remove(&uid);
                 }
@@ -155,7 +160,10 @@ impl Kubelet {
             if let Err(e) = bind(&client, &pod, &node).await {
                 tracing::warn!(pod = %key(&pod), node, error = %e, "binding failed");
             }
-            binding.lock().unwrap_or_else(PoisonError::into_inner).remove(&uid);
+            binding
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&uid);
         });
     }
 
@@ -180,7 +188,9 @@ impl Kubelet {
                 return;
             }
         };
-        let (Some(name), Some(namespace)) = (pod.metadata.name.clone(), pod.metadata.namespace.clone()) else {
+        let (Some(name), Some(namespace)) =
+            (pod.metadata.name.clone(), pod.metadata.namespace.clone())
+        else {
             return;
         };
         tracing::debug!(pod = %key(&pod), ip = %ip.addr(), "starting pod");
@@ -228,7 +238,11 @@ fn classify(pod: &Pod, nodes: &[(String, BTreeMap<String, String>)], has_worker:
     if needs_binding(pod) {
         return Action::Bind;
     }
-    let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default();
+    let node = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .unwrap_or_default();
     if !nodes.iter().any(|(name, _)| name == node) {
         return Action::Ignore;
     }
@@ -282,7 +296,9 @@ impl PodWorker {
         let mut failures: u32 = 0;
         let mut retry_at: Option<tokio::time::Instant> = None;
         loop {
-            let Some(pod) = rx.borrow_and_update().clone() else { break };
+            let Some(pod) = rx.borrow_and_update().clone() else {
+                break;
+            };
             if !self.finalized {
                 match self.sync(&pod).await {
                     Ok(()) => {
@@ -317,7 +333,13 @@ impl PodWorker {
             self.request_stop(pod, now);
         }
         let observation = self.runtime.observe(now);
-        let status = pod_status(pod, &self.placement, &observation, self.last_sent.as_ref(), now);
+        let status = pod_status(
+            pod,
+            &self.placement,
+            &observation,
+            self.last_sent.as_ref(),
+            now,
+        );
         if self.last_sent.as_ref() != Some(&status) {
             // The uid makes the API server refuse the write if the pod was
             // deleted and recreated under the same name meanwhile.
@@ -325,9 +347,15 @@ impl PodWorker {
                 "metadata": { "uid": self.uid },
                 "status": status,
             });
-            match self.pods.patch_status(&self.name, &patch_params(), &Patch::Merge(&patch)).await {
+            match self
+                .pods
+                .patch_status(&self.name, &patch_params(), &Patch::Merge(&patch))
+                .await
+            {
                 Ok(_) => self.last_sent = Some(status),
-                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() || is_uid_mismatch(&s) => {
+                Err(kube::Error::Api(s))
+                    if s.is_not_found() || s.is_conflict() || is_uid_mismatch(&s) =>
+                {
                     return Err(SyncError::Gone);
                 }
                 Err(e) => return Err(SyncError::Api(e)),
@@ -336,7 +364,10 @@ impl PodWorker {
         if deleting && observation.all_stopped() {
             let params = DeleteParams {
                 grace_period_seconds: Some(0),
-                preconditions: Some(Preconditions { uid: Some(self.uid.clone()), resource_version: None }),
+                preconditions: Some(Preconditions {
+                    uid: Some(self.uid.clone()),
+                    resource_version: None,
+                }),
                 ..DeleteParams::default()
             };
             return match self.pods.delete(&self.name, &params).await {
@@ -344,7 +375,9 @@ impl PodWorker {
                     tracing::debug!(pod = %self.key, "deletion finalized");
                     Err(SyncError::Gone)
                 }
-                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => Err(SyncError::Gone),
+                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => {
+                    Err(SyncError::Gone)
+                }
                 Err(e) => Err(SyncError::Api(e)),
             };
         }
@@ -359,7 +392,11 @@ impl PodWorker {
         let grace = pod
             .metadata
             .deletion_grace_period_seconds
-            .or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds))
+            .or_else(|| {
+                pod.spec
+                    .as_ref()
+                    .and_then(|s| s.termination_grace_period_seconds)
+            })
             .unwrap_or(30)
             .max(0);
         let noticed = *self.stop_noticed.get_or_insert(now);
@@ -368,7 +405,8 @@ impl PodWorker {
             .unwrap_or(Timestamp::MAX);
         if self.stop_deadline.is_none_or(|d| deadline < d) {
             self.stop_deadline = Some(deadline);
-            let remaining = Duration::try_from(deadline.duration_since(now)).unwrap_or(Duration::ZERO);
+            let remaining =
+                Duration::try_from(deadline.duration_since(now)).unwrap_or(Duration::ZERO);
             self.runtime.stop(now, remaining);
         }
     }
@@ -394,26 +432,44 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     fn nodes() -> Vec<(String, BTreeMap<String, String>)> {
-        vec![("n0".to_owned(), BTreeMap::new()), ("n1".to_owned(), BTreeMap::new())]
+        vec![
+            ("n0".to_owned(), BTreeMap::new()),
+            ("n1".to_owned(), BTreeMap::new()),
+        ]
     }
 
     fn pod(node: Option<&str>, phase: Option<&str>) -> Pod {
         Pod {
-            spec: Some(PodSpec { node_name: node.map(str::to_owned), ..PodSpec::default() }),
-            status: Some(PodStatus { phase: phase.map(str::to_owned), ..PodStatus::default() }),
+            spec: Some(PodSpec {
+                node_name: node.map(str::to_owned),
+                ..PodSpec::default()
+            }),
+            status: Some(PodStatus {
+                phase: phase.map(str::to_owned),
+                ..PodStatus::default()
+            }),
             ..Pod::default()
         }
     }
 
     #[test]
     fn unscheduled_pods_are_bound() {
-        assert_eq!(classify(&pod(None, Some("Pending")), &nodes(), false), Action::Bind);
+        assert_eq!(
+            classify(&pod(None, Some("Pending")), &nodes(), false),
+            Action::Bind
+        );
     }
 
     #[test]
     fn our_pods_start_and_then_update() {
-        assert_eq!(classify(&pod(Some("n1"), Some("Pending")), &nodes(), false), Action::Start);
-        assert_eq!(classify(&pod(Some("n1"), Some("Running")), &nodes(), true), Action::Update);
+        assert_eq!(
+            classify(&pod(Some("n1"), Some("Pending")), &nodes(), false),
+            Action::Start
+        );
+        assert_eq!(
+            classify(&pod(Some("n1"), Some("Running")), &nodes(), true),
+            Action::Update
+        );
         // A pod resumed after a restart of the node, already being deleted.
         let mut deleting = pod(Some("n0"), Some("Running"));
         deleting.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
@@ -422,9 +478,18 @@ mod tests {
 
     #[test]
     fn other_nodes_pods_and_finished_pods_are_left_alone() {
-        assert_eq!(classify(&pod(Some("elsewhere"), Some("Pending")), &nodes(), false), Action::Ignore);
-        assert_eq!(classify(&pod(Some("n0"), Some("Succeeded")), &nodes(), false), Action::Ignore);
-        assert_eq!(classify(&pod(Some("n0"), Some("Failed")), &nodes(), false), Action::Ignore);
+        assert_eq!(
+            classify(&pod(Some("elsewhere"), Some("Pending")), &nodes(), false),
+            Action::Ignore
+        );
+        assert_eq!(
+            classify(&pod(Some("n0"), Some("Succeeded")), &nodes(), false),
+            Action::Ignore
+        );
+        assert_eq!(
+            classify(&pod(Some("n0"), Some("Failed")), &nodes(), false),
+            Action::Ignore
+        );
         assert_eq!(classify(&Pod::default(), &nodes(), false), Action::Ignore);
     }
 
@@ -436,7 +501,8 @@ mod tests {
         )
         .with_code(422);
         assert!(is_uid_mismatch(&status));
-        let other = kube::core::Status::failure("spec.containers: Required value", "Invalid").with_code(422);
+        let other = kube::core::Status::failure("spec.containers: Required value", "Invalid")
+            .with_code(422);
         assert!(!is_uid_mismatch(&other));
     }
 }

@@ -12,20 +12,37 @@ fn script(restart: RestartPolicy) -> ContainerScript {
         exit: None,
         ignore_sigterm: false,
         restart,
-        backoff: RestartBackoff { initial: ms(100), max: ms(400) },
+        backoff: RestartBackoff {
+            initial: ms(100),
+            max: ms(400),
+        },
     }
 }
 
 fn exiting(restart: RestartPolicy, code: i32, after: u64) -> ContainerScript {
-    ContainerScript { exit: Some(Exit { code, after: ms(after) }), ..script(restart) }
+    ContainerScript {
+        exit: Some(Exit {
+            code,
+            after: ms(after),
+        }),
+        ..script(restart)
+    }
 }
 
 fn running(started: u64, ready: bool) -> SimState {
-    SimState::Running { started: ms(started), ready }
+    SimState::Running {
+        started: ms(started),
+        ready,
+    }
 }
 
 fn term(run: u32, exit_code: i32, started: u64, finished: u64) -> SimTermination {
-    SimTermination { run, exit_code, started: ms(started), finished: ms(finished) }
+    SimTermination {
+        run,
+        exit_code,
+        started: ms(started),
+        finished: ms(finished),
+    }
 }
 
 #[test]
@@ -42,7 +59,10 @@ fn becomes_ready_after_the_delay_and_then_nothing_changes() {
 
 #[test]
 fn never_ready_runs_forever() {
-    let s = ContainerScript { never_ready: true, ..script(RestartPolicy::Always) };
+    let s = ContainerScript {
+        never_ready: true,
+        ..script(RestartPolicy::Always)
+    };
     let t = simulate(&s, None, ms(3_600_000));
     assert_eq!(t.state, running(0, false));
     assert_eq!(t.next_change, None);
@@ -64,7 +84,11 @@ fn exit_before_ready_never_becomes_ready() {
     let s = exiting(RestartPolicy::Never, 0, 100);
     let t = simulate(&s, None, ms(50));
     assert_eq!(t.state, running(0, false));
-    assert_eq!(t.next_change, Some(ms(100)), "the exit, not the unreachable readiness");
+    assert_eq!(
+        t.next_change,
+        Some(ms(100)),
+        "the exit, not the unreachable readiness"
+    );
 }
 
 #[test]
@@ -110,7 +134,10 @@ fn always_restarts_success_too() {
 #[test]
 fn zero_length_runs_still_advance() {
     let s = ContainerScript {
-        backoff: RestartBackoff { initial: Duration::ZERO, max: Duration::ZERO },
+        backoff: RestartBackoff {
+            initial: Duration::ZERO,
+            max: Duration::ZERO,
+        },
         ..exiting(RestartPolicy::Always, 1, 0)
     };
     let t = simulate(&s, None, ms(1000));
@@ -121,7 +148,10 @@ fn zero_length_runs_still_advance() {
 #[test]
 fn stop_terminates_with_zero_at_sigterm() {
     let s = script(RestartPolicy::Always);
-    let stop = Some(StopRequest { at: ms(1000), kill_at: ms(31_000) });
+    let stop = Some(StopRequest {
+        at: ms(1000),
+        kill_at: ms(31_000),
+    });
     let t = simulate(&s, stop, ms(1000));
     assert_eq!(t.state, SimState::Terminated(term(0, 0, 0, 1000)));
     assert_eq!(t.next_change, None);
@@ -129,19 +159,34 @@ fn stop_terminates_with_zero_at_sigterm() {
 
 #[test]
 fn ignore_sigterm_runs_until_sigkill() {
-    let s = ContainerScript { ignore_sigterm: true, ..script(RestartPolicy::Always) };
-    let stop = Some(StopRequest { at: ms(1000), kill_at: ms(3000) });
+    let s = ContainerScript {
+        ignore_sigterm: true,
+        ..script(RestartPolicy::Always)
+    };
+    let stop = Some(StopRequest {
+        at: ms(1000),
+        kill_at: ms(3000),
+    });
     let t = simulate(&s, stop, ms(2000));
     assert_eq!(t.state, running(0, true));
     assert_eq!(t.next_change, Some(ms(3000)));
     let t = simulate(&s, stop, ms(3000));
-    assert_eq!(t.state, SimState::Terminated(term(0, SIGKILL_EXIT_CODE, 0, 3000)));
+    assert_eq!(
+        t.state,
+        SimState::Terminated(term(0, SIGKILL_EXIT_CODE, 0, 3000))
+    );
 }
 
 #[test]
 fn natural_exit_during_grace_is_not_restarted() {
-    let s = ContainerScript { ignore_sigterm: true, ..exiting(RestartPolicy::Always, 2, 1500) };
-    let stop = Some(StopRequest { at: ms(1000), kill_at: ms(3000) });
+    let s = ContainerScript {
+        ignore_sigterm: true,
+        ..exiting(RestartPolicy::Always, 2, 1500)
+    };
+    let stop = Some(StopRequest {
+        at: ms(1000),
+        kill_at: ms(3000),
+    });
     let t = simulate(&s, stop, ms(5000));
     assert_eq!(t.state, SimState::Terminated(term(0, 2, 0, 1500)));
     assert_eq!(t.restart_count, 0);
@@ -150,7 +195,10 @@ fn natural_exit_during_grace_is_not_restarted() {
 #[test]
 fn stop_during_backoff_cancels_the_restart() {
     let s = exiting(RestartPolicy::Always, 1, 100);
-    let stop = Some(StopRequest { at: ms(150), kill_at: ms(150) });
+    let stop = Some(StopRequest {
+        at: ms(150),
+        kill_at: ms(150),
+    });
     let t = simulate(&s, stop, ms(10_000));
     assert_eq!(t.state, SimState::Terminated(term(0, 1, 0, 100)));
     assert_eq!((t.restart_count, t.last, t.next_change), (0, None, None));
@@ -158,7 +206,10 @@ fn stop_during_backoff_cancels_the_restart() {
 
 #[test]
 fn backoff_doubles_and_caps() {
-    let b = RestartBackoff { initial: ms(200), max: ms(5000) };
+    let b = RestartBackoff {
+        initial: ms(200),
+        max: ms(5000),
+    };
     let delays: Vec<_> = (0..7).map(|n| b.delay(n).as_millis()).collect();
     assert_eq!(delays, [200, 400, 800, 1600, 3200, 5000, 5000]);
     assert_eq!(b.delay(u32::MAX), ms(5000));
@@ -167,9 +218,18 @@ fn backoff_doubles_and_caps() {
 #[test]
 fn restart_policy_parsing_and_rules() {
     assert_eq!(RestartPolicy::from_spec(None), RestartPolicy::Always);
-    assert_eq!(RestartPolicy::from_spec(Some("Never")), RestartPolicy::Never);
-    assert_eq!(RestartPolicy::from_spec(Some("OnFailure")), RestartPolicy::OnFailure);
-    assert_eq!(RestartPolicy::from_spec(Some("bogus")), RestartPolicy::Always);
+    assert_eq!(
+        RestartPolicy::from_spec(Some("Never")),
+        RestartPolicy::Never
+    );
+    assert_eq!(
+        RestartPolicy::from_spec(Some("OnFailure")),
+        RestartPolicy::OnFailure
+    );
+    assert_eq!(
+        RestartPolicy::from_spec(Some("bogus")),
+        RestartPolicy::Always
+    );
     assert!(RestartPolicy::Always.restarts(0));
     assert!(RestartPolicy::OnFailure.restarts(1) && !RestartPolicy::OnFailure.restarts(0));
     assert!(!RestartPolicy::Never.restarts(1));
@@ -203,10 +263,21 @@ mod runtime {
         let mut pod = Pod {
             spec: Some(PodSpec {
                 containers: vec![
-                    Container { name: "app".into(), image: Some("nginx".into()), ..Container::default() },
-                    Container { name: "side".into(), image: Some("busybox".into()), ..Container::default() },
+                    Container {
+                        name: "app".into(),
+                        image: Some("nginx".into()),
+                        ..Container::default()
+                    },
+                    Container {
+                        name: "side".into(),
+                        image: Some("busybox".into()),
+                        ..Container::default()
+                    },
                 ],
-                init_containers: Some(vec![Container { name: "init".into(), ..Container::default() }]),
+                init_containers: Some(vec![Container {
+                    name: "init".into(),
+                    ..Container::default()
+                }]),
                 restart_policy: Some(restart.into()),
                 ..PodSpec::default()
             }),
@@ -215,14 +286,18 @@ mod runtime {
         pod.metadata.name = Some("web".into());
         pod.metadata.namespace = Some("ns".into());
         pod.metadata.uid = Some("u1".into());
-        let map: BTreeMap<String, String> =
-            annotations.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        let map: BTreeMap<String, String> = annotations
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
         pod.metadata.annotations = Some(map);
         pod
     }
 
     fn t0() -> Timestamp {
-        "2026-01-01T00:00:00Z".parse().unwrap_or(Timestamp::UNIX_EPOCH)
+        "2026-01-01T00:00:00Z"
+            .parse()
+            .unwrap_or(Timestamp::UNIX_EPOCH)
     }
 
     fn at(millis: u64) -> Timestamp {
@@ -232,14 +307,28 @@ mod runtime {
     #[test]
     fn observes_every_container_with_the_pod_steering() {
         let rt = SimulatedRuntime::new(ms(200));
-        let p = pod(&[(crate::node::EXIT_CODE, "4"), (crate::node::EXIT_AFTER_MS, "300")], "OnFailure");
+        let p = pod(
+            &[
+                (crate::node::EXIT_CODE, "4"),
+                (crate::node::EXIT_AFTER_MS, "300"),
+            ],
+            "OnFailure",
+        );
         let mut sim = rt.start_pod(&p, t0()).unwrap_or_else(|e| panic!("{e}"));
         let obs = sim.observe(at(250));
         assert_eq!(obs.init_containers.len(), 1);
-        assert!(matches!(&obs.init_containers[0].state, ContainerRunState::Terminated(t) if t.exit_code == 0));
+        assert!(
+            matches!(&obs.init_containers[0].state, ContainerRunState::Terminated(t) if t.exit_code == 0)
+        );
         let names: Vec<_> = obs.containers.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["app", "side"]);
-        assert_eq!(obs.containers[0].state, ContainerRunState::Running { started_at: t0(), ready: true });
+        assert_eq!(
+            obs.containers[0].state,
+            ContainerRunState::Running {
+                started_at: t0(),
+                ready: true
+            }
+        );
         assert_eq!(obs.containers[1].image, "busybox");
         assert!(!obs.all_stopped());
 
@@ -249,13 +338,21 @@ mod runtime {
             app.state,
             ContainerRunState::Waiting {
                 reason: "CrashLoopBackOff".into(),
-                message: Some("back-off 200ms restarting failed container=app pod=web_ns(u1)".into()),
+                message: Some(
+                    "back-off 200ms restarting failed container=app pod=web_ns(u1)".into()
+                ),
             }
         );
         let last = app.last_termination.as_ref();
-        assert_eq!(last.map(|t| (t.exit_code, t.reason.as_str())), Some((4, "Error")));
+        assert_eq!(
+            last.map(|t| (t.exit_code, t.reason.as_str())),
+            Some((4, "Error"))
+        );
         assert_eq!(last.map(|t| t.finished_at), Some(at(300)));
-        assert_eq!(last.map(|t| t.container_id.clone()), Some(container_id("u1", "app", 0)));
+        assert_eq!(
+            last.map(|t| t.container_id.clone()),
+            Some(container_id("u1", "app", 0))
+        );
         assert!(obs.all_stopped());
 
         let obs = sim.observe(at(600));
@@ -283,12 +380,18 @@ mod runtime {
     #[tokio::test]
     async fn changed_fires_at_the_next_transition() {
         let rt = SimulatedRuntime::new(ms(150));
-        let mut sim = rt.start_pod(&pod(&[], "Always"), t0()).unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = rt
+            .start_pod(&pod(&[], "Always"), t0())
+            .unwrap_or_else(|e| panic!("{e}"));
         sim.observe(at(100));
         let start = tokio::time::Instant::now();
         let woke = tokio::time::timeout(Duration::from_secs(5), sim.changed()).await;
         assert!(woke.is_ok());
-        assert!(start.elapsed() >= ms(45), "woke after {:?}", start.elapsed());
+        assert!(
+            start.elapsed() >= ms(45),
+            "woke after {:?}",
+            start.elapsed()
+        );
         // Ready: nothing left to wait for.
         sim.observe(at(150));
         let idle = tokio::time::timeout(ms(200), sim.changed()).await;

@@ -1,26 +1,37 @@
 use super::*;
-use crate::node::runtime::{Runtime, RestartPolicy};
+use crate::node::runtime::{RestartPolicy, Runtime};
 use crate::node::simulated::SimulatedRuntime;
 use k8s_openapi::api::core::v1::{Container, PodReadinessGate, PodSpec};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 fn t0() -> Timestamp {
-    "2026-01-01T00:00:00Z".parse().unwrap_or(Timestamp::UNIX_EPOCH)
+    "2026-01-01T00:00:00Z"
+        .parse()
+        .unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 fn at(ms: u64) -> Timestamp {
-    t0().checked_add(Duration::from_millis(ms)).unwrap_or(Timestamp::MAX)
+    t0().checked_add(Duration::from_millis(ms))
+        .unwrap_or(Timestamp::MAX)
 }
 
 fn placement() -> Placement {
-    Placement { host_ip: "127.0.0.1".into(), pod_ip: "127.0.0.7".into(), start_time: t0() }
+    Placement {
+        host_ip: "127.0.0.1".into(),
+        pod_ip: "127.0.0.7".into(),
+        start_time: t0(),
+    }
 }
 
 fn pod(annotations: &[(&str, &str)], restart: &str) -> Pod {
     let mut pod = Pod {
         spec: Some(PodSpec {
-            containers: vec![Container { name: "app".into(), image: Some("nginx:1.19".into()), ..Container::default() }],
+            containers: vec![Container {
+                name: "app".into(),
+                image: Some("nginx:1.19".into()),
+                ..Container::default()
+            }],
             restart_policy: Some(restart.into()),
             ..PodSpec::default()
         }),
@@ -29,7 +40,10 @@ fn pod(annotations: &[(&str, &str)], restart: &str) -> Pod {
     pod.metadata.name = Some("web".into());
     pod.metadata.namespace = Some("ns".into());
     pod.metadata.uid = Some("u1".into());
-    let map: BTreeMap<String, String> = annotations.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+    let map: BTreeMap<String, String> = annotations
+        .iter()
+        .map(|(k, v)| ((*k).into(), (*v).into()))
+        .collect();
     pod.metadata.annotations = Some(map);
     pod
 }
@@ -47,7 +61,11 @@ impl Harness {
         let runtime = SimulatedRuntime::new(Duration::from_millis(200))
             .start_pod(&pod, t0())
             .unwrap_or_else(|e| panic!("{e}"));
-        Self { pod, runtime, last: None }
+        Self {
+            pod,
+            runtime,
+            last: None,
+        }
     }
 
     fn status_at(&mut self, ms: u64) -> PodStatus {
@@ -68,7 +86,10 @@ fn condition<'a>(status: &'a PodStatus, type_: &str) -> &'a PodCondition {
 
 fn cond(status: &PodStatus, type_: &str) -> (String, Option<Timestamp>) {
     let c = condition(status, type_);
-    (c.status.clone(), c.last_transition_time.as_ref().map(|t| t.0))
+    (
+        c.status.clone(),
+        c.last_transition_time.as_ref().map(|t| t.0),
+    )
 }
 
 #[test]
@@ -78,13 +99,19 @@ fn running_then_ready_with_transition_times() {
     assert_eq!(s.phase.as_deref(), Some("Running"));
     assert_eq!(s.host_ip.as_deref(), Some("127.0.0.1"));
     assert_eq!(s.pod_ip.as_deref(), Some("127.0.0.7"));
-    assert_eq!(s.pod_ips.as_ref().map(|ips| ips[0].ip.as_str()), Some("127.0.0.7"));
+    assert_eq!(
+        s.pod_ips.as_ref().map(|ips| ips[0].ip.as_str()),
+        Some("127.0.0.7")
+    );
     assert_eq!(s.start_time, Some(Time(t0())));
     assert_eq!(cond(&s, "PodScheduled"), ("True".into(), Some(t0())));
     assert_eq!(cond(&s, "Initialized"), ("True".into(), Some(t0())));
     assert_eq!(cond(&s, "ContainersReady"), ("False".into(), Some(t0())));
     assert_eq!(cond(&s, "Ready").0, "False");
-    assert_eq!(condition(&s, "Ready").reason.as_deref(), Some("ContainersNotReady"));
+    assert_eq!(
+        condition(&s, "Ready").reason.as_deref(),
+        Some("ContainersNotReady")
+    );
     assert_eq!(
         condition(&s, "Ready").message.as_deref(),
         Some("containers with unready status: [app]")
@@ -92,11 +119,18 @@ fn running_then_ready_with_transition_times() {
     let cs = &s.container_statuses.as_deref().unwrap_or_default()[0];
     assert_eq!((cs.name.as_str(), cs.image.as_str()), ("app", "nginx:1.19"));
     assert!(cs.image_id.starts_with("sim://nginx:1.19@sha256:"));
-    assert!(cs.container_id.as_deref().is_some_and(|id| id.starts_with("sim://")));
+    assert!(
+        cs.container_id
+            .as_deref()
+            .is_some_and(|id| id.starts_with("sim://"))
+    );
     assert_eq!((cs.ready, cs.started), (false, Some(true)));
     assert_eq!(cs.restart_count, 0);
     assert_eq!(
-        cs.state.as_ref().and_then(|s| s.running.as_ref()).and_then(|r| r.started_at.clone()),
+        cs.state
+            .as_ref()
+            .and_then(|s| s.running.as_ref())
+            .and_then(|r| r.started_at.clone()),
         Some(Time(t0()))
     );
     assert_eq!(cs.last_state, Some(ContainerState::default()));
@@ -109,7 +143,11 @@ fn running_then_ready_with_transition_times() {
     assert_eq!(cond(&s, "ContainersReady"), ("True".into(), Some(at(200))));
     assert_eq!(cond(&s, "Ready"), ("True".into(), Some(at(200))));
     assert_eq!(condition(&s, "Ready").reason, None);
-    assert_eq!(cond(&s, "Initialized"), ("True".into(), Some(t0())), "unchanged keeps its time");
+    assert_eq!(
+        cond(&s, "Initialized"),
+        ("True".into(), Some(t0())),
+        "unchanged keeps its time"
+    );
     assert!(s.container_statuses.as_deref().unwrap_or_default()[0].ready);
     assert_eq!(h.status_at(60_000), s);
 }
@@ -124,7 +162,13 @@ fn never_ready_stays_running_and_unready() {
 
 #[test]
 fn exit_code_with_never_fails_the_pod() {
-    let mut h = Harness::new(pod(&[(crate::node::EXIT_CODE, "3"), (crate::node::EXIT_AFTER_MS, "500")], "Never"));
+    let mut h = Harness::new(pod(
+        &[
+            (crate::node::EXIT_CODE, "3"),
+            (crate::node::EXIT_AFTER_MS, "500"),
+        ],
+        "Never",
+    ));
     assert_eq!(h.status_at(400).phase.as_deref(), Some("Running"));
     let s = h.status_at(500);
     assert_eq!(s.phase.as_deref(), Some("Failed"));
@@ -132,7 +176,10 @@ fn exit_code_with_never_fails_the_pod() {
     let terminated = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
     assert_eq!(terminated.map(|t| t.exit_code), Some(3));
     assert_eq!(terminated.and_then(|t| t.reason.as_deref()), Some("Error"));
-    assert_eq!(terminated.and_then(|t| t.finished_at.clone()), Some(Time(at(500))));
+    assert_eq!(
+        terminated.and_then(|t| t.finished_at.clone()),
+        Some(Time(at(500)))
+    );
     assert_eq!((cs.ready, cs.started), (false, Some(false)));
     assert_eq!(cond(&s, "Ready"), ("False".into(), Some(at(500))));
 }
@@ -145,21 +192,39 @@ fn exit_zero_with_never_or_on_failure_succeeds() {
         assert_eq!(s.phase.as_deref(), Some("Succeeded"), "{policy}");
         let cs = &s.container_statuses.as_deref().unwrap_or_default()[0];
         let terminated = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
-        assert_eq!(terminated.and_then(|t| t.reason.as_deref()), Some("Completed"));
-        assert_eq!(condition(&s, "Ready").reason.as_deref(), Some("PodCompleted"));
-        assert_eq!(condition(&s, "ContainersReady").reason.as_deref(), Some("PodCompleted"));
+        assert_eq!(
+            terminated.and_then(|t| t.reason.as_deref()),
+            Some("Completed")
+        );
+        assert_eq!(
+            condition(&s, "Ready").reason.as_deref(),
+            Some("PodCompleted")
+        );
+        assert_eq!(
+            condition(&s, "ContainersReady").reason.as_deref(),
+            Some("PodCompleted")
+        );
     }
 }
 
 #[test]
 fn restarts_are_counted_with_last_state() {
-    let mut h = Harness::new(pod(&[(crate::node::EXIT_CODE, "1"), (crate::node::EXIT_AFTER_MS, "300")], "Always"));
+    let mut h = Harness::new(pod(
+        &[
+            (crate::node::EXIT_CODE, "1"),
+            (crate::node::EXIT_AFTER_MS, "300"),
+        ],
+        "Always",
+    ));
     // run 0: 0..300, back-off 200ms, run 1: 500..800, back-off 400ms, run 2: 1200..
     let s = h.status_at(400);
     assert_eq!(s.phase.as_deref(), Some("Running"));
     let cs = &s.container_statuses.as_deref().unwrap_or_default()[0];
     assert_eq!(
-        cs.state.as_ref().and_then(|s| s.waiting.as_ref()).and_then(|w| w.reason.as_deref()),
+        cs.state
+            .as_ref()
+            .and_then(|s| s.waiting.as_ref())
+            .and_then(|w| w.reason.as_deref()),
         Some("CrashLoopBackOff")
     );
     assert_eq!(cs.restart_count, 0);
@@ -169,7 +234,10 @@ fn restarts_are_counted_with_last_state() {
     let last = cs.last_state.as_ref().and_then(|s| s.terminated.as_ref());
     assert_eq!(last.map(|t| t.exit_code), Some(1));
     assert_eq!(last.and_then(|t| t.started_at.clone()), Some(Time(at(500))));
-    assert_eq!(last.and_then(|t| t.finished_at.clone()), Some(Time(at(800))));
+    assert_eq!(
+        last.and_then(|t| t.finished_at.clone()),
+        Some(Time(at(800)))
+    );
     assert!(cs.state.as_ref().is_some_and(|s| s.running.is_some()));
 }
 
@@ -177,7 +245,9 @@ fn restarts_are_counted_with_last_state() {
 fn keeps_foreign_conditions_and_scheduled_time_and_honours_readiness_gates() {
     let mut p = pod(&[], "Always");
     if let Some(spec) = p.spec.as_mut() {
-        spec.readiness_gates = Some(vec![PodReadinessGate { condition_type: "example.com/lb".into() }]);
+        spec.readiness_gates = Some(vec![PodReadinessGate {
+            condition_type: "example.com/lb".into(),
+        }]);
     }
     let scheduled = PodCondition {
         type_: "PodScheduled".into(),
@@ -185,20 +255,30 @@ fn keeps_foreign_conditions_and_scheduled_time_and_honours_readiness_gates() {
         last_transition_time: Some(Time(at(0))),
         ..PodCondition::default()
     };
-    p.status = Some(PodStatus { conditions: Some(vec![scheduled.clone()]), ..PodStatus::default() });
+    p.status = Some(PodStatus {
+        conditions: Some(vec![scheduled.clone()]),
+        ..PodStatus::default()
+    });
     let mut h = Harness::new(p);
     let s = h.status_at(1000);
     assert_eq!(condition(&s, "PodScheduled"), &scheduled);
     assert_eq!(cond(&s, "ContainersReady").0, "True");
     assert_eq!(cond(&s, "Ready").0, "False");
-    assert_eq!(condition(&s, "Ready").reason.as_deref(), Some("ReadinessGatesNotReady"));
+    assert_eq!(
+        condition(&s, "Ready").reason.as_deref(),
+        Some("ReadinessGatesNotReady")
+    );
     assert_eq!(
         condition(&s, "Ready").message.as_deref(),
         Some("corresponding condition of pod readiness gate \"example.com/lb\" does not exist.")
     );
 
     // Someone sets the gate's condition: it is kept, and the pod is Ready.
-    let gate = PodCondition { type_: "example.com/lb".into(), status: "True".into(), ..PodCondition::default() };
+    let gate = PodCondition {
+        type_: "example.com/lb".into(),
+        status: "True".into(),
+        ..PodCondition::default()
+    };
     if let Some(status) = h.pod.status.as_mut() {
         status.conditions = Some(vec![scheduled, gate.clone()]);
     }
@@ -216,7 +296,10 @@ fn deletion_reports_terminated_containers() {
     let cs = &s.container_statuses.as_deref().unwrap_or_default()[0];
     let terminated = cs.state.as_ref().and_then(|s| s.terminated.as_ref());
     assert_eq!(terminated.map(|t| t.exit_code), Some(0));
-    assert_eq!(terminated.and_then(|t| t.finished_at.clone()), Some(Time(at(5000))));
+    assert_eq!(
+        terminated.and_then(|t| t.finished_at.clone()),
+        Some(Time(at(5000)))
+    );
     // The 1.20 kubelet keeps an Always pod Running while it is torn down.
     assert_eq!(s.phase.as_deref(), Some("Running"));
     assert_eq!(cond(&s, "Ready"), ("False".into(), Some(at(5000))));
@@ -224,7 +307,9 @@ fn deletion_reports_terminated_containers() {
 
 #[test]
 fn phase_rules() {
-    use crate::node::runtime::{ContainerObservation, ContainerRunState, PodObservation, Termination};
+    use crate::node::runtime::{
+        ContainerObservation, ContainerRunState, PodObservation, Termination,
+    };
     let term = |code| {
         ContainerRunState::Terminated(Termination {
             exit_code: code,
@@ -243,22 +328,53 @@ fn phase_rules() {
         state,
         last_termination: None,
     };
-    let obs = |init: Vec<ContainerObservation>, containers: Vec<ContainerObservation>| PodObservation {
-        init_containers: init,
-        containers,
+    let obs =
+        |init: Vec<ContainerObservation>, containers: Vec<ContainerObservation>| PodObservation {
+            init_containers: init,
+            containers,
+        };
+    let waiting = ContainerRunState::Waiting {
+        reason: "ContainerCreating".into(),
+        message: None,
     };
-    let waiting = ContainerRunState::Waiting { reason: "ContainerCreating".into(), message: None };
-    let running = ContainerRunState::Running { started_at: t0(), ready: false };
+    let running = ContainerRunState::Running {
+        started_at: t0(),
+        ready: false,
+    };
     use RestartPolicy::*;
-    assert_eq!(pod_phase(Always, &obs(vec![], vec![c(waiting.clone())])), "Pending");
-    assert_eq!(pod_phase(Always, &obs(vec![c(running.clone())], vec![c(waiting)])), "Pending");
+    assert_eq!(
+        pod_phase(Always, &obs(vec![], vec![c(waiting.clone())])),
+        "Pending"
+    );
+    assert_eq!(
+        pod_phase(Always, &obs(vec![c(running.clone())], vec![c(waiting)])),
+        "Pending"
+    );
     assert_eq!(pod_phase(Never, &obs(vec![c(term(1))], vec![])), "Failed");
-    assert_eq!(pod_phase(Always, &obs(vec![c(term(0))], vec![c(running.clone()), c(term(1))])), "Running");
+    assert_eq!(
+        pod_phase(
+            Always,
+            &obs(vec![c(term(0))], vec![c(running.clone()), c(term(1))])
+        ),
+        "Running"
+    );
     assert_eq!(pod_phase(Always, &obs(vec![], vec![c(term(0))])), "Running");
-    assert_eq!(pod_phase(OnFailure, &obs(vec![], vec![c(term(0)), c(term(0))])), "Succeeded");
-    assert_eq!(pod_phase(OnFailure, &obs(vec![], vec![c(term(0)), c(term(2))])), "Running");
-    assert_eq!(pod_phase(Never, &obs(vec![], vec![c(term(0)), c(term(2))])), "Failed");
-    assert_eq!(pod_phase(Never, &obs(vec![], vec![c(term(0))])), "Succeeded");
+    assert_eq!(
+        pod_phase(OnFailure, &obs(vec![], vec![c(term(0)), c(term(0))])),
+        "Succeeded"
+    );
+    assert_eq!(
+        pod_phase(OnFailure, &obs(vec![], vec![c(term(0)), c(term(2))])),
+        "Running"
+    );
+    assert_eq!(
+        pod_phase(Never, &obs(vec![], vec![c(term(0)), c(term(2))])),
+        "Failed"
+    );
+    assert_eq!(
+        pod_phase(Never, &obs(vec![], vec![c(term(0))])),
+        "Succeeded"
+    );
     assert_eq!(pod_phase(Never, &obs(vec![], vec![])), "Pending");
 }
 
@@ -269,6 +385,12 @@ fn serializes_as_the_api_expects() {
     assert_eq!(json["phase"], "Running");
     assert_eq!(json["podIPs"], serde_json::json!([{ "ip": "127.0.0.7" }]));
     assert_eq!(json["startTime"], "2026-01-01T00:00:00Z");
-    assert_eq!(json["containerStatuses"][0]["lastState"], serde_json::json!({}));
-    assert_eq!(json["containerStatuses"][0]["state"]["running"]["startedAt"], "2026-01-01T00:00:00Z");
+    assert_eq!(
+        json["containerStatuses"][0]["lastState"],
+        serde_json::json!({})
+    );
+    assert_eq!(
+        json["containerStatuses"][0]["state"]["running"]["startedAt"],
+        "2026-01-01T00:00:00Z"
+    );
 }
