@@ -80,6 +80,23 @@ async fn wait_pod(
     .expect("pod exists")
 }
 
+/// Creates a pod, retrying while the API server asks to: in a namespace a
+/// few milliseconds old, the 1.20 ServiceAccount admission answers 500
+/// ServerTimeout "No API token found for service account" (with a retry
+/// delay) until the token controller has created the token secret.
+async fn create_pod(pods: &Api<Pod>, pod: &Pod) -> Pod {
+    for _ in 0..30 {
+        match pods.create(&PostParams::default(), pod).await {
+            Ok(created) => return created,
+            Err(kube::Error::Api(s)) if s.reason == "ServerTimeout" => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("create pod: {e}"),
+        }
+    }
+    panic!("create pod: the API server kept answering ServerTimeout for 15s")
+}
+
 async fn wait_gone(pods: &Api<Pod>, name: &str, secs: u64) {
     tokio::time::timeout(
         Duration::from_secs(secs),
@@ -95,12 +112,7 @@ async fn pod_is_bound_started_and_ready_like_a_kubelet_reports_it() {
     let cluster = cluster();
     let ns = cluster.namespace("node-ready").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(
-        &PostParams::default(),
-        &pod("web", "Always", &[(READY_AFTER_MS, "2000")]),
-    )
-    .await
-    .expect("create");
+    create_pod(&pods, &pod("web", "Always", &[(READY_AFTER_MS, "2000")])).await;
 
     let running = wait_pod(&pods, "web", 30, "Running", |p| phase(p) == Some("Running")).await;
     assert_eq!(
@@ -208,12 +220,7 @@ async fn never_ready_pod_runs_but_stays_unready() {
     let cluster = cluster();
     let ns = cluster.namespace("node-never-ready").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(
-        &PostParams::default(),
-        &pod("stuck", "Always", &[(NEVER_READY, "true")]),
-    )
-    .await
-    .expect("create");
+    create_pod(&pods, &pod("stuck", "Always", &[(NEVER_READY, "true")])).await;
     wait_pod(&pods, "stuck", 30, "Running", |p| {
         phase(p) == Some("Running")
     })
@@ -239,9 +246,7 @@ async fn exit_codes_follow_the_restart_policy() {
         pod("onfailure-succeeds", "OnFailure", &exit("0")),
         pod("always-exits", "Always", &exit("0")),
     ] {
-        pods.create(&PostParams::default(), &p)
-            .await
-            .expect("create");
+        create_pod(&pods, &p).await;
     }
 
     let failed = wait_pod(&pods, "never-fails", 30, "Failed", |p| {
@@ -293,15 +298,12 @@ async fn deletion_is_finalized_and_honours_ignored_sigterm() {
     let cluster = cluster();
     let ns = cluster.namespace("node-delete").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    pods.create(&PostParams::default(), &pod("quick", "Always", &[]))
-        .await
-        .expect("create");
-    pods.create(
-        &PostParams::default(),
+    create_pod(&pods, &pod("quick", "Always", &[])).await;
+    create_pod(
+        &pods,
         &pod("stubborn", "Always", &[(IGNORE_SIGTERM, "true")]),
     )
-    .await
-    .expect("create");
+    .await;
     for name in ["quick", "stubborn"] {
         wait_pod(&pods, name, 30, "Ready", |p| {
             condition(p, "Ready").as_deref() == Some("True")
@@ -452,12 +454,8 @@ async fn pods_of_other_nodes_are_left_alone() {
     if let Some(spec) = other_scheduler.spec.as_mut() {
         spec.scheduler_name = Some("my-scheduler".into());
     }
-    pods.create(&PostParams::default(), &foreign)
-        .await
-        .expect("create");
-    pods.create(&PostParams::default(), &other_scheduler)
-        .await
-        .expect("create");
+    create_pod(&pods, &foreign).await;
+    create_pod(&pods, &other_scheduler).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
     let p = pods.get("foreign").await.expect("get");
