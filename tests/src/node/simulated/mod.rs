@@ -353,9 +353,11 @@ impl PodRuntime for SimulatedPod {
             .map(|(name, image)| self.container_observation(name, image, &timeline))
             .collect();
 
+        // A change centuries away (ready-after-ms: 1e18) is no change:
+        // Instant addition would overflow.
         self.wake_at = timeline
             .next_change
-            .map(|at| tokio::time::Instant::now() + at.saturating_sub(elapsed));
+            .and_then(|at| tokio::time::Instant::now().checked_add(at.saturating_sub(elapsed)));
         PodObservation {
             init_containers,
             containers,

@@ -397,4 +397,28 @@ mod runtime {
         let idle = tokio::time::timeout(ms(200), sim.changed()).await;
         assert!(idle.is_err());
     }
+
+    #[tokio::test]
+    async fn absurd_delays_do_not_panic() {
+        let rt = SimulatedRuntime::new(ms(0));
+        let huge = u64::MAX.to_string();
+        let p = pod(
+            &[
+                (crate::node::READY_AFTER_MS, huge.as_str()),
+                (crate::node::EXIT_AFTER_MS, huge.as_str()),
+                (crate::node::EXIT_CODE, "-2147483648"),
+            ],
+            "Always",
+        );
+        let mut sim = rt.start_pod(&p, t0()).unwrap_or_else(|e| panic!("{e}"));
+        let obs = sim.observe(Timestamp::MAX);
+        assert!(matches!(obs.containers[0].state, ContainerRunState::Running { ready: false, .. }));
+        sim.stop(Timestamp::MAX, Duration::MAX);
+        sim.observe(Timestamp::MAX);
+        let idle = tokio::time::timeout(ms(50), sim.changed()).await;
+        assert!(idle.is_err());
+        // And a pod observed before it started (clock skew).
+        let mut sim = rt.start_pod(&p, Timestamp::MAX).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!sim.observe(t0()).all_stopped());
+    }
 }
