@@ -196,7 +196,7 @@ pub struct RegisteredNode {
 }
 
 /// Creates the Node, or refreshes the status of one left by an earlier run.
-pub async fn register(
+pub(crate) async fn register(
     client: &Client,
     name: &str,
     kubelet_port: u16,
@@ -245,7 +245,7 @@ pub async fn register(
 
 /// Makes sure the lease namespace exists: the 1.20 API server creates it at
 /// start-up, but a node registering in the first instants can beat it.
-pub async fn ensure_lease_namespace(client: &Client) -> kube::Result<()> {
+pub(crate) async fn ensure_lease_namespace(client: &Client) -> kube::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(NODE_LEASE_NAMESPACE).await?.is_some() {
         return Ok(());
@@ -266,7 +266,7 @@ pub async fn ensure_lease_namespace(client: &Client) -> kube::Result<()> {
 
 /// Renews the node's lease like the kubelet: read, set renewTime, update
 /// with the read resourceVersion, and on a 409 start over from a fresh read.
-pub async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube::Result<()> {
+pub(crate) async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube::Result<()> {
     const ATTEMPTS: usize = 5;
     let leases: Api<Lease> = Api::namespaced(client.clone(), NODE_LEASE_NAMESPACE);
     let mut last_error = None;
@@ -308,7 +308,7 @@ pub async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube::Result
 
 /// Posts the node's conditions with a fresh heartbeat; re-registers the node
 /// if someone deleted it.
-pub async fn post_heartbeat(
+pub(crate) async fn post_heartbeat(
     client: &Client,
     node: &mut RegisteredNode,
     kubelet_port: u16,
@@ -334,7 +334,7 @@ pub async fn post_heartbeat(
 /// Renews leases and heartbeats every `period` until cancelled. Errors are
 /// logged and retried at the next tick: a missed beat or two is harmless
 /// (the controller waits 40s), and the API server may be restarting.
-pub async fn heartbeat_loop(
+pub(crate) async fn heartbeat_loop(
     client: Client,
     mut nodes: Vec<RegisteredNode>,
     kubelet_port: u16,

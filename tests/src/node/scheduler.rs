@@ -115,7 +115,7 @@ pub fn binding(pod: &Pod, node: &str) -> Binding {
 /// error (another node process, or a re-delivered event, got there first);
 /// server-side and connection trouble is retried with back-off until it
 /// passes; other client errors (403, 422) are returned.
-pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
+pub(crate) async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
     let (Some(name), Some(namespace)) = (
         pod.metadata.name.as_deref(),
         pod.metadata.namespace.as_deref(),

@@ -24,15 +24,6 @@ pub const EXIT_AFTER_MS: &str = "sim.kubeplug.io/exit-after-ms";
 /// whole grace period and ends in a SIGKILL (exit code 137).
 pub const IGNORE_SIGTERM: &str = "sim.kubeplug.io/ignore-sigterm";
 
-/// Every steering annotation key, for documentation and validation.
-pub const ALL: [&str; 5] = [
-    READY_AFTER_MS,
-    NEVER_READY,
-    EXIT_CODE,
-    EXIT_AFTER_MS,
-    IGNORE_SIGTERM,
-];
-
 /// What the annotations ask of a pod's containers. The same steering applies
 /// to every (non-init) container of the pod.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -412,13 +412,18 @@ mod runtime {
         );
         let mut sim = rt.start_pod(&p, t0()).unwrap_or_else(|e| panic!("{e}"));
         let obs = sim.observe(Timestamp::MAX);
-        assert!(matches!(obs.containers[0].state, ContainerRunState::Running { ready: false, .. }));
+        assert!(matches!(
+            obs.containers[0].state,
+            ContainerRunState::Running { ready: false, .. }
+        ));
         sim.stop(Timestamp::MAX, Duration::MAX);
         sim.observe(Timestamp::MAX);
         let idle = tokio::time::timeout(ms(50), sim.changed()).await;
         assert!(idle.is_err());
         // And a pod observed before it started (clock skew).
-        let mut sim = rt.start_pod(&p, Timestamp::MAX).unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = rt
+            .start_pod(&p, Timestamp::MAX)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(!sim.observe(t0()).all_stopped());
     }
 }
