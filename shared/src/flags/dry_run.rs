@@ -49,9 +49,10 @@ const BARE: &str = "unchanged";
 /// The `--dry-run` flag, to `#[command(flatten)]` into a command's arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct DryRunFlags {
-    /// Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.
+    /// The dry-run strategy, raw; see [`DryRunFlags::to_strategy`].
     #[arg(
         long = "dry-run",
+        help = "Must be \"none\", \"server\", or \"client\". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.",
         value_name = "STRATEGY",
         default_value = "none",
         num_args = 0..=1,

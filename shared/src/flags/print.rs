@@ -19,12 +19,20 @@ use crate::printers::{self, JsonPrinter, NamePrinter, OperationPrinter, Printer,
 /// The output flags of a command that prints the objects it touched.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PrintFlags {
-    /// Output format. One of: (json, yaml, name).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
+    /// `-o`: the output format, `None` when absent.
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", help = "Output format. One of: (json, yaml, name).")]
     pub output: Option<String>,
 
-    /// If true, keep the managedFields when printing objects in JSON or YAML format.
-    #[arg(long = "show-managed-fields")]
+    /// `--show-managed-fields`.
+    #[arg(
+        long = "show-managed-fields",
+        help = "If true, keep the managedFields when printing objects in JSON or YAML format.",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = crate::flags::parse_go_bool
+    )]
     pub show_managed_fields: bool,
 }
 
