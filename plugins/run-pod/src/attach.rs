@@ -112,7 +112,16 @@ impl Session {
         let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
-        exit_code_of(&pod)
+        match exit_code_of(&pod) {
+            Err(e) => match e.downcast::<ContainerExit>() {
+                Ok(exit) => {
+                    writeln!(err, "error: {}", exit.message)?;
+                    Err(SilentExit(exit.code).into())
+                }
+                Err(other) => Err(other),
+            },
+            ok => ok,
+        }
     }
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
@@ -353,6 +362,17 @@ async fn wait_for_pod(
         .map_err(|_| anyhow!("timed out waiting for the condition on pods/{name}"))?
 }
 
+/// A container that exited non-zero: kubectl prints `error: MESSAGE` and exits with
+/// the container's code (its `uexec.CodeExitError`).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ContainerExit {
+    /// `pod NS/NAME terminated (REASON)\nMESSAGE`.
+    pub message: String,
+    /// The exit code to use.
+    pub code: u8,
+}
+
 /// The command's outcome from the finished pod, as kubectl run reports it.
 pub fn exit_code_of(pod: &Pod) -> Result<ExitCode> {
     let ns = pod.metadata.namespace.clone().unwrap_or_default();
@@ -370,15 +390,16 @@ pub fn exit_code_of(pod: &Pod) -> Result<ExitCode> {
             let Some(t) = terminated.filter(|t| t.exit_code != 0) else {
                 anyhow::bail!("pod {ns}/{name} failed with unknown exit code");
             };
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(
-                stderr,
-                "error: pod {ns}/{name} terminated ({})\n{}",
-                t.reason.clone().unwrap_or_default(),
-                t.message.clone().unwrap_or_default()
-            );
             // Exit statuses are 8 bits; Go's os.Exit truncates the same way.
-            Err(SilentExit((t.exit_code & 0xff) as u8).into())
+            Err(ContainerExit {
+                message: format!(
+                    "pod {ns}/{name} terminated ({})\n{}",
+                    t.reason.clone().unwrap_or_default(),
+                    t.message.clone().unwrap_or_default()
+                ),
+                code: (t.exit_code & 0xff) as u8,
+            }
+            .into())
         }
         other => anyhow::bail!("pod {ns}/{name} left in phase {other}"),
     }
@@ -415,7 +436,9 @@ mod tests {
             }]}
         }));
         let err = exit_code_of(&failed).err().expect("error");
-        assert_eq!(err.downcast_ref::<SilentExit>().map(|s| s.0), Some(3));
+        let exit = err.downcast_ref::<ContainerExit>().expect("container exit");
+        assert_eq!(exit.code, 3);
+        assert_eq!(exit.message, "pod ns/x terminated (Error)\n");
         let unknown = pod(serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Failed"}}));
         assert_eq!(exit_code_of(&unknown).err().map(|e| e.to_string()).as_deref(), Some("pod ns/x failed with unknown exit code"));
         let pending = pod(serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Pending"}}));
