@@ -219,3 +219,55 @@ async fn forbidden_is_kubectl_shaped() {
         )
     );
 }
+
+#[tokio::test]
+async fn pod_running_timeout_applies_to_never_ready_pods_and_rm_cleans_up() {
+    let ns = cluster().namespace("run-pod-rm-timeout").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "slow",
+            "--image=busybox",
+            "--attach",
+            "--rm",
+            "--restart=Never",
+            "--pod-running-timeout=2s",
+            "--annotations=sim.kubeplug.io/never-ready=true",
+        ],
+    );
+    out.code(1);
+    assert_eq!(out.stderr, "error: timed out waiting for the condition\n");
+    // --rm deletes what was created even though the command failed.
+    assert_eq!(out.stdout, "pod \"slow\" deleted\n");
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
+    tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "slow", gone))
+        .await
+        .expect("pod deleted")
+        .expect("watch");
+}
+
+#[tokio::test]
+async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
+    // The simulated node serves neither attach nor logs, so both fail; what is checked
+    // is kubectl's fallback order and the cleanup. Exit codes need a process kubelet.
+    let ns = cluster().namespace("run-pod-attach-fallback").await;
+    let out = run_pod(ns.as_str(), &["web", "--image=busybox", "--attach", "--rm", "-q", "--restart=Never"]);
+    out.code(1);
+    // kubectl's warning, then its error for the failed log request. (`contains`: kube's
+    // own error-level log lines may precede them on stderr.)
+    assert!(
+        out.stderr.contains("warning: couldn't attach to pod/web, falling back to streaming logs: error dialing backend: "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("\nError from server: Get \""), "{}", out.stderr);
+    // -q suppresses the deletion message.
+    assert_eq!(out.stdout, "");
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
+    tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", gone))
+        .await
+        .expect("pod deleted")
+        .expect("watch");
+}

@@ -97,7 +97,7 @@ impl Session {
             Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
             Waited::Ready(pod) => {
                 if let Err(e) = self.attach(&pods, &pod, err).await {
-                    writeln!(err, "warning: couldn't attach to pod/{name}, falling back to streaming logs: {e:#}")?;
+                    writeln!(err, "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}", plain_message(&e))?;
                     self.print_logs(&pods, &pod).await?;
                 }
             }
@@ -311,6 +311,17 @@ impl Drop for RawMode {
     }
 }
 
+/// An error as kubectl's `%v` shows it inside a sentence: the server's message for API
+/// errors (kube's Display adds the whole Status in Debug form), the chain otherwise.
+fn plain_message(e: &anyhow::Error) -> String {
+    for cause in e.chain() {
+        if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
+            return status.message.clone();
+        }
+    }
+    format!("{e:#}")
+}
+
 fn phase(pod: &Pod) -> &str {
     pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or_default()
 }
@@ -359,7 +370,8 @@ async fn wait_for_pod(
     };
     tokio::time::timeout(timeout, wait)
         .await
-        .map_err(|_| anyhow!("timed out waiting for the condition on pods/{name}"))?
+        // client-go's wait.ErrWaitTimeout, which kubectl prints as is.
+        .map_err(|_| anyhow!("timed out waiting for the condition"))?
 }
 
 /// A container that exited non-zero: kubectl prints `error: MESSAGE` and exits with

@@ -25,7 +25,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     shared::cli::init_logging(args.config.verbosity);
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole run: the attach flow writes through tokio's stdout, from
+    // another thread, and would wait forever on a lock held here.
+    let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
     let result = (|| {
         let mut options = options::RunPodOptions::complete(args, explicit, &mut stderr)?;
@@ -33,7 +35,6 @@ fn main() -> ExitCode {
         options.run(validated, &mut stdout, &mut stderr)
     })();
     let _ = stdout.flush();
-    drop(stdout);
     shared::cli::finish(COMMAND, result)
 }
 
