@@ -24,5 +24,6 @@
 pub mod cli;
 pub mod error;
 pub mod flags;
+pub mod resource;
 
 pub use error::Error;
