@@ -27,5 +27,6 @@ pub mod error;
 pub mod flags;
 pub mod printers;
 pub mod resource;
+pub mod rest;
 
 pub use error::Error;
