@@ -20,7 +20,7 @@ pub enum ResourceError {
         source: std::io::Error,
     },
     /// A directory given with `-f` holds no `.json`, `.yaml` or `.yml` file.
-    #[error("error reading \"{path}\": no files with extensions [.json .yaml .yml] found in the directory")]
+    #[error("error reading [{path}]: recognized file extensions are [.json .yaml .yml]")]
     EmptyDirectory { path: String },
     /// `-f http…` that is not a valid URL (kubectl's wording).
     #[error("the URL passed to filename \"{url}\" is not valid: {reason}")]

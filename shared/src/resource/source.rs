@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(err.to_string(), format!("the path \"{}\" does not exist", missing.display()));
         touch(dir.path(), "readme.md");
         let err = expand_path(dir.path(), true).expect_err("no manifests");
-        assert!(err.to_string().contains("no files with extensions [.json .yaml .yml]"), "{err}");
+        assert!(err.to_string().ends_with("]: recognized file extensions are [.json .yaml .yml]"), "{err}");
     }
 
     #[test]
