@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(value_name = "ARGS", hide = true)]
     pub args: Vec<String>,
 
-    #[arg(short = 'h', long = "help", help = "help for create-file")]
+    #[arg(short = 'h', long = "help", hide = true, help = "help for create-file")]
     pub help: bool,
 
     #[arg(
