@@ -28,5 +28,7 @@ pub mod error;
 pub mod flags;
 pub mod generate;
 pub mod printers;
+pub mod resource;
+pub mod rest;
 
 pub use error::Error;

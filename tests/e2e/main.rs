@@ -9,4 +9,6 @@
 
 mod node;
 mod run_pod;
+//! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs.
+mod create_file;
 mod smoke;

@@ -1,26 +1,42 @@
-//! `kubectl create-file` (binary `kubectl-create_file`): Create a resource from a file or from stdin.
+//! `kubectl create-file` (binary `kubectl-create_file`): Create a resource from a file or
+//! from stdin — kubectl's `create -f` on the shared resource Builder.
 //!
-//! This is the thin entry point: parse, then hand over to the options module.
+//! This is the thin entry point: parse, then complete → validate → run (options.rs).
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::CommandFactory;
 
-/// Create a resource from a file or from stdin.
-#[derive(Parser, Debug)]
-#[command(name = "kubectl create-file", version, about)]
-struct Args {
-    #[command(flatten)]
-    config: shared::flags::ConfigFlags,
-}
+mod args;
+mod create;
+mod edit;
+mod help;
+mod options;
+mod report;
+
+const COMMAND: &str = "kubectl create-file";
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match args::parse(std::env::args_os()) {
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("{}", args::flag_error_message(&err));
+            return ExitCode::from(1);
+        }
+    };
+    if args.help {
+        print!("{}", help::render(&args::Args::command()));
+        return ExitCode::SUCCESS;
+    }
     shared::cli::init_logging(args.config.verbosity);
-    shared::cli::finish(
-        "kubectl create-file",
-        Err(anyhow::anyhow!(
-            "kubectl create-file is not implemented yet"
-        )),
-    )
+    shared::cli::install_crypto_provider();
+    let result = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(async move {
+            let options = options::CreateFileOptions::complete(args).await?;
+            options.validate()?;
+            options.run().await
+        }),
+        Err(e) => Err(anyhow::Error::new(e).context("unable to start the async runtime")),
+    };
+    shared::cli::finish(COMMAND, result)
 }

@@ -1,0 +1,224 @@
+//! The command line of `kubectl create-file`: kubectl 1.32's `create -f` flags, plus
+//! `--concurrency` and `--timeout` for what this plugin adds (parallel creates, waiting
+//! for CRDs).
+//!
+//! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
+//! which clap would trim).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
+
+/// `kubectl create-file` flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "kubectl create-file",
+    bin_name = "kubectl create-file",
+    about = "Create a resource from a file or from stdin.",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct Args {
+    /// Positional arguments, which `create -f` does not take (reported as kubectl does).
+    #[arg(value_name = "ARGS", hide = true)]
+    pub args: Vec<String>,
+
+    #[arg(short = 'h', long = "help", hide = true, help = "help for create-file")]
+    pub help: bool,
+
+    #[arg(
+        long,
+        default_value_t = 32,
+        value_name = "N",
+        help = "Maximum number of objects created at the same time. Results are printed in the order of the input"
+    )]
+    pub concurrency: usize,
+
+    #[arg(long, help = "Edit the API resource before creating")]
+    pub edit: bool,
+
+    #[arg(
+        long = "field-manager",
+        default_value = "kubectl-create",
+        value_name = "NAME",
+        help = "Name of the manager used to track field ownership."
+    )]
+    pub field_manager: String,
+
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_delimiter = ',',
+        value_name = "FILENAME",
+        help = "Filename, directory, or URL to files to use to create the resource"
+    )]
+    pub filenames: Vec<String>,
+
+    #[arg(
+        short = 'k',
+        long = "kustomize",
+        value_name = "DIR",
+        help = "Process the kustomization directory. This flag can't be used together with -f or -R."
+    )]
+    pub kustomize: Option<PathBuf>,
+
+    #[arg(
+        long,
+        default_value = "",
+        value_name = "URI",
+        help = "Raw URI to POST to the server.  Uses the transport specified by the kubeconfig file."
+    )]
+    pub raw: String,
+
+    #[arg(
+        short = 'R',
+        long,
+        help = "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory."
+    )]
+    pub recursive: bool,
+
+    #[arg(
+        long = "save-config",
+        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
+    )]
+    pub save_config: bool,
+
+    #[arg(
+        short = 'l',
+        long,
+        default_value = "",
+        value_name = "SELECTOR",
+        help = "Selector (label query) to filter on, supports '=', '==', and '!='.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints."
+    )]
+    pub selector: String,
+
+    #[arg(
+        long,
+        default_value = "1m0s",
+        value_name = "DURATION",
+        help = "How long to wait for CustomResourceDefinitions created by this command to become Established before creating their instances"
+    )]
+    pub timeout: String,
+
+    #[arg(
+        long,
+        default_value = "strict",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "strict",
+        value_name = "MODE",
+        help = "Must be one of: strict (or true), warn, ignore (or false). \"true\" or \"strict\" will use a schema to validate the input and fail the request if invalid. It will perform server side validation if ServerSideFieldValidation is enabled on the api-server, but will fall back to less reliable client-side validation if not. \"warn\" will warn about unknown or duplicate fields without blocking the request if server-side field validation is enabled on the API server, and behave as \"ignore\" otherwise. \"false\" or \"ignore\" will not perform any schema validation, silently dropping any unknown or duplicate fields."
+    )]
+    pub validate: String,
+
+    #[arg(
+        long = "windows-line-endings",
+        help = "Only relevant if --edit=true. Defaults to the line ending native to your platform."
+    )]
+    pub windows_line_endings: bool,
+
+    #[command(flatten)]
+    pub print: PrintFlags,
+
+    #[command(flatten)]
+    pub dry_run: DryRunFlags,
+
+    #[command(flatten)]
+    pub config: ConfigFlags,
+}
+
+/// Parses the command line; clap's errors are turned into kubectl's wording
+/// (`Error: unknown flag: --foo` and the `--help` hint), `--help` into the help text.
+pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
+    Args::try_parse_from(argv)
+}
+
+/// kubectl's (cobra's) message for a flag parsing error.
+pub fn flag_error_message(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let context = |kind| match err.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let body = match err.kind() {
+        ErrorKind::UnknownArgument => {
+            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+            match arg.strip_prefix("--") {
+                Some(_) => format!("unknown flag: {}", arg.split('=').next().unwrap_or(&arg)),
+                None => format!("unknown shorthand flag: '{}' in {arg}", arg.trim_start_matches('-').chars().next().unwrap_or('?')),
+            }
+        }
+        ErrorKind::InvalidValue if context(ContextKind::InvalidValue).as_deref() == Some("") => {
+            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+            format!("flag needs an argument: {}", short_or_long(&arg))
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
+            let value = context(ContextKind::InvalidValue).unwrap_or_default();
+            format!("invalid argument {value:?} for {:?} flag", short_or_long(&arg))
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let first = rendered.lines().next().unwrap_or_default().trim();
+            first.strip_prefix("error: ").unwrap_or(first).to_string()
+        }
+    };
+    format!("Error: {body}\nSee 'kubectl create-file --help' for usage.")
+}
+
+/// clap names an argument as `--filename <FILENAME>` or `-f <FILENAME>`; cobra says
+/// `'f' in -f` or `--filename`.
+fn short_or_long(arg: &str) -> String {
+    let flag = arg.split_whitespace().next().unwrap_or(arg);
+    match flag.strip_prefix("--") {
+        Some(_) => flag.to_string(),
+        None => {
+            let c = flag.trim_start_matches('-');
+            format!("'{c}' in -{c}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse_args(argv: &[&str]) -> Result<Args, clap::Error> {
+        parse(std::iter::once("kubectl-create_file").chain(argv.iter().copied()).map(Into::into))
+    }
+
+    #[test]
+    fn command_is_well_formed() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn filenames_repeat_and_split_on_commas() {
+        let args = parse_args(&["-f", "a.yaml,b.yaml", "--filename=dir", "-f", "-"]).expect("parses");
+        assert_eq!(args.filenames, ["a.yaml", "b.yaml", "dir", "-"]);
+    }
+
+    #[test]
+    fn validate_takes_an_optional_attached_value() {
+        assert_eq!(parse_args(&["-f", "x"]).expect("default").validate, "strict");
+        assert_eq!(parse_args(&["--validate", "-f", "x"]).expect("bare").validate, "strict");
+        assert_eq!(parse_args(&["--validate=warn", "-f", "x"]).expect("warn").validate, "warn");
+    }
+
+    #[test]
+    fn flag_errors_use_cobras_wording() {
+        let err = parse_args(&["--foo"]).expect_err("unknown");
+        assert_eq!(flag_error_message(&err), "Error: unknown flag: --foo\nSee 'kubectl create-file --help' for usage.");
+        let err = parse_args(&["-f"]).expect_err("missing value");
+        assert_eq!(
+            flag_error_message(&err),
+            "Error: flag needs an argument: --filename\nSee 'kubectl create-file --help' for usage."
+        );
+        let err = parse_args(&["--concurrency=many"]).expect_err("not a number");
+        assert!(flag_error_message(&err).starts_with("Error: invalid argument \"many\" for \"--concurrency\" flag"));
+    }
+}

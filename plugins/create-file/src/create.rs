@@ -1,0 +1,258 @@
+//! Creating what the Builder produced: kubectl's `RunCreate` visitor function, with
+//! ordering and concurrency.
+//!
+//! - Namespaces and CustomResourceDefinitions are created first (together, bounded),
+//!   then the CRDs are awaited until Established, then everything else is created with
+//!   at most `--concurrency` requests in flight.
+//! - Results are printed in input order as soon as every earlier object is done, so
+//!   output is deterministic whatever order the server answers in.
+//! - Every failure (from the Builder or the server) is reported at the end with its
+//!   source; objects that could be created are created; the exit code is then 1.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube::runtime::conditions::is_crd_established;
+use kube::runtime::wait::await_condition;
+use serde_json::Value;
+use shared::cli::SilentExit;
+use shared::flags::DryRunStrategy;
+use shared::resource::{Info, Visited};
+use shared::rest::Helper;
+
+use crate::options::CreateFileOptions;
+use crate::report::{Failure, write_failures};
+
+/// The annotation `kubectl apply` reads (`--save-config`).
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// How often, and how long apart, a create for a CRD made in this run is retried while
+/// the server still answers 404 (it serves the new resource shortly after Established).
+const NEW_CRD_RETRIES: u32 = 20;
+const NEW_CRD_RETRY_DELAY: Duration = Duration::from_millis(250);
+
+/// The outcome of one entry, in input order.
+type Slot = Option<Result<Value, Failure>>;
+
+/// Prints finished results in input order and keeps failures for the end.
+struct Output<'a> {
+    slots: Vec<Slot>,
+    next: usize,
+    failures: Vec<Failure>,
+    opts: &'a CreateFileOptions,
+}
+
+impl Output<'_> {
+    fn set(&mut self, index: usize, result: Result<Value, Failure>) -> anyhow::Result<()> {
+        self.slots[index] = Some(result);
+        self.flush()
+    }
+
+    /// Prints the finished prefix.
+    fn flush(&mut self) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        while let Some(slot) = self.slots.get_mut(self.next) {
+            match slot.take() {
+                None => break,
+                Some(Ok(obj)) => self.opts.printer.print(&obj, &mut out)?,
+                Some(Err(failure)) => self.failures.push(failure),
+            }
+            self.next += 1;
+        }
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// Creates every object of `visited` (or prints it, for a client dry run).
+pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<ExitCode> {
+    if visited.entries.is_empty() {
+        anyhow::bail!("no objects passed to create");
+    }
+    let mut stderr = std::io::stderr().lock();
+    for info in visited.infos() {
+        for warning in &info.warnings {
+            let _ = writeln!(stderr, "Warning: {}: {warning}", info.origin);
+        }
+    }
+    drop(stderr);
+
+    let mut output = Output { slots: Vec::new(), next: 0, failures: Vec::new(), opts };
+    let mut first = Vec::new();
+    let mut rest = Vec::new();
+    for (index, entry) in visited.entries.into_iter().enumerate() {
+        output.slots.push(None);
+        match entry {
+            Err(err) => output.slots[index] = Some(Err(Failure::from_resource(&err))),
+            Ok(mut info) => {
+                if opts.save_config {
+                    save_config(&mut info.object)?;
+                }
+                if info.is_namespace_or_crd() { first.push((index, info)) } else { rest.push((index, info)) }
+            }
+        }
+    }
+
+    match (&opts.client, opts.dry_run) {
+        (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => {
+            // Namespaces and CRDs, then wait for the CRDs, then the rest.
+            let created_crds = create_batch(opts, client, first.iter(), &BTreeSet::new(), &mut output).await?;
+            let crds: Vec<&Info> = first.iter().map(|(_, i)| i).filter(|i| i.gvk.kind == "CustomResourceDefinition").collect();
+            let groups = if opts.dry_run == DryRunStrategy::None {
+                wait_established(opts, client, &crds, &created_crds, &mut output).await
+            } else {
+                BTreeSet::new()
+            };
+            create_batch(opts, client, rest.iter(), &groups, &mut output).await?;
+        }
+        _ => {
+            // Client dry run: nothing is sent; objects print in input order.
+            for (index, info) in first.into_iter().chain(rest) {
+                output.slots[index] = Some(Ok(info.object));
+            }
+        }
+    }
+    output.flush()?;
+
+    if output.failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_failures(&output.failures, &mut std::io::stderr().lock())?;
+    Err(SilentExit(1).into())
+}
+
+/// Creates `batch` with bounded concurrency and records each result. Returns the
+/// names of the CRDs created (for the Established wait).
+async fn create_batch<'a>(
+    opts: &CreateFileOptions,
+    client: &kube::Client,
+    batch: impl Iterator<Item = &'a (usize, Info)>,
+    new_crd_groups: &BTreeSet<String>,
+    output: &mut Output<'_>,
+) -> anyhow::Result<BTreeSet<String>> {
+    let mut created_crds = BTreeSet::new();
+    let mut results = futures::stream::iter(batch)
+        .map(|(index, info)| async move { (*index, info, create_one(opts, client, info, new_crd_groups).await) })
+        .buffer_unordered(opts.concurrency);
+    while let Some((index, info, result)) = results.next().await {
+        if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
+            created_crds.insert(info.name().to_string());
+        }
+        output.set(index, result.map_err(|e| Failure::creating(&info.origin, e)))?;
+    }
+    Ok(created_crds)
+}
+
+/// One create, retrying the 404s of a CRD that was only just established.
+async fn create_one(
+    opts: &CreateFileOptions,
+    client: &kube::Client,
+    info: &Info,
+    new_crd_groups: &BTreeSet<String>,
+) -> Result<Value, kube::Error> {
+    // The Builder maps every object it returns; a missing mapping cannot happen here.
+    let Some(mapping) = info.mapping.clone() else {
+        return Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone())));
+    };
+    let helper = Helper::new(client.clone(), mapping)
+        .dry_run(opts.dry_run == DryRunStrategy::Server)
+        .with_field_manager(&opts.field_manager);
+    let mut attempt = 0;
+    loop {
+        match helper.create(info.namespace(), &info.object).await {
+            Err(kube::Error::Api(status))
+                if status.code == 404 && new_crd_groups.contains(&info.gvk.group) && attempt < NEW_CRD_RETRIES =>
+            {
+                attempt += 1;
+                tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Waits (up to `--timeout` in all) for the CRDs created in this run to be Established.
+/// Returns the groups of those that are; a CRD that is not becomes an error.
+async fn wait_established(
+    opts: &CreateFileOptions,
+    client: &kube::Client,
+    crds: &[&Info],
+    created: &BTreeSet<String>,
+    output: &mut Output<'_>,
+) -> BTreeSet<String> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + opts.crd_timeout;
+    let mut groups = BTreeSet::new();
+    let by_name: HashMap<&str, &&Info> = crds.iter().map(|i| (i.name(), i)).collect();
+    for name in created {
+        let waited = tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_crd_established())).await;
+        let group = by_name.get(name.as_str()).and_then(|i| i.object["spec"]["group"].as_str()).unwrap_or_default();
+        match waited {
+            Ok(Ok(_)) => {
+                groups.insert(group.to_string());
+            }
+            Ok(Err(e)) => output.failures.push(Failure::Other(format!(
+                "error waiting for CustomResourceDefinition {name:?} to become Established: {e}"
+            ))),
+            Err(_) => output.failures.push(Failure::Other(format!(
+                "timed out after {:?} waiting for CustomResourceDefinition {name:?} to become Established",
+                opts.crd_timeout
+            ))),
+        }
+    }
+    groups
+}
+
+/// `--save-config`: kubectl's `CreateOrUpdateAnnotation`. The annotation holds the
+/// object as compact JSON (keys sorted, a final newline), serialised without the
+/// annotation itself (and without an `annotations` map left empty by its removal).
+fn save_config(object: &mut Value) -> anyhow::Result<()> {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return Ok(()) };
+    let mut annotations = match meta.remove("annotations") {
+        Some(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    annotations.remove(LAST_APPLIED);
+    if !annotations.is_empty() {
+        meta.insert("annotations".into(), Value::Object(annotations.clone()));
+    }
+    let mut encoded = serde_json::to_string(object)?;
+    encoded.push('\n');
+    annotations.insert(LAST_APPLIED.into(), Value::String(encoded));
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("annotations".into(), Value::Object(annotations));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn save_config_records_the_object_without_the_annotation() {
+        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}});
+        save_config(&mut obj).expect("annotated");
+        assert_eq!(
+            obj["metadata"]["annotations"][LAST_APPLIED],
+            "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"b\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}\n"
+        );
+    }
+
+    #[test]
+    fn save_config_replaces_an_old_annotation_and_keeps_others() {
+        let mut obj = json!({"kind": "ConfigMap", "metadata": {"name": "x", "annotations": {"a": "1", LAST_APPLIED: "old"}}});
+        save_config(&mut obj).expect("annotated");
+        assert_eq!(obj["metadata"]["annotations"]["a"], "1");
+        assert_eq!(
+            obj["metadata"]["annotations"][LAST_APPLIED],
+            "{\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{\"a\":\"1\"},\"name\":\"x\"}}\n"
+        );
+    }
+}

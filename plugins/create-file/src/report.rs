@@ -1,0 +1,101 @@
+//! Errors as kubectl reports them after a continue-on-error run.
+//!
+//! kubectl prints a single error as `error: …` (or `Error from server (Reason): …`),
+//! and an aggregate of several one per line, API errors with their `Error from server`
+//! prefix and the others bare (its `MultipleErrors("", errs)`). Errors about creating
+//! an object name its source, as kubectl's `AddSourceToErr` does:
+//! `error when creating "a.yaml": …`, with the document added for multi-document files.
+
+use std::io::Write;
+
+use kube::core::Status;
+use shared::resource::{Origin, ResourceError};
+
+/// One failed object or input.
+#[derive(Debug)]
+pub enum Failure {
+    /// The server refused the request.
+    Api(Box<Status>),
+    /// Anything else.
+    Other(String),
+}
+
+impl Failure {
+    /// A failure of the Builder (reading, parsing, validating, mapping).
+    pub fn from_resource(err: &ResourceError) -> Self {
+        Self::Other(err.to_string())
+    }
+
+    /// A failed create of the object from `origin`.
+    pub fn creating(origin: &Origin, err: kube::Error) -> Self {
+        match err {
+            kube::Error::Api(mut status) => {
+                status.message = format!("error when creating {origin}: {}", status.message);
+                Self::Api(status)
+            }
+            other => Self::Other(format!("error when creating {origin}: {}", chain(&other))),
+        }
+    }
+
+    fn render(&self, alone: bool) -> String {
+        match self {
+            Self::Api(status) => shared::cli::format_api_status(status),
+            Self::Other(msg) if alone && !msg.starts_with("error: ") => format!("error: {msg}"),
+            Self::Other(msg) => msg.clone(),
+        }
+    }
+}
+
+/// An error and its causes, without repeating a cause its parent already quotes.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut msg = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = cause.source();
+    }
+    msg
+}
+
+/// Writes the failures to `out` the way kubectl's `CheckErr` does.
+pub fn write_failures(failures: &[Failure], out: &mut dyn Write) -> std::io::Result<()> {
+    let alone = failures.len() == 1;
+    for failure in failures {
+        writeln!(out, "{}", failure.render(alone))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin { source: "a.yaml".into(), document: 2, documents: 3, line: 5, item: None }
+    }
+
+    fn render(failures: &[Failure]) -> String {
+        let mut out = Vec::new();
+        write_failures(failures, &mut out).expect("write");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn api_errors_name_the_source_and_document() {
+        let status = Status::failure("configmaps \"x\" already exists", "AlreadyExists").with_code(409);
+        let f = Failure::creating(&origin(), kube::Error::Api(Box::new(status)));
+        assert_eq!(
+            render(&[f]),
+            "Error from server (AlreadyExists): error when creating \"a.yaml\" (document 2): configmaps \"x\" already exists\n"
+        );
+    }
+
+    #[test]
+    fn one_plain_error_gets_the_prefix_and_several_do_not() {
+        assert_eq!(render(&[Failure::Other("boom".into())]), "error: boom\n");
+        assert_eq!(render(&[Failure::Other("a".into()), Failure::Other("b".into())]), "a\nb\n");
+    }
+}

@@ -1,0 +1,131 @@
+//! The stages between reading and sending, as small functions over entries: kubectl's
+//! `FlattenListVisitor`, `FilteredVisitor` with `FilterByLabelSelector`, the mapping done
+//! by its `mapper`, the `SetNamespace`/`RequireNamespace` helpers of `DecoratedVisitor`,
+//! and `ContinueOnErrorVisitor`. [`Builder::build`](super::Builder::build) stacks them in
+//! a fixed order; each keeps errors in place so the order of the input is preserved.
+
+use kube::core::{Selector, SelectorExt};
+use serde_json::Value;
+
+use super::mapper::{LookupError, RestMapper};
+use super::validate::{Validation, validate};
+use super::{Entry, Info, ResourceError};
+
+/// Replaces every `List` (kind `List` or `*List` with an `items` array) by its items,
+/// recursively. Items remember the List's origin and their position in it.
+pub fn flatten_lists(entries: Vec<Entry>) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        flatten_into(entry, &mut out);
+    }
+    out
+}
+
+fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
+    let info = match entry {
+        Ok(info) if is_list(&info) => info,
+        other => return out.push(other),
+    };
+    let Info { origin, object, .. } = info;
+    let items = match object {
+        Value::Object(mut map) => map.remove("items"),
+        _ => None,
+    };
+    for (i, item) in items.and_then(|v| if let Value::Array(a) = v { Some(a) } else { None }).into_iter().flatten().enumerate()
+    {
+        let mut origin = origin.clone();
+        // Nested lists keep the outermost position, which is what a reader can find.
+        origin.item = origin.item.or(Some(i + 1));
+        flatten_into(Ok(Info::from_object(item, origin)), out);
+    }
+}
+
+fn is_list(info: &Info) -> bool {
+    info.gvk.kind.ends_with("List") && info.object.get("items").is_some_and(Value::is_array)
+}
+
+/// Client-side validation of every object (`--validate`).
+pub fn validate_all(entries: Vec<Entry>, mode: Validation) -> Vec<Entry> {
+    entries.into_iter().map(|e| e.and_then(|info| validate(info, mode))).collect()
+}
+
+/// Keeps the objects whose labels match `selector` (errors are kept).
+pub fn filter_by_selector(entries: Vec<Entry>, selector: &Selector) -> Vec<Entry> {
+    entries.into_iter().filter(|e| e.as_ref().map_or(true, |info| selector.matches(&info.labels()))).collect()
+}
+
+/// Maps every object to its resource. The mapper learns the CRDs of the input first
+/// and then runs discovery for the group-versions used, in one batch.
+pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry> {
+    mapper.learn_crds(entries.iter().filter_map(|e| e.as_ref().ok()));
+    mapper.prepare(entries.iter().filter_map(|e| e.as_ref().ok()).map(|info| info.gvk.clone())).await;
+    entries
+        .into_iter()
+        .map(|e| {
+            e.and_then(|mut info| match mapper.lookup(&info.gvk) {
+                Ok(mapping) => {
+                    info.mapping = Some(mapping);
+                    Ok(info)
+                }
+                Err(LookupError::NoMatch) => Err(ResourceError::NoMapping {
+                    name: info.name().to_string(),
+                    namespace: info.namespace().unwrap_or_default().to_string(),
+                    kind: info.gvk.kind.clone(),
+                    api_version: info.api_version(),
+                    origin: info.origin,
+                }),
+                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery { origin: info.origin, source }),
+            })
+        })
+        .collect()
+}
+
+fn is_namespaced(info: &Info) -> bool {
+    info.mapping.as_ref().is_some_and(|m| m.namespaced)
+}
+
+/// kubectl's `SetNamespace`: namespaced objects without a namespace get `namespace`;
+/// cluster-scoped objects are left alone. Needs the mapping (for the scope).
+pub fn set_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
+    entries
+        .into_iter()
+        .map(|e| {
+            e.map(|mut info| {
+                if is_namespaced(&info) && info.namespace().is_none() {
+                    info.set_namespace(namespace);
+                }
+                info
+            })
+        })
+        .collect()
+}
+
+/// kubectl's `RequireNamespace` (with an explicit `-n`): like [`set_namespace`], and an
+/// object naming another namespace is an error.
+pub fn require_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
+    set_namespace(entries, namespace)
+        .into_iter()
+        .map(|e| {
+            e.and_then(|info| match info.namespace() {
+                Some(ns) if is_namespaced(&info) && ns != namespace => Err(ResourceError::NamespaceMismatch {
+                    object: ns.to_string(),
+                    flag: namespace.to_string(),
+                    origin: info.origin,
+                }),
+                _ => Ok(info),
+            })
+        })
+        .collect()
+}
+
+/// Without kubectl's `ContinueOnError()`, visiting stops at the first error: keep the
+/// entries up to and including it.
+pub fn stop_at_first_error(mut entries: Vec<Entry>) -> Vec<Entry> {
+    if let Some(first) = entries.iter().position(Result::is_err) {
+        entries.truncate(first + 1);
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,85 @@
+//! The errors of the resource builder.
+//!
+//! Every variant that concerns one object carries its [`Origin`], so that an error
+//! reported at the end of a continue-on-error run still names the file and document it
+//! came from. Messages follow kubectl's wording where kubectl has one.
+
+use super::Origin;
+
+/// Errors raised while turning `-f`/`-k` inputs into [`Info`](super::Info)s.
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceError {
+    /// A path given with `-f` does not exist (kubectl's wording).
+    #[error("the path \"{path}\" does not exist")]
+    PathNotFound { path: String },
+    /// A path exists but cannot be read (permissions, a FIFO gone away, …).
+    #[error("unable to read \"{path}\": {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory given with `-f` holds no `.json`, `.yaml` or `.yml` file.
+    #[error("error reading [{path}]: recognized file extensions are [.json .yaml .yml]")]
+    EmptyDirectory { path: String },
+    /// `-f http…` that is not a valid URL (kubectl's wording).
+    #[error("the URL passed to filename \"{url}\" is not valid: {reason}")]
+    InvalidUrl { url: String, reason: String },
+    /// Fetching a URL failed for good (after the retries for transient failures).
+    #[error("unable to read URL \"{url}\", {reason}")]
+    Url { url: String, reason: String },
+    /// `-k` could not run kustomize.
+    #[error("unable to run kustomize for \"{path}\": {reason}")]
+    Kustomize { path: String, reason: String },
+    /// A stream is not text (binary file, invalid UTF-8).
+    #[error("error parsing {source_name}: {reason}")]
+    NotText { source_name: String, reason: String },
+    /// A document is not valid YAML or JSON; `line` counts from the start of the source.
+    #[error("error parsing {source_name}: line {line}: {reason}")]
+    Parse { source_name: String, line: usize, reason: String },
+    /// Client-side schema validation (`--validate`) rejected an object.
+    #[error(
+        "error validating {origin}: error validating data: {reason}; if you choose to ignore these errors, turn validation off with --validate=false"
+    )]
+    Invalid { origin: Origin, reason: String },
+    /// Even with validation off, an object without `kind`/`apiVersion` cannot be sent.
+    #[error("unable to decode {origin}: {reason}")]
+    Decode { origin: Origin, reason: String },
+    /// No REST mapping for the object's kind (kubectl's wording, including the hint).
+    #[error(
+        "resource mapping not found for name: \"{name}\" namespace: \"{namespace}\" from {origin}: no matches for kind \"{kind}\" in version \"{api_version}\"\nensure CRDs are installed first"
+    )]
+    NoMapping { origin: Origin, name: String, namespace: String, kind: String, api_version: String },
+    /// Discovery itself failed (connection refused, 403 on /apis/…).
+    #[error("unable to recognize {origin}: {source}")]
+    Discovery {
+        origin: Origin,
+        #[source]
+        source: std::sync::Arc<kube::Error>,
+    },
+    /// `-n` was given explicitly and the object names another namespace.
+    #[error(
+        "the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
+    )]
+    NamespaceMismatch { origin: Origin, object: String, flag: String },
+    /// The `-l` value does not parse.
+    #[error("unable to parse requirement: {0}")]
+    Selector(String),
+    /// Inputs that cannot be combined (kubectl's wording).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl ResourceError {
+    /// The object the error is about, when it is about one.
+    pub fn origin(&self) -> Option<&Origin> {
+        match self {
+            Self::Invalid { origin, .. }
+            | Self::Decode { origin, .. }
+            | Self::NoMapping { origin, .. }
+            | Self::Discovery { origin, .. }
+            | Self::NamespaceMismatch { origin, .. } => Some(origin),
+            _ => None,
+        }
+    }
+}

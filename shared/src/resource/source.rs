@@ -1,0 +1,181 @@
+//! The inputs of `-f`/`-k`: kubectl's `FileVisitor` (files, directories, `-R`), stdin,
+//! `URLVisitor` and `KustomizeVisitor`, each producing a named byte stream.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::{ResourceError, UrlOptions, kustomize, url};
+
+/// The extensions read from directories (explicitly named files may have any).
+const FILE_EXTENSIONS: [&str; 3] = ["json", "yaml", "yml"];
+
+/// One input as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// `-f -`.
+    Stdin,
+    /// `-f http://…` or `https://…`.
+    Url(reqwest::Url),
+    /// `-f PATH`, a file or a directory.
+    Path { path: PathBuf, recursive: bool },
+    /// `-k DIR`.
+    Kustomize(PathBuf),
+}
+
+/// A named stream of manifests, or why it could not be read.
+pub(crate) type Stream = Result<(String, Vec<u8>), ResourceError>;
+
+/// Parses a `-f` value into an [`Input`], as kubectl's `FilenameParam` does.
+pub(crate) fn classify(value: &str, recursive: bool) -> Result<Input, ResourceError> {
+    if value == "-" {
+        return Ok(Input::Stdin);
+    }
+    if value.starts_with("http://") || value.starts_with("https://") {
+        return reqwest::Url::parse(value)
+            .map(Input::Url)
+            .map_err(|e| ResourceError::InvalidUrl { url: value.to_string(), reason: e.to_string() });
+    }
+    Ok(Input::Path { path: PathBuf::from(value), recursive })
+}
+
+/// What reading needs besides the inputs: stdin and the URL and kustomize settings.
+pub(crate) struct ReadContext<'a> {
+    pub stdin: &'a mut Option<Box<dyn Read + Send>>,
+    pub url: &'a UrlOptions,
+    pub search_path: Option<&'a std::ffi::OsStr>,
+}
+
+/// Reads one input into its streams, in order (a directory gives one per file).
+pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<Stream> {
+    match input {
+        Input::Stdin => {
+            // kubectl reads stdin once; a second `-f -` sees an empty stream.
+            let mut bytes = Vec::new();
+            let result = match cx.stdin.take() {
+                Some(mut reader) => reader.read_to_end(&mut bytes).map(|_| ()),
+                None => Ok(()),
+            };
+            vec![result
+                .map(|()| ("STDIN".to_string(), bytes))
+                .map_err(|source| ResourceError::Read { path: "STDIN".into(), source })]
+        }
+        Input::Url(u) => vec![url::fetch(u, cx.url).await.map(|bytes| (u.to_string(), bytes))],
+        Input::Kustomize(dir) => {
+            vec![kustomize::build(dir, cx.search_path).await.map(|bytes| (dir.display().to_string(), bytes))]
+        }
+        Input::Path { path, recursive } => match expand_path(path, *recursive) {
+            Ok(files) => files.into_iter().map(|file| read_file(&file)).collect(),
+            Err(err) => vec![Err(err)],
+        },
+    }
+}
+
+fn read_file(path: &Path) -> Stream {
+    let name = path.display().to_string();
+    std::fs::read(path).map(|bytes| (name.clone(), bytes)).map_err(|source| io_error(&name, source))
+}
+
+fn io_error(path: &str, source: std::io::Error) -> ResourceError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        ResourceError::PathNotFound { path: path.to_string() }
+    } else {
+        ResourceError::Read { path: path.to_string(), source }
+    }
+}
+
+/// A file is itself; a directory is its `.json`/`.yaml`/`.yml` files in lexical order
+/// (descending into subdirectories with `-R`), like kubectl's `ExpandPathsToFileVisitors`.
+/// Unlike kubectl, a directory without any manifest is an error rather than silence.
+pub(crate) fn expand_path(path: &Path, recursive: bool) -> Result<Vec<PathBuf>, ResourceError> {
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| io_error(&name, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    walk(path, recursive, &mut files)?;
+    if files.is_empty() {
+        return Err(ResourceError::EmptyDirectory { path: name });
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), ResourceError> {
+    let read_err = |e| io_error(&dir.display().to_string(), e);
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(read_err)?;
+    entries.sort();
+    for entry in entries {
+        // symlink_metadata: like filepath.Walk, do not follow symlinked directories
+        // (which could loop); symlinked files are read through the link.
+        let Ok(meta) = std::fs::symlink_metadata(&entry) else { continue };
+        if meta.is_dir() {
+            if recursive {
+                walk(&entry, recursive, out)?;
+            }
+        } else if entry.extension().and_then(|e| e.to_str()).is_some_and(|e| FILE_EXTENSIONS.contains(&e)) {
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(dir: &Path, rel: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().expect("has parent")).expect("mkdir");
+        std::fs::write(p, "kind: X\n").expect("write");
+    }
+
+    fn rel(dir: &Path, files: Vec<PathBuf>) -> Vec<String> {
+        files.iter().map(|f| f.strip_prefix(dir).expect("inside").display().to_string()).collect()
+    }
+
+    #[test]
+    fn directories_expand_to_manifests_in_lexical_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in ["b.yaml", "a.json", "c.yml", "notes.txt", "sub/d.yaml", "sub/deeper/e.yaml"] {
+            touch(dir.path(), f);
+        }
+        assert_eq!(rel(dir.path(), expand_path(dir.path(), false).expect("flat")), ["a.json", "b.yaml", "c.yml"]);
+        assert_eq!(
+            rel(dir.path(), expand_path(dir.path(), true).expect("recursive")),
+            ["a.json", "b.yaml", "c.yml", "sub/d.yaml", "sub/deeper/e.yaml"]
+        );
+    }
+
+    #[test]
+    fn named_files_are_read_whatever_their_extension() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        touch(dir.path(), "notes.txt");
+        assert_eq!(expand_path(&dir.path().join("notes.txt"), false).expect("file").len(), 1);
+    }
+
+    #[test]
+    fn missing_paths_and_empty_directories_are_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("nope.yaml");
+        let err = expand_path(&missing, false).expect_err("missing");
+        assert_eq!(err.to_string(), format!("the path \"{}\" does not exist", missing.display()));
+        touch(dir.path(), "readme.md");
+        let err = expand_path(dir.path(), true).expect_err("no manifests");
+        assert!(err.to_string().ends_with("]: recognized file extensions are [.json .yaml .yml]"), "{err}");
+    }
+
+    #[test]
+    fn classify_recognises_stdin_urls_and_paths() {
+        assert_eq!(classify("-", false).expect("stdin"), Input::Stdin);
+        assert!(matches!(classify("https://example.com/a.yaml", false), Ok(Input::Url(_))));
+        assert!(matches!(classify("http://[::1", false), Err(ResourceError::InvalidUrl { .. })));
+        assert_eq!(
+            classify("dir", true).expect("path"),
+            Input::Path { path: "dir".into(), recursive: true }
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! Client-side schema validation, kubectl's `--validate`.
+//!
+//! kubectl 1.32 validates on the server when the server supports field validation;
+//! our server (1.20) does not, so the checks here are the client-side ones: every
+//! object must be a map with `apiVersion`, `kind` and a name, and for the built-in
+//! kinds the typed models of k8s-openapi reject unknown fields and wrong types.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::{Info, ResourceError, builtin};
+
+/// The `--validate` modes. `true` is `strict` and `false` is `ignore`, as in kubectl.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Validation {
+    /// Reject invalid objects.
+    #[default]
+    Strict,
+    /// Report problems as warnings and send the objects anyway.
+    Warn,
+    /// Check only what is needed to send the object at all.
+    Ignore,
+}
+
+impl FromStr for Validation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "true" | "strict" => Ok(Self::Strict),
+            "warn" => Ok(Self::Warn),
+            "false" | "ignore" => Ok(Self::Ignore),
+            _ => Err(format!(
+                "invalid - validate option {s:?}; must be one of: strict (or true), warn, ignore (or false)"
+            )),
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+/// Validates one object. Problems that make the object unsendable are errors in
+/// every mode; schema problems are errors, warnings or ignored depending on `mode`.
+pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, ResourceError> {
+    let fatal = |info: &Info, reason: String| match mode {
+        Validation::Ignore => ResourceError::Decode { origin: info.origin.clone(), reason },
+        _ => ResourceError::Invalid { origin: info.origin.clone(), reason },
+    };
+    let Some(obj) = info.object.as_object() else {
+        let reason = format!("the document is {}, not an object with apiVersion and kind", type_name(&info.object));
+        return Err(fatal(&info, reason));
+    };
+    for field in ["apiVersion", "kind"] {
+        match obj.get(field) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            None | Some(Value::Null) => return Err(fatal(&info, format!("{field} not set"))),
+            Some(Value::String(_)) => return Err(fatal(&info, format!("{field} not set"))),
+            Some(other) => return Err(fatal(&info, format!("{field} must be a string, not {}", type_name(other)))),
+        }
+    }
+    match obj.get("metadata") {
+        Some(Value::Object(meta)) => {
+            let has = |k: &str| meta.get(k).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+            if !has("name") && !has("generateName") {
+                return Err(fatal(&info, "metadata.name: Required value: name or generateName is required".into()));
+            }
+        }
+        None | Some(Value::Null) => {
+            return Err(fatal(&info, "metadata.name: Required value: name or generateName is required".into()));
+        }
+        Some(other) => return Err(fatal(&info, format!("metadata must be a map, not {}", type_name(other)))),
+    }
+    if mode == Validation::Ignore {
+        return Ok(info);
+    }
+    let Some(kind) = builtin::find(&info.gvk.group, &info.gvk.version, &info.gvk.kind) else {
+        // Custom resources: their schema lives on the server, which checks it.
+        return Ok(info);
+    };
+    let problems = match kind.unknown_fields(&info.object) {
+        Ok(unknown) if unknown.is_empty() => return Ok(info),
+        Ok(unknown) => unknown.iter().map(|p| format!("unknown field \"{p}\" in {}", kind.kind)).collect(),
+        Err(decode) => vec![format!("{}: {decode}", kind.kind)],
+    };
+    match mode {
+        Validation::Warn => {
+            info.warnings.extend(problems);
+            Ok(info)
+        }
+        _ => Err(ResourceError::Invalid { origin: info.origin.clone(), reason: problems.join(", ") }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::Origin;
+    use serde_json::json;
+
+    fn info(v: Value) -> Info {
+        Info::from_object(v, Origin::single("f.yaml"))
+    }
+
+    fn err(v: Value, mode: Validation) -> String {
+        validate(info(v), mode).expect_err("invalid").to_string()
+    }
+
+    #[test]
+    fn modes_parse_like_kubectl() {
+        assert_eq!("true".parse(), Ok(Validation::Strict));
+        assert_eq!("strict".parse(), Ok(Validation::Strict));
+        assert_eq!("warn".parse(), Ok(Validation::Warn));
+        assert_eq!("false".parse(), Ok(Validation::Ignore));
+        assert_eq!("ignore".parse(), Ok(Validation::Ignore));
+        assert!("maybe".parse::<Validation>().is_err());
+    }
+
+    #[test]
+    fn kind_and_api_version_are_required_in_every_mode() {
+        assert_eq!(
+            err(json!({"apiVersion": "v1", "metadata": {"name": "x"}}), Validation::Strict),
+            "error validating \"f.yaml\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"
+        );
+        assert_eq!(
+            err(json!({"kind": "ConfigMap", "metadata": {"name": "x"}}), Validation::Ignore),
+            "unable to decode \"f.yaml\": apiVersion not set"
+        );
+        assert!(err(json!("just a string"), Validation::Warn).contains("the document is a string"));
+    }
+
+    #[test]
+    fn a_name_or_generate_name_is_required() {
+        let e = err(json!({"apiVersion": "v1", "kind": "ConfigMap"}), Validation::Strict);
+        assert!(e.contains("name or generateName is required"), "{e}");
+        let ok = validate(info(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}})), Validation::Strict);
+        assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn strict_rejects_unknown_fields_of_builtin_kinds_and_warn_warns() {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dta": {"a": "b"}});
+        assert!(err(cm.clone(), Validation::Strict).contains("unknown field \"dta\" in ConfigMap"));
+        let warned = validate(info(cm.clone()), Validation::Warn).expect("warn mode sends it");
+        assert_eq!(warned.warnings, ["unknown field \"dta\" in ConfigMap"]);
+        assert!(validate(info(cm), Validation::Ignore).expect("ignored").warnings.is_empty());
+    }
+
+    #[test]
+    fn custom_resources_pass_with_any_fields() {
+        let cr = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "anything": 1});
+        assert!(validate(info(cr), Validation::Strict).is_ok());
+    }
+}

@@ -1,0 +1,8 @@
+//! REST helpers: the verbs sent to the API server for one kind of object.
+//!
+//! - [`helper`]: cli-runtime's `resource.Helper` for dynamic objects (create with
+//!   dry-run and field manager, raw POST), used by `create-file`.
+
+pub mod helper;
+
+pub use helper::{Helper, post_raw};

@@ -1,0 +1,247 @@
+//! `kubectl create-file` through the real kubectl's plugin lookup.
+//!
+//! Cluster-scoped objects (Namespaces, ClusterRoles, CRDs) are named after the test's
+//! namespace so that runs never collide, and are deleted at the end of each test.
+
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+use tests::harness::{LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn write(dir: &Path, rel: &str, text: &str) -> String {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, text).expect("write fixture");
+    path.display().to_string()
+}
+
+fn create_file(args: &[&str]) -> Output {
+    cluster().kubectl().arg("create-file").args(args).run()
+}
+
+fn lines(s: &str) -> Vec<&str> {
+    s.lines().collect()
+}
+
+fn configmap(name: &str, labels: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\ndata:\n  k: v\n")
+}
+
+async fn configmap_names(ns: &str) -> Vec<String> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps")
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|n| n != "kube-root-ca.crt")
+        .collect();
+    names.sort();
+    names
+}
+
+async fn delete_cluster_scoped(kind_plural: &str, name: &str) {
+    let _ = cluster().kubectl().args(["delete", kind_plural, name, "--ignore-not-found", "--wait=false"]).run();
+}
+
+/// A directory tree with -R, a List, a multi-document file, mixed namespaced and
+/// cluster-scoped kinds, and a CRD with an instance of it, all in one run.
+#[tokio::test]
+async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
+    let ns = cluster().namespace("cf-tree").await;
+    let tag = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("tree");
+    // The instance comes before its CRD in the input: the CRD is still created first.
+    write(&root, "a-widgets.yaml", &format!("apiVersion: {tag}.example.com/v1\nkind: Gizmo\nmetadata:\n  name: g1\nspec:\n  size: 3\n"));
+    write(
+        &root,
+        "b-list.json",
+        r#"{"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-1"}},
+            {"apiVersion": "v1", "kind": "ConfigMapList", "items": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-2"}}]}]}"#,
+    );
+    write(
+        &root,
+        "c-multi.yaml",
+        &format!("---\n{}---\n\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {tag}-reader\nrules: []\n", configmap("multi-1", "")),
+    );
+    write(
+        &root,
+        "sub/deeper/crd.yaml",
+        &format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gizmos.{tag}.example.com\n\
+             spec:\n  group: {tag}.example.com\n  scope: Namespaced\n  names: {{kind: Gizmo, plural: gizmos, singular: gizmo}}\n\
+             \x20 versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n\
+             \x20       type: object\n        x-kubernetes-preserve-unknown-fields: true\n"
+        ),
+    );
+    write(&root, "sub/README.md", "not a manifest");
+
+    let out = create_file(&["-R", "-f", &root.display().to_string(), "-n", tag]);
+    out.success();
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            format!("gizmo.{tag}.example.com/g1 created"),
+            "configmap/from-list-1 created".into(),
+            "configmap/from-list-2 created".into(),
+            "configmap/multi-1 created".into(),
+            format!("clusterrole.rbac.authorization.k8s.io/{tag}-reader created"),
+            format!("customresourcedefinition.apiextensions.k8s.io/gizmos.{tag}.example.com created"),
+        ]
+    );
+    assert_eq!(configmap_names(tag).await, ["from-list-1", "from-list-2", "multi-1"]);
+    let gvk = GroupVersionKind::gvk(&format!("{tag}.example.com"), "v1", "Gizmo");
+    let gizmos: Api<DynamicObject> =
+        Api::namespaced_with(cluster().client().await, tag, &ApiResource::from_gvk_with_plural(&gvk, "gizmos"));
+    assert_eq!(gizmos.get("g1").await.expect("the instance exists").data["spec"]["size"], 3);
+
+    // Without -R only the top level is read: the CRD is not, so its kind is unknown
+    // unless discovery now serves it (it does), and the names already exist.
+    let again = create_file(&["-f", &root.display().to_string(), "-n", tag, "-o", "name"]);
+    again.code(1);
+    assert!(again.stdout.is_empty(), "{}", again.stdout);
+    assert!(again.stderr.contains(&format!("error when creating \"{}\": gizmos.{tag}.example.com \"g1\" already exists", root.join("a-widgets.yaml").display())), "{}", again.stderr);
+
+    delete_cluster_scoped("crd", &format!("gizmos.{tag}.example.com")).await;
+    delete_cluster_scoped("clusterrole", &format!("{tag}-reader")).await;
+}
+
+/// Namespaces are created before the objects that live in them.
+#[tokio::test]
+async fn namespaces_first_and_stdin() {
+    let ns = cluster().namespace("cf-nsfirst").await;
+    let fresh = format!("{}-new", ns.as_str());
+    let input = format!("{}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {fresh}\n", configmap("inside", "").replace("name: inside", &format!("name: inside\n  namespace: {fresh}")));
+    let out = cluster().kubectl().args(["create-file", "-f", "-", "-o", "name"]).stdin(input).run();
+    out.success();
+    assert_eq!(lines(&out.stdout), ["configmap/inside", &format!("namespace/{fresh}")]);
+    assert_eq!(configmap_names(&fresh).await, ["inside"]);
+    let _ = Api::<Namespace>::all(cluster().client().await).delete(&fresh, &DeleteParams::background()).await;
+}
+
+/// `-l` filters before creating; an explicit `-n` that disagrees with an object's
+/// namespace is kubectl's error, while the rest is created.
+#[tokio::test]
+async fn selector_and_namespace_mismatch() {
+    let ns = cluster().namespace("cf-select").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "m.yaml",
+        &format!(
+            "{}---\n{}---\n{}",
+            configmap("web", "app: web"),
+            configmap("db", "app: db"),
+            configmap("elsewhere", "app: web").replace("name: elsewhere", "name: elsewhere\n  namespace: other")
+        ),
+    );
+    let out = create_file(&["-f", &f, "-l", "app=web", "-n", ns.as_str()]);
+    out.code(1);
+    assert_eq!(out.stdout, "configmap/web created\n");
+    assert_eq!(
+        out.stderr,
+        format!("error: the namespace from the provided object \"other\" does not match the namespace \"{}\". You must pass '--namespace=other' to perform this operation.\n", ns.as_str())
+    );
+    assert_eq!(configmap_names(ns.as_str()).await, ["web"]);
+}
+
+/// One bad document or a failed create does not stop the others; every error is
+/// reported at the end with its file and document, and the exit code is 1.
+#[tokio::test]
+async fn continue_on_error_reports_everything_at_the_end() {
+    let ns = cluster().namespace("cf-errors").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "d/1-good.yaml", &configmap("good", ""));
+    let mixed = write(
+        dir.path(),
+        "d/2-mixed.yaml",
+        &format!("{}---\nkind: [broken\n---\napiVersion: v1\nmetadata:\n  name: no-kind\n---\n{}", configmap("second", ""), configmap("good", "")),
+    );
+    write(dir.path(), "d/3-binary.yaml", "\u{7f}ELF\u{0}\u{0}");
+    let out = create_file(&["-f", &dir.path().join("d").display().to_string(), "-n", ns.as_str()]);
+    out.code(1);
+    assert_eq!(lines(&out.stdout), ["configmap/good created", "configmap/second created"]);
+    let binary = dir.path().join("d/3-binary.yaml").display().to_string();
+    assert_eq!(
+        lines(&out.stderr),
+        [
+            format!("error parsing {mixed}: line 9: unclosed bracket '['"),
+            format!("error validating \"{mixed}\" (document 3): error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"),
+            format!("Error from server (AlreadyExists): error when creating \"{mixed}\" (document 4): configmaps \"good\" already exists"),
+            format!("error parsing {binary}: not a YAML or JSON text file (control character at line 1)"),
+        ]
+    );
+    assert_eq!(configmap_names(ns.as_str()).await, ["good", "second"]);
+}
+
+/// `--dry-run=server` sends the requests (and gets the server's checks) but nothing
+/// is stored.
+#[tokio::test]
+async fn server_dry_run_creates_nothing() {
+    let ns = cluster().namespace("cf-dry").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(dir.path(), "a.yaml", &format!("{}---\n{}", configmap("a", ""), configmap("b", "")));
+    let out = create_file(&["-f", &f, "-n", ns.as_str(), "--dry-run=server"]);
+    out.success();
+    assert_eq!(lines(&out.stdout), ["configmap/a created (server dry run)", "configmap/b created (server dry run)"]);
+    assert!(configmap_names(ns.as_str()).await.is_empty());
+}
+
+/// Forbidden for a user without rights on the cluster scope; its namespaced objects
+/// are still created.
+#[tokio::test]
+async fn forbidden_is_reported_and_the_rest_created() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "a.yaml",
+        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cf-forbidden-{}\n---\n{}", std::process::id(), configmap("limited-ok", "")),
+    );
+    let out = create_file(&["--context", LIMITED_CONTEXT, "-f", &f, "-n", LIMITED_NAMESPACE, "-o", "name"]);
+    out.code(1);
+    assert_eq!(out.stdout, "configmap/limited-ok\n");
+    assert!(out.stderr.starts_with(&format!("Error from server (Forbidden): error when creating \"{f}\" (document 1): namespaces is forbidden: User \"limited\" cannot create resource \"namespaces\"")), "{}", out.stderr);
+    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, LIMITED_NAMESPACE);
+    let _ = api.delete("limited-ok", &DeleteParams::default()).await;
+}
+
+/// `-f http://…` served on loopback, including a 404.
+#[tokio::test]
+async fn manifests_from_a_url() {
+    let ns = cluster().namespace("cf-url").await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let body = format!("{}---\n{}", configmap("from-url-1", ""), configmap("from-url-2", ""));
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 4096];
+            let n = sock.read(&mut buf).await.unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]).to_string();
+            let answer = if request.starts_with("GET /m.yaml ") {
+                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+            } else {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+            };
+            let _ = sock.write_all(answer.as_bytes()).await;
+            let _ = sock.shutdown().await;
+        }
+    });
+    let url = format!("http://{addr}/m.yaml");
+    let missing = format!("http://{addr}/missing.yaml");
+    // The plugin runs as a child process: run it off the runtime so the server task
+    // above keeps answering.
+    let args = vec!["create-file".to_string(), "-f".into(), url, "-f".into(), missing.clone(), "-n".into(), ns.as_str().into()];
+    let out = tokio::task::spawn_blocking(move || cluster().kubectl().args(&args).run()).await.expect("join");
+    out.code(1);
+    assert_eq!(lines(&out.stdout), ["configmap/from-url-1 created", "configmap/from-url-2 created"]);
+    assert_eq!(out.stderr, format!("error: unable to read URL \"{missing}\", server reported 404 Not Found, status code=404\n"));
+    assert_eq!(configmap_names(ns.as_str()).await, ["from-url-1", "from-url-2"]);
+}
