@@ -1,24 +1,81 @@
-//! `kubectl rolling-update` (binary `kubectl-rolling_update`): Perform a rolling update of the given ReplicationController.
+//! `kubectl rolling-update` (binary `kubectl-rolling_update`): kubectl 1.17's
+//! rolling update of a ReplicationController, back with its exact semantics.
 //!
-//! This is the thin entry point: parse, then hand over to the options module.
+//! This is the thin entry point: parse, validate (no cluster needed), build the
+//! client, then hand over to [`options::RollingUpdateOptions`].
 
+mod cluster;
+mod controller;
+mod fencepost;
+mod flags;
+mod interrupt;
+mod names;
+mod options;
+mod output;
+mod updater;
+mod validate;
+
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Perform a rolling update of the given ReplicationController.
-#[derive(Parser, Debug)]
-#[command(name = "kubectl rolling-update", version, about)]
-struct Args {
-    #[command(flatten)]
-    config: shared::flags::ConfigFlags,
-}
+use crate::options::{COMMAND, RollingUpdateOptions, Stopped, UsageErrors};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match flags::Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => return flag_error(err),
+    };
     shared::cli::init_logging(args.config.verbosity);
-    shared::cli::finish(
-        "kubectl rolling-update",
-        Err(anyhow::anyhow!("kubectl rolling-update is not implemented yet")),
-    )
+    let options = RollingUpdateOptions::complete(&args);
+    let output = match options.validate() {
+        Ok(output) => output,
+        Err(err) => return report(err),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => return report(anyhow::Error::new(err).context("starting the async runtime")),
+    };
+    let result = runtime.block_on(async {
+        shared::cli::install_crypto_provider();
+        let interrupt = interrupt::Interrupt::install();
+        let config = args.config.to_config().await?;
+        let (namespace, enforce) = args.config.namespace_of(&config);
+        let client = kube::Client::try_from(config)?;
+        options.run(client, &namespace, enforce, output, interrupt).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => report(err),
+    }
+}
+
+/// Prints an error: usage aggregates and interruptions as prepared, everything
+/// else through the shared kubectl-shaped formatter.
+fn report(err: anyhow::Error) -> ExitCode {
+    if let Some(UsageErrors(text)) = err.downcast_ref::<UsageErrors>() {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        return ExitCode::from(1);
+    }
+    if let Some(stopped) = err.downcast_ref::<Stopped>() {
+        let _ = writeln!(std::io::stderr(), "{stopped}");
+        return ExitCode::from(stopped.exit_code);
+    }
+    shared::cli::finish(COMMAND, Err(err))
+}
+
+/// Flag-parse errors in kubectl's shape (`error: …` and a pointer to --help);
+/// --help and --version print normally.
+fn flag_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = err.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let _ = writeln!(std::io::stderr(), "error: {message}\nSee '{COMMAND} --help' for usage.");
+    ExitCode::from(1)
 }
