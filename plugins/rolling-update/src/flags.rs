@@ -13,9 +13,7 @@ const ABOUT: &str = "Perform a rolling update. This command is deprecated, use r
 const LONG_ABOUT: &str = "\
 Perform a rolling update of the given ReplicationController.
 
-Replaces the specified replication controller with a new replication controller by updating one pod at a time to use the
-new PodTemplate. The new-controller.json must specify the same namespace as the
-existing replication controller and overwrite at least one (common) label in its replicaSelector.
+Replaces the specified replication controller with a new replication controller by updating one pod at a time to use the new PodTemplate. The new-controller.json must specify the same namespace as the existing replication controller and overwrite at least one (common) label in its replicaSelector.
 
 ![Workflow](http://kubernetes.io/images/docs/kubectl_rollingupdate.svg)
 
@@ -23,8 +21,7 @@ Differences from kubectl 1.17 (same flags, annotations, output lines and exit co
   * --timeout is honoured (1.17 always used 5m).
   * --dry-run changes nothing in the cluster, also with --image; --dry-run=client|server are accepted.
   * --container is respected when comparing images.
-  * Waiting follows watch events: a step is taken as soon as replica counts and pod readiness
-    allow; --update-period is the minimum time between a scale-up and the following scale-down.
+  * Waiting follows watch events: a step is taken as soon as replica counts and pod readiness allow; --update-period is the minimum time between a scale-up and the following scale-down.
   * --max-surge, --max-unavailable and --min-ready-seconds are flags (1.17 fixed them at 1, 0, 0).
   * Ctrl-C/SIGTERM stop between API calls; re-running the same command resumes.";
 
@@ -86,71 +83,72 @@ fn dry_run(s: &str) -> Result<DryRun, String> {
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = EXAMPLES,
+    term_width = 100,
     override_usage = "kubectl rolling-update OLD_CONTROLLER_NAME ([NEW_CONTROLLER_NAME] --image=NEW_CONTAINER_IMAGE | -f NEW_CONTROLLER_SPEC) [options]",
 )]
 pub struct Args {
     /// OLD_CONTROLLER_NAME and the optional NEW_CONTROLLER_NAME (further arguments are ignored, as in kubectl)
-    #[arg(value_name = "NAME")]
+    #[arg(verbatim_doc_comment, value_name = "NAME")]
     pub args: Vec<String>,
 
     /// Time to wait between updating pods. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "1m0s", value_parser = go_duration)]
     pub update_period: Duration,
 
     /// Time delay between polling for replication controller status after the update. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "3s", value_parser = go_duration)]
     pub poll_interval: Duration,
 
     /// Max time to wait for a replication controller to update before giving up. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(long, value_name = "DURATION", default_value = "5m0s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = go_duration)]
     pub timeout: Duration,
 
-    /// Filename or URL to file to use to create the new replication controller.
-    #[arg(short = 'f', long = "filename", value_name = "FILE", value_delimiter = ',')]
+    /// Filename to use to create the new replication controller (- for stdin; URLs are not supported yet).
+    #[arg(verbatim_doc_comment, short = 'f', long = "filename", value_name = "FILE", value_delimiter = ',')]
     pub filenames: Vec<String>,
 
     /// Image to use for upgrading the replication controller. Must be distinct from the existing image (either new image or new image tag).  Can not be used with --filename/-f
-    #[arg(long, value_name = "IMAGE", default_value = "")]
+    #[arg(verbatim_doc_comment, long, value_name = "IMAGE", default_value = "", hide_default_value = true)]
     pub image: String,
 
     /// The key to use to differentiate between two different controllers, default 'deployment'.  Only relevant when --image is specified, ignored otherwise
-    #[arg(long, value_name = "KEY", default_value = crate::names::DEFAULT_DEPLOYMENT_KEY)]
+    #[arg(verbatim_doc_comment, long, value_name = "KEY", default_value = crate::names::DEFAULT_DEPLOYMENT_KEY)]
     pub deployment_label_key: String,
 
     /// Container name which will have its image upgraded. Only relevant when --image is specified, ignored otherwise. Required when using --image on a multi-container pod
-    #[arg(long, value_name = "NAME", default_value = "")]
+    #[arg(verbatim_doc_comment, long, value_name = "NAME", default_value = "", hide_default_value = true)]
     pub container: String,
 
     /// Explicit policy for when to pull container images. Required when --image is same as existing image, ignored otherwise.
-    #[arg(long, value_name = "POLICY", default_value = "")]
+    #[arg(verbatim_doc_comment, long, value_name = "POLICY", default_value = "", hide_default_value = true)]
     pub image_pull_policy: String,
 
     /// If true, this is a request to abort an existing rollout that is partially rolled out. It effectively reverses current and next and runs a rollout
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = go_bool)]
+    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = go_bool)]
     pub rollback: bool,
 
     /// Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource. A bare --dry-run means client.
-    #[arg(long, value_name = "STRATEGY", num_args = 0..=1, require_equals = true, default_value = "none", default_missing_value = "client", value_parser = dry_run)]
+    #[arg(verbatim_doc_comment, long, value_name = "STRATEGY", num_args = 0..=1, require_equals = true, default_value = "none", default_missing_value = "client", value_parser = dry_run)]
     pub dry_run: DryRun,
 
-    /// If true, use a schema to validate the input before sending it
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
+    /// If true, use a schema to validate the input before sending it (accepted for compatibility: -f input is always checked by decoding it as a ReplicationController)
+    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
     pub validate: bool,
 
     /// Output format. One of: json|yaml|name.
-    #[arg(short = 'o', long, value_name = "FORMAT", default_value = "")]
+    #[arg(verbatim_doc_comment, short = 'o', long, value_name = "FORMAT", default_value = "", hide_default_value = true)]
     pub output: String,
 
     /// The maximum number of pods that can be scheduled above the desired number of pods (an integer or a percentage of the desired pods, rounded up).
-    #[arg(long, value_name = "N|N%", default_value = "1")]
+    #[arg(verbatim_doc_comment, long, value_name = "N|N%", default_value = "1")]
     pub max_surge: IntOrPercent,
 
     /// The maximum number of pods that can be unavailable during the update (an integer or a percentage of the desired pods, rounded down). If both resolve to 0, 1 pod may be unavailable.
-    #[arg(long, value_name = "N|N%", default_value = "0")]
+    #[arg(verbatim_doc_comment, long, value_name = "N|N%", default_value = "0")]
     pub max_unavailable: IntOrPercent,
 
     /// Minimum number of seconds a new pod must be Ready before it counts as available.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..))]
+    #[arg(verbatim_doc_comment, long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..))]
     pub min_ready_seconds: i32,
 
     #[command(flatten)]

@@ -15,6 +15,7 @@ mod output;
 mod updater;
 mod validate;
 
+use std::error::Error as _;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -73,9 +74,41 @@ fn flag_error(err: clap::Error) -> ExitCode {
         let _ = err.print();
         return ExitCode::SUCCESS;
     }
-    let rendered = err.render().to_string();
-    let first = rendered.lines().next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(first);
+    use clap::error::ContextKind;
+    let context = |kind| match err.get(kind) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // pflag's wording, which scripts written for kubectl may match on.
+    let message = match err.kind() {
+        ErrorKind::UnknownArgument => {
+            let arg = context(ContextKind::InvalidArg);
+            if arg.starts_with("--") || arg.len() < 2 {
+                format!("unknown flag: {arg}")
+            } else {
+                format!("unknown shorthand flag: {:?} in {arg}", arg.chars().nth(1).unwrap_or('-'))
+            }
+        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
+            let flag = context(ContextKind::InvalidArg);
+            let flag = flag.split([' ', '[', '=']).next().unwrap_or_default();
+            let value = context(ContextKind::InvalidValue);
+            if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
+                return finish_flag_error(&format!("flag needs an argument: {flag}"));
+            }
+            let reason = err.source().map(|e| e.to_string()).unwrap_or_else(|| "invalid value".into());
+            format!("invalid argument {value:?} for \"{flag}\" flag: {reason}")
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let first = rendered.lines().next().unwrap_or_default().to_string();
+            first.strip_prefix("error: ").unwrap_or(&first).to_string()
+        }
+    };
+    finish_flag_error(&message)
+}
+
+fn finish_flag_error(message: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "error: {message}\nSee '{COMMAND} --help' for usage.");
     ExitCode::from(1)
 }
