@@ -1,1 +1,15 @@
-//! placeholder
+//! Test infrastructure for kubeplug: a real local control plane, a simulated node
+//! standing in for the kubelet, and the harness the end-to-end tests use.
+//!
+//! - [`controlplane`]: etcd + kube-apiserver + kube-controller-manager on loopback.
+//! - [`bootstrap`]: what a fresh cluster needs before tests (the limited user's RBAC).
+//! - [`harness`]: one control plane per test run, one namespace per test, helpers to
+//!   run the plugins directly and through the real `kubectl`.
+//! - The `kubeplug-cluster` binary supervises a control plane plus the simulated node;
+//!   `cargo xtask cluster up|down|env` and the harness both start it.
+
+pub mod bootstrap;
+pub mod controlplane;
+pub mod harness;
+pub mod node;
+pub mod state;

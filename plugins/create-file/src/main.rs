@@ -19,6 +19,8 @@ fn main() -> ExitCode {
     shared::cli::init_logging(args.config.verbosity);
     shared::cli::finish(
         "kubectl create-file",
-        Err(anyhow::anyhow!("kubectl create-file is not implemented yet")),
+        Err(anyhow::anyhow!(
+            "kubectl create-file is not implemented yet"
+        )),
     )
 }

@@ -1,0 +1,159 @@
+//! `kubeplug-cluster`: supervises one local control plane plus the simulated node.
+//!
+//! `cargo xtask cluster up` starts it detached; the e2e harness starts it with
+//! `--wait-stdin`, so that the cluster goes away when the test process does, however
+//! it ends (a closed pipe is the one signal that survives `kill -9` of the parent).
+//!
+//! On start it writes `<state-dir>/cluster.json` (see [`tests::state::ClusterState`])
+//! and prints one line `ready <kubeconfig>` on stdout. It stops everything on SIGINT,
+//! SIGTERM, stdin EOF (with `--wait-stdin`) or when a component crashes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use tests::controlplane::{self, Binaries, ControlPlane};
+use tests::state::{ClusterState, ProcessEntry};
+use tokio::io::AsyncReadExt;
+use tokio::signal::unix::{SignalKind, signal};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "kubeplug-cluster",
+    version,
+    about = "Run a local control plane and simulated node until stopped"
+)]
+struct Args {
+    /// Directory for certificates, kubeconfig, logs and the state file.
+    #[arg(long, value_name = "DIR")]
+    state_dir: PathBuf,
+    /// Stop when standard input closes (used by the test harness).
+    #[arg(long)]
+    wait_stdin: bool,
+    /// Remove the state directory after a clean shutdown (it is kept when something failed).
+    #[arg(long)]
+    remove_state: bool,
+    /// Write a metadata-level audit log (for counting API requests).
+    #[arg(long)]
+    audit: bool,
+    /// Number of simulated nodes.
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    /// Default delay before a pod on a simulated node becomes Ready, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    ready_after_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,kube_client::client::builder=off".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(&args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kubeplug-cluster: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: &Args) -> anyhow::Result<()> {
+    let binaries = Binaries::locate()?;
+    let with_controllers = binaries.kube_controller_manager.is_some();
+    let options = controlplane::Options {
+        state_dir: args.state_dir.clone(),
+        binaries,
+        audit: args.audit,
+    };
+    // Runs on the main thread (block_on), which lives as long as the process: the
+    // children's parent-death signal depends on that.
+    let mut plane = ControlPlane::start(options).await?;
+    let client = plane.admin_client().await?;
+    tests::bootstrap::bootstrap(&client, with_controllers).await?;
+
+    let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
+    let node_config = tests::node::NodeSimConfig {
+        node_names: (0..args.nodes)
+            .map(|i| format!("kubeplug-node-{i}"))
+            .collect(),
+        default_ready_after: Duration::from_millis(args.ready_after_ms),
+        kubelet_port: plane.endpoints.kubelet_port,
+        ..Default::default()
+    };
+    let mut node = tokio::spawn(tests::node::run(client.clone(), node_config, async move {
+        let _ = node_stopped.await;
+    }));
+
+    let state = ClusterState {
+        supervisor_pid: std::process::id(),
+        server: plane.endpoints.server.clone(),
+        kubeconfig: plane.endpoints.kubeconfig.clone(),
+        ca_cert: plane.endpoints.ca_cert.clone(),
+        audit_log: plane.endpoints.audit_log.clone(),
+        kubelet_port: plane.endpoints.kubelet_port,
+        processes: plane
+            .pids()
+            .into_iter()
+            .map(|(name, pid)| ProcessEntry {
+                name: name.into(),
+                pid,
+            })
+            .collect(),
+    };
+    state.write(&args.state_dir)?;
+    println!("ready {}", plane.endpoints.kubeconfig.display());
+
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let stdin_closed = async {
+        if args.wait_stdin {
+            let mut stdin = tokio::io::stdin();
+            let mut buf = [0u8; 64];
+            while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(stdin_closed);
+    let mut health = tokio::time::interval(Duration::from_secs(1));
+    let outcome = loop {
+        tokio::select! {
+            _ = sigterm.recv() => break Ok(()),
+            _ = sigint.recv() => break Ok(()),
+            _ = &mut stdin_closed => break Ok(()),
+            result = &mut node => break match result {
+                Ok(Ok(())) => Err(anyhow::anyhow!("the simulated node stopped unexpectedly")),
+                Ok(Err(e)) => Err(e.context("the simulated node failed")),
+                Err(e) => Err(anyhow::anyhow!("the simulated node panicked: {e}")),
+            },
+            _ = health.tick() => {
+                if let Some(crash) = plane.crashed() {
+                    break Err(anyhow::anyhow!("{crash}"));
+                }
+            }
+        }
+    };
+    let _ = stop_node.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(5), node).await;
+    plane.stop();
+    ClusterState::remove(&args.state_dir);
+    match &outcome {
+        // Logs are only worth keeping when something went wrong.
+        Ok(()) if args.remove_state => {
+            let _ = std::fs::remove_dir_all(&args.state_dir);
+        }
+        Err(_) => eprintln!(
+            "kubeplug-cluster: logs kept in {}",
+            args.state_dir.display()
+        ),
+        Ok(()) => {}
+    }
+    outcome
+}

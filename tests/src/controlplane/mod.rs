@@ -1,0 +1,376 @@
+//! A real, local Kubernetes control plane: etcd + kube-apiserver +
+//! kube-controller-manager on loopback, the way the e2e tests and `cargo xtask cluster`
+//! use it.
+//!
+//! What it sets up, and why:
+//! - free ports on 127.0.0.1 only, a fresh state directory per cluster (etcd's data in
+//!   `/dev/shm` when available: etcd fsyncs every write, and on tmpfs that costs nothing,
+//!   which keeps the create-file benchmarks about the plugins, not the disk);
+//! - TLS with a generated CA; token authentication with two users: `admin` (group
+//!   `system:masters`) and `limited` (an `admin` RoleBinding in namespace
+//!   [`LIMITED_NAMESPACE`] only), so tests can provoke a real 403;
+//! - RBAC authorization and service-account keys and issuer (required by 1.20);
+//! - no scheduler and no kubelet: the simulated node (`crate::node`) binds pods and
+//!   plays the kubelet;
+//! - an optional audit log (metadata level) for counting API requests in benchmarks.
+//!
+//! Processes are started from the caller's thread with a parent-death signal, so the
+//! caller must be a long-lived thread (the supervisor's main thread).
+
+mod binaries;
+mod pki;
+mod process;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use binaries::{Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir};
+pub use process::{alive, free_port, signal, tail};
+
+use process::Process;
+
+/// The namespace the `limited` user may use (and nothing else).
+pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
+/// The kubeconfig context of the cluster administrator (the current context).
+pub const ADMIN_CONTEXT: &str = "kubeplug-admin";
+/// The kubeconfig context of the namespace-limited user.
+pub const LIMITED_CONTEXT: &str = "kubeplug-limited";
+/// The `--service-cluster-ip-range` of the apiserver.
+pub const SERVICE_CIDR: &str = "10.96.0.0/16";
+
+/// How to start a control plane.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where certificates, the kubeconfig, logs and (without /dev/shm) etcd's data go.
+    pub state_dir: PathBuf,
+    pub binaries: Binaries,
+    /// Write a metadata-level audit log to `<state_dir>/audit.log`.
+    pub audit: bool,
+}
+
+/// Files of a running control plane, stable for scripts and tests.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    pub server: String,
+    pub kubeconfig: PathBuf,
+    pub ca_cert: PathBuf,
+    pub audit_log: Option<PathBuf>,
+    /// A free port reserved for the simulated node's kubelet API.
+    pub kubelet_port: u16,
+}
+
+/// A running control plane. Dropping it stops every process it started.
+pub struct ControlPlane {
+    pub endpoints: Endpoints,
+    state_dir: PathBuf,
+    etcd_data: PathBuf,
+    processes: Vec<Process>,
+}
+
+/// Why a control plane could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    NotInstalled(#[from] NotInstalled),
+    #[error("cannot prepare the state directory {}: {source}", path.display())]
+    State {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot generate certificates: {0}")]
+    Pki(#[from] rcgen::Error),
+    #[error("{0}")]
+    Process(String),
+}
+
+impl ControlPlane {
+    /// Starts etcd, kube-apiserver and (when available) kube-controller-manager, and
+    /// returns once the apiserver's `/readyz` answers `ok`.
+    pub async fn start(options: Options) -> Result<Self, StartError> {
+        let state = options.state_dir.clone();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StartError::State { path, source }
+        };
+        std::fs::create_dir_all(&state).map_err(io(&state))?;
+        let write = |name: &str, body: &str| -> Result<PathBuf, StartError> {
+            let path = state.join(name);
+            std::fs::write(&path, body).map_err(io(&path))?;
+            Ok(path)
+        };
+
+        let pki = pki::Pki::generate()?;
+        let ca_cert = write("ca.crt", &pki.ca_cert)?;
+        let serving_cert = write("apiserver.crt", &pki.serving_cert)?;
+        let serving_key = write("apiserver.key", &pki.serving_key)?;
+        let sa_key = write("sa.key", &pki.service_account_key)?;
+        let sa_pub = write("sa.pub", &pki.service_account_pub)?;
+        let token =
+            |what| pki::random_token().map_err(|source| StartError::State { path: what, source });
+        let admin_token = token(PathBuf::from("/dev/urandom"))?;
+        let limited_token = token(PathBuf::from("/dev/urandom"))?;
+        let tokens = write(
+            "tokens.csv",
+            &format!(
+                "{admin_token},admin,kubeplug-admin,\"system:masters\"\n{limited_token},limited,kubeplug-limited,\"\"\n"
+            ),
+        )?;
+
+        let port = |what: &str| {
+            free_port().map_err(|e| StartError::Process(format!("no free port for {what}: {e}")))
+        };
+        let etcd_port = port("etcd")?;
+        let etcd_peer_port = port("etcd peers")?;
+        let api_port = port("kube-apiserver")?;
+        let kubelet_port = port("the kubelet")?;
+        let server = format!("https://127.0.0.1:{api_port}");
+
+        let kubeconfig = write(
+            "kubeconfig",
+            &kubeconfig_yaml(&server, &ca_cert, &admin_token, &limited_token),
+        )?;
+        let admin_kubeconfig = state.join("kubeconfig");
+
+        let etcd_data = etcd_data_dir(&state);
+        std::fs::create_dir_all(&etcd_data).map_err(io(&etcd_data))?;
+
+        let mut plane = Self {
+            endpoints: Endpoints {
+                server: server.clone(),
+                kubeconfig,
+                ca_cert: ca_cert.clone(),
+                audit_log: None,
+                kubelet_port,
+            },
+            state_dir: state.clone(),
+            etcd_data: etcd_data.clone(),
+            processes: Vec::new(),
+        };
+
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let peer_url = format!("http://127.0.0.1:{etcd_peer_port}");
+        let etcd_args = vec![
+            "--name=kubeplug".to_string(),
+            format!("--data-dir={}", etcd_data.display()),
+            format!("--listen-client-urls={etcd_url}"),
+            format!("--advertise-client-urls={etcd_url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=kubeplug={peer_url}"),
+            "--log-level=warn".to_string(),
+        ];
+        plane.spawn("etcd", &options.binaries.etcd, &etcd_args)?;
+        plane.wait_listening(etcd_port, Duration::from_secs(30))?;
+
+        let mut api_args = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".to_string(),
+            "--advertise-address=127.0.0.1".to_string(),
+            format!("--secure-port={api_port}"),
+            "--insecure-port=0".to_string(),
+            format!("--cert-dir={}", state.join("certs").display()),
+            format!("--tls-cert-file={}", serving_cert.display()),
+            format!("--tls-private-key-file={}", serving_key.display()),
+            format!("--client-ca-file={}", ca_cert.display()),
+            format!("--token-auth-file={}", tokens.display()),
+            "--authorization-mode=RBAC".to_string(),
+            format!("--service-account-key-file={}", sa_pub.display()),
+            format!("--service-account-signing-key-file={}", sa_key.display()),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
+            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+            "--allow-privileged=true".to_string(),
+            "--kubelet-preferred-address-types=InternalIP".to_string(),
+            // The simulated kubelet serves a self-signed certificate; 1.20 does not
+            // verify kubelets when no --kubelet-certificate-authority is set.
+            "--kubelet-https=true".to_string(),
+            "--event-ttl=10m".to_string(),
+            "--v=1".to_string(),
+        ];
+        if options.audit {
+            let policy = write(
+                "audit-policy.yaml",
+                "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
+            )?;
+            let audit_log = state.join("audit.log");
+            api_args.push(format!("--audit-policy-file={}", policy.display()));
+            api_args.push(format!("--audit-log-path={}", audit_log.display()));
+            plane.endpoints.audit_log = Some(audit_log);
+        }
+        plane.spawn(
+            "kube-apiserver",
+            &options.binaries.kube_apiserver,
+            &api_args,
+        )?;
+        plane.wait_ready().await?;
+
+        if let Some(kcm) = &options.binaries.kube_controller_manager {
+            let kcm_args = vec![
+                format!("--kubeconfig={}", admin_kubeconfig.display()),
+                "--leader-elect=false".to_string(),
+                "--port=0".to_string(),
+                "--secure-port=0".to_string(),
+                format!("--service-account-private-key-file={}", sa_key.display()),
+                format!("--root-ca-file={}", ca_cert.display()),
+                "--use-service-account-credentials=false".to_string(),
+                // No cloud and no IPAM: the simulated node needs no pod CIDR.
+                "--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service".to_string(),
+                "--v=1".to_string(),
+            ];
+            plane.spawn("kube-controller-manager", kcm, &kcm_args)?;
+        }
+        Ok(plane)
+    }
+
+    fn spawn(
+        &mut self,
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+    ) -> Result<(), StartError> {
+        let log = self.state_dir.join(format!("{name}.log"));
+        let process = Process::spawn(name, program, args, log)
+            .map_err(|e| StartError::Process(e.to_string()))?;
+        self.processes.push(process);
+        Ok(())
+    }
+
+    fn wait_listening(&mut self, port: u16, timeout: Duration) -> Result<(), StartError> {
+        let process = self.processes.last_mut().expect("called right after spawn");
+        process::wait_for_port(port, timeout, process).map_err(StartError::Process)
+    }
+
+    /// Polls `/readyz` with the admin credentials until it answers `ok`.
+    async fn wait_ready(&mut self) -> Result<(), StartError> {
+        let client = self.admin_client().await.map_err(|e| {
+            StartError::Process(format!(
+                "cannot build a client for the new apiserver: {e:#}"
+            ))
+        })?;
+        let timeout = Duration::from_secs(120);
+        let deadline = Instant::now() + timeout;
+        loop {
+            let request = http::Request::get("/readyz")
+                .body(Vec::new())
+                .expect("static request");
+            let last = match client.request_text(request).await {
+                Ok(body) if body.trim() == "ok" => return Ok(()),
+                Ok(body) => body,
+                Err(e) => e.to_string(),
+            };
+            let apiserver = self.processes.last_mut().expect("apiserver was spawned");
+            if let Some(status) = apiserver.exited() {
+                return Err(StartError::Process(format!(
+                    "kube-apiserver exited ({status}) during start-up; last log lines ({}):\n{}",
+                    apiserver.log.display(),
+                    apiserver.log_tail(20)
+                )));
+            }
+            if Instant::now() > deadline {
+                return Err(StartError::Process(format!(
+                    "kube-apiserver was not ready within {timeout:?} (last answer: {last}); see {}",
+                    apiserver.log.display()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// A client with the admin credentials of this cluster.
+    pub async fn admin_client(&self) -> anyhow::Result<kube::Client> {
+        client_for(&self.endpoints.kubeconfig, ADMIN_CONTEXT).await
+    }
+
+    /// Pids of the running programs, for the state file `cluster down` reads.
+    pub fn pids(&self) -> Vec<(&'static str, u32)> {
+        self.processes.iter().map(|p| (p.name, p.pid())).collect()
+    }
+
+    /// The first program that has exited unexpectedly, with its log tail.
+    pub fn crashed(&mut self) -> Option<String> {
+        self.processes.iter_mut().find_map(|p| {
+            p.exited().map(|status| {
+                format!(
+                    "{} exited ({status}); last log lines:\n{}",
+                    p.name,
+                    p.log_tail(20)
+                )
+            })
+        })
+    }
+
+    /// Stops every process (newest first) and removes etcd's data when it lived
+    /// outside the state directory.
+    pub fn stop(&mut self) {
+        while let Some(mut process) = self.processes.pop() {
+            process.stop(Duration::from_secs(5));
+        }
+        if !self.etcd_data.starts_with(&self.state_dir) {
+            let _ = std::fs::remove_dir_all(&self.etcd_data);
+        }
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Builds a client for one context of a kubeconfig file.
+pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let options = kube::config::KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options).await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+fn etcd_data_dir(state: &Path) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        let unique = format!(
+            "kubeplug-etcd-{}-{}",
+            std::process::id(),
+            free_port().unwrap_or(0)
+        );
+        shm.join(unique)
+    } else {
+        state.join("etcd")
+    }
+}
+
+fn kubeconfig_yaml(server: &str, ca: &Path, admin_token: &str, limited_token: &str) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Config
+clusters:
+- name: kubeplug-local
+  cluster:
+    server: {server}
+    certificate-authority: {ca}
+users:
+- name: admin
+  user:
+    token: {admin_token}
+- name: limited
+  user:
+    token: {limited_token}
+contexts:
+- name: {ADMIN_CONTEXT}
+  context:
+    cluster: kubeplug-local
+    user: admin
+    namespace: default
+- name: {LIMITED_CONTEXT}
+  context:
+    cluster: kubeplug-local
+    user: limited
+    namespace: {LIMITED_NAMESPACE}
+current-context: {ADMIN_CONTEXT}
+"#,
+        ca = ca.display()
+    )
+}

@@ -1,0 +1,359 @@
+//! The e2e harness: one control plane per test run, one namespace per test, and
+//! helpers that run the plugins — directly, or through the real `kubectl` and its
+//! plugin lookup.
+//!
+//! Which cluster:
+//! - `KUBEPLUG_E2E_KUBECONFIG=PATH`: an existing cluster (e.g. `cargo xtask cluster up`);
+//!   it must have been made by `kubeplug-cluster` (the contexts and users are assumed);
+//! - otherwise the first test starts `kubeplug-cluster --wait-stdin` and keeps its
+//!   stdin open for the life of the test process, so every process of the cluster stops
+//!   when the test run ends, even if a test panics or the runner is killed.
+//!
+//! If the control plane is not installed, every e2e test fails with a message saying to
+//! run `cargo xtask testenv`: a missing cluster must never look like a pass.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{DeleteParams, ObjectMeta, PostParams};
+use kube::{Api, Client};
+
+pub use crate::controlplane::{ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE};
+
+/// The plugins this workspace builds, as kubectl names them.
+pub const PLUGINS: [&str; 3] = ["run-pod", "create-file", "rolling-update"];
+
+/// The binary name kubectl looks up for a plugin name (`run-pod` → `kubectl-run_pod`).
+pub fn plugin_binary(plugin: &str) -> String {
+    format!("kubectl-{}", plugin.replace('-', "_"))
+}
+
+/// The cluster the tests run against.
+pub struct Cluster {
+    pub kubeconfig: PathBuf,
+    /// A directory holding only the plugin binaries, prepended to PATH for `kubectl`.
+    pub plugin_dir: PathBuf,
+    // Kept open (never written) so the supervisor lives exactly as long as we do.
+    _supervisor: Option<(Child, ChildStdin)>,
+}
+
+static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// The shared cluster, started on first use. Panics with the reason (and the fix) when
+/// it cannot be had.
+pub fn cluster() -> &'static Cluster {
+    match CLUSTER.get_or_init(start) {
+        Ok(cluster) => cluster,
+        Err(reason) => panic!("e2e: no cluster: {reason}"),
+    }
+}
+
+/// The directory cargo put this workspace's binaries in (`target/debug`), found from
+/// the test executable (`target/debug/deps/e2e-…`), as ripgrep and trycmd do.
+pub fn target_bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KUBEPLUG_BIN_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("test binary has a parent directory");
+    if deps.ends_with("deps") {
+        deps.parent().unwrap_or(deps).to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
+}
+
+fn start() -> Result<Cluster, String> {
+    let bin_dir = target_bin_dir();
+    let plugin_dir = plugin_dir(&bin_dir)?;
+
+    if let Some(kubeconfig) = std::env::var_os("KUBEPLUG_E2E_KUBECONFIG") {
+        let kubeconfig = PathBuf::from(kubeconfig);
+        if !kubeconfig.is_file() {
+            return Err(format!(
+                "KUBEPLUG_E2E_KUBECONFIG={} does not exist",
+                kubeconfig.display()
+            ));
+        }
+        return Ok(Cluster {
+            kubeconfig,
+            plugin_dir,
+            _supervisor: None,
+        });
+    }
+
+    // Say it the same way with or without a built supervisor: the fix is the same.
+    crate::controlplane::Binaries::locate().map_err(|e| e.to_string())?;
+    let supervisor = bin_dir.join("kubeplug-cluster");
+    if !supervisor.is_file() {
+        return Err(format!(
+            "{} is not built; run `cargo build --workspace --bins`",
+            supervisor.display()
+        ));
+    }
+    // Statics are never dropped, so the directory is not a guard: the supervisor
+    // removes it when it shuts down (`--remove-state`).
+    let state = tempfile::Builder::new()
+        .prefix("kubeplug-e2e-")
+        .tempdir()
+        .map_err(|e| e.to_string())?
+        .keep();
+    let log_path = state.join("supervisor.log");
+    let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
+    let mut child = Command::new(&supervisor)
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["--wait-stdin", "--remove-state", "--audit"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", supervisor.display()))?;
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    let _ = BufReader::new(stdout).read_line(&mut line);
+    let Some(kubeconfig) = line.trim().strip_prefix("ready ").map(PathBuf::from) else {
+        let _ = child.wait();
+        let log = crate::controlplane::tail(&log_path, 30);
+        let _ = std::fs::remove_dir_all(&state);
+        return Err(format!("the local control plane did not start:\n{log}"));
+    };
+    Ok(Cluster {
+        kubeconfig,
+        plugin_dir,
+        _supervisor: Some((child, stdin)),
+    })
+}
+
+/// A directory holding links to the plugin binaries only: target/debug also holds
+/// `kubectl-*.d` dep-info files, which `kubectl plugin list` would report as broken
+/// plugins. It lives in the target directory, so nothing is left in /tmp.
+fn plugin_dir(bin_dir: &Path) -> Result<PathBuf, String> {
+    let dir = bin_dir.join("e2e-plugins");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for plugin in PLUGINS {
+        let name = plugin_binary(plugin);
+        let built = bin_dir.join(&name);
+        if !built.is_file() {
+            return Err(format!(
+                "{} is not built; run `cargo build --workspace --bins` (`cargo xtask test` does this)",
+                built.display()
+            ));
+        }
+        std::os::unix::fs::symlink(&built, dir.join(&name)).map_err(|e| e.to_string())?;
+    }
+    Ok(dir)
+}
+
+/// Where a command's output ended up.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The exit code (-1 when killed by a signal).
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// Panics, showing both streams, unless the command exited 0.
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        self.code(0)
+    }
+
+    /// Panics, showing both streams, unless the command exited with `code`.
+    #[track_caller]
+    pub fn code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// A command to run against the cluster (a plugin, or `kubectl`).
+pub struct Cmd {
+    command: Command,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Cmd {
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    /// Feeds `input` on standard input (otherwise stdin is empty).
+    pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(input.into());
+        self
+    }
+
+    /// Runs to completion.
+    pub fn run(mut self) -> Output {
+        self.command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.command.spawn().expect("spawn command");
+        let input = self.stdin.take().unwrap_or_default();
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // Write from a thread: a large input must not deadlock against a full stdout pipe.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait for command");
+        let _ = writer.join();
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl Cluster {
+    /// Runs a plugin binary directly (`run-pod` → `kubectl-run_pod`).
+    pub fn plugin(&self, plugin: &str) -> Cmd {
+        self.command(self.plugin_dir.join(plugin_binary(plugin)))
+    }
+
+    /// Runs the real `kubectl`, with only our plugins prepended to PATH, so that
+    /// `kubectl run-pod …` goes through kubectl's own plugin lookup.
+    pub fn kubectl(&self) -> Cmd {
+        self.command(PathBuf::from("kubectl"))
+    }
+
+    fn command(&self, program: PathBuf) -> Cmd {
+        let mut command = Command::new(program);
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![self.plugin_dir.clone()];
+        paths.extend(std::env::split_paths(&path));
+        command
+            .env("PATH", std::env::join_paths(paths).expect("PATH entries"))
+            .env("KUBECONFIG", &self.kubeconfig)
+            // A stray proxy setting on the machine must not reroute loopback traffic.
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env_remove("KUBECTL_EXTERNAL_DIFF");
+        Cmd {
+            command,
+            stdin: None,
+        }
+    }
+
+    /// An admin client. Build one per test: a kube `Client` belongs to the tokio
+    /// runtime it was made on, and every `#[tokio::test]` has its own.
+    pub async fn client(&self) -> Client {
+        crate::controlplane::client_for(&self.kubeconfig, ADMIN_CONTEXT)
+            .await
+            .expect("admin client")
+    }
+
+    /// A client for the namespace-limited user.
+    pub async fn limited_client(&self) -> Client {
+        crate::controlplane::client_for(&self.kubeconfig, LIMITED_CONTEXT)
+            .await
+            .expect("limited client")
+    }
+
+    /// A fresh namespace for one test, deleted when the returned guard drops.
+    pub async fn namespace(&'static self, test: &str) -> TestNamespace {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let slug: String = test
+            .to_ascii_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .take(40)
+            .collect();
+        let name = format!(
+            "e2e-{}-{n}-{}",
+            slug.trim_matches('-'),
+            std::process::id() % 10000
+        );
+        let client = self.client().await;
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let labels = BTreeMap::from([("kubeplug.io/e2e".to_string(), "true".to_string())]);
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create test namespace");
+        crate::bootstrap::wait_for_service_account(&client, &name, Duration::from_secs(60))
+            .await
+            .expect("default ServiceAccount in test namespace");
+        TestNamespace {
+            name,
+            cluster: self,
+        }
+    }
+}
+
+/// A namespace owned by one test.
+pub struct TestNamespace {
+    pub name: String,
+    cluster: &'static Cluster,
+}
+
+impl TestNamespace {
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        // Drop cannot be async, and the test's runtime may be shutting down: delete from
+        // a thread with its own small runtime, without waiting for finalization.
+        let name = self.name.clone();
+        let kubeconfig = self.cluster.kubeconfig.clone();
+        let _ = std::thread::spawn(move || delete_namespace(&kubeconfig, &name)).join();
+    }
+}
+
+fn delete_namespace(kubeconfig: &Path, name: &str) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async {
+        if let Ok(client) = crate::controlplane::client_for(kubeconfig, ADMIN_CONTEXT).await {
+            let _ = Api::<Namespace>::all(client)
+                .delete(name, &DeleteParams::background())
+                .await;
+        }
+    });
+}

@@ -1,0 +1,188 @@
+//! `cargo xtask cluster up|down|env`: a long-lived local cluster for development, the
+//! demo and benchmarks. The cluster itself is the `kubeplug-cluster` supervisor (the
+//! same one the e2e harness uses), started detached in its own process group.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use tests::controlplane::{Binaries, alive, signal};
+use tests::state::ClusterState;
+
+use crate::flags::{self, ClusterAction};
+
+pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
+    let state_dir = flags.state_dir.clone().unwrap_or_else(default_state_dir);
+    match &flags.action {
+        ClusterAction::Up { audit, nodes } => {
+            let state = up(&state_dir, *audit, *nodes)?;
+            println!("{}", state.kubeconfig.display());
+            Ok(())
+        }
+        ClusterAction::Down => down(&state_dir),
+        ClusterAction::Env => {
+            let state = running(&state_dir)?.with_context(|| {
+                format!(
+                    "no cluster is running (state dir {}); start one with `cargo xtask cluster up`",
+                    state_dir.display()
+                )
+            })?;
+            println!("export KUBECONFIG={}", state.kubeconfig.display());
+            Ok(())
+        }
+    }
+}
+
+/// `target/kubeplug-cluster`: per checkout, and ignored by git.
+pub fn default_state_dir() -> PathBuf {
+    crate::target_dir().join("kubeplug-cluster")
+}
+
+/// The running cluster's state, `None` if there is none (stale state is reported).
+pub fn running(state_dir: &Path) -> anyhow::Result<Option<ClusterState>> {
+    match ClusterState::read(state_dir)? {
+        Some(state) if state.is_running() => Ok(Some(state)),
+        Some(state) => {
+            eprintln!(
+                "cluster: found state of a cluster whose supervisor (pid {}) is gone; `cargo xtask cluster down` cleans it up",
+                state.supervisor_pid
+            );
+            Ok(None)
+        }
+        None => Ok(None),
+    }
+}
+
+/// Starts the cluster unless it runs already; returns its state.
+pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<ClusterState> {
+    if let Some(state) = ClusterState::read(state_dir)? {
+        if state.is_running() {
+            bail!(
+                "a cluster is already running (supervisor pid {}, kubeconfig {}); stop it first with `cargo xtask cluster down`",
+                state.supervisor_pid,
+                state.kubeconfig.display()
+            );
+        }
+        eprintln!("cluster: cleaning up after a cluster that did not shut down cleanly");
+        down(state_dir)?;
+    }
+    Binaries::locate()?;
+    let supervisor = build_supervisor()?;
+    std::fs::create_dir_all(state_dir)?;
+    let log_path = state_dir.join("supervisor.log");
+    let log = std::fs::File::create(&log_path)?;
+    let mut cmd = Command::new(&supervisor);
+    cmd.arg("--state-dir")
+        .arg(state_dir)
+        .arg("--nodes")
+        .arg(nodes.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    if audit {
+        cmd.arg("--audit");
+    }
+    // Its own process group: Ctrl-C in this terminal later must not stop the cluster.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    eprintln!("cluster: starting (logs in {})", state_dir.display());
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", supervisor.display()))?;
+    let stdout = child.stdout.take().context("supervisor stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    if !line.starts_with("ready ") {
+        let _ = child.wait();
+        bail!(
+            "the cluster did not start; last lines of {}:\n{}",
+            log_path.display(),
+            tests::controlplane::tail(&log_path, 25)
+        );
+    }
+    let state = ClusterState::read(state_dir)?
+        .context("the supervisor reported ready but wrote no state file")?;
+    eprintln!(
+        "cluster: up in {:.1}s: server {}\ncluster: to use it: export KUBECONFIG={}\ncluster: stop it with `cargo xtask cluster down`",
+        started.elapsed().as_secs_f64(),
+        state.server,
+        state.kubeconfig.display()
+    );
+    Ok(state)
+}
+
+/// Stops the supervisor (which stops its children), then anything recorded that is
+/// still alive, and removes the state directory.
+pub fn down(state_dir: &Path) -> anyhow::Result<()> {
+    let Some(state) = ClusterState::read(state_dir)? else {
+        eprintln!(
+            "cluster: no cluster is running (no state in {})",
+            state_dir.display()
+        );
+        if state_dir.exists() {
+            std::fs::remove_dir_all(state_dir)?;
+        }
+        return Ok(());
+    };
+    if state.is_running() && is_process(state.supervisor_pid, "kubeplug-cluster") {
+        signal(state.supervisor_pid, 15);
+        if !wait_gone(state.supervisor_pid, Duration::from_secs(30)) {
+            eprintln!(
+                "cluster: supervisor {} did not stop in 30s; killing it",
+                state.supervisor_pid
+            );
+            signal(state.supervisor_pid, 9);
+        }
+    } else {
+        eprintln!(
+            "cluster: the supervisor (pid {}) is not running; removing leftovers",
+            state.supervisor_pid
+        );
+    }
+    for p in &state.processes {
+        // Pids get reused: only touch a process that still is the one we started.
+        if alive(p.pid) && is_process(p.pid, &p.name) {
+            eprintln!("cluster: stopping leftover {} (pid {})", p.name, p.pid);
+            signal(p.pid, 9);
+        }
+    }
+    std::fs::remove_dir_all(state_dir)
+        .with_context(|| format!("cannot remove {}", state_dir.display()))?;
+    eprintln!("cluster: stopped");
+    Ok(())
+}
+
+fn is_process(pid: u32, name: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(name))
+}
+
+fn wait_gone(pid: u32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if !alive(pid) || !is_process(pid, "kubeplug-cluster") {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// Builds the supervisor binary and returns its path.
+pub fn build_supervisor() -> anyhow::Result<PathBuf> {
+    crate::run::run(
+        Command::new(env!("CARGO"))
+            .current_dir(crate::project_root())
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "tests",
+                "--bin",
+                "kubeplug-cluster",
+            ]),
+    )?;
+    Ok(crate::target_dir().join("debug").join("kubeplug-cluster"))
+}

@@ -1,0 +1,76 @@
+//! Every task and flag of `cargo xtask`, in one place.
+
+use std::path::PathBuf;
+
+#[derive(clap::Parser, Debug)]
+#[command(name = "cargo xtask", about = "kubeplug project automation")]
+pub struct Xtask {
+    #[command(subcommand)]
+    pub task: Task,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Task {
+    /// Install the local control plane (etcd, kube-apiserver, kube-controller-manager).
+    ///
+    /// Uses KUBEBUILDER_ASSETS or binaries on PATH when present; otherwise builds
+    /// Kubernetes 1.20.2 from Debian's source package once (about 10 minutes on two
+    /// cores) and caches the binaries under the user cache directory.
+    Testenv(Testenv),
+    /// Start, stop or locate the local cluster (control plane + simulated node).
+    Cluster(Cluster),
+    /// Everything CI runs: testenv (if needed), build, and every test tier.
+    Test(Test),
+    /// Bring up the local cluster and show each plugin working through kubectl.
+    Demo(Demo),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Testenv {
+    /// Rebuild even if binaries are already available.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Cluster {
+    #[command(subcommand)]
+    pub action: ClusterAction,
+    /// State directory (certificates, kubeconfig, logs, pids).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ClusterAction {
+    /// Start the cluster in the background; prints the kubeconfig path.
+    Up {
+        /// Write a metadata-level audit log (to count API requests).
+        #[arg(long)]
+        audit: bool,
+        /// Number of simulated nodes.
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
+    },
+    /// Stop every process of the cluster and remove its state.
+    Down,
+    /// Print `export KUBECONFIG=…` for the running cluster.
+    Env,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Test {
+    /// Only the tiers that need no cluster (unit and transcript tests).
+    #[arg(long)]
+    pub no_e2e: bool,
+    /// Extra arguments for `cargo test` (after `--`).
+    #[arg(last = true)]
+    pub cargo_args: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Demo {
+    /// Stop the cluster when the demo is done.
+    #[arg(long)]
+    pub down: bool,
+}

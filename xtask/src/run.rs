@@ -1,0 +1,70 @@
+//! Running external commands with visible progress and clear failures.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// Prints the command (`$ …`) and runs it with inherited stdio; fails on non-zero exit.
+pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
+    eprintln!("$ {}", display(cmd));
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {}", program(cmd)))?;
+    if !status.success() {
+        bail!("`{}` failed ({status})", display(cmd));
+    }
+    Ok(())
+}
+
+/// Runs the command with stdout and stderr appended to `log`; on failure, the error
+/// carries the log's last lines.
+pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
+    eprintln!("$ {}  (log: {})", display(cmd), log.display());
+    let out = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(log)?;
+    let err = out.try_clone()?;
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .with_context(|| format!("cannot run {}", program(cmd)))?;
+    if !status.success() {
+        bail!(
+            "`{}` failed ({status}); last lines of {}:\n{}",
+            display(cmd),
+            log.display(),
+            tests::controlplane::tail(log, 25)
+        );
+    }
+    Ok(())
+}
+
+/// Runs the command and returns its stdout; `None` if it cannot run or fails.
+pub fn output(program: impl AsRef<OsStr>, args: &[&str]) -> Option<String> {
+    let out = Command::new(program)
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn program(cmd: &Command) -> String {
+    cmd.get_program().to_string_lossy().into_owned()
+}
+
+fn display(cmd: &Command) -> String {
+    let mut s = program(cmd);
+    for arg in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&arg.to_string_lossy());
+    }
+    s
+}

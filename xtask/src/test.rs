@@ -1,0 +1,45 @@
+//! `cargo xtask test`: what CI runs — the control plane (built if needed), a build of
+//! every binary, lints, and every test tier (unit, transcript, end-to-end).
+
+use std::process::Command;
+
+use crate::flags;
+use crate::run::run as sh;
+
+pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
+    let root = crate::project_root();
+    let cargo = || {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.current_dir(&root);
+        cmd
+    };
+    if !flags.no_e2e {
+        crate::testenv::run(&flags::Testenv { force: false })?;
+    }
+    // The e2e tests run the plugins and the cluster supervisor as programs, and
+    // `cargo test` alone does not build other packages' binaries.
+    sh(cargo().args(["build", "--workspace", "--bins"]))?;
+    sh(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--quiet",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let mut test = cargo();
+    test.args(["test", "--workspace"]);
+    if flags.no_e2e {
+        test.args(["--exclude", "tests"]);
+    }
+    test.args(["--no-fail-fast", "--"]).args(&flags.cargo_args);
+    sh(&mut test)?;
+    if flags.no_e2e {
+        sh(cargo()
+            .args(["test", "-p", "tests", "--lib", "--bins", "--"])
+            .args(&flags.cargo_args))?;
+        eprintln!("xtask test: end-to-end tests skipped (--no-e2e)");
+    }
+    Ok(())
+}
