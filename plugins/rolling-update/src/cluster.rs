@@ -24,7 +24,9 @@ use tokio::time::Instant;
 
 use crate::controller::{name, replicas, selector_string, set_replicas};
 use crate::interrupt::Interrupt;
-use crate::names::{DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation};
+use crate::names::{
+    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
+};
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
 
 /// How many times a conflicting write is retried (client-go's `DefaultBackoff`:
@@ -66,7 +68,9 @@ pub async fn update_rc_with_retries(
             Err(e) => return Err(e.into()),
         }
     }
-    Err(anyhow!("too many conflicts updating replicationcontroller {name:?}"))
+    Err(anyhow!(
+        "too many conflicts updating replicationcontroller {name:?}"
+    ))
 }
 
 /// The same for a pod's labels (used when the old RC gets the deployment key).
@@ -100,7 +104,12 @@ pub async fn update_pod_with_retries(
 /// Go's `%s` of a `map[string]string`: `map[k1:v1 k2:v2]`, keys sorted.
 pub fn go_map(map: Option<&BTreeMap<String, String>>) -> String {
     let body = map
-        .map(|m| m.iter().map(|(k, v)| format!("{k}:{v}")).collect::<Vec<_>>().join(" "))
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}:{v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .unwrap_or_default();
     format!("map[{body}]")
 }
@@ -123,9 +132,19 @@ where
     }
 }
 
-fn watch_into_store<K>(api: Api<K>, config: watcher::Config, changed: Arc<watch::Sender<u64>>) -> Watched<K>
+fn watch_into_store<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    changed: Arc<watch::Sender<u64>>,
+) -> Watched<K>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone + Default,
 {
     let (store, writer) = reflector::store();
@@ -162,8 +181,11 @@ impl Observer {
         let (rc_tx, rc_changes) = watch::channel(0u64);
         let (pod_tx, pod_changes) = watch::channel(0u64);
         let (rc_tx, pod_tx) = (Arc::new(rc_tx), Arc::new(pod_tx));
-        let by_name = |rc: &ReplicationController| watcher::Config::default().fields(&format!("metadata.name={}", name(rc)));
-        let by_selector = |rc: &ReplicationController| watcher::Config::default().labels(&selector_string(rc));
+        let by_name = |rc: &ReplicationController| {
+            watcher::Config::default().fields(&format!("metadata.name={}", name(rc)))
+        };
+        let by_selector =
+            |rc: &ReplicationController| watcher::Config::default().labels(&selector_string(rc));
         Observer {
             old_rc: watch_into_store(rcs.clone(), by_name(old_rc), rc_tx.clone()),
             new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx),
@@ -216,7 +238,9 @@ pub fn pod_available(pod: &Pod, min_ready_seconds: i32, now: k8s_openapi::jiff::
     if min_ready_seconds <= 0 {
         return true;
     }
-    let Some(since) = &ready.last_transition_time else { return false };
+    let Some(since) = &ready.last_transition_time else {
+        return false;
+    };
     let needed = k8s_openapi::jiff::SignedDuration::from_secs(i64::from(min_ready_seconds));
     since.0.checked_add(needed).is_ok_and(|t| t < now)
 }
@@ -234,12 +258,27 @@ pub struct KubeOps {
 }
 
 impl KubeOps {
-    pub fn new(rcs: Api<ReplicationController>, pods: Api<Pod>, interrupt: Interrupt, poll_interval: Duration, timeout: Duration) -> Self {
-        KubeOps { rcs, pods, interrupt, poll_interval, timeout, observer: None }
+    pub fn new(
+        rcs: Api<ReplicationController>,
+        pods: Api<Pod>,
+        interrupt: Interrupt,
+        poll_interval: Duration,
+        timeout: Duration,
+    ) -> Self {
+        KubeOps {
+            rcs,
+            pods,
+            interrupt,
+            poll_interval,
+            timeout,
+            observer: None,
+        }
     }
 
     fn observer(&mut self) -> anyhow::Result<&mut Observer> {
-        self.observer.as_mut().ok_or_else(|| anyhow!("internal error: watches not started"))
+        self.observer
+            .as_mut()
+            .ok_or_else(|| anyhow!("internal error: watches not started"))
     }
 
     /// Waits until the RC named `rc_name` satisfies `cond` in the store.
@@ -273,7 +312,11 @@ impl KubeOps {
     /// Kubectl's `Rename`: orphan-delete `rc`, wait until its name is free, create
     /// it under `new_name` (its pods are adopted again through the selector). The
     /// created copy no longer carries the update annotations.
-    pub async fn rename(&self, rc: &ReplicationController, new_name: &str) -> anyhow::Result<ReplicationController> {
+    pub async fn rename(
+        &self,
+        rc: &ReplicationController,
+        new_name: &str,
+    ) -> anyhow::Result<ReplicationController> {
         rename(&self.rcs, &self.interrupt, rc, new_name).await
     }
 }
@@ -325,7 +368,11 @@ pub async fn wait_gone(
     rc_name: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let gone = kube::runtime::wait::await_condition(api.clone(), rc_name, |rc: Option<&ReplicationController>| rc.is_none());
+    let gone = kube::runtime::wait::await_condition(
+        api.clone(),
+        rc_name,
+        |rc: Option<&ReplicationController>| rc.is_none(),
+    );
     tokio::select! {
         r = tokio::time::timeout(timeout, gone) => match r {
             Ok(Ok(_)) => Ok(()),
@@ -350,7 +397,9 @@ impl UpdaterOps for KubeOps {
         let (target, existed) = match existing {
             Some(rc) => {
                 let annotations = rc.metadata.annotations.as_ref();
-                let ok = annotations.and_then(|a| a.get(SOURCE_ID_ANNOTATION)).is_some_and(|v| v == source_id)
+                let ok = annotations
+                    .and_then(|a| a.get(SOURCE_ID_ANNOTATION))
+                    .is_some_and(|v| v == source_id)
                     && annotations.is_some_and(|a| a.contains_key(DESIRED_REPLICAS_ANNOTATION));
                 if !ok {
                     bail!(
@@ -364,7 +413,10 @@ impl UpdaterOps for KubeOps {
             None => {
                 let desired = replicas(new_rc);
                 if desired <= 0 {
-                    bail!("Invalid controller spec for {}; required: > 0 replicas, actual: {desired}", name(new_rc));
+                    bail!(
+                        "Invalid controller spec for {}; required: > 0 replicas, actual: {desired}",
+                        name(new_rc)
+                    );
                 }
                 let mut rc = new_rc.clone();
                 set_annotation(&mut rc, DESIRED_REPLICAS_ANNOTATION, desired.to_string());
@@ -376,7 +428,10 @@ impl UpdaterOps for KubeOps {
             }
         };
         // The old RC's identity is the part of the source id before the ':'.
-        let old_name = source_id.rsplit_once(':').map(|(n, _)| n).unwrap_or(source_id);
+        let old_name = source_id
+            .rsplit_once(':')
+            .map(|(n, _)| n)
+            .unwrap_or(source_id);
         let old = self.rcs.get(old_name).await?;
         let observer = Observer::start(&self.rcs, &self.pods, &old, &target);
         observer.ready(self.timeout).await?;
@@ -384,7 +439,10 @@ impl UpdaterOps for KubeOps {
         Ok((target, existed))
     }
 
-    async fn record_original_replicas(&mut self, old_rc: &ReplicationController) -> anyhow::Result<ReplicationController> {
+    async fn record_original_replicas(
+        &mut self,
+        old_rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController> {
         self.interrupt.check()?;
         let fresh = self.rcs.get(name(old_rc)).await?;
         update_rc_with_retries(&self.rcs, &self.interrupt, &fresh, |rc| {
@@ -413,7 +471,8 @@ impl UpdaterOps for KubeOps {
             let status = rc.status.as_ref();
             replicas(rc) == to
                 && status.is_some_and(|s| s.replicas == to)
-                && status.and_then(|s| s.observed_generation).unwrap_or(0) >= rc.metadata.generation.unwrap_or(0)
+                && status.and_then(|s| s.observed_generation).unwrap_or(0)
+                    >= rc.metadata.generation.unwrap_or(0)
         };
         match self.wait_rc(&rc_name, timeout, synced).await {
             Ok(rc) => Ok(rc),
@@ -432,11 +491,18 @@ impl UpdaterOps for KubeOps {
         observer.pod_changes.borrow_and_update();
         let now = k8s_openapi::jiff::Timestamp::now();
         let count = |store: &Store<Pod>| {
-            store.state().iter().filter(|p| pod_available(p, min_ready_seconds, now)).count() as i32
+            store
+                .state()
+                .iter()
+                .filter(|p| pod_available(p, min_ready_seconds, now))
+                .count() as i32
         };
         // Pods are counted per selector; the selectors are disjoint by construction.
         let _ = (old_rc, new_rc);
-        Ok((count(&observer.old_pods.store), count(&observer.new_pods.store)))
+        Ok((
+            count(&observer.old_pods.store),
+            count(&observer.new_pods.store),
+        ))
     }
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -465,7 +531,8 @@ impl UpdaterOps for KubeOps {
         let old_name = name(old_rc).to_string();
         let settled = |rc: &ReplicationController| {
             let status = rc.status.as_ref();
-            status.and_then(|s| s.observed_generation).unwrap_or(0) >= rc.metadata.generation.unwrap_or(0)
+            status.and_then(|s| s.observed_generation).unwrap_or(0)
+                >= rc.metadata.generation.unwrap_or(0)
                 && status.is_some_and(|s| s.replicas == replicas(rc))
         };
         if config.cleanup_policy == CleanupPolicy::Rename {
@@ -479,7 +546,9 @@ impl UpdaterOps for KubeOps {
             }
             self.interrupt.check()?;
             let fresh = self.rcs.get(&new_name).await?;
-            report.line(&format!("Update succeeded. Deleting old controller: {old_name}"));
+            report.line(&format!(
+                "Update succeeded. Deleting old controller: {old_name}"
+            ));
             self.interrupt.check()?;
             match self.rcs.delete(&old_name, &DeleteParams::default()).await {
                 Ok(_) => {}
@@ -565,7 +634,10 @@ mod tests {
     #[test]
     fn go_maps() {
         assert_eq!(go_map(None), "map[]");
-        let m = BTreeMap::from([("b".to_string(), "2".to_string()), ("a".to_string(), "x:1".to_string())]);
+        let m = BTreeMap::from([
+            ("b".to_string(), "2".to_string()),
+            ("a".to_string(), "x:1".to_string()),
+        ]);
         assert_eq!(go_map(Some(&m)), "map[a:x:1 b:2]");
     }
 }

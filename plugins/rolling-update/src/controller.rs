@@ -48,7 +48,10 @@ pub struct NewControllerConfig {
 }
 
 /// The index of the container `--image` replaces (1.17's rules and messages).
-pub fn container_index(rc: &ReplicationController, container: &str) -> Result<usize, ControllerError> {
+pub fn container_index(
+    rc: &ReplicationController,
+    container: &str,
+) -> Result<usize, ControllerError> {
     let containers = containers(rc);
     let index = if container.is_empty() {
         0
@@ -76,7 +79,10 @@ pub fn current_image<'a>(rc: &'a ReplicationController, container: &str) -> Opti
     let c = if container.is_empty() {
         containers.first()
     } else {
-        containers.iter().find(|c| c.name == container).or(containers.first())
+        containers
+            .iter()
+            .find(|c| c.name == container)
+            .or(containers.first())
     };
     c.and_then(|c| c.image.as_deref())
 }
@@ -177,12 +183,19 @@ pub fn add_selector_label(rc: &mut ReplicationController, key: &str, value: &str
 
 /// The RC's selector (empty when unset).
 pub fn selector(rc: &ReplicationController) -> BTreeMap<String, String> {
-    rc.spec.as_ref().and_then(|s| s.selector.clone()).unwrap_or_default()
+    rc.spec
+        .as_ref()
+        .and_then(|s| s.selector.clone())
+        .unwrap_or_default()
 }
 
 /// A selector as a label-selector query string (`a=b,c=d`).
 pub fn selector_string(rc: &ReplicationController) -> String {
-    selector(rc).iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    selector(rc)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The rolling-update invariant: some key is in both selectors with different
@@ -215,8 +228,14 @@ pub fn name(rc: &ReplicationController) -> &str {
 /// A resource Builder is being written elsewhere in the workspace; until it can be
 /// used here this reads the one YAML or JSON document directly. Multi-document
 /// input and `List` kinds give 1.17's "specifies multiple items" error.
-pub fn parse_controller_file(filename: &str, data: &str) -> Result<(ReplicationController, bool), ControllerError> {
-    let parse_err = |reason: String| ControllerError::Parse { filename: filename.to_string(), reason };
+pub fn parse_controller_file(
+    filename: &str,
+    data: &str,
+) -> Result<(ReplicationController, bool), ControllerError> {
+    let parse_err = |reason: String| ControllerError::Parse {
+        filename: filename.to_string(),
+        reason,
+    };
     let docs: Vec<serde_json::Value> = if data.trim_start().starts_with('{') {
         // A JSON stream may still hold several objects back to back.
         serde_json::Deserializer::from_str(data)
@@ -224,7 +243,8 @@ pub fn parse_controller_file(filename: &str, data: &str) -> Result<(ReplicationC
             .collect::<Result<_, _>>()
             .map_err(|e| parse_err(e.to_string()))?
     } else {
-        serde_saphyr::from_multiple::<serde_json::Value>(data).map_err(|e| parse_err(e.to_string()))?
+        serde_saphyr::from_multiple::<serde_json::Value>(data)
+            .map_err(|e| parse_err(e.to_string()))?
     };
     let mut objects: Vec<serde_json::Value> = Vec::new();
     for doc in docs {
@@ -232,12 +252,13 @@ pub fn parse_controller_file(filename: &str, data: &str) -> Result<(ReplicationC
             continue;
         }
         // Flatten `kind: List` (kubectl's Flatten()).
-        let is_list = doc.get("kind").and_then(|k| k.as_str()).is_some_and(|k| k.ends_with("List"));
-        if is_list {
-            if let Some(items) = doc.get("items").and_then(|i| i.as_array()) {
-                objects.extend(items.iter().cloned());
-                continue;
-            }
+        let is_list = doc
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .is_some_and(|k| k.ends_with("List"));
+        if is_list && let Some(items) = doc.get("items").and_then(|i| i.as_array()) {
+            objects.extend(items.iter().cloned());
+            continue;
         }
         objects.push(doc);
     }
@@ -247,8 +268,14 @@ pub fn parse_controller_file(filename: &str, data: &str) -> Result<(ReplicationC
     let Some(object) = objects.pop() else {
         return Err(ControllerError::Empty(filename.to_string()));
     };
-    let api_version = object.get("apiVersion").and_then(|v| v.as_str()).unwrap_or_default();
-    let kind = object.get("kind").and_then(|v| v.as_str()).unwrap_or_default();
+    let api_version = object
+        .get("apiVersion")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    let kind = object
+        .get("kind")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
     if kind.is_empty() {
         return Err(parse_err("Object 'Kind' is missing".into()));
     }
@@ -267,7 +294,8 @@ pub fn parse_controller_file(filename: &str, data: &str) -> Result<(ReplicationC
         .get("spec")
         .and_then(|s| s.get("replicas"))
         .is_none_or(|r| r.is_null());
-    let rc: ReplicationController = serde_json::from_value(object).map_err(|e| parse_err(e.to_string()))?;
+    let rc: ReplicationController =
+        serde_json::from_value(object).map_err(|e| parse_err(e.to_string()))?;
     Ok((rc, defaulted))
 }
 
@@ -282,7 +310,9 @@ pub fn abort_rolling_update(
     let mut target = original.clone();
     set_annotation(&mut target, SOURCE_ID_ANNOTATION, source_id(partial));
     let Some(count) = annotation(original, ORIGINAL_REPLICAS_ANNOTATION).map(str::to_string) else {
-        return Err(ControllerError::NoOriginalReplicas(name(original).to_string()));
+        return Err(ControllerError::NoOriginalReplicas(
+            name(original).to_string(),
+        ));
     };
     let message = format!("Setting {:?} replicas to {count}", name(original));
     set_annotation(&mut target, DESIRED_REPLICAS_ANNOTATION, count);

@@ -33,7 +33,11 @@ impl IntOrPercent {
                     .map_err(|_| FencepostError { value: s.clone() })?;
                 // Go computes in float64; so do we, to round identically.
                 let exact = f64::from(percent) * f64::from(total) / 100.0;
-                let rounded = if round_up { exact.ceil() } else { exact.floor() };
+                let rounded = if round_up {
+                    exact.ceil()
+                } else {
+                    exact.floor()
+                };
                 Ok(rounded as i32)
             }
         }
@@ -50,12 +54,16 @@ impl FromStr for IntOrPercent {
         if let Some(number) = s.strip_suffix('%') {
             match number.parse::<i32>() {
                 Ok(v) if v >= 0 => Ok(IntOrPercent::Str(s.to_string())),
-                _ => Err(format!("{s:?} is not a non-negative integer or percentage (e.g. 1 or 25%)")),
+                _ => Err(format!(
+                    "{s:?} is not a non-negative integer or percentage (e.g. 1 or 25%)"
+                )),
             }
         } else {
             match s.parse::<i32>() {
                 Ok(v) if v >= 0 => Ok(IntOrPercent::Int(v)),
-                _ => Err(format!("{s:?} is not a non-negative integer or percentage (e.g. 1 or 25%)")),
+                _ => Err(format!(
+                    "{s:?} is not a non-negative integer or percentage (e.g. 1 or 25%)"
+                )),
             }
         }
     }
@@ -131,14 +139,20 @@ mod tests {
         ];
         for (surge, unavailable, desired, want) in table {
             let got = resolve_fenceposts(&surge, &unavailable, desired).unwrap();
-            assert_eq!(got, want, "surge={surge} unavailable={unavailable} desired={desired}");
+            assert_eq!(
+                got, want,
+                "surge={surge} unavailable={unavailable} desired={desired}"
+            );
         }
     }
 
     #[test]
     fn bad_strings_are_errors_not_panics() {
         let err = resolve_fenceposts(&p("x%"), &IntOrPercent::Int(0), 3).unwrap_err();
-        assert_eq!(err.to_string(), "invalid value for IntOrString: invalid value \"x%\"");
+        assert_eq!(
+            err.to_string(),
+            "invalid value for IntOrString: invalid value \"x%\""
+        );
     }
 
     #[test]

@@ -70,7 +70,9 @@ fn dry_run(s: &str) -> Result<DryRun, String> {
         // A bare `--dry-run` (1.17's boolean) and `--dry-run=true` mean client.
         "client" | "true" => Ok(DryRun::Client),
         "server" => Ok(DryRun::Server),
-        other => Err(format!("Invalid dry-run value ({other}). Must be \"none\", \"server\", or \"client\".")),
+        other => Err(format!(
+            "Invalid dry-run value ({other}). Must be \"none\", \"server\", or \"client\"."
+        )),
     }
 }
 
@@ -104,11 +106,23 @@ pub struct Args {
     pub timeout: Duration,
 
     /// Filename to use to create the new replication controller (- for stdin; URLs are not supported yet).
-    #[arg(verbatim_doc_comment, short = 'f', long = "filename", value_name = "FILE", value_delimiter = ',')]
+    #[arg(
+        verbatim_doc_comment,
+        short = 'f',
+        long = "filename",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     pub filenames: Vec<String>,
 
     /// Image to use for upgrading the replication controller. Must be distinct from the existing image (either new image or new image tag).  Can not be used with --filename/-f
-    #[arg(verbatim_doc_comment, long, value_name = "IMAGE", default_value = "", hide_default_value = true)]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "IMAGE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub image: String,
 
     /// The key to use to differentiate between two different controllers, default 'deployment'.  Only relevant when --image is specified, ignored otherwise
@@ -116,11 +130,23 @@ pub struct Args {
     pub deployment_label_key: String,
 
     /// Container name which will have its image upgraded. Only relevant when --image is specified, ignored otherwise. Required when using --image on a multi-container pod
-    #[arg(verbatim_doc_comment, long, value_name = "NAME", default_value = "", hide_default_value = true)]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "NAME",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub container: String,
 
     /// Explicit policy for when to pull container images. Required when --image is same as existing image, ignored otherwise.
-    #[arg(verbatim_doc_comment, long, value_name = "POLICY", default_value = "", hide_default_value = true)]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "POLICY",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub image_pull_policy: String,
 
     /// If true, this is a request to abort an existing rollout that is partially rolled out. It effectively reverses current and next and runs a rollout
@@ -136,7 +162,14 @@ pub struct Args {
     pub validate: bool,
 
     /// Output format. One of: json|yaml|name.
-    #[arg(verbatim_doc_comment, short = 'o', long, value_name = "FORMAT", default_value = "", hide_default_value = true)]
+    #[arg(
+        verbatim_doc_comment,
+        short = 'o',
+        long,
+        value_name = "FORMAT",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub output: String,
 
     /// The maximum number of pods that can be scheduled above the desired number of pods (an integer or a percentage of the desired pods, rounded up).

@@ -64,7 +64,10 @@ impl Interrupt {
 #[cfg(unix)]
 async fn wait_for_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
         (Ok(mut int), Ok(mut term)) => tokio::select! {
             _ = int.recv() => "SIGINT",
             _ = term.recv() => "SIGTERM",

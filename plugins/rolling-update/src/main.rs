@@ -34,7 +34,10 @@ fn main() -> ExitCode {
         Ok(output) => output,
         Err(err) => return report(err),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(err) => return report(anyhow::Error::new(err).context("starting the async runtime")),
     };
@@ -44,7 +47,9 @@ fn main() -> ExitCode {
         let config = args.config.to_config().await?;
         let (namespace, enforce) = args.config.namespace_of(&config);
         let client = kube::Client::try_from(config)?;
-        options.run(client, &namespace, enforce, output, interrupt).await
+        options
+            .run(client, &namespace, enforce, output, interrupt)
+            .await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -70,7 +75,10 @@ fn report(err: anyhow::Error) -> ExitCode {
 /// --help and --version print normally.
 fn flag_error(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
         let _ = err.print();
         return ExitCode::SUCCESS;
     }
@@ -86,7 +94,10 @@ fn flag_error(err: clap::Error) -> ExitCode {
             if arg.starts_with("--") || arg.len() < 2 {
                 format!("unknown flag: {arg}")
             } else {
-                format!("unknown shorthand flag: {:?} in {arg}", arg.chars().nth(1).unwrap_or('-'))
+                format!(
+                    "unknown shorthand flag: {:?} in {arg}",
+                    arg.chars().nth(1).unwrap_or('-')
+                )
             }
         }
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
@@ -96,7 +107,10 @@ fn flag_error(err: clap::Error) -> ExitCode {
             if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
                 return finish_flag_error(&format!("flag needs an argument: {flag}"));
             }
-            let reason = err.source().map(|e| e.to_string()).unwrap_or_else(|| "invalid value".into());
+            let reason = err
+                .source()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "invalid value".into());
             format!("invalid argument {value:?} for \"{flag}\" flag: {reason}")
         }
         _ => {
@@ -109,6 +123,9 @@ fn flag_error(err: clap::Error) -> ExitCode {
 }
 
 fn finish_flag_error(message: &str) -> ExitCode {
-    let _ = writeln!(std::io::stderr(), "error: {message}\nSee '{COMMAND} --help' for usage.");
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {message}\nSee '{COMMAND} --help' for usage."
+    );
     ExitCode::from(1)
 }

@@ -69,12 +69,18 @@ pub fn find_new_name(args: &[String], old: &ReplicationController) -> String {
     if let Some(name) = args.get(1) {
         return name.clone();
     }
-    annotation(old, NEXT_CONTROLLER_ANNOTATION).unwrap_or_default().to_string()
+    annotation(old, NEXT_CONTROLLER_ANNOTATION)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// An annotation's value, if present.
 pub fn annotation<'a>(rc: &'a ReplicationController, key: &str) -> Option<&'a str> {
-    rc.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    rc.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
 }
 
 /// Sets an annotation, creating the map when needed.
@@ -92,7 +98,11 @@ mod tests {
 
     fn rc(name: &str, uid: &str) -> ReplicationController {
         ReplicationController {
-            metadata: ObjectMeta { name: Some(name.into()), uid: Some(uid.into()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                uid: Some(uid.into()),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -118,12 +128,18 @@ mod tests {
         let a = hash_object(&rc("foo", "1"));
         let b = hash_object(&rc("foo", "2"));
         assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert_ne!(a, b);
         assert_eq!(a, hash_object(&rc("foo", "1")), "deterministic");
         // The digest is MD5 of the JSON text.
         let json = serde_json::to_vec(&rc("foo", "1")).unwrap();
-        let want: String = Md5::digest(&json).iter().map(|b| format!("{b:02x}")).collect();
+        let want: String = Md5::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(a, want);
     }
 
@@ -135,6 +151,9 @@ mod tests {
         assert_eq!(find_new_name(&["foo".into()], &old), "");
         set_annotation(&mut old, NEXT_CONTROLLER_ANNOTATION, "foo-next");
         assert_eq!(find_new_name(&["foo".into()], &old), "foo-next");
-        assert_eq!(find_new_name(&["foo".into(), "foo-v2".into()], &old), "foo-v2");
+        assert_eq!(
+            find_new_name(&["foo".into(), "foo-v2".into()], &old),
+            "foo-v2"
+        );
     }
 }

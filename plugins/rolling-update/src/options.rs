@@ -12,15 +12,16 @@ use kube::api::{Api, ListParams, PostParams};
 
 use crate::cluster::{KubeOps, rename, update_pod_with_retries, update_rc_with_retries};
 use crate::controller::{
-    self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label, current_image,
-    needs_deployment_key, new_controller_from_current, original_deployment_value, parse_controller_file,
-    selectors_differ, set_next_controller, set_replicas,
+    self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label,
+    current_image, needs_deployment_key, new_controller_from_current, original_deployment_value,
+    parse_controller_file, selectors_differ, set_next_controller, set_replicas,
 };
 use crate::fencepost::IntOrPercent;
 use crate::flags::{Args, DryRun};
 use crate::interrupt::{Interrupt, Interrupted};
 use crate::names::{
-    DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation, source_id_names,
+    DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
+    source_id_names,
 };
 use crate::output::{Console, OutputFormat, dry_run_summary, render};
 use crate::updater::{CleanupPolicy, RollingUpdater, UpdaterConfig};
@@ -96,8 +97,13 @@ impl RollingUpdateOptions {
     /// kubectl's `Validate`, plus an early check of `-o` (1.17 only noticed a bad
     /// format after the whole update had run).
     pub fn validate(&self) -> anyhow::Result<Option<OutputFormat>> {
-        let errors =
-            validate_arguments(&self.deployment_key, &self.filenames, &self.image, self.rollback, &self.args);
+        let errors = validate_arguments(
+            &self.deployment_key,
+            &self.filenames,
+            &self.image,
+            self.rollback,
+            &self.args,
+        );
         if !errors.is_empty() {
             return Err(UsageErrors(format_usage_errors(&errors, COMMAND)).into());
         }
@@ -114,7 +120,16 @@ impl RollingUpdateOptions {
         interrupt: Interrupt,
     ) -> anyhow::Result<()> {
         let mut console = Console::new();
-        let result = self.run_inner(client, namespace, enforce_namespace, output, &interrupt, &mut console).await;
+        let result = self
+            .run_inner(
+                client,
+                namespace,
+                enforce_namespace,
+                output,
+                &interrupt,
+                &mut console,
+            )
+            .await;
         console.finish();
         result.map_err(|err| self.explain_interrupt(err))
     }
@@ -136,13 +151,19 @@ impl RollingUpdateOptions {
         // 1. The old RC; missing with --image and one name means an interrupted rename.
         let mut old_rc = match rcs.get(&self.old_name).await {
             Ok(rc) => rc,
-            Err(kube::Error::Api(s)) if s.is_not_found() && !self.image.is_empty() && self.keep_old_name => {
+            Err(kube::Error::Api(s))
+                if s.is_not_found() && !self.image.is_empty() && self.keep_old_name =>
+            {
                 let list = rcs.list(&ListParams::default()).await?;
                 let found = list.items.into_iter().find(|rc| {
-                    annotation(rc, SOURCE_ID_ANNOTATION).is_some_and(|v| source_id_names(v, &self.old_name))
+                    annotation(rc, SOURCE_ID_ANNOTATION)
+                        .is_some_and(|v| source_id_names(v, &self.old_name))
                 });
                 let Some(found) = found else {
-                    bail!("couldn't find a replication controller with source id == {namespace}/{}", self.old_name);
+                    bail!(
+                        "couldn't find a replication controller with source id == {namespace}/{}",
+                        self.old_name
+                    );
                 };
                 if !dry {
                     rename(&rcs, interrupt, &found, &self.old_name).await?;
@@ -177,16 +198,25 @@ impl RollingUpdateOptions {
         // 3. --image: resume an in-progress update or derive the next RC.
         if !self.image.is_empty() {
             let new_name = find_new_name(&self.args, &old_rc);
-            let existing = if new_name.is_empty() { None } else { rcs.get_opt(&new_name).await? };
+            let existing = if new_name.is_empty() {
+                None
+            } else {
+                rcs.get_opt(&new_name).await?
+            };
             let next = match existing {
                 Some(existing) => {
-                    let in_progress = current_image(&existing, &self.container).unwrap_or_default().to_string();
+                    let in_progress = current_image(&existing, &self.container)
+                        .unwrap_or_default()
+                        .to_string();
                     if in_progress != self.image {
                         bail!(
                             "Found existing in-progress update to image ({in_progress}).\nEither continue in-progress update with --image={in_progress} or rollback with --rollback"
                         );
                     }
-                    console.println(&format!("Found existing update in progress ({}), resuming.", controller::name(&existing)));
+                    console.println(&format!(
+                        "Found existing update in progress ({}), resuming.",
+                        controller::name(&existing)
+                    ));
                     existing
                 }
                 None => {
@@ -199,7 +229,9 @@ impl RollingUpdateOptions {
                     };
                     if current_image(&old_rc, &self.container) == Some(self.image.as_str()) {
                         if self.pull_policy.is_empty() {
-                            bail!("--image-pull-policy (Always|Never|IfNotPresent) must be provided when --image is the same as existing container image");
+                            bail!(
+                                "--image-pull-policy (Always|Never|IfNotPresent) must be provided when --image is the same as existing container image"
+                            );
                         }
                         cfg.pull_policy = self.pull_policy.clone();
                     }
@@ -218,8 +250,16 @@ impl RollingUpdateOptions {
                 }
                 rc
             } else {
-                mark_old_controller(&rcs, &pods, interrupt, &old_rc, &next_name, &self.deployment_key, &old_value)
-                    .await?
+                mark_old_controller(
+                    &rcs,
+                    &pods,
+                    interrupt,
+                    &old_rc,
+                    &next_name,
+                    &self.deployment_key,
+                    &old_value,
+                )
+                .await?
             };
             new_rc = Some(next);
         }
@@ -227,7 +267,11 @@ impl RollingUpdateOptions {
         // 4. --rollback: the partially rolled-out RC.
         if self.rollback {
             let new_name = find_new_name(&self.args, &old_rc);
-            let found = if new_name.is_empty() { None } else { rcs.get_opt(&new_name).await? };
+            let found = if new_name.is_empty() {
+                None
+            } else {
+                rcs.get_opt(&new_name).await?
+            };
             let Some(found) = found else {
                 // 1.17's message ends in "\n", which CheckErr does not double.
                 bail!("Could not find {new_name} to rollback.");
@@ -241,10 +285,16 @@ impl RollingUpdateOptions {
 
         // 5-7. The name and selector rules, then the replica default.
         if self.old_name == controller::name(&new_rc) {
-            bail!("{filename} cannot have the same name as the existing ReplicationController {}", self.old_name);
+            bail!(
+                "{filename} cannot have the same name as the existing ReplicationController {}",
+                self.old_name
+            );
         }
         if !selectors_differ(&old_rc, &new_rc) {
-            bail!("{filename} must specify a matching key with non-equal value in Selector for {}", self.old_name);
+            bail!(
+                "{filename} must specify a matching key with non-equal value in Selector for {}",
+                self.old_name
+            );
         }
         if replicas_defaulted {
             set_replicas(&mut new_rc, controller::replicas(&old_rc));
@@ -259,13 +309,21 @@ impl RollingUpdateOptions {
             }
             DryRun::Server => {
                 // Let the server validate and default the new RC without persisting it.
-                let shown = if self.rollback || rcs.get_opt(controller::name(&new_rc)).await?.is_some() {
-                    new_rc.clone()
-                } else {
-                    let mut probe = new_rc.clone();
-                    probe.metadata.namespace = None;
-                    rcs.create(&PostParams { dry_run: true, ..Default::default() }, &probe).await?
-                };
+                let shown =
+                    if self.rollback || rcs.get_opt(controller::name(&new_rc)).await?.is_some() {
+                        new_rc.clone()
+                    } else {
+                        let mut probe = new_rc.clone();
+                        probe.metadata.namespace = None;
+                        rcs.create(
+                            &PostParams {
+                                dry_run: true,
+                                ..Default::default()
+                            },
+                            &probe,
+                        )
+                        .await?
+                    };
                 print!("{}", dry_run_summary(&old_rc, &shown, output)?);
                 return Ok(());
             }
@@ -278,15 +336,23 @@ impl RollingUpdateOptions {
             update_period: self.update_period,
             timeout: self.timeout,
             min_ready_seconds: self.min_ready_seconds,
-            cleanup_policy: if self.keep_old_name { CleanupPolicy::Rename } else { CleanupPolicy::Delete },
+            cleanup_policy: if self.keep_old_name {
+                CleanupPolicy::Rename
+            } else {
+                CleanupPolicy::Delete
+            },
             max_unavailable: self.max_unavailable.clone(),
             max_surge: self.max_surge.clone(),
         };
         if self.rollback {
             let (partial, original, message) = abort_rolling_update(&old_rc, &new_rc)?;
             console.println(&message);
-            let source = annotation(&original, SOURCE_ID_ANNOTATION).unwrap_or_default().to_string();
-            let desired = annotation(&original, DESIRED_REPLICAS_ANNOTATION).unwrap_or_default().to_string();
+            let source = annotation(&original, SOURCE_ID_ANNOTATION)
+                .unwrap_or_default()
+                .to_string();
+            let desired = annotation(&original, DESIRED_REPLICAS_ANNOTATION)
+                .unwrap_or_default()
+                .to_string();
             // 1.17 ignored this update's error and failed later with a confusing
             // annotation message; ours retries conflicts and reports failures.
             let original = update_rc_with_retries(&rcs, interrupt, &original, |rc| {
@@ -298,7 +364,13 @@ impl RollingUpdateOptions {
             config.new_rc = original;
             config.cleanup_policy = CleanupPolicy::Delete;
         }
-        let ops = KubeOps::new(rcs.clone(), pods, interrupt.clone(), self.poll_interval, self.timeout);
+        let ops = KubeOps::new(
+            rcs.clone(),
+            pods,
+            interrupt.clone(),
+            self.poll_interval,
+            self.timeout,
+        );
         RollingUpdater::new(ops).update(&config, console).await?;
         console.finish();
 
@@ -323,15 +395,31 @@ impl RollingUpdateOptions {
         };
         let again = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
         let hint = if self.rollback {
-            format!("The rollback is left in progress. Run the same command again to finish it:\n  {COMMAND} {again}")
+            format!(
+                "The rollback is left in progress. Run the same command again to finish it:\n  {COMMAND} {again}"
+            )
         } else {
             format!(
                 "The update is left in progress. Run the same command again to resume it:\n  {COMMAND} {again}\nor abort it with:\n  {COMMAND} {} --rollback",
-                self.args.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+                self.args
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )
         };
-        let exit_code = if interrupted.signal == "SIGTERM" { 143 } else { 130 };
-        Stopped { signal_message: format!("error: {interrupted}"), hint, exit_code }.into()
+        let exit_code = if interrupted.signal == "SIGTERM" {
+            143
+        } else {
+            130
+        };
+        Stopped {
+            signal_message: format!("error: {interrupted}"),
+            hint,
+            exit_code,
+        }
+        .into()
     }
 }
 
@@ -349,7 +437,10 @@ async fn mark_old_controller(
     value: &str,
 ) -> anyhow::Result<ReplicationController> {
     if !needs_deployment_key(old, key) {
-        return update_rc_with_retries(rcs, interrupt, old, |rc| set_next_controller(rc, next_name)).await;
+        return update_rc_with_retries(rcs, interrupt, old, |rc| {
+            set_next_controller(rc, next_name)
+        })
+        .await;
     }
     let rc = update_rc_with_retries(rcs, interrupt, old, |rc| {
         set_next_controller(rc, next_name);
@@ -377,17 +468,26 @@ async fn mark_old_controller(
 /// Reads `-f` input: a file or `-` for stdin, bounded in size.
 fn read_input(filename: &str) -> anyhow::Result<String> {
     if filename.starts_with("http://") || filename.starts_with("https://") {
-        bail!("reading {filename}: URLs are not supported by this plugin yet; download the file and pass its path");
+        bail!(
+            "reading {filename}: URLs are not supported by this plugin yet; download the file and pass its path"
+        );
     }
     let mut data = String::new();
     let read = if filename == "-" {
-        std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_string(&mut data)
+        std::io::stdin()
+            .lock()
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_string(&mut data)
     } else {
         std::fs::File::open(filename)
             .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_string(&mut data))
     };
     read.with_context(|| {
-        if filename == "-" { "reading standard input".to_string() } else { format!("the path {filename:?} cannot be read") }
+        if filename == "-" {
+            "reading standard input".to_string()
+        } else {
+            format!("the path {filename:?} cannot be read")
+        }
     })?;
     if data.len() as u64 > MAX_FILE_BYTES {
         bail!("{filename} is larger than {MAX_FILE_BYTES} bytes");

@@ -43,7 +43,11 @@ impl OutputFormat {
 /// Renders one RC: with no format, kubectl's name printer with an operation
 /// (`replicationcontroller/foo rolling updated`); otherwise the chosen format.
 /// The result always ends with a newline.
-pub fn render(rc: &ReplicationController, format: Option<OutputFormat>, operation: &str) -> anyhow::Result<String> {
+pub fn render(
+    rc: &ReplicationController,
+    format: Option<OutputFormat>,
+    operation: &str,
+) -> anyhow::Result<String> {
     let name = rc.metadata.name.as_deref().unwrap_or_default();
     Ok(match format {
         None => format!("replicationcontroller/{name} {operation}\n"),
@@ -159,7 +163,10 @@ mod tests {
 
     fn rc(name: &str) -> ReplicationController {
         ReplicationController {
-            metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -167,7 +174,10 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(OutputFormat::parse("").unwrap(), None);
-        assert_eq!(OutputFormat::parse("yaml").unwrap(), Some(OutputFormat::Yaml));
+        assert_eq!(
+            OutputFormat::parse("yaml").unwrap(),
+            Some(OutputFormat::Yaml)
+        );
         assert_eq!(
             OutputFormat::parse("wide").unwrap_err(),
             "unable to match a printer suitable for the output format \"wide\", allowed formats are: json,name,yaml"
@@ -176,24 +186,36 @@ mod tests {
 
     #[test]
     fn renders_like_kubectl() {
-        assert_eq!(render(&rc("foo"), None, "rolling updated").unwrap(), "replicationcontroller/foo rolling updated\n");
+        assert_eq!(
+            render(&rc("foo"), None, "rolling updated").unwrap(),
+            "replicationcontroller/foo rolling updated\n"
+        );
         assert_eq!(
             render(&rc("foo-v2"), None, "rolling updated to \"foo-v2\"").unwrap(),
             "replicationcontroller/foo-v2 rolling updated to \"foo-v2\"\n"
         );
-        assert_eq!(render(&rc("foo"), Some(OutputFormat::Name), "x").unwrap(), "replicationcontroller/foo\n");
+        assert_eq!(
+            render(&rc("foo"), Some(OutputFormat::Name), "x").unwrap(),
+            "replicationcontroller/foo\n"
+        );
         let json = render(&rc("foo"), Some(OutputFormat::Json), "x").unwrap();
         assert_eq!(
             json,
             "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"ReplicationController\",\n    \"metadata\": {\n        \"name\": \"foo\"\n    }\n}\n"
         );
         let yaml = render(&rc("foo"), Some(OutputFormat::Yaml), "x").unwrap();
-        assert!(yaml.contains("kind: ReplicationController") && yaml.ends_with('\n'), "{yaml}");
+        assert!(
+            yaml.contains("kind: ReplicationController") && yaml.ends_with('\n'),
+            "{yaml}"
+        );
     }
 
     #[test]
     fn dry_run_summaries() {
-        assert_eq!(dry_run_summary(&rc("foo"), &rc("foo-abc"), None).unwrap(), "Rolling from:\nfoo\nTo:\nfoo-abc\n");
+        assert_eq!(
+            dry_run_summary(&rc("foo"), &rc("foo-abc"), None).unwrap(),
+            "Rolling from:\nfoo\nTo:\nfoo-abc\n"
+        );
         assert_eq!(
             dry_run_summary(&rc("foo"), &rc("bar"), Some(OutputFormat::Name)).unwrap(),
             "Rolling from:\nreplicationcontroller/foo\n\nTo:\nreplicationcontroller/bar\n\n"

@@ -18,7 +18,9 @@ use tokio::time::Instant;
 
 use crate::controller::{name, replicas};
 use crate::fencepost::{IntOrPercent, resolve_fenceposts};
-use crate::names::{DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, annotation, source_id};
+use crate::names::{
+    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, annotation, source_id,
+};
 
 /// What happens to the old RC once the new one has all the replicas. (1.17's
 /// library also had `Preserve`, which the command never used.)
@@ -76,7 +78,10 @@ pub trait UpdaterOps {
     ) -> anyhow::Result<(ReplicationController, bool)>;
 
     /// Records `original-replicas` on the old RC (fresh GET, conflict retries).
-    async fn record_original_replicas(&mut self, old_rc: &ReplicationController) -> anyhow::Result<ReplicationController>;
+    async fn record_original_replicas(
+        &mut self,
+        old_rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController>;
 
     /// Sets `spec.replicas` and waits until the RC's status reports that many pods.
     async fn scale_and_wait(
@@ -114,7 +119,12 @@ pub trait UpdaterOps {
 }
 
 /// The scale-up step: the new RC's next replica count, or `None` for no step.
-pub fn scale_up_target(new_replicas: i32, old_replicas: i32, desired: i32, max_surge: i32) -> Option<i32> {
+pub fn scale_up_target(
+    new_replicas: i32,
+    old_replicas: i32,
+    desired: i32,
+    max_surge: i32,
+) -> Option<i32> {
     if new_replicas == desired {
         return None;
     }
@@ -182,12 +192,22 @@ impl<O: UpdaterOps> RollingUpdater<O> {
     }
 
     /// Runs the update to completion (kubectl's `Update`).
-    pub async fn update(&mut self, config: &UpdaterConfig, report: &mut dyn Report) -> anyhow::Result<()> {
+    pub async fn update(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+    ) -> anyhow::Result<()> {
         let mut old_rc = config.old_rc.clone();
         let source = source_id(&old_rc);
-        let (mut new_rc, existed) = self.ops.get_or_create_target(&config.new_rc, &source).await?;
+        let (mut new_rc, existed) = self
+            .ops
+            .get_or_create_target(&config.new_rc, &source)
+            .await?;
         if existed {
-            report.line(&format!("Continuing update with existing controller {}.", name(&new_rc)));
+            report.line(&format!(
+                "Continuing update with existing controller {}.",
+                name(&new_rc)
+            ));
         } else {
             report.line(&format!("Created {}", name(&new_rc)));
         }
@@ -212,7 +232,11 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         }
         // Scaling to zero keeps nothing available (1.17 also widened maxUnavailable
         // to the old size here, but nothing reads it afterwards).
-        let min_available = if desired == 0 { 0 } else { (desired - max_unavailable).max(0) };
+        let min_available = if desired == 0 {
+            0
+        } else {
+            (desired - max_unavailable).max(0)
+        };
         report.line(&header_line(
             name(&new_rc),
             replicas(&new_rc),
@@ -232,7 +256,9 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         while replicas(&new_rc) != desired || replicas(&old_rc) != 0 {
             let before = (replicas(&new_rc), replicas(&old_rc));
 
-            if let Some(to) = scale_up_target(replicas(&new_rc), replicas(&old_rc), desired, max_surge) {
+            if let Some(to) =
+                scale_up_target(replicas(&new_rc), replicas(&old_rc), desired, max_surge)
+            {
                 report.line(&format!("Scaling {} up to {to}", name(&new_rc)));
                 new_rc = self.ops.scale_and_wait(&new_rc, to, config.timeout).await?;
                 last_up = Some(Instant::now());
@@ -240,20 +266,38 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             }
 
             if replicas(&old_rc) != 0 {
-                let mut available = self.ops.ready_pods(&old_rc, &new_rc, config.min_ready_seconds).await?.1;
+                let mut available = self
+                    .ops
+                    .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
+                    .await?
+                    .1;
                 new_ready = available;
-                let mut target =
-                    scale_down_target(replicas(&old_rc), replicas(&new_rc), desired, min_available, available);
+                let mut target = scale_down_target(
+                    replicas(&old_rc),
+                    replicas(&new_rc),
+                    desired,
+                    min_available,
+                    available,
+                );
                 if target.is_some() && pause_needed(config, last_up) {
                     // Readiness may drop while we pause: decide again afterwards, as
                     // 1.17 did by measuring only after its sleep.
                     if let Some(t) = last_up {
                         self.ops.sleep_until(t + config.update_period).await?;
                     }
-                    available = self.ops.ready_pods(&old_rc, &new_rc, config.min_ready_seconds).await?.1;
+                    available = self
+                        .ops
+                        .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
+                        .await?
+                        .1;
                     new_ready = available;
-                    target =
-                        scale_down_target(replicas(&old_rc), replicas(&new_rc), desired, min_available, available);
+                    target = scale_down_target(
+                        replicas(&old_rc),
+                        replicas(&new_rc),
+                        desired,
+                        min_available,
+                        available,
+                    );
                 }
                 if let Some(to) = target {
                     report.line(&format!("Scaling {} down to {to}", name(&old_rc)));
@@ -282,8 +326,18 @@ fn pause_needed(config: &UpdaterConfig, last_up: Option<Instant>) -> bool {
     last_up.is_some_and(|t| Instant::now() < t + config.update_period)
 }
 
-fn snapshot(old_rc: &ReplicationController, new_rc: &ReplicationController, desired: i32, new_ready: i32) -> Progress {
-    Progress { new_replicas: replicas(new_rc), old_replicas: replicas(old_rc), desired, new_ready }
+fn snapshot(
+    old_rc: &ReplicationController,
+    new_rc: &ReplicationController,
+    desired: i32,
+    new_ready: i32,
+) -> Progress {
+    Progress {
+        new_replicas: replicas(new_rc),
+        old_replicas: replicas(old_rc),
+        desired,
+        new_ready,
+    }
 }
 
 #[cfg(test)]

@@ -52,38 +52,119 @@ mod tests {
     #[test]
     fn kubectl_validate_args_table() {
         // (key, filenames, image, rollback, args) -> errors
-        let table: Vec<(&str, Vec<String>, &str, bool, Vec<String>, Vec<&str>)> = vec![
-            ("deployment", v(&[]), "", false, v(&[]), vec![
-                "Must specify --filename or --image for new controller",
-                "Must specify the controller to update",
-            ]),
-            ("deployment", v(&[]), "", false, v(&["foo"]), vec!["Must specify --filename or --image for new controller"]),
-            ("deployment", v(&["bar.yaml"]), "", false, v(&["foo"]), vec![]),
+        // (key, filenames, image, rollback, args) -> errors
+        type Row<'a> = (
+            &'a str,
+            Vec<String>,
+            &'a str,
+            bool,
+            Vec<String>,
+            Vec<&'a str>,
+        );
+        let table: Vec<Row<'_>> = vec![
+            (
+                "deployment",
+                v(&[]),
+                "",
+                false,
+                v(&[]),
+                vec![
+                    "Must specify --filename or --image for new controller",
+                    "Must specify the controller to update",
+                ],
+            ),
+            (
+                "deployment",
+                v(&[]),
+                "",
+                false,
+                v(&["foo"]),
+                vec!["Must specify --filename or --image for new controller"],
+            ),
+            (
+                "deployment",
+                v(&["bar.yaml"]),
+                "",
+                false,
+                v(&["foo"]),
+                vec![],
+            ),
             ("deployment", v(&[]), "foo:v2", false, v(&["foo"]), vec![]),
-            ("deployment", v(&[]), "foo:v2", false, v(&["foo", "foo-v2"]), vec![]),
-            ("deployment", v(&["bar.yaml"]), "foo:v2", false, v(&["foo", "foo-v2"]), vec![
-                "--filename and --image can not both be specified",
-            ]),
-            ("", v(&["a.yaml", "b.yaml"]), "", false, v(&["foo"]), vec![
-                "--deployment-label-key can not be empty",
-                "May only specify a single filename for new controller",
-            ]),
+            (
+                "deployment",
+                v(&[]),
+                "foo:v2",
+                false,
+                v(&["foo", "foo-v2"]),
+                vec![],
+            ),
+            (
+                "deployment",
+                v(&["bar.yaml"]),
+                "foo:v2",
+                false,
+                v(&["foo", "foo-v2"]),
+                vec!["--filename and --image can not both be specified"],
+            ),
+            (
+                "",
+                v(&["a.yaml", "b.yaml"]),
+                "",
+                false,
+                v(&["foo"]),
+                vec![
+                    "--deployment-label-key can not be empty",
+                    "May only specify a single filename for new controller",
+                ],
+            ),
             ("deployment", v(&[]), "", true, v(&["foo"]), vec![]),
-            ("deployment", v(&[]), "", true, v(&["foo", "foo-v2"]), vec![]),
-            ("deployment", v(&[]), "x", true, v(&["foo"]), vec!["Don't specify --filename or --image on rollback"]),
-            ("deployment", v(&["a"]), "", true, v(&[]), vec![
-                "Don't specify --filename or --image on rollback",
-                "Must specify the controller to update",
-            ]),
-            ("", v(&["a", "b"]), "x", false, v(&[]), vec![
-                "--deployment-label-key can not be empty",
-                "May only specify a single filename for new controller",
-                "--filename and --image can not both be specified",
-                "Must specify the controller to update",
-            ]),
+            (
+                "deployment",
+                v(&[]),
+                "",
+                true,
+                v(&["foo", "foo-v2"]),
+                vec![],
+            ),
+            (
+                "deployment",
+                v(&[]),
+                "x",
+                true,
+                v(&["foo"]),
+                vec!["Don't specify --filename or --image on rollback"],
+            ),
+            (
+                "deployment",
+                v(&["a"]),
+                "",
+                true,
+                v(&[]),
+                vec![
+                    "Don't specify --filename or --image on rollback",
+                    "Must specify the controller to update",
+                ],
+            ),
+            (
+                "",
+                v(&["a", "b"]),
+                "x",
+                false,
+                v(&[]),
+                vec![
+                    "--deployment-label-key can not be empty",
+                    "May only specify a single filename for new controller",
+                    "--filename and --image can not both be specified",
+                    "Must specify the controller to update",
+                ],
+            ),
         ];
         for (key, files, image, rollback, args, want) in table {
-            assert_eq!(validate_arguments(key, &files, image, rollback, &args), want, "{key:?} {files:?} {image:?} {rollback} {args:?}");
+            assert_eq!(
+                validate_arguments(key, &files, image, rollback, &args),
+                want,
+                "{key:?} {files:?} {image:?} {rollback} {args:?}"
+            );
         }
     }
 

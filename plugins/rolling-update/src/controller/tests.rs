@@ -5,7 +5,10 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec, Replicatio
 use kube::api::ObjectMeta;
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn rc(name: &str, selector: &[(&str, &str)], images: &[(&str, &str)]) -> ReplicationController {
@@ -21,11 +24,18 @@ fn rc(name: &str, selector: &[(&str, &str)], images: &[(&str, &str)]) -> Replica
             replicas: Some(3),
             selector: Some(labels(selector)),
             template: Some(PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels(selector)), ..Default::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels(selector)),
+                    ..Default::default()
+                }),
                 spec: Some(PodSpec {
                     containers: images
                         .iter()
-                        .map(|(n, i)| Container { name: n.to_string(), image: Some(i.to_string()), ..Default::default() })
+                        .map(|(n, i)| Container {
+                            name: n.to_string(),
+                            image: Some(i.to_string()),
+                            ..Default::default()
+                        })
                         .collect(),
                     ..Default::default()
                 }),
@@ -55,7 +65,10 @@ fn next_rc_for_image_single_container() {
     assert_eq!(name(&new), format!("foo-{hash}"));
     assert_eq!(selector(&new), labels(&[("app", "foo"), ("dk", &hash)]));
     let template = new.spec.as_ref().unwrap().template.as_ref().unwrap();
-    assert_eq!(template.metadata.as_ref().unwrap().labels.as_ref().unwrap()["dk"], hash);
+    assert_eq!(
+        template.metadata.as_ref().unwrap().labels.as_ref().unwrap()["dk"],
+        hash
+    );
     let c = &template.spec.as_ref().unwrap().containers[0];
     assert_eq!(c.image.as_deref(), Some("nginx:2"));
     assert_eq!(c.image_pull_policy, None);
@@ -80,13 +93,19 @@ fn next_rc_keeps_given_name_and_sets_pull_policy() {
 
 #[test]
 fn next_rc_multi_container_rules() {
-    let old = rc("foo", &[("dk", "old")], &[("container1", "image1"), ("container2", "image2")]);
+    let old = rc(
+        "foo",
+        &[("dk", "old")],
+        &[("container1", "image1"), ("container2", "image2")],
+    );
     assert_eq!(
         new_controller_from_current(&old, &cfg("", "newimage", "")).unwrap_err(),
         ControllerError::MultiContainer
     );
     assert_eq!(
-        new_controller_from_current(&old, &cfg("", "newimage", "nope")).unwrap_err().to_string(),
+        new_controller_from_current(&old, &cfg("", "newimage", "nope"))
+            .unwrap_err()
+            .to_string(),
         "container nope not found in pod"
     );
     let new = new_controller_from_current(&old, &cfg("", "newimage", "container2")).unwrap();
@@ -103,7 +122,10 @@ fn next_rc_multi_container_rules() {
 fn no_containers_is_an_error() {
     let old = rc("foo", &[("a", "b")], &[]);
     let err = new_controller_from_current(&old, &cfg("", "x", "")).unwrap_err();
-    assert!(err.to_string().starts_with("pod has no containers! ({"), "{err}");
+    assert!(
+        err.to_string().starts_with("pod has no containers! ({"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -124,16 +146,24 @@ fn marking_the_old_rc() {
     add_template_label(&mut old, "deployment", &value);
     add_selector_label(&mut old, "deployment", &value);
     assert!(!needs_deployment_key(&old, "deployment"));
-    assert_eq!(annotation(&old, NEXT_CONTROLLER_ANNOTATION), Some("foo-next"));
+    assert_eq!(
+        annotation(&old, NEXT_CONTROLLER_ANNOTATION),
+        Some("foo-next")
+    );
     assert_eq!(selector_string(&old), format!("app=foo,deployment={value}"));
 }
 
 #[test]
 fn selector_rule() {
-    let table: [(&[(&str, &str)], &[(&str, &str)], bool); 6] = [
+    type Labels<'a> = &'a [(&'a str, &'a str)];
+    let table: [(Labels<'_>, Labels<'_>, bool); 6] = [
         (&[("version", "v1")], &[("version", "v2")], true),
         (&[("version", "v1")], &[("version", "v1")], false),
-        (&[("app", "a"), ("version", "v1")], &[("app", "a"), ("version", "v2")], true),
+        (
+            &[("app", "a"), ("version", "v1")],
+            &[("app", "a"), ("version", "v2")],
+            true,
+        ),
         (&[("app", "a")], &[("app", "a"), ("version", "v2")], false),
         (&[("app", "a")], &[("other", "b")], false),
         (&[], &[("a", "b")], false),
@@ -156,21 +186,36 @@ fn controller_files() {
 
     let err = |file: &str, data: &str| parse_controller_file(file, data).unwrap_err().to_string();
     assert_eq!(
-        err("d.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"),
+        err(
+            "d.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
+        ),
         "d.yaml contains a apps/v1, Kind=Deployment not a ReplicationController"
     );
     assert_eq!(
-        err("p.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"),
+        err(
+            "p.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+        ),
         "p.yaml contains a /v1, Kind=Pod not a ReplicationController"
     );
-    assert_eq!(err("e.yaml", ""), "please make sure e.yaml exists and is not empty");
-    assert_eq!(err("e.yaml", "---\n"), "please make sure e.yaml exists and is not empty");
+    assert_eq!(
+        err("e.yaml", ""),
+        "please make sure e.yaml exists and is not empty"
+    );
+    assert_eq!(
+        err("e.yaml", "---\n"),
+        "please make sure e.yaml exists and is not empty"
+    );
     assert_eq!(
         err("m.yaml", &format!("{yaml}---\n{yaml}")),
         "m.yaml specifies multiple items"
     );
     assert_eq!(
-        err("l.json", r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod"},{"kind":"Pod"}]}"#),
+        err(
+            "l.json",
+            r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod"},{"kind":"Pod"}]}"#
+        ),
         "l.json specifies multiple items"
     );
     assert!(err("bad.yaml", "a: [").starts_with("error parsing bad.yaml: "));
@@ -182,7 +227,9 @@ fn rollback_swaps_and_annotates() {
     let mut original = rc("foo", &[("v", "1")], &[("c", "i")]);
     let partial = rc("foo-next", &[("v", "2")], &[("c", "j")]);
     assert_eq!(
-        abort_rolling_update(&original, &partial).unwrap_err().to_string(),
+        abort_rolling_update(&original, &partial)
+            .unwrap_err()
+            .to_string(),
         "couldn't find original replica count of \"foo\""
     );
     set_annotation(&mut original, ORIGINAL_REPLICAS_ANNOTATION, "3");
@@ -190,6 +237,9 @@ fn rollback_swaps_and_annotates() {
     assert_eq!(message, "Setting \"foo\" replicas to 3");
     assert_eq!(name(&old), "foo-next");
     assert_eq!(name(&new), "foo");
-    assert_eq!(annotation(&new, SOURCE_ID_ANNOTATION), Some("foo-next:uid-1"));
+    assert_eq!(
+        annotation(&new, SOURCE_ID_ANNOTATION),
+        Some("foo-next:uid-1")
+    );
     assert_eq!(annotation(&new, DESIRED_REPLICAS_ANNOTATION), Some("3"));
 }

@@ -30,7 +30,10 @@ fn old_rc(replicas: i32, original: Option<i32>) -> ReplicationController {
             annotations: Some(annotations),
             ..Default::default()
         },
-        spec: Some(ReplicationControllerSpec { replicas: Some(replicas), ..Default::default() }),
+        spec: Some(ReplicationControllerSpec {
+            replicas: Some(replicas),
+            ..Default::default()
+        }),
         status: None,
     }
 }
@@ -41,8 +44,15 @@ fn new_rc(replicas: i32, desired: &str) -> ReplicationController {
         (SOURCE_ID_ANNOTATION.to_string(), format!("foo-v1:{UID}")),
     ]);
     ReplicationController {
-        metadata: ObjectMeta { name: Some("foo-v2".into()), annotations: Some(annotations), ..Default::default() },
-        spec: Some(ReplicationControllerSpec { replicas: Some(replicas), ..Default::default() }),
+        metadata: ObjectMeta {
+            name: Some("foo-v2".into()),
+            annotations: Some(annotations),
+            ..Default::default()
+        },
+        spec: Some(ReplicationControllerSpec {
+            replicas: Some(replicas),
+            ..Default::default()
+        }),
         status: None,
     }
 }
@@ -63,7 +73,12 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(old: &ReplicationController, new: &ReplicationController, existed: bool, ready_delay: Duration) -> Self {
+    fn new(
+        old: &ReplicationController,
+        new: &ReplicationController,
+        existed: bool,
+        ready_delay: Duration,
+    ) -> Self {
         let now = Instant::now();
         Sim {
             existed,
@@ -94,10 +109,17 @@ impl UpdaterOps for Sim {
         Ok((new_rc.clone(), self.existed))
     }
 
-    async fn record_original_replicas(&mut self, old_rc: &ReplicationController) -> anyhow::Result<ReplicationController> {
+    async fn record_original_replicas(
+        &mut self,
+        old_rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController> {
         self.calls.push("record_original_replicas".into());
         let mut rc = old_rc.clone();
-        crate::names::set_annotation(&mut rc, ORIGINAL_REPLICAS_ANNOTATION, replicas(old_rc).to_string());
+        crate::names::set_annotation(
+            &mut rc,
+            ORIGINAL_REPLICAS_ANNOTATION,
+            replicas(old_rc).to_string(),
+        );
         Ok(rc)
     }
 
@@ -121,7 +143,9 @@ impl UpdaterOps for Sim {
             self.old_replicas = to;
             self.min_available_seen = self.min_available_seen.min(to + self.new_ready());
         }
-        self.max_total_seen = self.max_total_seen.max(self.old_replicas + self.new_pods.len() as i32);
+        self.max_total_seen = self
+            .max_total_seen
+            .max(self.old_replicas + self.new_pods.len() as i32);
         self.calls.push(format!("scale {} {to}", name(&rc)));
         Ok(rc)
     }
@@ -137,7 +161,13 @@ impl UpdaterOps for Sim {
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
         let now = Instant::now();
-        let next = self.new_pods.iter().copied().filter(|t| *t > now).min().unwrap_or(until);
+        let next = self
+            .new_pods
+            .iter()
+            .copied()
+            .filter(|t| *t > now)
+            .min()
+            .unwrap_or(until);
         tokio::time::sleep_until(next.min(until)).await;
         Ok(())
     }
@@ -169,7 +199,12 @@ impl Report for Lines {
     }
 }
 
-fn config(old: ReplicationController, new: ReplicationController, unavail: IntOrPercent, surge: IntOrPercent) -> UpdaterConfig {
+fn config(
+    old: ReplicationController,
+    new: ReplicationController,
+    unavail: IntOrPercent,
+    surge: IntOrPercent,
+) -> UpdaterConfig {
     UpdaterConfig {
         old_rc: old,
         new_rc: new,
@@ -195,7 +230,12 @@ async fn run(config: UpdaterConfig, existed: bool, ready_delay: Duration) -> Out
     let mut lines = Lines::default();
     let start = Instant::now();
     let result = updater.update(&config, &mut lines).await;
-    Outcome { output: lines.0, sim: updater.ops, elapsed: start.elapsed(), result }
+    Outcome {
+        output: lines.0,
+        sim: updater.ops,
+        elapsed: start.elapsed(),
+        result,
+    }
 }
 
 fn p(s: &str) -> IntOrPercent {
@@ -203,7 +243,16 @@ fn p(s: &str) -> IntOrPercent {
 }
 
 /// (name, old replicas, new replicas, desired, existed, maxUnavailable, maxSurge, output)
-type Case = (&'static str, i32, i32, i32, bool, IntOrPercent, IntOrPercent, &'static str);
+type Case = (
+    &'static str,
+    i32,
+    i32,
+    i32,
+    bool,
+    IntOrPercent,
+    IntOrPercent,
+    &'static str,
+);
 
 /// The "fast readiness" cases of kubectl 1.17's `TestUpdate`, with its expected
 /// output verbatim.
@@ -381,15 +430,25 @@ Scaling foo-v1 down to 0
 
 #[tokio::test(start_paused = true)]
 async fn fast_readiness_prints_exactly_what_kubectl_1_17_prints() {
-    for (case, old, new, desired, existed, unavail, surge, want) in
-        kubectl_fast_readiness_cases().into_iter().chain(own_cases())
+    for (case, old, new, desired, existed, unavail, surge, want) in kubectl_fast_readiness_cases()
+        .into_iter()
+        .chain(own_cases())
     {
-        let cfg = config(old_rc(old, Some(old)), new_rc(new, &desired.to_string()), unavail, surge);
+        let cfg = config(
+            old_rc(old, Some(old)),
+            new_rc(new, &desired.to_string()),
+            unavail,
+            surge,
+        );
         let out = run(cfg, existed, Duration::ZERO).await;
         assert!(out.result.is_ok(), "{case}: {:?}", out.result);
         assert_eq!(out.output, want, "{case}");
         assert_eq!(out.sim.cleaned_up, Some(CleanupPolicy::Delete), "{case}");
-        assert_eq!(out.elapsed, Duration::ZERO, "{case}: fast readiness needs no waiting");
+        assert_eq!(
+            out.elapsed,
+            Duration::ZERO,
+            "{case}: fast readiness needs no waiting"
+        );
     }
 }
 
@@ -410,14 +469,36 @@ async fn slow_readiness_keeps_the_fenceposts_and_wastes_no_time() {
     ];
     for (old, desired, unavail, surge, min_available, max_total, waits) in table {
         let case = format!("{old}->{desired} {unavail}/{surge}");
-        let cfg = config(old_rc(old, Some(old)), new_rc(0, &desired.to_string()), unavail, surge);
+        let cfg = config(
+            old_rc(old, Some(old)),
+            new_rc(0, &desired.to_string()),
+            unavail,
+            surge,
+        );
         let out = run(cfg, false, delay).await;
         assert!(out.result.is_ok(), "{case}: {:?}", out.result);
-        assert!(out.sim.min_available_seen >= min_available, "{case}: {} available", out.sim.min_available_seen);
-        assert!(out.sim.max_total_seen <= max_total, "{case}: {} pods", out.sim.max_total_seen);
-        assert_eq!(out.elapsed, delay * waits, "{case}: only the readiness delays are waited for");
-        assert!(out.output.ends_with(&format!("Scaling foo-v2 up to {desired}\n"))
-            || out.output.ends_with("Scaling foo-v1 down to 0\n"), "{case}:\n{}", out.output);
+        assert!(
+            out.sim.min_available_seen >= min_available,
+            "{case}: {} available",
+            out.sim.min_available_seen
+        );
+        assert!(
+            out.sim.max_total_seen <= max_total,
+            "{case}: {} pods",
+            out.sim.max_total_seen
+        );
+        assert_eq!(
+            out.elapsed,
+            delay * waits,
+            "{case}: only the readiness delays are waited for"
+        );
+        assert!(
+            out.output
+                .ends_with(&format!("Scaling foo-v2 up to {desired}\n"))
+                || out.output.ends_with("Scaling foo-v1 down to 0\n"),
+            "{case}:\n{}",
+            out.output
+        );
     }
 }
 
@@ -457,9 +538,20 @@ async fn no_progress_times_out_with_kubectl_message() {
     cfg.timeout = Duration::from_secs(42);
     let out = run(cfg, false, Duration::from_secs(3600)).await;
     let err = out.result.expect_err("must time out");
-    assert_eq!(err.to_string(), "timed out waiting for any update progress to be made");
-    assert_eq!(out.elapsed, Duration::from_secs(42), "timeout measured from the last progress");
-    assert!(out.output.ends_with("Scaling foo-v2 up to 1\n"), "{}", out.output);
+    assert_eq!(
+        err.to_string(),
+        "timed out waiting for any update progress to be made"
+    );
+    assert_eq!(
+        out.elapsed,
+        Duration::from_secs(42),
+        "timeout measured from the last progress"
+    );
+    assert!(
+        out.output.ends_with("Scaling foo-v2 up to 1\n"),
+        "{}",
+        out.output
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -467,11 +559,22 @@ async fn records_original_replicas_once() {
     let cfg = config(old_rc(1, None), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
     assert!(out.result.is_ok());
-    assert_eq!(out.sim.calls.first().map(String::as_str), Some(&*format!("get_or_create foo-v1:{UID}")));
-    assert_eq!(out.sim.calls.get(1).map(String::as_str), Some("record_original_replicas"));
+    assert_eq!(
+        out.sim.calls.first().map(String::as_str),
+        Some(&*format!("get_or_create foo-v1:{UID}"))
+    );
+    assert_eq!(
+        out.sim.calls.get(1).map(String::as_str),
+        Some("record_original_replicas")
+    );
     let cfg = config(old_rc(1, Some(1)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
-    assert!(!out.sim.calls.iter().any(|c| c == "record_original_replicas"));
+    assert!(
+        !out.sim
+            .calls
+            .iter()
+            .any(|c| c == "record_original_replicas")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -527,7 +630,11 @@ fn arithmetic_table() {
         (0, 30, 2, 0, None),
     ];
     for (new, old, desired, surge, want) in up {
-        assert_eq!(scale_up_target(new, old, desired, surge), want, "up {new} {old} {desired} {surge}");
+        assert_eq!(
+            scale_up_target(new, old, desired, surge),
+            want,
+            "up {new} {old} {desired} {surge}"
+        );
     }
     // (old, new, desired, minAvailable, newAvailable) -> scale-down target
     let down = [
