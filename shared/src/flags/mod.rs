@@ -3,9 +3,20 @@
 //! Each group is a `#[derive(clap::Args)]` struct that a plugin flattens into its own
 //! `Args`, and converts with a `to_*()` method. Nothing here sends a request except
 //! [`ConfigFlags::to_client`], which builds (but does not use) the HTTP client.
+//!
+//! - [`ConfigFlags`]: kubectl's global kubeconfig flags.
+//! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].
+//! - [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
+//! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
 
+mod boolean;
 mod config;
+mod dry_run;
 mod duration;
+mod print;
 
+pub use boolean::parse_go_bool;
 pub use config::ConfigFlags;
+pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};
 pub use duration::parse_go_duration;
+pub use print::PrintFlags;

@@ -1,0 +1,174 @@
+//! `--dry-run=none|client|server`, kubectl's `cmdutil.AddDryRunFlag` and
+//! `GetDryRunStrategy`.
+//!
+//! kubectl ≥ 1.18 still accepts the older spellings with a deprecation warning: a bare
+//! `--dry-run` and `--dry-run=true` mean `client`, `--dry-run=false` means `none`. Like
+//! pflag's optional-value flags, a value must be attached with `=`: in
+//! `--dry-run client` the word `client` is a positional argument.
+
+use std::io::Write;
+
+/// What a mutating command does with the objects it built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DryRunStrategy {
+    /// Send the request and persist the result.
+    #[default]
+    None,
+    /// Send nothing at all: print the object that would have been sent.
+    Client,
+    /// Send the request with `dryRun=All`: the server validates, defaults and admits
+    /// the object but does not persist it.
+    Server,
+}
+
+impl DryRunStrategy {
+    /// The suffix kubectl appends to the operation in the default output
+    /// (`pod/web created (dry run)`).
+    pub fn operation_suffix(self) -> &'static str {
+        match self {
+            DryRunStrategy::None => "",
+            DryRunStrategy::Client => " (dry run)",
+            DryRunStrategy::Server => " (server dry run)",
+        }
+    }
+
+    /// Whether a request must be sent to the server at all.
+    pub fn sends_requests(self) -> bool {
+        self != DryRunStrategy::Client
+    }
+}
+
+/// An unusable `--dry-run` value. The message is kubectl's, capital letter included.
+#[derive(Debug, thiserror::Error)]
+#[error("Invalid dry-run value ({0}). Must be \"none\", \"server\", or \"client\".")]
+pub struct InvalidDryRun(pub String);
+
+/// The value clap stores for a bare `--dry-run` (pflag's `NoOptDefVal`).
+const BARE: &str = "unchanged";
+
+/// The `--dry-run` flag, to `#[command(flatten)]` into a command's arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DryRunFlags {
+    /// The dry-run strategy, raw; see [`DryRunFlags::to_strategy`].
+    #[arg(
+        long = "dry-run",
+        help = "Must be \"none\", \"server\", or \"client\". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.",
+        value_name = "STRATEGY",
+        default_value = "none",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = BARE,
+    )]
+    pub dry_run: String,
+}
+
+impl DryRunFlags {
+    /// Parses the flag. Deprecated spellings are accepted with kubectl's warning,
+    /// written to `warnings` (stderr in a real command).
+    pub fn to_strategy(&self, warnings: &mut dyn Write) -> Result<DryRunStrategy, InvalidDryRun> {
+        parse_dry_run(&self.dry_run, warnings)
+    }
+}
+
+/// [`DryRunFlags::to_strategy`] on a bare string.
+pub fn parse_dry_run(value: &str, warnings: &mut dyn Write) -> Result<DryRunStrategy, InvalidDryRun> {
+    // Go's strconv.ParseBool spellings come first, exactly as GetDryRunStrategy does.
+    let boolean = match value {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    };
+    // A failed warning write (closed stderr) must not turn a valid flag into an error.
+    match boolean {
+        Some(true) => {
+            let _ = writeln!(
+                warnings,
+                "Warning: --dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=client."
+            );
+            Ok(DryRunStrategy::Client)
+        }
+        Some(false) => {
+            let _ = writeln!(
+                warnings,
+                "Warning: --dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=none."
+            );
+            Ok(DryRunStrategy::None)
+        }
+        None => match value {
+            BARE => {
+                let _ = writeln!(warnings, "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.");
+                Ok(DryRunStrategy::Client)
+            }
+            "client" => Ok(DryRunStrategy::Client),
+            "server" => Ok(DryRunStrategy::Server),
+            "none" => Ok(DryRunStrategy::None),
+            other => Err(InvalidDryRun(other.to_string())),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        dry_run: DryRunFlags,
+        args: Vec<String>,
+    }
+
+    fn strategy(argv: &[&str]) -> (Result<DryRunStrategy, String>, String, Vec<String>) {
+        let cmd = Cmd::try_parse_from(std::iter::once("cmd").chain(argv.iter().copied())).expect("parses");
+        let mut warn = Vec::new();
+        let s = cmd.dry_run.to_strategy(&mut warn).map_err(|e| e.to_string());
+        (s, String::from_utf8(warn).expect("utf-8"), cmd.args)
+    }
+
+    #[test]
+    fn the_three_strategies() {
+        assert_eq!(strategy(&[]).0, Ok(DryRunStrategy::None));
+        assert_eq!(strategy(&["--dry-run=none"]).0, Ok(DryRunStrategy::None));
+        assert_eq!(strategy(&["--dry-run=client"]).0, Ok(DryRunStrategy::Client));
+        assert_eq!(strategy(&["--dry-run=server"]).0, Ok(DryRunStrategy::Server));
+        assert_eq!(strategy(&["--dry-run=server"]).1, "");
+    }
+
+    #[test]
+    fn bare_flag_means_client_with_a_warning_and_does_not_eat_the_next_word() {
+        let (s, warn, args) = strategy(&["--dry-run", "client"]);
+        assert_eq!(s, Ok(DryRunStrategy::Client));
+        assert_eq!(warn, "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.\n");
+        assert_eq!(args, ["client"]);
+    }
+
+    #[test]
+    fn booleans_are_deprecated_spellings() {
+        let (s, warn, _) = strategy(&["--dry-run=true"]);
+        assert_eq!(s, Ok(DryRunStrategy::Client));
+        assert_eq!(
+            warn,
+            "Warning: --dry-run=true is deprecated (boolean value) and can be replaced with --dry-run=client.\n"
+        );
+        let (s, warn, _) = strategy(&["--dry-run=false"]);
+        assert_eq!(s, Ok(DryRunStrategy::None));
+        assert!(warn.ends_with("can be replaced with --dry-run=none.\n"));
+    }
+
+    #[test]
+    fn unknown_values_get_kubectls_message() {
+        assert_eq!(
+            strategy(&["--dry-run=bogus"]).0,
+            Err("Invalid dry-run value (bogus). Must be \"none\", \"server\", or \"client\".".to_string())
+        );
+    }
+
+    #[test]
+    fn suffixes() {
+        assert_eq!(DryRunStrategy::None.operation_suffix(), "");
+        assert_eq!(DryRunStrategy::Client.operation_suffix(), " (dry run)");
+        assert_eq!(DryRunStrategy::Server.operation_suffix(), " (server dry run)");
+        assert!(!DryRunStrategy::Client.sends_requests());
+    }
+}

@@ -1,0 +1,105 @@
+//! Printer tests: every format into a `Vec<u8>`, compared byte for byte.
+
+use serde_json::json;
+
+use super::*;
+
+fn print(printer: &dyn Printer, obj: &Value) -> String {
+    let mut out = Vec::new();
+    printer.print(obj, &mut out).expect("print");
+    String::from_utf8(out).expect("utf-8")
+}
+
+fn pod() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "x", "labels": {"run": "x"}},
+        "spec": {
+            "containers": [{"image": "nginx", "name": "x", "resources": {}}],
+            "dnsPolicy": "ClusterFirst",
+            "restartPolicy": "Always"
+        },
+        "status": {}
+    })
+}
+
+#[test]
+fn yaml_matches_kubectls_layout() {
+    // kubectl 1.32's `run x --image=nginx --dry-run=client -o yaml`, minus the
+    // `creationTimestamp: null` artefact of Go's struct encoding.
+    let expected = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    run: x
+  name: x
+spec:
+  containers:
+  - image: nginx
+    name: x
+    resources: {}
+  dnsPolicy: ClusterFirst
+  restartPolicy: Always
+status: {}
+";
+    assert_eq!(print(&YamlPrinter::default(), &pod()), expected);
+}
+
+#[test]
+fn yaml_separates_documents_after_the_first() {
+    let printer = YamlPrinter::default();
+    let one = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"}});
+    let first = print(&printer, &one);
+    let second = print(&printer, &one);
+    assert!(!first.starts_with("---"));
+    assert_eq!(second, format!("---\n{first}"));
+}
+
+#[test]
+fn yaml_quotes_strings_that_would_read_back_as_other_types() {
+    let cm = json!({"data": {"a": "yes", "b": "0777", "c": "true", "d": "1"}});
+    let text = print(&YamlPrinter::default(), &cm);
+    assert_eq!(text, "data:\n  a: \"yes\"\n  b: \"0777\"\n  c: \"true\"\n  d: \"1\"\n");
+}
+
+#[test]
+fn json_is_indented_with_four_spaces() {
+    let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "status": {}});
+    let expected = "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"Pod\",\n    \"metadata\": {\n        \"name\": \"x\"\n    },\n    \"status\": {}\n}\n";
+    assert_eq!(print(&JsonPrinter::default(), &obj), expected);
+}
+
+#[test]
+fn managed_fields_are_hidden_unless_asked_for() {
+    let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "managedFields": [{"manager": "kubectl-run"}]}});
+    assert!(!print(&JsonPrinter::default(), &obj).contains("managedFields"));
+    assert!(!print(&YamlPrinter::default(), &obj).contains("managedFields"));
+    assert!(print(&JsonPrinter { show_managed_fields: true }, &obj).contains("kubectl-run"));
+    assert!(print(&YamlPrinter::new(true), &obj).contains("kubectl-run"));
+}
+
+#[test]
+fn names_carry_the_group_except_for_the_core_group() {
+    let named = |api_version: &str, kind: &str| {
+        qualified_name(&json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "web"}}))
+    };
+    assert_eq!(named("v1", "Pod"), "pod/web");
+    assert_eq!(named("v1", "Service"), "service/web");
+    assert_eq!(named("apps/v1", "Deployment"), "deployment.apps/web");
+    assert_eq!(named("batch/v1beta1", "CronJob"), "cronjob.batch/web");
+    assert_eq!(print(&NamePrinter, &pod()), "pod/x\n");
+}
+
+#[test]
+fn malformed_objects_print_without_panicking() {
+    assert_eq!(qualified_name(&json!({})), "/");
+    assert_eq!(qualified_name(&json!("not an object")), "/");
+}
+
+#[test]
+fn operation_printer() {
+    let printer = OperationPrinter { operation: "created (server dry run)".into() };
+    assert_eq!(print(&printer, &pod()), "pod/x created (server dry run)\n");
+}
