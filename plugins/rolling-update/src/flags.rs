@@ -56,7 +56,9 @@ fn go_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-/// `--dry-run` values.
+/// `--dry-run` values. Parsed here rather than with `shared::flags::DryRunFlags`
+/// because a bare `--dry-run` is this command's own 1.17 syntax, not a deprecated
+/// spelling: scripts written for it must not get a deprecation warning on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DryRun {
     None,
@@ -161,17 +163,6 @@ pub struct Args {
     #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
     pub validate: bool,
 
-    /// Output format. One of: json|yaml|name.
-    #[arg(
-        verbatim_doc_comment,
-        short = 'o',
-        long,
-        value_name = "FORMAT",
-        default_value = "",
-        hide_default_value = true
-    )]
-    pub output: String,
-
     /// The maximum number of pods that can be scheduled above the desired number of pods (an integer or a percentage of the desired pods, rounded up).
     #[arg(verbatim_doc_comment, long, value_name = "N|N%", default_value = "1")]
     pub max_surge: IntOrPercent,
@@ -183,6 +174,9 @@ pub struct Args {
     /// Minimum number of seconds a new pod must be Ready before it counts as available.
     #[arg(verbatim_doc_comment, long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..))]
     pub min_ready_seconds: i32,
+
+    #[command(flatten)]
+    pub print: shared::flags::PrintFlags,
 
     #[command(flatten)]
     pub config: shared::flags::ConfigFlags,

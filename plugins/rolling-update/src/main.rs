@@ -30,10 +30,9 @@ fn main() -> ExitCode {
     };
     shared::cli::init_logging(args.config.verbosity);
     let options = RollingUpdateOptions::complete(&args);
-    let output = match options.validate() {
-        Ok(output) => output,
-        Err(err) => return report(err),
-    };
+    if let Err(err) = options.validate() {
+        return report(err);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -47,9 +46,7 @@ fn main() -> ExitCode {
         let config = args.config.to_config().await?;
         let (namespace, enforce) = args.config.namespace_of(&config);
         let client = kube::Client::try_from(config)?;
-        options
-            .run(client, &namespace, enforce, output, interrupt)
-            .await
+        options.run(client, &namespace, enforce, interrupt).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

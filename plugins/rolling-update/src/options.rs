@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
@@ -23,9 +23,10 @@ use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
     source_id_names,
 };
-use crate::output::{Console, OutputFormat, dry_run_summary, render};
+use crate::output::{Console, dry_run_summary, render};
 use crate::updater::{CleanupPolicy, RollingUpdater, UpdaterConfig};
 use crate::validate::{format_usage_errors, validate_arguments};
+use shared::flags::{DryRunStrategy, PrintFlags};
 
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
@@ -64,7 +65,7 @@ pub struct RollingUpdateOptions {
     pub poll_interval: Duration,
     pub timeout: Duration,
     pub dry_run: DryRun,
-    pub output_raw: String,
+    pub print: PrintFlags,
     pub max_surge: IntOrPercent,
     pub max_unavailable: IntOrPercent,
     pub min_ready_seconds: i32,
@@ -87,7 +88,7 @@ impl RollingUpdateOptions {
             poll_interval: args.poll_interval,
             timeout: args.timeout,
             dry_run: args.dry_run,
-            output_raw: args.output.clone(),
+            print: args.print.clone(),
             max_surge: args.max_surge.clone(),
             max_unavailable: args.max_unavailable.clone(),
             min_ready_seconds: args.min_ready_seconds,
@@ -96,7 +97,7 @@ impl RollingUpdateOptions {
 
     /// kubectl's `Validate`, plus an early check of `-o` (1.17 only noticed a bad
     /// format after the whole update had run).
-    pub fn validate(&self) -> anyhow::Result<Option<OutputFormat>> {
+    pub fn validate(&self) -> anyhow::Result<()> {
         let errors = validate_arguments(
             &self.deployment_key,
             &self.filenames,
@@ -107,7 +108,9 @@ impl RollingUpdateOptions {
         if !errors.is_empty() {
             return Err(UsageErrors(format_usage_errors(&errors, COMMAND)).into());
         }
-        OutputFormat::parse(&self.output_raw).map_err(|e| anyhow!(e))
+        self.print
+            .to_printer("rolling updated", DryRunStrategy::None)?;
+        Ok(())
     }
 
     /// kubectl's `Run`.
@@ -116,7 +119,6 @@ impl RollingUpdateOptions {
         client: Client,
         namespace: &str,
         enforce_namespace: bool,
-        output: Option<OutputFormat>,
         interrupt: Interrupt,
     ) -> anyhow::Result<()> {
         let mut console = Console::new();
@@ -125,7 +127,6 @@ impl RollingUpdateOptions {
                 client,
                 namespace,
                 enforce_namespace,
-                output,
                 &interrupt,
                 &mut console,
             )
@@ -139,7 +140,6 @@ impl RollingUpdateOptions {
         client: Client,
         namespace: &str,
         enforce_namespace: bool,
-        output: Option<OutputFormat>,
         interrupt: &Interrupt,
         console: &mut Console,
     ) -> anyhow::Result<()> {
@@ -304,7 +304,7 @@ impl RollingUpdateOptions {
         match self.dry_run {
             DryRun::None => {}
             DryRun::Client => {
-                print!("{}", dry_run_summary(&old_rc, &new_rc, output)?);
+                print!("{}", dry_run_summary(&old_rc, &new_rc, &self.print)?);
                 return Ok(());
             }
             DryRun::Server => {
@@ -324,7 +324,7 @@ impl RollingUpdateOptions {
                         )
                         .await?
                     };
-                print!("{}", dry_run_summary(&old_rc, &shown, output)?);
+                print!("{}", dry_run_summary(&old_rc, &shown, &self.print)?);
                 return Ok(());
             }
         }
@@ -384,7 +384,8 @@ impl RollingUpdateOptions {
             (n.clone(), format!("rolling updated to {n:?}"))
         };
         let rc = rcs.get(&final_name).await?;
-        print!("{}", render(&rc, output, &operation)?);
+        let printer = self.print.to_printer(&operation, DryRunStrategy::None)?;
+        print!("{}", render(&rc, printer.as_ref())?);
         Ok(())
     }
 

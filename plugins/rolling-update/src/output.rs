@@ -1,86 +1,46 @@
 //! Everything the command writes to stdout: the classic progress lines, the
 //! terminal-only progress bar, the dry-run summary and the final object.
 //!
-//! The printers of `-o` are a local minimum (json, yaml, name): the shared
-//! printers module is being written on another branch; this file is the one place
-//! to switch over once it lands.
+//! The `-o` printers are the shared ones (`shared::printers`); this module only
+//! composes them into 1.17's dry-run summary.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use k8s_openapi::api::core::v1::ReplicationController;
-use serde::Serialize;
+use shared::flags::{DryRunStrategy, PrintFlags};
+use shared::printers::Printer;
 
 use crate::updater::{Progress, Report};
 
-/// `-o`: the output formats this command supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputFormat {
-    Json,
-    Yaml,
-    Name,
-}
-
-/// The formats `-o` accepts, for the error message.
-pub const ALLOWED_FORMATS: &str = "json,name,yaml";
-
-impl OutputFormat {
-    /// Parses `-o`; `None` for the default (the name printer with an operation).
-    pub fn parse(value: &str) -> Result<Option<Self>, String> {
-        match value {
-            "" => Ok(None),
-            "json" => Ok(Some(OutputFormat::Json)),
-            "yaml" => Ok(Some(OutputFormat::Yaml)),
-            "name" => Ok(Some(OutputFormat::Name)),
-            other => Err(format!(
-                "unable to match a printer suitable for the output format \"{other}\", allowed formats are: {ALLOWED_FORMATS}"
-            )),
-        }
-    }
-}
-
-/// Renders one RC: with no format, kubectl's name printer with an operation
-/// (`replicationcontroller/foo rolling updated`); otherwise the chosen format.
-/// The result always ends with a newline.
-pub fn render(
-    rc: &ReplicationController,
-    format: Option<OutputFormat>,
-    operation: &str,
-) -> anyhow::Result<String> {
-    let name = rc.metadata.name.as_deref().unwrap_or_default();
-    Ok(match format {
-        None => format!("replicationcontroller/{name} {operation}\n"),
-        Some(OutputFormat::Name) => format!("replicationcontroller/{name}\n"),
-        Some(OutputFormat::Json) => {
-            // kubectl indents JSON by four spaces.
-            let mut buf = Vec::new();
-            let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-            let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
-            rc.serialize(&mut ser)?;
-            buf.push(b'\n');
-            String::from_utf8(buf)?
-        }
-        Some(OutputFormat::Yaml) => serde_saphyr::to_string(rc)?,
-    })
+/// Renders one RC with `printer`; the result ends with a newline.
+pub fn render(rc: &ReplicationController, printer: &dyn Printer) -> anyhow::Result<String> {
+    let value = serde_json::to_value(rc)?;
+    let mut out = Vec::new();
+    printer.print(&value, &mut out)?;
+    Ok(String::from_utf8(out)?)
 }
 
 /// The `--dry-run` summary: `Rolling from:\n<A>\nTo:\n<B>\n`, where A and B are
-/// names without `-o`, and full renderings (each ending in a newline) with it.
+/// names without `-o`, and renderings by one printer (each ending in a newline,
+/// and for YAML the second preceded by `---`, as kubectl's printer did) with it.
 pub fn dry_run_summary(
     old: &ReplicationController,
     new: &ReplicationController,
-    format: Option<OutputFormat>,
+    print: &PrintFlags,
 ) -> anyhow::Result<String> {
-    let (a, b) = match format {
-        None => (
+    let (a, b) = if print.format().is_none() {
+        (
             old.metadata.name.clone().unwrap_or_default(),
             new.metadata.name.clone().unwrap_or_default(),
-        ),
-        Some(_) => (
-            render(old, format, "rolling updated (dry run)")?,
-            render(new, format, "rolling updated (dry run)")?,
-        ),
+        )
+    } else {
+        let printer = print.to_printer("rolling updated", DryRunStrategy::Client)?;
+        (
+            render(old, printer.as_ref())?,
+            render(new, printer.as_ref())?,
+        )
     };
     Ok(format!("Rolling from:\n{a}\nTo:\n{b}\n"))
 }
@@ -171,54 +131,50 @@ mod tests {
         }
     }
 
-    #[test]
-    fn formats() {
-        assert_eq!(OutputFormat::parse("").unwrap(), None);
-        assert_eq!(
-            OutputFormat::parse("yaml").unwrap(),
-            Some(OutputFormat::Yaml)
-        );
-        assert_eq!(
-            OutputFormat::parse("wide").unwrap_err(),
-            "unable to match a printer suitable for the output format \"wide\", allowed formats are: json,name,yaml"
-        );
+    fn print(output: Option<&str>) -> PrintFlags {
+        PrintFlags {
+            output: output.map(str::to_string),
+            show_managed_fields: false,
+        }
     }
 
     #[test]
     fn renders_like_kubectl() {
+        let op = |o: &str| print(None).to_printer(o, DryRunStrategy::None).unwrap();
         assert_eq!(
-            render(&rc("foo"), None, "rolling updated").unwrap(),
+            render(&rc("foo"), op("rolling updated").as_ref()).unwrap(),
             "replicationcontroller/foo rolling updated\n"
         );
         assert_eq!(
-            render(&rc("foo-v2"), None, "rolling updated to \"foo-v2\"").unwrap(),
+            render(&rc("foo-v2"), op("rolling updated to \"foo-v2\"").as_ref()).unwrap(),
             "replicationcontroller/foo-v2 rolling updated to \"foo-v2\"\n"
         );
+        let json = print(Some("json"))
+            .to_printer("x", DryRunStrategy::None)
+            .unwrap();
         assert_eq!(
-            render(&rc("foo"), Some(OutputFormat::Name), "x").unwrap(),
-            "replicationcontroller/foo\n"
-        );
-        let json = render(&rc("foo"), Some(OutputFormat::Json), "x").unwrap();
-        assert_eq!(
-            json,
+            render(&rc("foo"), json.as_ref()).unwrap(),
             "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"ReplicationController\",\n    \"metadata\": {\n        \"name\": \"foo\"\n    }\n}\n"
-        );
-        let yaml = render(&rc("foo"), Some(OutputFormat::Yaml), "x").unwrap();
-        assert!(
-            yaml.contains("kind: ReplicationController") && yaml.ends_with('\n'),
-            "{yaml}"
         );
     }
 
     #[test]
     fn dry_run_summaries() {
         assert_eq!(
-            dry_run_summary(&rc("foo"), &rc("foo-abc"), None).unwrap(),
+            dry_run_summary(&rc("foo"), &rc("foo-abc"), &print(None)).unwrap(),
             "Rolling from:\nfoo\nTo:\nfoo-abc\n"
         );
         assert_eq!(
-            dry_run_summary(&rc("foo"), &rc("bar"), Some(OutputFormat::Name)).unwrap(),
+            dry_run_summary(&rc("foo"), &rc("bar"), &print(Some("name"))).unwrap(),
             "Rolling from:\nreplicationcontroller/foo\n\nTo:\nreplicationcontroller/bar\n\n"
         );
+        // One YAML printer for both objects: the second is preceded by `---`.
+        let yaml = dry_run_summary(&rc("foo"), &rc("bar"), &print(Some("yaml"))).unwrap();
+        assert!(
+            yaml.starts_with("Rolling from:\napiVersion: v1\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("\n\nTo:\n---\napiVersion: v1\n"), "{yaml}");
+        assert!(yaml.ends_with("name: bar\n\n"), "{yaml}");
     }
 }
