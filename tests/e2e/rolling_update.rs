@@ -444,9 +444,17 @@ async fn multi_container_needs_container() {
             &format!("--image={NEW_IMAGE}"),
             "--container=b",
             "--update-period=0",
+            "-o",
+            "json",
         ],
     );
     out.success();
+    // -o json prints the final RC after the classic lines.
+    let json_start = out.stdout.find("{\n").expect("json object in stdout");
+    let printed: serde_json::Value =
+        serde_json::from_str(&out.stdout[json_start..]).expect("valid JSON");
+    assert_eq!(printed["kind"], "ReplicationController");
+    assert_eq!(printed["metadata"]["name"], "multi");
     let multi = rcs.get("multi").await.unwrap();
     assert_eq!(image_of(&multi, 0), OLD_IMAGE);
     assert_eq!(image_of(&multi, 1), NEW_IMAGE);
@@ -618,6 +626,20 @@ async fn resume_after_kill_at_several_points() {
         format!("Continuing update with existing controller {next}.")
     );
 
+    // A different image is refused while this update is in progress.
+    let other = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["res", "--image=registry.k8s.io/pause:3.7"],
+    );
+    other.code(1);
+    assert_eq!(
+        other.stderr,
+        format!(
+            "error: Found existing in-progress update to image ({NEW_IMAGE}).\nEither continue in-progress update with --image={NEW_IMAGE} or rollback with --rollback\n"
+        )
+    );
+
     // A re-run finishes the job.
     let out = rolling_update(cluster, ns.as_str(), &args);
     out.success();
@@ -748,4 +770,67 @@ async fn validation_errors_through_kubectl() {
         out.code(1);
         assert_eq!(&out.stderr, want, "{args:?}");
     }
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-sigint").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let slow = &[("sim.kubeplug.io/ready-after-ms", "3000")];
+    create_ready(&rcs, &rc("sig", "sig", &[], &[("c", OLD_IMAGE)], 2, slow)).await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["sig", "sig-v2", image.as_str(), "--update-period=0"];
+    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(args)
+        .args(["-n", ns.as_str()])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn plugin");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        if line.ends_with("Scaling sig-v2 up to 1\n") {
+            break;
+        }
+    }
+    // The pod needs 3 s to become ready: the process is waiting when the signal comes.
+    let pid = i32::try_from(child.id()).unwrap();
+    // kill(1) rather than libc::kill: the workspace denies unsafe code.
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stopped promptly"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.starts_with("error: interrupted by SIGINT\nThe update is left in progress."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kubectl rolling-update sig sig-v2 --rollback"),
+        "{stderr}"
+    );
+
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    assert_eq!(
+        lines(&out)[..2],
+        [
+            "Found existing update in progress (sig-v2), resuming.",
+            "Continuing update with existing controller sig-v2.",
+        ]
+    );
+    assert!(rcs.get_opt("sig").await.unwrap().is_none());
 }
