@@ -68,7 +68,7 @@ fn report(err: anyhow::Error) -> ExitCode {
     shared::cli::finish(COMMAND, Err(err))
 }
 
-/// Flag-parse errors in kubectl's shape (`error: …` and a pointer to --help);
+/// Flag-parse errors in kubectl's shape (`Error: …` and a pointer to --help);
 /// --help and --version print normally.
 fn flag_error(err: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
@@ -120,9 +120,10 @@ fn flag_error(err: clap::Error) -> ExitCode {
 }
 
 fn finish_flag_error(message: &str) -> ExitCode {
+    // Cobra's own prefix (capital E), not kubectl's `error: `.
     let _ = writeln!(
         std::io::stderr(),
-        "error: {message}\nSee '{COMMAND} --help' for usage."
+        "Error: {message}\nSee '{COMMAND} --help' for usage."
     );
     ExitCode::from(1)
 }
