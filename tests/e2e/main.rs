@@ -11,4 +11,6 @@ mod node;
 mod run_pod;
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs.
 mod create_file;
+//! - `rolling_update`: `kubectl rolling-update` (issue 5).
+mod rolling_update;
 mod smoke;

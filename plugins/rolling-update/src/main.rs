@@ -1,26 +1,129 @@
-//! `kubectl rolling-update` (binary `kubectl-rolling_update`): Perform a rolling update of the given ReplicationController.
+//! `kubectl rolling-update` (binary `kubectl-rolling_update`): kubectl 1.17's
+//! rolling update of a ReplicationController, back with its exact semantics.
 //!
-//! This is the thin entry point: parse, then hand over to the options module.
+//! This is the thin entry point: parse, validate (no cluster needed), build the
+//! client, then hand over to [`options::RollingUpdateOptions`].
 
+mod cluster;
+mod controller;
+mod fencepost;
+mod flags;
+mod interrupt;
+mod names;
+mod options;
+mod output;
+mod updater;
+mod validate;
+
+use std::error::Error as _;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Perform a rolling update of the given ReplicationController.
-#[derive(Parser, Debug)]
-#[command(name = "kubectl rolling-update", version, about)]
-struct Args {
-    #[command(flatten)]
-    config: shared::flags::ConfigFlags,
-}
+use crate::options::{COMMAND, RollingUpdateOptions, Stopped, UsageErrors};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match flags::Args::try_parse() {
+        Ok(args) => args,
+        Err(err) => return flag_error(err),
+    };
     shared::cli::init_logging(args.config.verbosity);
-    shared::cli::finish(
-        "kubectl rolling-update",
-        Err(anyhow::anyhow!(
-            "kubectl rolling-update is not implemented yet"
-        )),
-    )
+    let options = RollingUpdateOptions::complete(&args);
+    if let Err(err) = options.validate() {
+        return report(err);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => return report(anyhow::Error::new(err).context("starting the async runtime")),
+    };
+    let result = runtime.block_on(async {
+        shared::cli::install_crypto_provider();
+        let interrupt = interrupt::Interrupt::install();
+        let config = args.config.to_config().await?;
+        let (namespace, enforce) = args.config.namespace_of(&config);
+        let client = kube::Client::try_from(config)?;
+        options.run(client, &namespace, enforce, interrupt).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => report(err),
+    }
+}
+
+/// Prints an error: usage aggregates and interruptions as prepared, everything
+/// else through the shared kubectl-shaped formatter.
+fn report(err: anyhow::Error) -> ExitCode {
+    if let Some(UsageErrors(text)) = err.downcast_ref::<UsageErrors>() {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        return ExitCode::from(1);
+    }
+    if let Some(stopped) = err.downcast_ref::<Stopped>() {
+        let _ = writeln!(std::io::stderr(), "{stopped}");
+        return ExitCode::from(stopped.exit_code);
+    }
+    shared::cli::finish(COMMAND, Err(err))
+}
+
+/// Flag-parse errors in kubectl's shape (`Error: …` and a pointer to --help);
+/// --help and --version print normally.
+fn flag_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = err.print();
+        return ExitCode::SUCCESS;
+    }
+    use clap::error::ContextKind;
+    let context = |kind| match err.get(kind) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    // pflag's wording, which scripts written for kubectl may match on.
+    let message = match err.kind() {
+        ErrorKind::UnknownArgument => {
+            let arg = context(ContextKind::InvalidArg);
+            if arg.starts_with("--") || arg.len() < 2 {
+                format!("unknown flag: {arg}")
+            } else {
+                format!(
+                    "unknown shorthand flag: {:?} in {arg}",
+                    arg.chars().nth(1).unwrap_or('-')
+                )
+            }
+        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
+            let flag = context(ContextKind::InvalidArg);
+            let flag = flag.split([' ', '[', '=']).next().unwrap_or_default();
+            let value = context(ContextKind::InvalidValue);
+            if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
+                return finish_flag_error(&format!("flag needs an argument: {flag}"));
+            }
+            let reason = err
+                .source()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "invalid value".into());
+            format!("invalid argument {value:?} for \"{flag}\" flag: {reason}")
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let first = rendered.lines().next().unwrap_or_default().to_string();
+            first.strip_prefix("error: ").unwrap_or(&first).to_string()
+        }
+    };
+    finish_flag_error(&message)
+}
+
+fn finish_flag_error(message: &str) -> ExitCode {
+    // Cobra's own prefix (capital E), not kubectl's `error: `.
+    let _ = writeln!(
+        std::io::stderr(),
+        "Error: {message}\nSee '{COMMAND} --help' for usage."
+    );
+    ExitCode::from(1)
 }

@@ -1,0 +1,180 @@
+//! Everything the command writes to stdout: the classic progress lines, the
+//! terminal-only progress bar, the dry-run summary and the final object.
+//!
+//! The `-o` printers are the shared ones (`shared::printers`); this module only
+//! composes them into 1.17's dry-run summary.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use k8s_openapi::api::core::v1::ReplicationController;
+use shared::flags::{DryRunStrategy, PrintFlags};
+use shared::printers::Printer;
+
+use crate::updater::{Progress, Report};
+
+/// Renders one RC with `printer`; the result ends with a newline.
+pub fn render(rc: &ReplicationController, printer: &dyn Printer) -> anyhow::Result<String> {
+    let value = serde_json::to_value(rc)?;
+    let mut out = Vec::new();
+    printer.print(&value, &mut out)?;
+    Ok(String::from_utf8(out)?)
+}
+
+/// The `--dry-run` summary: `Rolling from:\n<A>\nTo:\n<B>\n`, where A and B are
+/// names without `-o`, and renderings by one printer (each ending in a newline,
+/// and for YAML the second preceded by `---`, as kubectl's printer did) with it.
+pub fn dry_run_summary(
+    old: &ReplicationController,
+    new: &ReplicationController,
+    print: &PrintFlags,
+) -> anyhow::Result<String> {
+    let (a, b) = if print.format().is_none() {
+        (
+            old.metadata.name.clone().unwrap_or_default(),
+            new.metadata.name.clone().unwrap_or_default(),
+        )
+    } else {
+        let printer = print.to_printer("rolling updated", DryRunStrategy::Client)?;
+        (
+            render(old, printer.as_ref())?,
+            render(new, printer.as_ref())?,
+        )
+    };
+    Ok(format!("Rolling from:\n{a}\nTo:\n{b}\n"))
+}
+
+/// The command's [`Report`]: classic lines on stdout and, when stderr is a
+/// terminal, an indicatif bar there. Without a terminal the output is exactly
+/// kubectl's lines, so CI logs stay greppable.
+pub struct Console {
+    bar: Option<ProgressBar>,
+}
+
+impl Console {
+    /// A console that shows the bar only when stderr is a terminal.
+    pub fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            // The template is a literal; fall back to the default style if it is rejected.
+            if let Ok(style) = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} new {pos}/{len} {msg}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        Console { bar }
+    }
+
+    /// Prints a line on stdout, keeping the bar intact.
+    pub fn println(&self, line: &str) {
+        let write = || {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    }
+
+    /// Removes the bar (before the final object is printed or an error).
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Default for Console {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Report for Console {
+    fn line(&mut self, line: &str) {
+        self.println(line);
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(p.desired.max(0) as u64);
+            bar.set_position(p.new_replicas.max(0) as u64);
+            bar.set_message(format!("old {}  ready {}", p.old_replicas, p.new_ready));
+        }
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::api::ObjectMeta;
+
+    fn rc(name: &str) -> ReplicationController {
+        ReplicationController {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn print(output: Option<&str>) -> PrintFlags {
+        PrintFlags {
+            output: output.map(str::to_string),
+            show_managed_fields: false,
+        }
+    }
+
+    #[test]
+    fn renders_like_kubectl() {
+        let op = |o: &str| print(None).to_printer(o, DryRunStrategy::None).unwrap();
+        assert_eq!(
+            render(&rc("foo"), op("rolling updated").as_ref()).unwrap(),
+            "replicationcontroller/foo rolling updated\n"
+        );
+        assert_eq!(
+            render(&rc("foo-v2"), op("rolling updated to \"foo-v2\"").as_ref()).unwrap(),
+            "replicationcontroller/foo-v2 rolling updated to \"foo-v2\"\n"
+        );
+        let json = print(Some("json"))
+            .to_printer("x", DryRunStrategy::None)
+            .unwrap();
+        assert_eq!(
+            render(&rc("foo"), json.as_ref()).unwrap(),
+            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"ReplicationController\",\n    \"metadata\": {\n        \"name\": \"foo\"\n    }\n}\n"
+        );
+    }
+
+    #[test]
+    fn dry_run_summaries() {
+        assert_eq!(
+            dry_run_summary(&rc("foo"), &rc("foo-abc"), &print(None)).unwrap(),
+            "Rolling from:\nfoo\nTo:\nfoo-abc\n"
+        );
+        assert_eq!(
+            dry_run_summary(&rc("foo"), &rc("bar"), &print(Some("name"))).unwrap(),
+            "Rolling from:\nreplicationcontroller/foo\n\nTo:\nreplicationcontroller/bar\n\n"
+        );
+        // One YAML printer for both objects: the second is preceded by `---`.
+        let yaml = dry_run_summary(&rc("foo"), &rc("bar"), &print(Some("yaml"))).unwrap();
+        assert!(
+            yaml.starts_with("Rolling from:\napiVersion: v1\n"),
+            "{yaml}"
+        );
+        assert!(yaml.contains("\n\nTo:\n---\napiVersion: v1\n"), "{yaml}");
+        assert!(yaml.ends_with("name: bar\n\n"), "{yaml}");
+    }
+}

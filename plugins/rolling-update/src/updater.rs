@@ -1,0 +1,344 @@
+//! The rolling updater: kubectl 1.17's `RollingUpdater.Update`, with its cluster
+//! operations behind the [`UpdaterOps`] seam so the whole algorithm runs in unit
+//! tests against a simulated cluster (see `updater/tests.rs`).
+//!
+//! The arithmetic ([`scale_up_target`], [`scale_down_target`]) and the order of
+//! operations are 1.17's, so the printed `Scaling …` lines are the same whenever
+//! pods become ready as fast as 1.17's unit tests assume. What differs is only
+//! *when* the loop re-evaluates: 1.17 slept `--update-period` on every iteration;
+//! here an iteration that made no progress waits for the next change the cluster
+//! reports ([`UpdaterOps::wait_for_change`]), and `--update-period` is only the
+//! minimum time between a scale-up and the scale-down that follows it.
+
+use std::time::Duration;
+
+use anyhow::bail;
+use k8s_openapi::api::core::v1::ReplicationController;
+use tokio::time::Instant;
+
+use crate::controller::{name, replicas};
+use crate::fencepost::{IntOrPercent, resolve_fenceposts};
+use crate::names::{
+    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, annotation, source_id,
+};
+
+/// What happens to the old RC once the new one has all the replicas. (1.17's
+/// library also had `Preserve`, which the command never used.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CleanupPolicy {
+    /// Delete the old RC (two names given, or a rollback).
+    Delete,
+    /// Delete the old RC, then rename the new one to the old name (one name given).
+    Rename,
+}
+
+/// The updater's inputs (kubectl's `RollingUpdaterConfig`).
+#[derive(Debug, Clone)]
+pub struct UpdaterConfig {
+    pub old_rc: ReplicationController,
+    pub new_rc: ReplicationController,
+    /// Minimum time between scaling the new RC up and scaling the old RC down.
+    pub update_period: Duration,
+    /// Bound on each wait, and on the time without progress.
+    pub timeout: Duration,
+    pub min_ready_seconds: i32,
+    pub cleanup_policy: CleanupPolicy,
+    pub max_unavailable: IntOrPercent,
+    pub max_surge: IntOrPercent,
+}
+
+/// Where progress goes: the classic lines (stdout) and, on a terminal, a bar.
+pub trait Report {
+    /// One classic output line, without the newline.
+    fn line(&mut self, line: &str);
+    /// The replica counts after a step or a readiness change.
+    fn progress(&mut self, _progress: &Progress) {}
+}
+
+/// A snapshot for the progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub new_replicas: i32,
+    pub old_replicas: i32,
+    pub desired: i32,
+    pub new_ready: i32,
+}
+
+/// The cluster operations the algorithm needs; `cluster.rs` implements them with
+/// kube, the unit tests with a simulation. Every method may fail with
+/// [`crate::interrupt::Interrupted`] when the user pressed Ctrl-C.
+#[allow(async_fn_in_trait)] // used with concrete types only, never as `dyn`
+pub trait UpdaterOps {
+    /// Finds the target RC of an interrupted update (checking it belongs to
+    /// `source_id`) or creates it with `replicas: 0`. Returns it and whether it existed.
+    async fn get_or_create_target(
+        &mut self,
+        new_rc: &ReplicationController,
+        source_id: &str,
+    ) -> anyhow::Result<(ReplicationController, bool)>;
+
+    /// Records `original-replicas` on the old RC (fresh GET, conflict retries).
+    async fn record_original_replicas(
+        &mut self,
+        old_rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Sets `spec.replicas` and waits until the RC's status reports that many pods.
+    async fn scale_and_wait(
+        &mut self,
+        rc: &ReplicationController,
+        replicas: i32,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// `(old, new)` available pods: Ready, not being deleted, and ready for at
+    /// least `min_ready_seconds`.
+    async fn ready_pods(
+        &mut self,
+        old_rc: &ReplicationController,
+        new_rc: &ReplicationController,
+        min_ready_seconds: i32,
+    ) -> anyhow::Result<(i32, i32)>;
+
+    /// Returns once pod readiness may have changed since the last
+    /// [`Self::ready_pods`], or at `until`.
+    async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()>;
+
+    /// Sleeps until `until` (the clock seam; interruptible).
+    async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()>;
+
+    /// Strips the update annotations, waits for the new RC to settle, then applies
+    /// the cleanup policy (printing its lines through `report`).
+    async fn cleanup(
+        &mut self,
+        old_rc: &ReplicationController,
+        new_rc: &ReplicationController,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+    ) -> anyhow::Result<()>;
+}
+
+/// The scale-up step: the new RC's next replica count, or `None` for no step.
+pub fn scale_up_target(
+    new_replicas: i32,
+    old_replicas: i32,
+    desired: i32,
+    max_surge: i32,
+) -> Option<i32> {
+    if new_replicas == desired {
+        return None;
+    }
+    let increment = if old_replicas == 0 {
+        // Nothing left to surge over: go straight to the goal.
+        desired - new_replicas
+    } else {
+        (desired + max_surge) - (old_replicas + new_replicas)
+    };
+    if increment <= 0 {
+        return None;
+    }
+    Some((new_replicas + increment).min(desired))
+}
+
+/// The scale-down step: the old RC's next replica count, or `None` for no step.
+/// Only the *new* RC's availability counts, so a flapping old RC cannot stall the
+/// rollout (1.17's rule).
+pub fn scale_down_target(
+    old_replicas: i32,
+    new_replicas: i32,
+    desired: i32,
+    min_available: i32,
+    new_available: i32,
+) -> Option<i32> {
+    if old_replicas == 0 {
+        return None;
+    }
+    let all_pods = old_replicas + new_replicas;
+    let new_unavailable = new_replicas - new_available;
+    let decrement = all_pods - min_available - new_unavailable;
+    if decrement <= 0 {
+        return None;
+    }
+    let mut target = (old_replicas - decrement).max(0);
+    if new_replicas == desired && new_available == desired {
+        target = 0;
+    }
+    Some(target)
+}
+
+/// The header line printed before the first step.
+pub fn header_line(
+    new_rc: &str,
+    new_replicas: i32,
+    desired: i32,
+    old_rc: &str,
+    old_replicas: i32,
+    min_available: i32,
+    max_total: i32,
+) -> String {
+    format!(
+        "Scaling up {new_rc} from {new_replicas} to {desired}, scaling down {old_rc} from {old_replicas} to 0 (keep {min_available} pods available, don't exceed {max_total} pods)"
+    )
+}
+
+/// Drives one update with the given operations.
+pub struct RollingUpdater<O> {
+    pub ops: O,
+}
+
+impl<O: UpdaterOps> RollingUpdater<O> {
+    pub fn new(ops: O) -> Self {
+        Self { ops }
+    }
+
+    /// Runs the update to completion (kubectl's `Update`).
+    pub async fn update(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+    ) -> anyhow::Result<()> {
+        let mut old_rc = config.old_rc.clone();
+        let source = source_id(&old_rc);
+        let (mut new_rc, existed) = self
+            .ops
+            .get_or_create_target(&config.new_rc, &source)
+            .await?;
+        if existed {
+            report.line(&format!(
+                "Continuing update with existing controller {}.",
+                name(&new_rc)
+            ));
+        } else {
+            report.line(&format!("Created {}", name(&new_rc)));
+        }
+        let desired_text = annotation(&new_rc, DESIRED_REPLICAS_ANNOTATION).unwrap_or_default();
+        let desired: i32 = desired_text.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "Unable to parse annotation for {}: {DESIRED_REPLICAS_ANNOTATION}={desired_text}",
+                name(&new_rc)
+            )
+        })?;
+
+        // The original size is what a later --rollback restores; written once.
+        if annotation(&old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none() {
+            old_rc = self.ops.record_original_replicas(&old_rc).await?;
+        }
+
+        let (max_surge, max_unavailable) =
+            resolve_fenceposts(&config.max_surge, &config.max_unavailable, desired)?;
+        if desired > 0 && max_surge == 0 && max_unavailable == 0 {
+            // Unreachable through resolve_fenceposts, kept as 1.17 has it.
+            bail!("one of maxSurge or maxUnavailable must be specified");
+        }
+        // Scaling to zero keeps nothing available (1.17 also widened maxUnavailable
+        // to the old size here, but nothing reads it afterwards).
+        let min_available = if desired == 0 {
+            0
+        } else {
+            (desired - max_unavailable).max(0)
+        };
+        report.line(&header_line(
+            name(&new_rc),
+            replicas(&new_rc),
+            desired,
+            name(&old_rc),
+            replicas(&old_rc),
+            min_available,
+            desired + max_surge,
+        ));
+
+        let mut deadline = Instant::now() + config.timeout;
+        // --update-period is measured from the last scale-up to the next scale-down:
+        // the settling time new pods get before old ones go (1.17 slept it between
+        // the two halves of every iteration).
+        let mut last_up: Option<Instant> = None;
+        let mut new_ready = 0;
+        while replicas(&new_rc) != desired || replicas(&old_rc) != 0 {
+            let before = (replicas(&new_rc), replicas(&old_rc));
+
+            if let Some(to) =
+                scale_up_target(replicas(&new_rc), replicas(&old_rc), desired, max_surge)
+            {
+                report.line(&format!("Scaling {} up to {to}", name(&new_rc)));
+                new_rc = self.ops.scale_and_wait(&new_rc, to, config.timeout).await?;
+                last_up = Some(Instant::now());
+                report.progress(&snapshot(&old_rc, &new_rc, desired, new_ready));
+            }
+
+            if replicas(&old_rc) != 0 {
+                let mut available = self
+                    .ops
+                    .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
+                    .await?
+                    .1;
+                new_ready = available;
+                let mut target = scale_down_target(
+                    replicas(&old_rc),
+                    replicas(&new_rc),
+                    desired,
+                    min_available,
+                    available,
+                );
+                if target.is_some() && pause_needed(config, last_up) {
+                    // Readiness may drop while we pause: decide again afterwards, as
+                    // 1.17 did by measuring only after its sleep.
+                    if let Some(t) = last_up {
+                        self.ops.sleep_until(t + config.update_period).await?;
+                    }
+                    available = self
+                        .ops
+                        .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
+                        .await?
+                        .1;
+                    new_ready = available;
+                    target = scale_down_target(
+                        replicas(&old_rc),
+                        replicas(&new_rc),
+                        desired,
+                        min_available,
+                        available,
+                    );
+                }
+                if let Some(to) = target {
+                    report.line(&format!("Scaling {} down to {to}", name(&old_rc)));
+                    old_rc = self.ops.scale_and_wait(&old_rc, to, config.timeout).await?;
+                }
+                report.progress(&snapshot(&old_rc, &new_rc, desired, new_ready));
+            }
+
+            let progressed = before != (replicas(&new_rc), replicas(&old_rc));
+            if progressed {
+                deadline = Instant::now() + config.timeout;
+            } else if Instant::now() >= deadline {
+                bail!("timed out waiting for any update progress to be made");
+            } else {
+                // Nothing could move: wait for readiness to change instead of
+                // polling on a fixed period.
+                self.ops.wait_for_change(deadline).await?;
+            }
+        }
+        report.progress(&snapshot(&old_rc, &new_rc, desired, desired));
+        self.ops.cleanup(&old_rc, &new_rc, config, report).await
+    }
+}
+
+fn pause_needed(config: &UpdaterConfig, last_up: Option<Instant>) -> bool {
+    last_up.is_some_and(|t| Instant::now() < t + config.update_period)
+}
+
+fn snapshot(
+    old_rc: &ReplicationController,
+    new_rc: &ReplicationController,
+    desired: i32,
+    new_ready: i32,
+) -> Progress {
+    Progress {
+        new_replicas: replicas(new_rc),
+        old_replicas: replicas(old_rc),
+        desired,
+        new_ready,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,836 @@
+//! `kubectl rolling-update` end to end: the real `kubectl` finds our plugin, the
+//! real ReplicationController manager creates and deletes pods, the simulated node
+//! makes them Ready after a delay.
+
+// The helpers below run only inside tests: an unwrap there is a failed assertion
+// (clippy's allow-unwrap-in-tests does not reach non-#[test] helpers).
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodSpec, PodTemplateSpec, ReplicationController, ReplicationControllerSpec,
+};
+use kube::api::{ListParams, ObjectMeta, PostParams};
+use kube::runtime::wait::await_condition;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use tests::harness::{Cluster, Output, cluster, plugin_binary};
+
+const OLD_IMAGE: &str = "registry.k8s.io/pause:3.8";
+const NEW_IMAGE: &str = "registry.k8s.io/pause:3.9";
+const DEPLOYMENT_KEY: &str = "deployment";
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// An RC named `name` selecting `app=<app>` plus `extra`, with pods ready
+/// `ready_after_ms` after they start.
+fn rc(
+    name: &str,
+    app: &str,
+    extra: &[(&str, &str)],
+    images: &[(&str, &str)],
+    replicas: i32,
+    steering: &[(&str, &str)],
+) -> ReplicationController {
+    let mut selector = labels(&[("app", app)]);
+    selector.extend(labels(extra));
+    ReplicationController {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        spec: Some(ReplicationControllerSpec {
+            replicas: Some(replicas),
+            selector: Some(selector.clone()),
+            template: Some(PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(selector),
+                    annotations: Some(labels(steering)),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: images
+                        .iter()
+                        .map(|(n, i)| Container {
+                            name: n.to_string(),
+                            image: Some(i.to_string()),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    termination_grace_period_seconds: Some(0),
+                    ..Default::default()
+                }),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+const READY_300MS: &[(&str, &str)] = &[("sim.kubeplug.io/ready-after-ms", "300")];
+
+async fn create_ready(rcs: &Api<ReplicationController>, rc: &ReplicationController) {
+    rcs.create(&PostParams::default(), rc)
+        .await
+        .expect("create rc");
+    wait_ready(
+        rcs,
+        rc.metadata.name.as_deref().unwrap(),
+        rc.spec.as_ref().unwrap().replicas.unwrap(),
+    )
+    .await;
+}
+
+async fn wait_ready(rcs: &Api<ReplicationController>, name: &str, n: i32) {
+    let cond = move |rc: Option<&ReplicationController>| {
+        rc.and_then(|rc| rc.status.as_ref())
+            .is_some_and(|s| s.ready_replicas.unwrap_or(0) == n && s.replicas == n)
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(rcs.clone(), name, cond),
+    )
+    .await
+    .expect("rc ready in time")
+    .expect("watch");
+}
+
+fn rolling_update(cluster: &Cluster, ns: &str, args: &[&str]) -> Output {
+    cluster
+        .kubectl()
+        .arg("rolling-update")
+        .args(args)
+        .args(["-n", ns])
+        .run()
+}
+
+fn image_of(rc: &ReplicationController, container: usize) -> String {
+    rc.spec
+        .as_ref()
+        .unwrap()
+        .template
+        .as_ref()
+        .unwrap()
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[container]
+        .image
+        .clone()
+        .unwrap_or_default()
+}
+
+fn pod_available(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_none()
+        && pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Tracks the number of available pods with `app=<app>` and its minimum.
+fn watch_availability(
+    client: Client,
+    ns: &str,
+    app: &str,
+) -> (Arc<Mutex<Option<usize>>>, tokio::task::JoinHandle<()>) {
+    let pods: Api<Pod> = Api::namespaced(client, ns);
+    let min = Arc::new(Mutex::new(None::<usize>));
+    let seen = min.clone();
+    let config = watcher::Config::default().labels(&format!("app={app}"));
+    let task = tokio::spawn(async move {
+        let mut state: HashMap<String, bool> = HashMap::new();
+        let mut initialised = false;
+        let mut stream = std::pin::pin!(watcher(pods, config));
+        while let Some(Ok(event)) = stream.next().await {
+            match event {
+                watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
+                    state.insert(
+                        p.metadata.name.clone().unwrap_or_default(),
+                        pod_available(&p),
+                    );
+                }
+                watcher::Event::Delete(p) => {
+                    state.remove(&p.metadata.name.clone().unwrap_or_default());
+                }
+                watcher::Event::InitDone => initialised = true,
+                watcher::Event::Init => {}
+            }
+            if initialised {
+                let available = state.values().filter(|a| **a).count();
+                let mut m = seen.lock().unwrap();
+                *m = Some(m.map_or(available, |m| m.min(available)));
+            }
+        }
+    });
+    (min, task)
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    out.stdout.lines().map(str::to_string).collect()
+}
+
+#[tokio::test]
+async fn image_with_one_name_renames_back_and_keeps_pods_available() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-image-one-name").await;
+    let client = cluster.client().await;
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 3, READY_300MS),
+    )
+    .await;
+    let (min_available, watch) = watch_availability(client.clone(), ns.as_str(), "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["web", &format!("--image={NEW_IMAGE}"), "--update-period=0"],
+    );
+    out.success();
+    watch.abort();
+    let lines = lines(&out);
+    let created = lines[0]
+        .strip_prefix("Created ")
+        .expect("Created line")
+        .to_string();
+    let hash = created.strip_prefix("web-").expect("web-<hash>");
+    assert_eq!(hash.len(), 32, "{created}");
+    assert_eq!(
+        lines[1..],
+        [
+            format!(
+                "Scaling up {created} from 0 to 3, scaling down web from 3 to 0 (keep 3 pods available, don't exceed 4 pods)"
+            ),
+            format!("Scaling {created} up to 1"),
+            "Scaling web down to 2".into(),
+            format!("Scaling {created} up to 2"),
+            "Scaling web down to 1".into(),
+            format!("Scaling {created} up to 3"),
+            "Scaling web down to 0".into(),
+            "Update succeeded. Deleting old controller: web".into(),
+            format!("Renaming {created} to web"),
+            "replicationcontroller/web rolling updated".into(),
+        ]
+    );
+    let web = rcs.get("web").await.expect("web exists again");
+    assert_eq!(image_of(&web, 0), NEW_IMAGE);
+    let selector = web.spec.as_ref().unwrap().selector.clone().unwrap();
+    assert_eq!(selector.get(DEPLOYMENT_KEY).map(String::as_str), Some(hash));
+    let annotations = web.metadata.annotations.clone().unwrap_or_default();
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/update-source-id"));
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/desired-replicas"));
+    assert!(rcs.get_opt(&created).await.unwrap().is_none());
+    wait_ready(&rcs, "web", 3).await;
+    let min = min_available.lock().unwrap().expect("watched");
+    assert!(
+        min >= 3,
+        "available pods dropped to {min} (desired 3, maxUnavailable 0)"
+    );
+}
+
+#[tokio::test]
+async fn image_with_two_names_deletes_the_old_rc() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-image-two-names").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("api", "api", &[], &[("api", OLD_IMAGE)], 2, READY_300MS),
+    )
+    .await;
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "api",
+            "api-v2",
+            &format!("--image={NEW_IMAGE}"),
+            "--update-period=0",
+        ],
+    );
+    out.success();
+    assert_eq!(
+        lines(&out),
+        [
+            "Created api-v2",
+            "Scaling up api-v2 from 0 to 2, scaling down api from 2 to 0 (keep 2 pods available, don't exceed 3 pods)",
+            "Scaling api-v2 up to 1",
+            "Scaling api down to 1",
+            "Scaling api-v2 up to 2",
+            "Scaling api down to 0",
+            "Update succeeded. Deleting api",
+            "replicationcontroller/api-v2 rolling updated to \"api-v2\"",
+        ]
+    );
+    assert!(rcs.get_opt("api").await.unwrap().is_none());
+    assert_eq!(image_of(&rcs.get("api-v2").await.unwrap(), 0), NEW_IMAGE);
+}
+
+fn new_rc_yaml(name: &str, version: &str, image: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: {name}\nspec:\n  selector:\n    app: file\n    version: {version}\n  template:\n    metadata:\n      labels:\n        app: file\n        version: {version}\n      annotations:\n        sim.kubeplug.io/ready-after-ms: \"300\"\n    spec:\n      terminationGracePeriodSeconds: 0\n      containers:\n      - name: c\n        image: {image}\n"
+    )
+}
+
+#[tokio::test]
+async fn from_a_file_and_from_stdin() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-file").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "file-v1",
+            "file",
+            &[("version", "v1")],
+            &[("c", OLD_IMAGE)],
+            2,
+            READY_300MS,
+        ),
+    )
+    .await;
+
+    // -f FILE, two names implied by the file: the old RC is deleted.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.yaml");
+    std::fs::write(&path, new_rc_yaml("file-v2", "v2", NEW_IMAGE)).unwrap();
+    let out = cluster
+        .kubectl()
+        .args(["rolling-update", "file-v1", "file-v2", "-f"])
+        .arg(&path)
+        .args(["--update-period=0", "-n", ns.as_str()])
+        .run();
+    out.success();
+    assert_eq!(lines(&out)[0], "Created file-v2");
+    assert_eq!(
+        lines(&out).last().unwrap(),
+        "replicationcontroller/file-v2 rolling updated to \"file-v2\""
+    );
+    let v2 = rcs.get("file-v2").await.unwrap();
+    assert_eq!(
+        v2.spec.as_ref().unwrap().replicas,
+        Some(2),
+        "replicas defaulted from the old RC"
+    );
+    assert!(rcs.get_opt("file-v1").await.unwrap().is_none());
+
+    // -f - with one name: the RC from stdin is renamed to the old name at the end.
+    let out = cluster
+        .kubectl()
+        .args([
+            "rolling-update",
+            "file-v2",
+            "-f",
+            "-",
+            "--update-period=0",
+            "-n",
+            ns.as_str(),
+        ])
+        .stdin(new_rc_yaml("file-v3", "v3", OLD_IMAGE))
+        .run();
+    out.success();
+    assert_eq!(
+        lines(&out)[lines(&out).len() - 3..],
+        [
+            "Update succeeded. Deleting old controller: file-v2",
+            "Renaming file-v3 to file-v2",
+            "replicationcontroller/file-v2 rolling updated",
+        ]
+    );
+    let renamed = rcs.get("file-v2").await.unwrap();
+    assert_eq!(
+        renamed.spec.as_ref().unwrap().selector.as_ref().unwrap()["version"],
+        "v3"
+    );
+}
+
+#[tokio::test]
+async fn same_image_needs_a_pull_policy() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-same-image").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("same", "same", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+    )
+    .await;
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["same", &format!("--image={OLD_IMAGE}")],
+    );
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        "error: --image-pull-policy (Always|Never|IfNotPresent) must be provided when --image is the same as existing container image\n"
+    );
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "same",
+            &format!("--image={OLD_IMAGE}"),
+            "--image-pull-policy=Always",
+            "--update-period=0",
+        ],
+    );
+    out.success();
+    let same = rcs.get("same").await.unwrap();
+    let c = &same
+        .spec
+        .unwrap()
+        .template
+        .unwrap()
+        .spec
+        .unwrap()
+        .containers[0];
+    assert_eq!(c.image_pull_policy.as_deref(), Some("Always"));
+}
+
+#[tokio::test]
+async fn multi_container_needs_container() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-multi").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "multi",
+            "multi",
+            &[],
+            &[("a", OLD_IMAGE), ("b", OLD_IMAGE)],
+            1,
+            READY_300MS,
+        ),
+    )
+    .await;
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["multi", &format!("--image={NEW_IMAGE}")],
+    );
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        "error: must specify container to update when updating a multi-container pod\n"
+    );
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["multi", &format!("--image={NEW_IMAGE}"), "--container=nope"],
+    );
+    out.code(1);
+    assert_eq!(out.stderr, "error: container nope not found in pod\n");
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "multi",
+            &format!("--image={NEW_IMAGE}"),
+            "--container=b",
+            "--update-period=0",
+            "-o",
+            "json",
+        ],
+    );
+    out.success();
+    // -o json prints the final RC after the classic lines.
+    let json_start = out.stdout.find("{\n").expect("json object in stdout");
+    let printed: serde_json::Value =
+        serde_json::from_str(&out.stdout[json_start..]).expect("valid JSON");
+    assert_eq!(printed["kind"], "ReplicationController");
+    assert_eq!(printed["metadata"]["name"], "multi");
+    let multi = rcs.get("multi").await.unwrap();
+    assert_eq!(image_of(&multi, 0), OLD_IMAGE);
+    assert_eq!(image_of(&multi, 1), NEW_IMAGE);
+    // The same image for the second container only: --container is respected in
+    // the comparison, so a pull policy is now required.
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["multi", &format!("--image={NEW_IMAGE}"), "--container=b"],
+    );
+    out.code(1);
+    assert!(out.stderr.contains("--image-pull-policy"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn dry_run_changes_nothing() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-dry-run").await;
+    let client = cluster.client().await;
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    let pods: Api<Pod> = Api::namespaced(client, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("dry", "dry", &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
+    )
+    .await;
+    let snapshot = || async {
+        let rc = rcs.list(&ListParams::default()).await.unwrap();
+        let p = pods.list(&ListParams::default()).await.unwrap();
+        let mut versions: Vec<String> = rc
+            .items
+            .iter()
+            .chain(std::iter::empty())
+            .map(|r| format!("{:?}@{:?}", r.metadata.name, r.metadata.resource_version))
+            .collect();
+        versions.extend(
+            p.items
+                .iter()
+                .map(|p| format!("{:?}@{:?}", p.metadata.name, p.metadata.resource_version)),
+        );
+        versions
+    };
+    let before = snapshot().await;
+    for mode in ["--dry-run", "--dry-run=client", "--dry-run=server"] {
+        let out = rolling_update(
+            cluster,
+            ns.as_str(),
+            &["dry", &format!("--image={NEW_IMAGE}"), mode],
+        );
+        out.success();
+        let lines = lines(&out);
+        assert_eq!(lines[..2], ["Rolling from:", "dry"], "{mode}");
+        assert_eq!(lines[2], "To:", "{mode}");
+        assert!(lines[3].starts_with("dry-"), "{mode}: {}", lines[3]);
+    }
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "dry",
+            &format!("--image={NEW_IMAGE}"),
+            "--dry-run",
+            "-o",
+            "name",
+        ],
+    );
+    out.success();
+    assert!(
+        out.stdout.starts_with(
+            "Rolling from:\nreplicationcontroller/dry\n\nTo:\nreplicationcontroller/dry-"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(snapshot().await, before, "dry runs must not write");
+}
+
+#[tokio::test]
+async fn never_ready_times_out_with_kubectl_message() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-timeout").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let never = &[("sim.kubeplug.io/never-ready", "true")];
+    let old = rc("stuck", "stuck", &[], &[("c", OLD_IMAGE)], 2, never);
+    rcs.create(&PostParams::default(), &old).await.unwrap();
+    let started = std::time::Instant::now();
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "stuck",
+            "stuck-v2",
+            &format!("--image={NEW_IMAGE}"),
+            "--update-period=0",
+            "--timeout=4s",
+        ],
+    );
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        "error: timed out waiting for any update progress to be made\n"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "--timeout is honoured"
+    );
+    assert!(
+        out.stdout.contains("Scaling stuck-v2 up to 1\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Runs the plugin directly and SIGKILLs it as soon as a stdout line satisfies
+/// `kill_when`; returns the lines seen.
+fn run_and_kill(
+    cluster: &Cluster,
+    ns: &str,
+    args: &[&str],
+    kill_when: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(args)
+        .args(["-n", ns])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn plugin");
+    let stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let stop = kill_when(&line);
+        seen.push(line);
+        if stop {
+            let _ = child.kill();
+            break;
+        }
+    }
+    let _ = child.wait();
+    seen
+}
+
+#[tokio::test]
+async fn resume_after_kill_at_several_points() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-resume").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let slow = &[("sim.kubeplug.io/ready-after-ms", "1500")];
+    create_ready(&rcs, &rc("res", "res", &[], &[("c", OLD_IMAGE)], 3, slow)).await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["res", image.as_str(), "--update-period=0"];
+
+    // Killed right after the new RC was created, then after the first scale-down.
+    let seen = run_and_kill(cluster, ns.as_str(), &args, |l| l.starts_with("Created "));
+    let next = seen[0].strip_prefix("Created ").unwrap().to_string();
+    let seen = run_and_kill(cluster, ns.as_str(), &args, |l| {
+        l == "Scaling res down to 2"
+    });
+    assert_eq!(
+        seen[0],
+        format!("Found existing update in progress ({next}), resuming.")
+    );
+    assert_eq!(
+        seen[1],
+        format!("Continuing update with existing controller {next}.")
+    );
+
+    // A different image is refused while this update is in progress.
+    let other = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["res", "--image=registry.k8s.io/pause:3.7"],
+    );
+    other.code(1);
+    assert_eq!(
+        other.stderr,
+        format!(
+            "error: Found existing in-progress update to image ({NEW_IMAGE}).\nEither continue in-progress update with --image={NEW_IMAGE} or rollback with --rollback\n"
+        )
+    );
+
+    // A re-run finishes the job.
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    assert_eq!(
+        lines(&out)[0],
+        format!("Found existing update in progress ({next}), resuming.")
+    );
+    assert_eq!(
+        lines(&out).last().unwrap(),
+        "replicationcontroller/res rolling updated"
+    );
+    let res = rcs.get("res").await.unwrap();
+    assert_eq!(image_of(&res, 0), NEW_IMAGE);
+    assert!(rcs.get_opt(&next).await.unwrap().is_none());
+    wait_ready(&rcs, "res", 3).await;
+}
+
+#[tokio::test]
+async fn resume_after_kill_between_delete_and_rename() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-resume-rename").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("ren", "ren", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+    )
+    .await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["ren", image.as_str(), "--update-period=0"];
+    let seen = run_and_kill(cluster, ns.as_str(), &args, |l| {
+        l.starts_with("Update succeeded. Deleting old controller")
+    });
+    let next = seen[0].strip_prefix("Created ").unwrap().to_string();
+    // Give the delete a moment to land; the old name may or may not be gone yet.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    let ren = rcs.get("ren").await.expect("renamed back");
+    assert_eq!(image_of(&ren, 0), NEW_IMAGE);
+    assert!(
+        rcs.get_opt(&next).await.unwrap().is_none(),
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn rollback_of_a_half_done_update() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-rollback").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let slow = &[("sim.kubeplug.io/ready-after-ms", "1500")];
+    create_ready(&rcs, &rc("rb", "rb", &[], &[("c", OLD_IMAGE)], 3, slow)).await;
+    let image = format!("--image={NEW_IMAGE}");
+    let seen = run_and_kill(
+        cluster,
+        ns.as_str(),
+        &["rb", image.as_str(), "--update-period=0"],
+        |l| l == "Scaling rb down to 2",
+    );
+    let next = seen[0].strip_prefix("Created ").unwrap().to_string();
+
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["rb", "--rollback", "--update-period=0"],
+    );
+    out.success();
+    let lines = lines(&out);
+    assert_eq!(lines[0], "Setting \"rb\" replicas to 3");
+    assert_eq!(lines[1], "Continuing update with existing controller rb.");
+    assert!(
+        lines.contains(&format!("Update succeeded. Deleting {next}")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        lines.last().unwrap(),
+        "replicationcontroller/rb rolling updated"
+    );
+    let rb = rcs.get("rb").await.unwrap();
+    assert_eq!(image_of(&rb, 0), OLD_IMAGE);
+    assert!(rcs.get_opt(&next).await.unwrap().is_none());
+    wait_ready(&rcs, "rb", 3).await;
+}
+
+#[tokio::test]
+async fn validation_errors_through_kubectl() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-validation").await;
+    let hint = "See 'kubectl rolling-update -h' for help and examples";
+    let table: &[(&[&str], String)] = &[
+        (
+            &["foo"],
+            format!("error: Must specify --filename or --image for new controller\n{hint}\n"),
+        ),
+        (
+            &["--image=x"],
+            format!("error: Must specify the controller to update\n{hint}\n"),
+        ),
+        (
+            &["foo", "-f", "a.yaml", "--image=x"],
+            format!("error: --filename and --image can not both be specified\n{hint}\n"),
+        ),
+        (
+            &["foo", "-f", "a.yaml,b.yaml"],
+            format!("error: May only specify a single filename for new controller\n{hint}\n"),
+        ),
+        (
+            &["foo", "--image=x", "--deployment-label-key="],
+            format!("error: --deployment-label-key can not be empty\n{hint}\n"),
+        ),
+        (
+            &["foo", "--rollback", "--image=x"],
+            format!("error: Don't specify --filename or --image on rollback\n{hint}\n"),
+        ),
+        (
+            &["missing", "missing-v2", "--image=x"],
+            "Error from server (NotFound): replicationcontrollers \"missing\" not found\n".into(),
+        ),
+        (
+            &["missing", "--rollback"],
+            "Error from server (NotFound): replicationcontrollers \"missing\" not found\n".into(),
+        ),
+    ];
+    for (args, want) in table {
+        let out = rolling_update(cluster, ns.as_str(), args);
+        out.code(1);
+        assert_eq!(&out.stderr, want, "{args:?}");
+    }
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-sigint").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let slow = &[("sim.kubeplug.io/ready-after-ms", "3000")];
+    create_ready(&rcs, &rc("sig", "sig", &[], &[("c", OLD_IMAGE)], 2, slow)).await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["sig", "sig-v2", image.as_str(), "--update-period=0"];
+    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(args)
+        .args(["-n", ns.as_str()])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn plugin");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        if line.ends_with("Scaling sig-v2 up to 1\n") {
+            break;
+        }
+    }
+    // The pod needs 3 s to become ready: the process is waiting when the signal comes.
+    let pid = i32::try_from(child.id()).unwrap();
+    // kill(1) rather than libc::kill: the workspace denies unsafe code.
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "stopped promptly"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.starts_with("error: interrupted by SIGINT\nThe update is left in progress."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("kubectl rolling-update sig sig-v2 --rollback"),
+        "{stderr}"
+    );
+
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    assert_eq!(
+        lines(&out)[..2],
+        [
+            "Found existing update in progress (sig-v2), resuming.",
+            "Continuing update with existing controller sig-v2.",
+        ]
+    );
+    assert!(rcs.get_opt("sig").await.unwrap().is_none());
+}
