@@ -7,6 +7,8 @@
 //!   kubeconfig flags every plugin shares ([`flags::ConfigFlags`]), `--dry-run`, `-o`.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
+//! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
+//!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -22,6 +24,7 @@
 //! ```
 
 pub mod cli;
+pub mod completion;
 pub mod error;
 pub mod flags;
 
