@@ -9,6 +9,8 @@
 //! - [`printers`]: `-o json|yaml|name` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
+//! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
+//!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -24,6 +26,7 @@
 //! ```
 
 pub mod cli;
+pub mod completion;
 pub mod error;
 pub mod flags;
 pub mod generate;

@@ -23,6 +23,14 @@ pub enum Task {
     Test(Test),
     /// Bring up the local cluster and show each plugin working through kubectl.
     Demo(Demo),
+    /// Build release archives, krew manifests and checksums (target/dist).
+    Dist(Dist),
+    /// Check krew manifests and their archives as krew and krew-index CI would.
+    KrewCheck(KrewCheck),
+    /// Write a custom krew index (plugins/*.yaml) from the dist manifests.
+    Index(Index),
+    /// Install the plugins the way krew does, with completion helpers.
+    Install(Install),
 }
 
 #[derive(clap::Args, Debug)]
@@ -73,4 +81,60 @@ pub struct Demo {
     /// Stop the cluster when the demo is done.
     #[arg(long)]
     pub down: bool,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Dist {
+    /// Target triples to build (repeatable); default: the host and every declared
+    /// release target whose standard library is installed.
+    #[arg(long = "target", value_name = "TRIPLE")]
+    pub targets: Vec<String>,
+    /// Cargo profile to build with.
+    #[arg(long, default_value = "release")]
+    pub profile: String,
+    /// Output directory [default: target/dist].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Only (re)write manifests and checksums from the archives already in the output
+    /// directory (e.g. collected from every release runner).
+    #[arg(long)]
+    pub no_build: bool,
+    /// Where the archives will be downloaded from [default: the GitHub release].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Also rewrite the krew-release-bot templates in .krew/.
+    #[arg(long)]
+    pub write_templates: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct KrewCheck {
+    /// A dist directory (krew/*.yaml + archives) or an index (plugins/*.yaml)
+    /// [default: target/dist].
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Index {
+    /// The index repository to write (plugins/*.yaml inside).
+    pub dir: PathBuf,
+    /// The dist directory to take the manifests from [default: target/dist].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Install {
+    /// Installation root, laid out like krew's [default: $KREW_ROOT or ~/.krew].
+    #[arg(long, value_name = "DIR")]
+    pub prefix: Option<PathBuf>,
+    /// Cargo profile to build with.
+    #[arg(long, default_value = "release")]
+    pub profile: String,
+    /// The dist directory to use [default: target/dist].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Install what target/dist already holds, without building.
+    #[arg(long)]
+    pub no_build: bool,
 }

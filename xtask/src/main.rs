@@ -2,10 +2,19 @@
 //!
 //! Each task lives in its own module; `flags` declares them all.
 
+mod archive;
 mod cluster;
 mod demo;
+mod dist;
 mod flags;
+mod index;
+#[cfg(unix)]
+mod install;
+mod krew;
+mod krew_check;
+mod metadata;
 mod run;
+mod targets;
 mod test;
 mod testenv;
 
@@ -21,6 +30,15 @@ fn main() -> ExitCode {
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
         flags::Task::Demo(d) => demo::run(&d),
+        flags::Task::Dist(d) => dist::run(&d),
+        flags::Task::KrewCheck(k) => krew_check::run(&k),
+        flags::Task::Index(i) => index::run(&i),
+        #[cfg(unix)]
+        flags::Task::Install(i) => install::run(&i),
+        #[cfg(not(unix))]
+        flags::Task::Install(_) => Err(anyhow::anyhow!(
+            "`cargo xtask install` makes symbolic links, which need Unix; on Windows install with krew"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

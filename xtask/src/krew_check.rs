@@ -1,0 +1,94 @@
+//! `cargo xtask krew-check [DIR]`: checks the manifests `dist` wrote (`DIR/krew/*.yaml`)
+//! or an index (`DIR/plugins/*.yaml`) the way krew and krew-index CI would, against the
+//! archives in DIR, and checks that the release-bot templates in `.krew/` match the
+//! plugins' metadata. Fails with krew's reason.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use crate::flags;
+use crate::krew::check;
+
+pub fn run(flags: &flags::KrewCheck) -> anyhow::Result<()> {
+    let dir = flags.dir.clone().unwrap_or_else(crate::dist::default_out);
+    let manifests = manifests_in(&dir)?;
+    let mut failures = Vec::new();
+    for path in &manifests {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let file_name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let archive = |uri: &str| -> Option<Vec<u8>> {
+            let base = uri.rsplit('/').next()?;
+            std::fs::read(dir.join(base)).ok()
+        };
+        match check::check(&file_name, &text, &archive) {
+            Ok(report) => {
+                eprintln!(
+                    "krew-check: {}: ok ({})",
+                    path.display(),
+                    report.platforms.join(", ")
+                );
+                for warning in report.warnings {
+                    eprintln!("krew-check: {}: warning: {warning}", path.display());
+                }
+            }
+            Err(reason) => {
+                eprintln!("krew-check: {}: {reason}", path.display());
+                failures.push(path.clone());
+            }
+        }
+    }
+    check_templates(&mut failures)?;
+    if !failures.is_empty() {
+        bail!("{} file(s) failed the krew checks", failures.len());
+    }
+    Ok(())
+}
+
+fn manifests_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let sub = ["krew", "plugins"]
+        .iter()
+        .map(|s| dir.join(s))
+        .find(|d| d.is_dir())
+        .with_context(|| {
+            format!(
+                "{} has neither krew/ nor plugins/; run `cargo xtask dist` first",
+                dir.display()
+            )
+        })?;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&sub)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no manifests in {}", sub.display());
+    }
+    Ok(paths)
+}
+
+/// The committed `.krew/` templates must be what the metadata generates now.
+fn check_templates(failures: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let ws = crate::metadata::load()?;
+    for (path, expected) in crate::dist::templates(&ws)? {
+        match std::fs::read_to_string(&path) {
+            Ok(actual) if actual == expected => {
+                eprintln!("krew-check: {}: up to date", path.display());
+            }
+            _ => {
+                eprintln!(
+                    "krew-check: {}: out of date with the plugin's Cargo.toml; run `cargo xtask dist --no-build --write-templates`",
+                    path.display()
+                );
+                failures.push(path);
+            }
+        }
+    }
+    Ok(())
+}
