@@ -2,6 +2,7 @@
 //!
 //! Each task lives in its own module; `flags` declares them all.
 
+mod bench;
 mod cluster;
 mod demo;
 mod flags;
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
         flags::Task::Demo(d) => demo::run(&d),
+        flags::Task::Bench(b) => bench::run(&b),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
