@@ -99,6 +99,9 @@ pub struct Bench {
     /// List the cases and exit.
     #[arg(long)]
     pub list: bool,
+    /// Benchmark the plugin binaries in DIR instead of building release binaries.
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
     /// Where to write results.md and chart.png (default: target/bench/<date>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

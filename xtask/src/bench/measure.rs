@@ -1,18 +1,11 @@
-//! Running one command and measuring it: wall time, CPU time and peak memory.
-//!
-//! The child is reaped with `wait4(2)`, which returns the rusage of exactly that
-//! process (user and system CPU, `ru_maxrss`), including whatever it `exec`'d — which
-//! matters for `kubectl run-pod`, where kubectl execs our binary in its own process.
-//! `getrusage(RUSAGE_CHILDREN)` would mix every child ever reaped, and std's `Child`
-//! has no way to return rusage, hence libc.
+//! Measuring one command: through the launcher (see [`super::launcher`] for why a
+//! separate tiny program), which xtask compiles once per benchmark run.
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -28,11 +21,7 @@ pub struct Run {
     pub stderr: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-}
+pub use super::launcher::{Exit, Raw};
 
 impl Exit {
     pub fn success(self) -> bool {
@@ -49,129 +38,112 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// Runs `cmd` to completion with stdin from `/dev/null`, stdout and stderr into files
-/// in `scratch` (as a user redirecting output would; a pipe would make the benchmark
-/// measure our reader), and measures it. A run that outlives `timeout` is killed.
-pub fn run(cmd: &mut Command, scratch: &Path, timeout: Duration) -> anyhow::Result<Run> {
-    let stdout = File::create(scratch.join("stdout"))?;
-    let stderr_path = scratch.join("stderr");
-    let stderr = File::create(&stderr_path)?;
-    cmd.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    let started = Instant::now();
-    let child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run {program}"))?;
-    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
-
-    // The watchdog may only signal the pid while it is still our child: until the child
-    // is reaped its pid cannot be reused. So the main thread first waits for the exit
-    // without reaping (WNOWAIT), marks the child finished under the lock, and only then
-    // reaps it with wait4.
-    let finished = Arc::new((Mutex::new(false), Condvar::new()));
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let watchdog = {
-        let finished = Arc::clone(&finished);
-        let timed_out = Arc::clone(&timed_out);
-        std::thread::spawn(move || {
-            let (lock, cv) = &*finished;
-            let Ok(guard) = lock.lock() else { return };
-            let Ok((guard, result)) = cv.wait_timeout_while(guard, timeout, |done| !*done) else {
-                return;
-            };
-            if result.timed_out() && !*guard {
-                timed_out.store(true, Ordering::SeqCst);
-                ::tests::controlplane::signal(pid.unsigned_abs(), libc::SIGKILL);
-            }
-        })
+/// Compiles the launcher into `dir` with the toolchain's `rustc` (std only: about a
+/// second) and returns its path.
+pub fn build_launcher(dir: &Path) -> anyhow::Result<PathBuf> {
+    let source = dir.join("launcher.rs");
+    std::fs::write(&source, include_str!("launcher.rs"))?;
+    let binary = dir.join("launcher");
+    // The rustc next to the cargo that built xtask (rustup's proxies live side by side).
+    let rustc = Path::new(env!("CARGO")).with_file_name("rustc");
+    let rustc = if rustc.is_file() {
+        rustc
+    } else {
+        PathBuf::from("rustc")
     };
-    let waited = wait_exited(pid);
-    let wall = started.elapsed();
-    {
-        let (lock, cv) = &*finished;
-        if let Ok(mut done) = lock.lock() {
-            *done = true;
-        }
-        cv.notify_all();
+    let out = Command::new(&rustc)
+        .args([
+            "--edition",
+            "2024",
+            "-C",
+            "opt-level=2",
+            "-C",
+            "panic=abort",
+            "-o",
+        ])
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .with_context(|| format!("cannot run {}", rustc.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "cannot compile the benchmark launcher: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let _ = watchdog.join();
-    waited.with_context(|| format!("waiting for {program}"))?;
-    let (status, usage) = wait4(pid).with_context(|| format!("reaping {program}"))?;
-    // The child is reaped: std's handle must not wait for it again (it does not on drop).
-    drop(child);
+    Ok(binary)
+}
+
+/// Runs `cmd` through the launcher with stdout and stderr into files in `scratch`, and
+/// measures it. A run that outlives `timeout` is killed.
+pub fn run(
+    launcher: &Path,
+    cmd: &Command,
+    scratch: &Path,
+    timeout: Duration,
+) -> anyhow::Result<Run> {
+    let stdout = scratch.join("stdout");
+    let stderr = scratch.join("stderr");
+    let mut wrapped = Command::new(launcher);
+    wrapped
+        .arg(timeout.as_millis().to_string())
+        .arg(&stdout)
+        .arg(&stderr)
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let out = wrapped
+        .output()
+        .with_context(|| format!("cannot start the launcher for {program}"))?;
+    let line = String::from_utf8_lossy(&out.stdout);
+    let raw = parse_report(line.trim())
+        .with_context(|| format!("the launcher for {program} failed ({})", out.status))?;
     let mut text = String::new();
-    File::open(&stderr_path)?
+    File::open(&stderr)?
         .take(4096)
         .read_to_string(&mut text)
         .ok();
-    if timed_out.load(Ordering::SeqCst) {
+    if raw.timed_out {
         text = format!("timed out after {timeout:?} and was killed\n{text}");
     }
     Ok(Run {
-        exit: status,
-        wall,
-        user: timeval(usage.ru_utime),
-        sys: timeval(usage.ru_stime),
-        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        exit: raw.exit,
+        wall: raw.wall,
+        user: raw.user,
+        sys: raw.sys,
+        max_rss_kib: raw.max_rss_kib,
         stderr: text,
     })
 }
 
-/// Blocks until the child has exited, leaving it unreaped.
-fn wait_exited(pid: libc::pid_t) -> std::io::Result<()> {
-    loop {
-        // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
-        #[allow(unsafe_code)]
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a live local; `pid` is our own child.
-        #[allow(unsafe_code)]
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid.unsigned_abs(),
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
-fn timeval(tv: libc::timeval) -> Duration {
-    Duration::from_secs(u64::try_from(tv.tv_sec).unwrap_or(0))
-        + Duration::from_micros(u64::try_from(tv.tv_usec).unwrap_or(0))
-}
-
-fn wait4(pid: libc::pid_t) -> std::io::Result<(Exit, libc::rusage)> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain old data; all-zero is a valid value.
-    #[allow(unsafe_code)]
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: both pointers are to live locals of the right types; `pid` is our
-        // own child, not yet reaped.
-        #[allow(unsafe_code)]
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if rc == pid {
-            break;
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-    let exit = if libc::WIFEXITED(status) {
-        Exit::Code(libc::WEXITSTATUS(status))
-    } else {
-        Exit::Signal(libc::WTERMSIG(status))
+/// Reads the launcher's line.
+pub fn parse_report(line: &str) -> Option<Raw> {
+    let f: Vec<&str> = line.split(' ').collect();
+    let [kind, value, wall, user, sys, rss, timed_out] = f.as_slice() else {
+        return None;
     };
-    Ok((exit, usage))
+    let value: i32 = value.parse().ok()?;
+    let nanos = |s: &str| s.parse::<u64>().ok().map(Duration::from_nanos);
+    Some(Raw {
+        exit: match *kind {
+            "code" => Exit::Code(value),
+            "signal" => Exit::Signal(value),
+            _ => return None,
+        },
+        wall: nanos(wall)?,
+        user: nanos(user)?,
+        sys: nanos(sys)?,
+        max_rss_kib: rss.parse().ok()?,
+        timed_out: *timed_out == "1",
+    })
 }
 
 /// The first line of stderr that says something, for one-line reports.
@@ -199,36 +171,76 @@ pub fn looks_unimplemented(exit: Exit, stderr: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::launcher::{format_report, run_direct};
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn measures_a_real_child() {
         let dir = tempfile::tempdir().unwrap();
-        let run = run(
+        let err = dir.path().join("err");
+        let run = run_direct(
             Command::new("sh").args(["-c", "echo oops >&2; exit 3"]),
-            dir.path(),
+            &dir.path().join("out"),
+            &err,
             Duration::from_secs(30),
         )
         .unwrap();
         assert_eq!(run.exit, Exit::Code(3));
-        assert_eq!(run.stderr, "oops\n");
+        assert_eq!(std::fs::read_to_string(err).unwrap(), "oops\n");
         assert!(run.max_rss_kib > 0);
         assert!(run.wall > Duration::ZERO);
+        assert!(!run.timed_out);
+        assert_eq!(parse_report(&format_report(&run)), Some(run));
     }
 
     #[test]
     fn a_run_past_its_timeout_is_killed() {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        let run = run(
+        let run = run_direct(
             Command::new("sleep").arg("30"),
-            dir.path(),
+            &dir.path().join("out"),
+            &dir.path().join("err"),
             Duration::from_millis(200),
         )
         .unwrap();
         assert_eq!(run.exit, Exit::Signal(libc::SIGKILL));
-        assert!(run.stderr.starts_with("timed out after"), "{}", run.stderr);
+        assert!(run.timed_out);
+        let line = format_report(&run);
+        assert!(line.starts_with("signal 9 "), "{line}");
+        assert_eq!(parse_report(&line), Some(run));
         assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn malformed_launcher_lines_are_rejected() {
+        assert_eq!(parse_report(""), None);
+        assert_eq!(parse_report("code 0 1 2 3"), None);
+        assert_eq!(parse_report("exited 0 1 2 3 4 0"), None);
+        assert_eq!(parse_report("code x 1 2 3 4 0"), None);
+    }
+
+    /// The launcher compiles on its own, and its floor is small (that is its point).
+    #[test]
+    fn the_launcher_builds_standalone_and_measures_through_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let launcher = build_launcher(dir.path()).unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 4"])
+            .env("KUBEPLUG_X", "1");
+        let run = run(&launcher, &cmd, dir.path(), Duration::from_secs(30)).unwrap();
+        assert_eq!(run.exit, Exit::Code(4));
+        assert_eq!(run.stderr, "err\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("stdout")).unwrap(),
+            "out\n"
+        );
+        assert!(
+            run.max_rss_kib > 0 && run.max_rss_kib < 6 * 1024,
+            "{} KiB",
+            run.max_rss_kib
+        );
     }
 
     #[test]

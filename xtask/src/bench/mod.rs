@@ -22,6 +22,7 @@
 mod audit;
 mod cases;
 mod chart;
+mod launcher;
 mod measure;
 mod model;
 mod report;
@@ -65,24 +66,22 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     let kubectl = which::which("kubectl")
         .context("kubectl is not on PATH; the baseline is always the real kubectl binary")?;
 
-    let build_started = Instant::now();
-    crate::run::run(
-        Command::new(env!("CARGO"))
-            .current_dir(crate::project_root())
-            .args([
-                "build",
-                "--release",
-                "--quiet",
-                "-p",
-                cases::RUN_POD,
-                "-p",
-                cases::CREATE_FILE,
-                "-p",
-                cases::ROLLING_UPDATE,
-            ]),
-    )?;
-    let build_seconds = build_started.elapsed().as_secs_f64();
-    let bin_dir = crate::target_dir().join("release");
+    let (bin_dir, build_seconds) = match &flags.bin_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let build_started = Instant::now();
+            crate::run::run(
+                Command::new(env!("CARGO"))
+                    .current_dir(crate::project_root())
+                    .args(["build", "--release", "--quiet"])
+                    .args(cases::BINARIES.iter().flat_map(|b| ["-p", b])),
+            )?;
+            (
+                crate::target_dir().join("release"),
+                Some(build_started.elapsed().as_secs_f64()),
+            )
+        }
+    };
 
     let work = tempfile::Builder::new()
         .prefix("kubeplug-bench-")
@@ -125,8 +124,21 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
 
+    let launcher = measure::build_launcher(work.path())?;
+    // What the launcher itself adds to peak RSS: the smallest value a run can show.
+    let scratch = work.path().join("scratch");
+    std::fs::create_dir_all(&scratch)?;
+    let floor = measure::run(
+        &launcher,
+        &Command::new("true"),
+        &scratch,
+        Duration::from_secs(10),
+    )
+    .map(|r| report::kib(r.max_rss_kib as f64))
+    .unwrap_or_else(|e| format!("unknown ({e:#})"));
     let bench = Bench {
         runs: flags.runs as usize,
+        launcher,
         work: work.path().to_path_buf(),
         env_bin_dir: bin_dir.clone(),
         kubectl: kubectl.clone(),
@@ -185,14 +197,21 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     });
     let report = Report {
         started: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
-        environment: environment(&kubectl, &server_version, flags.existing),
+        environment: {
+            let mut env = environment(&kubectl, &server_version, flags.existing);
+            env.push((
+                "peak RSS floor".into(),
+                format!("{floor} (`true` through the launcher; smaller peaks read as this)"),
+            ));
+            env
+        },
         runs: flags.runs,
         cases: results,
         binaries,
         kubectl_size,
         total_seconds: started.elapsed().as_secs_f64(),
-        build_seconds: Some(build_seconds),
-        notes: notes(bench.audit.is_some()),
+        build_seconds,
+        notes: notes(bench.audit.is_some(), &kubectl),
     };
     std::fs::create_dir_all(&out_dir)?;
     let md = out_dir.join("results.md");
@@ -270,6 +289,7 @@ impl Drop for LocalCluster {
 
 struct Bench {
     runs: usize,
+    launcher: PathBuf,
     work: PathBuf,
     env_bin_dir: PathBuf,
     kubectl: PathBuf,
@@ -503,7 +523,7 @@ impl Bench {
         if let Some(path) = &cmd.path {
             command.env("PATH", path);
         }
-        let run = measure::run(&mut command, &scratch, kind.timeout())?;
+        let run = measure::run(&self.launcher, &command, &scratch, kind.timeout())?;
         if run.exit.success() {
             Ok(Ok(run))
         } else {
@@ -665,7 +685,7 @@ fn environment(kubectl: &Path, server: &str, existing: bool) -> Vec<(String, Str
     ]
 }
 
-fn notes(counted: bool) -> Vec<String> {
+fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
     let mut notes = vec![
         "Ours is our release binary run directly; `run-pod-dry-run-via-kubectl` shows what kubectl's plugin \
          lookup adds (kubectl starts, finds `kubectl-run_pod` on PATH and execs it)."
@@ -684,6 +704,18 @@ fn notes(counted: bool) -> Vec<String> {
          the command under test: numbers are for comparison on the same machine, not absolute."
             .to_string(),
     ];
+    // Google Cloud SDK's kubectl is a "dispatcher" build: before every command it asks
+    // the server's /version to pick a version-matched kubectl. Say so when it is the one.
+    if crate::run::output(kubectl, &["version", "--client"])
+        .is_some_and(|v| v.contains("dispatcher"))
+    {
+        notes.push(
+            "The kubectl on this machine is a \"dispatcher\" build (Google Cloud SDK): each invocation first \
+             GETs /version to pick a version-matched kubectl (none matches a 1.20 server, so it runs itself, \
+             1.32). That request is part of kubectl's counts and time here, as it is for its users."
+                .into(),
+        );
+    }
     if !counted {
         notes.push("No audit log was available: requests were not counted (`--audit-log FILE` with `--existing`).".into());
     }
