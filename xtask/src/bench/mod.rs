@@ -41,6 +41,8 @@ use crate::flags;
 use cases::{Case, Env, Invocation, Kind, RunCtx};
 use model::{Baseline, BinarySize, CaseResult, Outcome, Report, Requests, Sample, Side};
 
+/// The size of create-file's warm-up input.
+const WARM_UP_OBJECTS: u32 = 50;
 /// Runs for the create-file ceiling (after one warm-up).
 const CEILING_RUNS: usize = 3;
 /// Requests in flight for the ceiling, as stated in the create-file issue.
@@ -335,18 +337,26 @@ impl Bench {
     fn try_case(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<Outcome> {
         let kind = case.kind;
         let offset = self.audit.as_ref().map(audit::Log::end);
-        let manifests = match kind {
-            Kind::CreateFile { objects } => {
-                let dir = self.work.join(format!("manifests-{objects}"));
-                if !dir.exists() {
-                    setup::write_manifests(&dir, objects)?;
-                }
-                result.notes.push(format!(
-                    "{objects} ConfigMaps, one YAML file each, in one directory; each run creates them in a fresh namespace"
-                ));
-                Some(dir)
+        let manifests_of = |objects: u32| -> anyhow::Result<PathBuf> {
+            let dir = self.work.join(format!("manifests-{objects}"));
+            if !dir.exists() {
+                setup::write_manifests(&dir, objects)?;
             }
-            _ => None,
+            Ok(dir)
+        };
+        let (manifests, warm_manifests) = match kind {
+            Kind::CreateFile { objects } => {
+                // The warm-up only has to fill caches and show the command works: a
+                // small input does that, and the 10-minute budget cannot afford two more
+                // runs of kubectl on 5,000 objects.
+                let warm = objects.min(WARM_UP_OBJECTS);
+                result.notes.push(format!(
+                    "{objects} ConfigMaps, one YAML file each, in one directory; each run creates them in a fresh \
+                     namespace (the warm-up runs use {warm})"
+                ));
+                (Some(manifests_of(objects)?), Some(manifests_of(warm)?))
+            }
+            _ => (None, None),
         };
         if let Kind::RollingUpdate { replicas } = kind {
             result.notes.push(format!(
@@ -372,7 +382,7 @@ impl Bench {
             warm.push(namespace('b', "w"));
         }
         self.prepare(kind, &warm)?;
-        let ctx = |ns: &str| (ns.to_string(), manifests.clone());
+        let ctx = |ns: &str| (ns.to_string(), warm_manifests.clone());
         let (ns, m) = ctx(&warm[0]);
         let run_ctx = RunCtx {
             namespace: &ns,
