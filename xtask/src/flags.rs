@@ -31,6 +31,12 @@ pub enum Task {
     Index(Index),
     /// Install the plugins the way krew does, with completion helpers.
     Install(Install),
+    /// Measure the plugins against the real kubectl, side by side, on the same cluster.
+    ///
+    /// Builds the release binaries, starts the local cluster with an audit log (or uses
+    /// KUBECONFIG with --existing), runs each case for both commands alternately after a
+    /// warm-up, and writes target/bench/<date>/results.md and chart.png.
+    Bench(Bench),
 }
 
 #[derive(clap::Args, Debug)]
@@ -138,3 +144,21 @@ pub struct Install {
     #[arg(long)]
     pub no_build: bool,
 }
+pub struct Bench {
+    /// Cases to run (all when none is given; --list shows them).
+    #[arg(value_name = "CASE")]
+    pub cases: Vec<String>,
+    /// Use the cluster of KUBECONFIG instead of starting the local one.
+    pub existing: bool,
+    /// The apiserver's audit log of the --existing cluster (to count API requests).
+    #[arg(long, value_name = "FILE", requires = "existing")]
+    pub audit_log: Option<PathBuf>,
+    /// Measured runs per command, after one warm-up run each.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+    /// List the cases and exit.
+    pub list: bool,
+    /// Benchmark the plugin binaries in DIR instead of building release binaries.
+    pub bin_dir: Option<PathBuf>,
+    /// Where to write results.md and chart.png (default: target/bench/<date>).

@@ -3,6 +3,7 @@
 //! Each task lives in its own module; `flags` declares them all.
 
 mod archive;
+mod bench;
 mod cluster;
 mod demo;
 mod dist;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         flags::Task::Install(_) => Err(anyhow::anyhow!(
             "`cargo xtask install` makes symbolic links, which need Unix; on Windows install with krew"
         )),
+        flags::Task::Bench(b) => bench::run(&b),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

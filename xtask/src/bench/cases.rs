@@ -1,0 +1,425 @@
+//! The benchmark cases: what runs on each side, what each run needs first, and the
+//! targets the plugin issues set. Each plugin's issue adds its cases here.
+//!
+//! "Ours" is our release binary run directly (as kubectl's plugin lookup ends up
+//! doing); `run-pod-dry-run-via-kubectl` shows the same case through kubectl's lookup,
+//! which adds kubectl's own start-up to ours. "Theirs" is always the real `kubectl` on
+//! this machine, never a re-implementation; where kubectl has no equivalent
+//! (rolling-update was removed in 1.18) the baseline is the ideal time.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::model::{Series, Target};
+
+/// Readiness delay of the rolling-update pods on the simulated node.
+pub const READY_AFTER_MS: u64 = 300;
+/// Requests allowed on top of one per object in create-file (discovery and the like).
+pub const CREATE_FILE_SLACK: u64 = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `--help` start-up: ours vs the nearest kubectl command's `--help`.
+    Help {
+        binary: &'static str,
+        kubectl: &'static [&'static str],
+    },
+    /// `run-pod X --image=nginx --dry-run=client -o yaml` vs `kubectl run …`.
+    RunPodDryRun { via_kubectl: bool },
+    /// A real pod create, into a fresh namespace per run.
+    RunPodCreate,
+    /// N ConfigMaps from a directory into a fresh namespace per run.
+    CreateFile { objects: u32 },
+    /// `rolling-update web --image=nginx:2 --update-period=0` on an RC of N ready pods.
+    RollingUpdate { replicas: u32 },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub kind: Kind,
+}
+
+pub const RUN_POD: &str = "kubectl-run_pod";
+pub const CREATE_FILE: &str = "kubectl-create_file";
+pub const ROLLING_UPDATE: &str = "kubectl-rolling_update";
+pub const BINARIES: [&str; 3] = [RUN_POD, CREATE_FILE, ROLLING_UPDATE];
+
+/// Every case, in report order.
+pub fn all() -> Vec<Case> {
+    vec![
+        Case {
+            name: "help-run-pod",
+            title: "`--help` start-up: run-pod vs `kubectl run --help`",
+            kind: Kind::Help {
+                binary: RUN_POD,
+                kubectl: &["run", "--help"],
+            },
+        },
+        Case {
+            name: "help-create-file",
+            title: "`--help` start-up: create-file vs `kubectl create --help`",
+            kind: Kind::Help {
+                binary: CREATE_FILE,
+                kubectl: &["create", "--help"],
+            },
+        },
+        Case {
+            name: "help-rolling-update",
+            title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            kind: Kind::Help {
+                binary: ROLLING_UPDATE,
+                kubectl: &["rollout", "--help"],
+            },
+        },
+        Case {
+            name: "run-pod-dry-run",
+            title: "run-pod client dry run vs `kubectl run` (no server contact expected)",
+            kind: Kind::RunPodDryRun { via_kubectl: false },
+        },
+        Case {
+            name: "run-pod-dry-run-via-kubectl",
+            title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)",
+            kind: Kind::RunPodDryRun { via_kubectl: true },
+        },
+        Case {
+            name: "run-pod-create",
+            title: "run-pod real create vs `kubectl run` (one POST expected)",
+            kind: Kind::RunPodCreate,
+        },
+        Case {
+            name: "create-file-50",
+            title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`",
+            kind: Kind::CreateFile { objects: 50 },
+        },
+        Case {
+            name: "create-file-500",
+            title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`",
+            kind: Kind::CreateFile { objects: 500 },
+        },
+        Case {
+            name: "create-file-5000",
+            title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`",
+            kind: Kind::CreateFile { objects: 5000 },
+        },
+        Case {
+            name: "rolling-update-3",
+            title: "rolling-update of 3 replicas vs the ideal",
+            kind: Kind::RollingUpdate { replicas: 3 },
+        },
+        Case {
+            name: "rolling-update-10",
+            title: "rolling-update of 10 replicas vs the ideal",
+            kind: Kind::RollingUpdate { replicas: 10 },
+        },
+        Case {
+            name: "rolling-update-30",
+            title: "rolling-update of 30 replicas vs the ideal",
+            kind: Kind::RollingUpdate { replicas: 30 },
+        },
+    ]
+}
+
+/// One command to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// What the report shows (`kubectl-run_pod bench --image=nginx …`).
+    pub display: String,
+    /// A `PATH` with our plugins first (for commands that go through kubectl's lookup).
+    pub path: Option<OsString>,
+}
+
+/// Where things are, for building command lines.
+pub struct Env<'a> {
+    /// The directory holding our release binaries.
+    pub bin_dir: &'a Path,
+    /// The real kubectl.
+    pub kubectl: &'a Path,
+    /// `PATH` with a directory of only our plugins first.
+    pub plugin_path: &'a OsString,
+}
+
+/// Per-run parameters.
+pub struct RunCtx<'a> {
+    pub namespace: &'a str,
+    /// The manifest directory (create-file).
+    pub manifests: Option<&'a Path>,
+}
+
+fn invocation(program: PathBuf, name: &str, args: Vec<String>) -> Invocation {
+    let display = std::iter::once(name.to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Invocation {
+        program,
+        args,
+        display,
+        path: None,
+    }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+const DRY_RUN_ARGS: [&str; 5] = ["bench", "--image=nginx", "--dry-run=client", "-o", "yaml"];
+
+impl Kind {
+    /// The binary of ours this case runs.
+    pub fn binary(&self) -> &'static str {
+        match self {
+            Kind::Help { binary, .. } => binary,
+            Kind::RunPodDryRun { .. } | Kind::RunPodCreate => RUN_POD,
+            Kind::CreateFile { .. } => CREATE_FILE,
+            Kind::RollingUpdate { .. } => ROLLING_UPDATE,
+        }
+    }
+
+    /// Whether each run needs a fresh namespace (and whether pods go into it).
+    pub fn namespace(&self) -> Option<bool> {
+        match self {
+            Kind::Help { .. } | Kind::RunPodDryRun { .. } => None,
+            Kind::RunPodCreate | Kind::RollingUpdate { .. } => Some(true),
+            Kind::CreateFile { .. } => Some(false),
+        }
+    }
+
+    pub fn ours(&self, env: &Env<'_>, run: &RunCtx<'_>) -> Invocation {
+        let bin = env.bin_dir.join(self.binary());
+        let name = self.binary();
+        match *self {
+            Kind::Help { .. } => invocation(bin, name, strings(&["--help"])),
+            Kind::RunPodDryRun { via_kubectl: false } => {
+                invocation(bin, name, strings(&DRY_RUN_ARGS))
+            }
+            Kind::RunPodDryRun { via_kubectl: true } => {
+                let mut args = strings(&["run-pod"]);
+                args.extend(strings(&DRY_RUN_ARGS));
+                Invocation {
+                    path: Some(env.plugin_path.clone()),
+                    ..invocation(env.kubectl.to_path_buf(), "kubectl", args)
+                }
+            }
+            Kind::RunPodCreate => invocation(
+                bin,
+                name,
+                strings(&["bench", "--image=nginx", "-n", run.namespace]),
+            ),
+            Kind::CreateFile { .. } => invocation(
+                bin,
+                name,
+                vec![
+                    "-f".into(),
+                    run.manifests
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    "-n".into(),
+                    run.namespace.into(),
+                ],
+            ),
+            Kind::RollingUpdate { .. } => invocation(
+                bin,
+                name,
+                strings(&[
+                    "web",
+                    "--image=nginx:2",
+                    "--update-period=0",
+                    "-n",
+                    run.namespace,
+                ]),
+            ),
+        }
+    }
+
+    /// kubectl's side; `None` when the baseline is the ideal.
+    pub fn theirs(&self, env: &Env<'_>, run: &RunCtx<'_>) -> Option<Invocation> {
+        let kubectl = |args: Vec<String>| invocation(env.kubectl.to_path_buf(), "kubectl", args);
+        Some(match *self {
+            Kind::Help { kubectl: args, .. } => kubectl(strings(args)),
+            Kind::RunPodDryRun { .. } => {
+                let mut args = strings(&["run"]);
+                args.extend(strings(&DRY_RUN_ARGS));
+                kubectl(args)
+            }
+            Kind::RunPodCreate => kubectl(strings(&[
+                "run",
+                "bench",
+                "--image=nginx",
+                "-n",
+                run.namespace,
+            ])),
+            Kind::CreateFile { .. } => kubectl(vec![
+                "create".into(),
+                "-f".into(),
+                run.manifests
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                "-n".into(),
+                run.namespace.into(),
+            ]),
+            Kind::RollingUpdate { .. } => return None,
+        })
+    }
+
+    /// The ideal wall time (seconds) and how it is computed, for cases without kubectl.
+    pub fn ideal(&self) -> Option<(f64, String)> {
+        match *self {
+            Kind::RollingUpdate { replicas } => {
+                let (steps, wall) = ideal_rolling_update(replicas, 1, 0, READY_AFTER_MS);
+                Some((
+                    wall,
+                    format!(
+                        "{steps} scale-up steps (maxSurge 1, maxUnavailable 0) × {READY_AFTER_MS} ms readiness delay; no API latency"
+                    ),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn targets(&self) -> Vec<Target> {
+        match *self {
+            Kind::Help { .. } => vec![],
+            Kind::RunPodDryRun { via_kubectl: false } => {
+                vec![Target::WallRatioAtMost(0.1), Target::NoRequests]
+            }
+            Kind::RunPodDryRun { via_kubectl: true } => vec![Target::NoRequests],
+            Kind::RunPodCreate => vec![Target::PostsExactly(1)],
+            Kind::CreateFile { objects } => {
+                let mut targets = vec![Target::RequestsAtMost {
+                    objects: u64::from(objects),
+                    slack: CREATE_FILE_SLACK,
+                }];
+                if objects >= 500 {
+                    targets.insert(0, Target::WallRatioAtMost(0.2));
+                }
+                targets
+            }
+            Kind::RollingUpdate { replicas: 10 } => vec![Target::WallRatioAtMost(1.5)],
+            Kind::RollingUpdate { .. } => vec![],
+        }
+    }
+
+    /// For the cost-growth chart.
+    pub fn series(&self) -> Option<Series> {
+        match *self {
+            Kind::CreateFile { objects } => Some(Series {
+                name: "create-file",
+                size: objects,
+            }),
+            Kind::RollingUpdate { replicas } => Some(Series {
+                name: "rolling-update",
+                size: replicas,
+            }),
+            _ => None,
+        }
+    }
+
+    /// How long one run may take before it is killed.
+    pub fn timeout(&self) -> Duration {
+        match *self {
+            Kind::CreateFile { objects } => {
+                Duration::from_secs(20) + Duration::from_millis(25) * objects
+            }
+            Kind::RollingUpdate { replicas } => {
+                Duration::from_secs(30) + Duration::from_secs(3) * replicas
+            }
+            _ => Duration::from_secs(60),
+        }
+    }
+}
+
+/// kubectl 1.17's updater with `maxSurge` and `maxUnavailable` as absolute numbers:
+/// each step scales the new controller up by at most surge + unavailable and then
+/// waits for its pods to become ready before the old one can go down. With pods ready
+/// exactly `ready_ms` after they start and no API latency, the update takes one
+/// readiness delay per scale-up step. Returns (steps, seconds).
+pub fn ideal_rolling_update(
+    replicas: u32,
+    surge: u32,
+    unavailable: u32,
+    ready_ms: u64,
+) -> (u32, f64) {
+    let per_step = (surge + unavailable).max(1);
+    let steps = replicas.div_ceil(per_step);
+    (steps, f64::from(steps) * ready_ms as f64 / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_names_are_unique_and_valid_in_namespaces() {
+        let cases = all();
+        let mut names: Vec<_> = cases.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), cases.len());
+        for name in names {
+            // `kb-<case>-<a|b><run>` must be a DNS label (≤ 63, lowercase, digits, '-').
+            assert!(name.len() + 8 <= 63, "{name}");
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            );
+        }
+    }
+
+    #[test]
+    fn ideal_rolling_update_is_one_readiness_delay_per_step() {
+        assert_eq!(ideal_rolling_update(10, 1, 0, 300), (10, 3.0));
+        assert_eq!(ideal_rolling_update(3, 1, 0, 300), (3, 0.9));
+        assert_eq!(ideal_rolling_update(10, 2, 1, 300), (4, 1.2));
+        // A zero surge and unavailability cannot make progress in 1.17; count one per step.
+        assert_eq!(ideal_rolling_update(2, 0, 0, 100), (2, 0.2));
+    }
+
+    #[test]
+    fn commands_are_the_ones_users_type() {
+        let plugin_path = OsString::from("/p:/usr/bin");
+        let env = Env {
+            bin_dir: Path::new("/rel"),
+            kubectl: Path::new("/usr/bin/kubectl"),
+            plugin_path: &plugin_path,
+        };
+        let run = RunCtx {
+            namespace: "kb-x-a1",
+            manifests: Some(Path::new("/m")),
+        };
+        let dry = Kind::RunPodDryRun { via_kubectl: false };
+        assert_eq!(
+            dry.ours(&env, &run).display,
+            "kubectl-run_pod bench --image=nginx --dry-run=client -o yaml"
+        );
+        assert_eq!(
+            dry.theirs(&env, &run).unwrap().display,
+            "kubectl run bench --image=nginx --dry-run=client -o yaml"
+        );
+        let via = Kind::RunPodDryRun { via_kubectl: true }.ours(&env, &run);
+        assert_eq!(via.program, Path::new("/usr/bin/kubectl"));
+        assert_eq!(via.path, Some(plugin_path.clone()));
+        let cf = Kind::CreateFile { objects: 500 };
+        assert_eq!(
+            cf.ours(&env, &run).display,
+            "kubectl-create_file -f /m -n kb-x-a1"
+        );
+        assert_eq!(
+            cf.theirs(&env, &run).unwrap().display,
+            "kubectl create -f /m -n kb-x-a1"
+        );
+        assert_eq!(
+            cf.ours(&env, &run).program,
+            Path::new("/rel/kubectl-create_file")
+        );
+        let ru = Kind::RollingUpdate { replicas: 10 };
+        assert!(ru.theirs(&env, &run).is_none());
+        assert_eq!(ru.ideal().unwrap().0, 3.0);
+        assert_eq!(ru.targets(), vec![Target::WallRatioAtMost(1.5)]);
+    }
+}

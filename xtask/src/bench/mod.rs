@@ -1,0 +1,733 @@
+//! `cargo xtask bench`: our plugins against the real kubectl, side by side, on the
+//! same cluster.
+//!
+//! How a run goes:
+//! 1. build our release binaries (size-optimised profile) and time the build;
+//! 2. start the local cluster with an audit log (`cluster up --audit`, in its own state
+//!    directory so a developer's cluster is left alone), or use `KUBECONFIG` with
+//!    `--existing`;
+//! 3. per case: one warm-up run of each command (which also tells whether our plugin
+//!    implements the case yet: a "not implemented" answer makes the case *skipped*,
+//!    with the real exit code and message), then the measured runs alternating
+//!    ours, kubectl, ours, kubectl … so that drift on the machine hits both alike;
+//!    anything a run needs (a fresh namespace, a ready ReplicationController) is set
+//!    up before its clock starts;
+//! 4. count each run's API requests in the audit log (see [`audit`]);
+//! 5. write `target/bench/<date>/results.md` and `chart.png`, stop the cluster.
+//!
+//! Modules: [`cases`] (the catalogue), [`measure`] (one run: wall, CPU, peak RSS),
+//! [`audit`] (request counting), [`setup`] (cluster preparation), [`stats`],
+//! [`model`] (results and targets), [`report`] (markdown) and [`chart`] (PNG).
+
+mod audit;
+mod cases;
+mod chart;
+mod launcher;
+mod measure;
+mod model;
+mod report;
+mod setup;
+mod stats;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use kube::config::Kubeconfig;
+
+use crate::flags;
+use cases::{Case, Env, Invocation, Kind, RunCtx};
+use model::{Baseline, BinarySize, CaseResult, Outcome, Report, Requests, Sample, Side};
+
+/// The size of create-file's warm-up input.
+const WARM_UP_OBJECTS: u32 = 50;
+/// Runs for the create-file ceiling (after one warm-up).
+const CEILING_RUNS: usize = 3;
+/// Requests in flight for the ceiling, as stated in the create-file issue.
+const CEILING_IN_FLIGHT: usize = 32;
+
+pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
+    let catalogue = cases::all();
+    if flags.list {
+        for case in &catalogue {
+            println!("{:<30} {}", case.name, case.title);
+        }
+        return Ok(());
+    }
+    let selected = select(&catalogue, &flags.cases)?;
+    let started = Instant::now();
+    let now = jiff::Timestamp::now();
+    let out_dir = match &flags.out {
+        Some(dir) => dir.clone(),
+        None => crate::target_dir()
+            .join("bench")
+            .join(now.strftime("%Y-%m-%d").to_string()),
+    };
+    let kubectl = which::which("kubectl")
+        .context("kubectl is not on PATH; the baseline is always the real kubectl binary")?;
+
+    let (bin_dir, build_seconds) = match &flags.bin_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let build_started = Instant::now();
+            crate::run::run(
+                Command::new(env!("CARGO"))
+                    .current_dir(crate::project_root())
+                    .args(["build", "--release", "--quiet"])
+                    .args(cases::BINARIES.iter().flat_map(|b| ["-p", b])),
+            )?;
+            (
+                crate::target_dir().join("release"),
+                Some(build_started.elapsed().as_secs_f64()),
+            )
+        }
+    };
+
+    let work = tempfile::Builder::new()
+        .prefix("kubeplug-bench-")
+        .tempdir()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+
+    // The cluster: ours (stopped on drop) or the caller's.
+    let (_local, base, audit_log) = if flags.existing {
+        let config = match Kubeconfig::from_env()? {
+            Some(config) => config,
+            None => Kubeconfig::read()?,
+        };
+        (None, config, flags.audit_log.clone())
+    } else {
+        let local = LocalCluster::start()?;
+        let config = Kubeconfig::read_from(&local.kubeconfig)?;
+        let audit = local.audit_log.clone();
+        (Some(local), config, audit)
+    };
+    let base_path = work.path().join("base-kubeconfig.json");
+    std::fs::write(&base_path, serde_json::to_vec(&base)?)?;
+    restrict(&base_path)?;
+    let client = runtime.block_on(setup::client(&base_path))?;
+    let server_version = runtime
+        .block_on(setup::server_version(&client))
+        .unwrap_or_else(|e| format!("unknown ({e})"));
+
+    let audit = audit_log.map(|path| audit::Log { path });
+    let identities =
+        audit::Identities::new(base.clone(), work.path().to_path_buf(), audit.is_some());
+
+    let plugin_dir = work.path().join("plugins");
+    std::fs::create_dir_all(&plugin_dir)?;
+    for name in cases::BINARIES {
+        std::os::unix::fs::symlink(bin_dir.join(name), plugin_dir.join(name))?;
+    }
+    let plugin_path = std::env::join_paths(std::iter::once(plugin_dir.clone()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))?;
+
+    let launcher = measure::build_launcher(work.path())?;
+    // What the launcher itself adds to peak RSS: the smallest value a run can show.
+    let scratch = work.path().join("scratch");
+    std::fs::create_dir_all(&scratch)?;
+    let floor = measure::run(
+        &launcher,
+        &Command::new("true"),
+        &scratch,
+        Duration::from_secs(10),
+    )
+    .map(|r| report::kib(r.max_rss_kib as f64))
+    .unwrap_or_else(|e| format!("unknown ({e:#})"));
+    let bench = Bench {
+        runs: flags.runs as usize,
+        launcher,
+        work: work.path().to_path_buf(),
+        env_bin_dir: bin_dir.clone(),
+        kubectl: kubectl.clone(),
+        plugin_path,
+        runtime,
+        client,
+        identities,
+        audit,
+    };
+    let mut results = Vec::new();
+    for (i, case) in selected.iter().enumerate() {
+        eprintln!(
+            "bench: [{}/{}] {}: {}",
+            i + 1,
+            selected.len(),
+            case.name,
+            case.title
+        );
+        let result = bench.case(case);
+        match &result.outcome {
+            Outcome::Measured { .. } => eprintln!(
+                "bench:   ratio ours/theirs {}",
+                result
+                    .wall_ratio()
+                    .map(report::ratio)
+                    .unwrap_or_else(|| "—".into())
+            ),
+            Outcome::Skipped(why) => eprintln!("bench:   skipped: {why}"),
+            Outcome::Failed(why) => eprintln!("bench:   failed: {why}"),
+        }
+        results.push(result);
+    }
+    if flags.existing {
+        match bench
+            .runtime
+            .block_on(setup::delete_namespaces(&bench.client))
+        {
+            Ok(n) => eprintln!("bench: deleting the {n} namespaces the benchmark created"),
+            Err(e) => eprintln!("bench: could not delete the benchmark's namespaces: {e:#}"),
+        }
+    }
+
+    let binaries = cases::BINARIES
+        .iter()
+        .filter_map(|name| {
+            let meta = std::fs::metadata(bin_dir.join(name)).ok()?;
+            Some(BinarySize {
+                name: name.to_string(),
+                bytes: meta.len(),
+            })
+        })
+        .collect();
+    let kubectl_size = std::fs::metadata(&kubectl).ok().map(|m| BinarySize {
+        name: format!("kubectl ({})", kubectl.display()),
+        bytes: m.len(),
+    });
+    let report = Report {
+        started: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        environment: {
+            let mut env = environment(&kubectl, &server_version, flags.existing);
+            env.push((
+                "peak RSS floor".into(),
+                format!("{floor} (`true` through the launcher; smaller peaks read as this)"),
+            ));
+            env
+        },
+        runs: flags.runs,
+        cases: results,
+        binaries,
+        kubectl_size,
+        total_seconds: started.elapsed().as_secs_f64(),
+        build_seconds,
+        notes: notes(bench.audit.is_some(), &kubectl),
+    };
+    std::fs::create_dir_all(&out_dir)?;
+    let md = out_dir.join("results.md");
+    std::fs::write(&md, report::render(&report))?;
+    let png = out_dir.join("chart.png");
+    if let Err(e) = chart::draw(&report, &png) {
+        eprintln!("bench: no chart: {e:#}");
+    }
+    eprintln!(
+        "bench: done in {}; report: {}, chart: {}",
+        report::secs(started.elapsed().as_secs_f64()),
+        md.display(),
+        png.display()
+    );
+    Ok(())
+}
+
+/// The cases named on the command line (all when none), in catalogue order.
+fn select<'a>(catalogue: &'a [Case], names: &[String]) -> anyhow::Result<Vec<&'a Case>> {
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !catalogue.iter().any(|c| c.name == n.as_str()))
+    {
+        bail!(
+            "unknown case {unknown:?}; the cases are: {}",
+            catalogue
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(catalogue
+        .iter()
+        .filter(|c| names.is_empty() || names.iter().any(|n| n == c.name))
+        .collect())
+}
+
+fn restrict(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+/// The local cluster of this benchmark, stopped when dropped (also on errors).
+struct LocalCluster {
+    state_dir: PathBuf,
+    kubeconfig: PathBuf,
+    audit_log: Option<PathBuf>,
+}
+
+impl LocalCluster {
+    fn start() -> anyhow::Result<Self> {
+        // Its own state directory: `cargo xtask cluster up` (the default one) may be in use.
+        let state_dir = crate::target_dir().join("bench-cluster");
+        if tests::state::ClusterState::read(&state_dir)?.is_some() {
+            eprintln!("bench: stopping the cluster an earlier benchmark left behind");
+            crate::cluster::down(&state_dir)?;
+        }
+        let state = crate::cluster::up(&state_dir, true, 1)?;
+        Ok(Self {
+            state_dir,
+            kubeconfig: state.kubeconfig,
+            audit_log: state.audit_log,
+        })
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        if let Err(e) = crate::cluster::down(&self.state_dir) {
+            eprintln!("bench: stopping the cluster: {e:#}");
+        }
+    }
+}
+
+struct Bench {
+    runs: usize,
+    launcher: PathBuf,
+    work: PathBuf,
+    env_bin_dir: PathBuf,
+    kubectl: PathBuf,
+    plugin_path: OsString,
+    runtime: tokio::runtime::Runtime,
+    client: kube::Client,
+    identities: audit::Identities,
+    audit: Option<audit::Log>,
+}
+
+/// One side's run that did not succeed.
+struct RunFailure {
+    exit: measure::Exit,
+    message: String,
+}
+
+impl Bench {
+    fn env(&self) -> Env<'_> {
+        Env {
+            bin_dir: &self.env_bin_dir,
+            kubectl: &self.kubectl,
+            plugin_path: &self.plugin_path,
+        }
+    }
+
+    fn case(&self, case: &Case) -> CaseResult {
+        let mut result = CaseResult {
+            name: case.name.to_string(),
+            title: case.title.to_string(),
+            series: case.kind.series(),
+            outcome: Outcome::Skipped("not run".into()),
+            targets: case.kind.targets(),
+            ceiling: None,
+            notes: Vec::new(),
+        };
+        result.outcome = match self.try_case(case, &mut result) {
+            Ok(outcome) => outcome,
+            Err(e) => Outcome::Failed(format!("{e:#}")),
+        };
+        result
+    }
+
+    fn try_case(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<Outcome> {
+        let kind = case.kind;
+        let offset = self.audit.as_ref().map(audit::Log::end);
+        let manifests_of = |objects: u32| -> anyhow::Result<PathBuf> {
+            let dir = self.work.join(format!("manifests-{objects}"));
+            if !dir.exists() {
+                setup::write_manifests(&dir, objects)?;
+            }
+            Ok(dir)
+        };
+        let (manifests, warm_manifests) = match kind {
+            Kind::CreateFile { objects } => {
+                // The warm-up only has to fill caches and show the command works: a
+                // small input does that, and the 10-minute budget cannot afford two more
+                // runs of kubectl on 5,000 objects.
+                let warm = objects.min(WARM_UP_OBJECTS);
+                result.notes.push(format!(
+                    "{objects} ConfigMaps, one YAML file each, in one directory; each run creates them in a fresh \
+                     namespace (the warm-up runs use {warm})"
+                ));
+                (Some(manifests_of(objects)?), Some(manifests_of(warm)?))
+            }
+            _ => (None, None),
+        };
+        if let Kind::RollingUpdate { replicas } = kind {
+            result.notes.push(format!(
+                "each run starts from a ReplicationController of {replicas} ready pods (nginx:1) in a fresh namespace; \
+                 the simulated node makes pods ready {} ms after they start",
+                cases::READY_AFTER_MS
+            ));
+        }
+        let has_theirs = kind
+            .theirs(
+                &self.env(),
+                &RunCtx {
+                    namespace: "",
+                    manifests: None,
+                },
+            )
+            .is_some();
+        let namespace = |side: char, run: &str| format!("kb-{}-{side}{run}", case.name);
+
+        // Warm-up: one run each, which also tells whether the case works at all.
+        let mut warm = vec![namespace('a', "w")];
+        if has_theirs {
+            warm.push(namespace('b', "w"));
+        }
+        self.prepare(kind, &warm)?;
+        let ctx = |ns: &str| (ns.to_string(), warm_manifests.clone());
+        let (ns, m) = ctx(&warm[0]);
+        let run_ctx = RunCtx {
+            namespace: &ns,
+            manifests: m.as_deref(),
+        };
+        let ours_cmd = kind.ours(&self.env(), &run_ctx);
+        eprintln!("bench:   $ {}", ours_cmd.display);
+        if let Err(f) = self.run_one(&ours_cmd, kind, &format!("{}-aw", case.name))? {
+            return Ok(if measure::looks_unimplemented(f.exit, &f.message) {
+                Outcome::Skipped(format!(
+                    "plugin not implemented ({} / {})",
+                    f.exit, f.message
+                ))
+            } else {
+                Outcome::Failed(format!(
+                    "ours: `{}`: {} / {}",
+                    ours_cmd.display, f.exit, f.message
+                ))
+            });
+        }
+        let theirs_cmd = if has_theirs {
+            let (ns, m) = ctx(&warm[1]);
+            let run_ctx = RunCtx {
+                namespace: &ns,
+                manifests: m.as_deref(),
+            };
+            let cmd = kind.theirs(&self.env(), &run_ctx);
+            if let Some(cmd) = &cmd {
+                eprintln!("bench:   $ {}", cmd.display);
+                if let Err(f) = self.run_one(cmd, kind, &format!("{}-bw", case.name))? {
+                    return Ok(Outcome::Failed(format!(
+                        "kubectl: `{}`: {} / {}",
+                        cmd.display, f.exit, f.message
+                    )));
+                }
+            }
+            cmd
+        } else {
+            None
+        };
+
+        // Everything the measured runs need, before any clock starts.
+        let mut names = Vec::new();
+        for i in 1..=self.runs {
+            names.push(namespace('a', &i.to_string()));
+            if has_theirs {
+                names.push(namespace('b', &i.to_string()));
+            }
+        }
+        self.prepare(kind, &names)?;
+
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        for i in 1..=self.runs {
+            eprint!("bench:   run {i}/{}: ours", self.runs);
+            let ns = namespace('a', &i.to_string());
+            let cmd = kind.ours(
+                &self.env(),
+                &RunCtx {
+                    namespace: &ns,
+                    manifests: manifests.as_deref(),
+                },
+            );
+            ours.push(self.measured(&cmd, kind, &format!("{}-a{i}", case.name))?);
+            if has_theirs {
+                eprint!(", kubectl");
+                let ns = namespace('b', &i.to_string());
+                if let Some(cmd) = kind.theirs(
+                    &self.env(),
+                    &RunCtx {
+                        namespace: &ns,
+                        manifests: manifests.as_deref(),
+                    },
+                ) {
+                    theirs.push(self.measured(&cmd, kind, &format!("{}-b{i}", case.name))?);
+                }
+            }
+            eprintln!();
+        }
+        self.count_requests(case, offset, &mut ours, &mut theirs, result);
+
+        if let Kind::CreateFile { objects } = kind {
+            match self.ceiling(case, objects) {
+                Ok(c) => result.ceiling = Some(c),
+                Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
+            }
+        }
+
+        let ours = Side {
+            command: ours_cmd.display.clone(),
+            samples: ours,
+        };
+        let baseline = match (&theirs_cmd, kind.ideal()) {
+            (Some(cmd), _) => Baseline::Kubectl(Side {
+                command: cmd.display.clone(),
+                samples: theirs,
+            }),
+            (None, Some((wall, how))) => Baseline::Ideal { wall, how },
+            (None, None) => bail!(
+                "case {} has neither kubectl nor an ideal to compare with",
+                case.name
+            ),
+        };
+        Ok(Outcome::Measured {
+            ours,
+            theirs: baseline,
+        })
+    }
+
+    /// Fresh namespaces (and ready controllers) for the given runs.
+    fn prepare(&self, kind: Kind, namespaces: &[String]) -> anyhow::Result<()> {
+        let Some(for_pods) = kind.namespace() else {
+            return Ok(());
+        };
+        self.runtime.block_on(async {
+            setup::namespaces(&self.client, namespaces, for_pods).await?;
+            if let Kind::RollingUpdate { replicas } = kind {
+                let rc = setup::replication_controller(
+                    "web",
+                    i32::try_from(replicas).unwrap_or(i32::MAX),
+                    cases::READY_AFTER_MS,
+                );
+                // Only our side has runs (the baseline is the ideal).
+                let ours: Vec<String> = namespaces
+                    .iter()
+                    .filter(|n| n.contains("-a"))
+                    .cloned()
+                    .collect();
+                setup::ready_controllers(&self.client, &ours, &rc, Duration::from_secs(120))
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs once; `Ok(Err(..))` when the command itself failed.
+    fn run_one(
+        &self,
+        cmd: &Invocation,
+        kind: Kind,
+        identity: &str,
+    ) -> anyhow::Result<Result<measure::Run, RunFailure>> {
+        let kubeconfig = self.identities.kubeconfig(identity)?;
+        let scratch = self.work.join("scratch");
+        std::fs::create_dir_all(&scratch)?;
+        let mut command = Command::new(&cmd.program);
+        command.args(&cmd.args).env("KUBECONFIG", &kubeconfig);
+        if let Some(path) = &cmd.path {
+            command.env("PATH", path);
+        }
+        let run = measure::run(&self.launcher, &command, &scratch, kind.timeout())?;
+        if run.exit.success() {
+            Ok(Ok(run))
+        } else {
+            Ok(Err(RunFailure {
+                exit: run.exit,
+                message: measure::first_line(&run.stderr),
+            }))
+        }
+    }
+
+    fn measured(&self, cmd: &Invocation, kind: Kind, identity: &str) -> anyhow::Result<Sample> {
+        match self.run_one(cmd, kind, identity)? {
+            Ok(run) => Ok(Sample {
+                wall: run.wall.as_secs_f64(),
+                cpu: (run.user + run.sys).as_secs_f64(),
+                max_rss_kib: run.max_rss_kib,
+                requests: None,
+            }),
+            Err(f) => bail!(
+                "`{}` failed in a measured run: {} / {}",
+                cmd.display,
+                f.exit,
+                f.message
+            ),
+        }
+    }
+
+    /// Fills in each sample's requests from the audit log.
+    fn count_requests(
+        &self,
+        case: &Case,
+        offset: Option<u64>,
+        ours: &mut [Sample],
+        theirs: &mut [Sample],
+        result: &mut CaseResult,
+    ) {
+        let (Some(log), Some(offset)) = (&self.audit, offset) else {
+            return;
+        };
+        let marker = format!("{}-marker", case.name);
+        let settled = self
+            .identities
+            .kubeconfig(&marker)
+            .and_then(|kc| {
+                crate::run::output(
+                    &self.kubectl,
+                    &[
+                        "--kubeconfig",
+                        &kc.to_string_lossy(),
+                        "get",
+                        "--raw",
+                        "/version",
+                    ],
+                )
+                .context("the marker request failed")
+            })
+            .map(|_| log.wait_for(offset, &marker, Duration::from_secs(10)));
+        match settled {
+            Ok(true) => {}
+            Ok(false) => result.notes.push(
+                "the audit log did not show the marker request within 10 s; counts may be short"
+                    .into(),
+            ),
+            Err(e) => result
+                .notes
+                .push(format!("request counts may be short: {e:#}")),
+        }
+        let counts = match log.read_from(offset) {
+            Ok(text) => audit::count(&text),
+            Err(e) => {
+                result.notes.push(format!("requests not counted: {e:#}"));
+                return;
+            }
+        };
+        let get = |id: String| counts.get(&id).cloned().unwrap_or_else(Requests::default);
+        for (i, s) in ours.iter_mut().enumerate() {
+            s.requests = Some(get(format!("{}-a{}", case.name, i + 1)));
+        }
+        for (i, s) in theirs.iter_mut().enumerate() {
+            s.requests = Some(get(format!("{}-b{}", case.name, i + 1)));
+        }
+    }
+
+    /// The in-process client ceiling: median of a few runs after a warm-up.
+    fn ceiling(&self, case: &Case, objects: u32) -> anyhow::Result<f64> {
+        let names: Vec<String> = (0..=CEILING_RUNS)
+            .map(|i| format!("kb-{}-c{i}", case.name))
+            .collect();
+        self.prepare(case.kind, &names)?;
+        let mut walls = Vec::new();
+        for (i, ns) in names.iter().enumerate() {
+            let wall = self.runtime.block_on(setup::ceiling(
+                &self.client,
+                ns,
+                objects,
+                CEILING_IN_FLIGHT,
+            ))?;
+            if i > 0 {
+                walls.push(wall.as_secs_f64());
+            }
+        }
+        stats::summarize(&walls)
+            .map(|s| s.median)
+            .context("no ceiling runs")
+    }
+}
+
+fn environment(kubectl: &Path, server: &str, existing: bool) -> Vec<(String, String)> {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let kubectl_version = crate::run::output(kubectl, &["version", "--client"])
+        .and_then(|v| v.lines().next().map(|l| l.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    let commit = crate::run::output(
+        "git",
+        &[
+            "-C",
+            &crate::project_root().to_string_lossy(),
+            "rev-parse",
+            "--short",
+            "HEAD",
+        ],
+    )
+    .map(|s| s.trim().to_string())
+    .unwrap_or_else(|| "unknown".into());
+    vec![
+        (
+            "machine".into(),
+            format!("{cores} cores, {cpu}; load average at the end {load}"),
+        ),
+        (
+            "kubectl".into(),
+            format!("{} ({kubectl_version})", kubectl.display()),
+        ),
+        (
+            "cluster".into(),
+            if existing {
+                format!("existing (KUBECONFIG), server {server}")
+            } else {
+                format!(
+                    "local: kube-apiserver {server} + etcd on tmpfs + kube-controller-manager, simulated node"
+                )
+            },
+        ),
+        ("commit".into(), commit),
+    ]
+}
+
+fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
+    let mut notes = vec![
+        "Ours is our release binary run directly; `run-pod-dry-run-via-kubectl` shows what kubectl's plugin \
+         lookup adds (kubectl starts, finds `kubectl-run_pod` on PATH and execs it)."
+            .to_string(),
+        "Both sides run with the same kubeconfig user and the same warm discovery caches (the warm-up run fills \
+         kubectl's `~/.kube/cache`); output goes to a file."
+            .to_string(),
+        "Requests are attributed exactly: each run's kubeconfig impersonates a unique user \
+         (`as: kubeplug-bench-<case>-<a|b><run>`, group system:masters) and the audit log records it per request; \
+         the controller-manager and the simulated node, which share the admin credentials, are never counted."
+            .to_string(),
+        "The ceiling for create-file is an in-process kube-rs client with 32 requests in flight: no process start, \
+         no file parsing, no discovery."
+            .to_string(),
+        "The machine has 2 cores shared by the apiserver, etcd, the controller-manager, the simulated node and \
+         the command under test: numbers are for comparison on the same machine, not absolute."
+            .to_string(),
+    ];
+    // Google Cloud SDK's kubectl is a "dispatcher" build: before every command it asks
+    // the server's /version to pick a version-matched kubectl. Say so when it is the one.
+    if crate::run::output(kubectl, &["version", "--client"])
+        .is_some_and(|v| v.contains("dispatcher"))
+    {
+        notes.push(
+            "The kubectl on this machine is a \"dispatcher\" build (Google Cloud SDK): each invocation first \
+             GETs /version to pick a version-matched kubectl (none matches a 1.20 server, so it runs itself, \
+             1.32). That request is part of kubectl's counts and time here, as it is for its users."
+                .into(),
+        );
+    }
+    if !counted {
+        notes.push("No audit log was available: requests were not counted (`--audit-log FILE` with `--existing`).".into());
+    }
+    notes
+}

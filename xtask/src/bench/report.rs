@@ -1,0 +1,413 @@
+//! `results.md`: the benchmark report, rendered from a [`Report`] by pure functions.
+
+use std::fmt::Write as _;
+
+use super::model::{Baseline, CaseResult, Outcome, Report, Side, Verdict};
+use super::stats::{self, Summary};
+
+/// `0.85 ms`, `54.2 ms`, `2.31 s`.
+pub fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 0.01 {
+        format!("{:.1} ms", s * 1000.0)
+    } else {
+        format!("{:.2} ms", s * 1000.0)
+    }
+}
+
+/// KiB → `12.3 MiB`.
+pub fn kib(k: f64) -> String {
+    format!("{:.1} MiB", k / 1024.0)
+}
+
+/// Bytes → `4.92 MiB`.
+pub fn bytes(b: u64) -> String {
+    format!("{:.2} MiB", b as f64 / 1024.0 / 1024.0)
+}
+
+/// `0.083×`, `0.52×`, `12×`.
+pub fn ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}×")
+    } else if r >= 0.1 {
+        format!("{r:.2}×")
+    } else {
+        format!("{r:.3}×")
+    }
+}
+
+fn count(c: f64) -> String {
+    if c.fract() == 0.0 {
+        format!("{c:.0}")
+    } else {
+        format!("{c:.1}")
+    }
+}
+
+/// `54.2 ms ±3% (52.1–57.9 ms)` with the unit formatter `f`.
+fn spread(s: &Summary, f: fn(f64) -> String) -> String {
+    format!(
+        "{} ±{:.0}% ({} – {})",
+        f(s.median),
+        s.relative_mad() * 100.0,
+        f(s.min),
+        f(s.max)
+    )
+}
+
+fn opt_ratio(ours: Option<Summary>, theirs: Option<Summary>) -> String {
+    match (ours, theirs) {
+        (Some(o), Some(t)) => stats::ratio(o.median, t.median)
+            .map(ratio)
+            .unwrap_or_else(|| "—".into()),
+        _ => "—".into(),
+    }
+}
+
+fn requests_median(side: &Side) -> String {
+    side.requests()
+        .map(|s| count(s.median))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+fn verdicts(case: &CaseResult) -> String {
+    let v = case.verdicts();
+    if v.is_empty() {
+        return "—".into();
+    }
+    v.iter()
+        .map(|(t, v)| format!("{}: {}", t.describe(), v.symbol()))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn status(outcome: &Outcome) -> Option<String> {
+    match outcome {
+        Outcome::Measured { .. } => None,
+        Outcome::Skipped(why) => Some(format!("skipped: {why}")),
+        Outcome::Failed(why) => Some(format!("failed: {why}")),
+    }
+}
+
+/// The whole `results.md`.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "# kubeplug vs kubectl — {}\n", report.started);
+    let _ = writeln!(w, "| | |\n|---|---|");
+    for (k, v) in &report.environment {
+        let _ = writeln!(w, "| {k} | {v} |");
+    }
+    let _ = writeln!(
+        w,
+        "| runs | {} measured per command, after one warm-up each, alternating ours/kubectl |",
+        report.runs
+    );
+    if let Some(b) = report.build_seconds {
+        let _ = writeln!(
+            w,
+            "| release build | {} (`cargo build --release` of the three plugins, within this run) |",
+            secs(b)
+        );
+    }
+    let _ = writeln!(w, "| whole benchmark | {} |", secs(report.total_seconds));
+    if report.runs < 5 {
+        let _ = writeln!(
+            w,
+            "\n**Fewer than 5 runs per command: the spread below means little.**"
+        );
+    }
+
+    summary_table(w, report);
+    sizes(w, report);
+    growth(w, report);
+
+    let _ = writeln!(w, "\n## Details\n");
+    let _ = writeln!(
+        w,
+        "Each cell: median ±MAD (median absolute deviation, % of the median) (min – max). \
+         Wall time is spawn to exit; CPU is user + system of the process (`wait4`); peak RSS \
+         is `ru_maxrss`; requests are the run's events in the apiserver's audit log."
+    );
+    for case in &report.cases {
+        details(w, case);
+    }
+    if !report.notes.is_empty() {
+        let _ = writeln!(w, "\n## Notes\n");
+        for n in &report.notes {
+            let _ = writeln!(w, "- {n}");
+        }
+    }
+    out
+}
+
+fn summary_table(w: &mut String, report: &Report) {
+    let _ = writeln!(w, "\n## Summary\n");
+    let _ = writeln!(
+        w,
+        "| case | ours (wall) | kubectl or ideal (wall) | ratio ours/theirs | CPU ratio | peak RSS ours / theirs | requests ours / theirs | targets |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|");
+    for case in &report.cases {
+        if let Some(s) = status(&case.outcome) {
+            let _ = writeln!(w, "| {} | {s} | | | | | | {} |", case.name, verdicts(case));
+            continue;
+        }
+        let Outcome::Measured { ours, theirs } = &case.outcome else {
+            continue;
+        };
+        let ours_wall = ours.wall().map(|s| secs(s.median)).unwrap_or_default();
+        let wall_ratio = case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into());
+        let ours_rss = ours.rss_kib().map(|s| kib(s.median)).unwrap_or_default();
+        let (theirs_wall, cpu, rss, requests) = match theirs {
+            Baseline::Kubectl(t) => (
+                t.wall().map(|s| secs(s.median)).unwrap_or_default(),
+                opt_ratio(ours.cpu(), t.cpu()),
+                format!(
+                    "{ours_rss} / {}",
+                    t.rss_kib().map(|s| kib(s.median)).unwrap_or_default()
+                ),
+                format!("{} / {}", requests_median(ours), requests_median(t)),
+            ),
+            Baseline::Ideal { wall, .. } => (
+                format!("{} (ideal)", secs(*wall)),
+                "—".into(),
+                ours_rss,
+                format!("{} / —", requests_median(ours)),
+            ),
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {ours_wall} | {theirs_wall} | **{wall_ratio}** | {cpu} | {rss} | {requests} | {} |",
+            case.name,
+            verdicts(case)
+        );
+    }
+}
+
+fn sizes(w: &mut String, report: &Report) {
+    if report.binaries.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\n## Binary size (release build, stripped)\n");
+    let _ = writeln!(w, "| binary | size | ratio to kubectl |\n|---|---|---|");
+    let kubectl = report.kubectl_size.as_ref().map(|k| k.bytes);
+    for b in &report.binaries {
+        let r = kubectl
+            .and_then(|k| stats::ratio(b.bytes as f64, k as f64))
+            .map(ratio)
+            .unwrap_or_else(|| "—".into());
+        let _ = writeln!(w, "| {} | {} | {r} |", b.name, bytes(b.bytes));
+    }
+    if let Some(k) = &report.kubectl_size {
+        let _ = writeln!(w, "| {} | {} | 1× |", k.name, bytes(k.bytes));
+    }
+}
+
+/// Peak RSS of ours at the largest size over the smallest measured size of a series
+/// (create-file's memory must stay flat as the input grows).
+pub fn memory_growth(cases: &[CaseResult], series: &str) -> Option<(u32, u32, f64)> {
+    let mut points: Vec<(u32, f64)> = cases
+        .iter()
+        .filter(|c| c.series.is_some_and(|s| s.name == series))
+        .filter_map(|c| match &c.outcome {
+            Outcome::Measured { ours, .. } => Some((c.series?.size, ours.rss_kib()?.median)),
+            _ => None,
+        })
+        .collect();
+    points.sort_by_key(|p| p.0);
+    let (first, last) = (points.first()?, points.last()?);
+    (first.0 != last.0).then(|| (first.0, last.0, last.1 / first.1))
+}
+
+fn growth(w: &mut String, report: &Report) {
+    let cf: Vec<&CaseResult> = report
+        .cases
+        .iter()
+        .filter(|c| c.series.is_some_and(|s| s.name == "create-file"))
+        .collect();
+    if !cf.is_empty() {
+        let _ = writeln!(w, "\n## How cost grows: create-file\n");
+        let _ = writeln!(
+            w,
+            "| objects | ours | kubectl | ceiling (in-process, 32 in flight) | ours objects/s | kubectl objects/s | ours peak RSS | kubectl peak RSS | ours requests |"
+        );
+        let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|");
+        for c in cf {
+            let size = c.series.map(|s| s.size).unwrap_or(0);
+            let ceiling = c.ceiling.map(secs).unwrap_or_else(|| "—".into());
+            match &c.outcome {
+                Outcome::Measured {
+                    ours,
+                    theirs: Baseline::Kubectl(t),
+                } => {
+                    let rate = |s: &Side| {
+                        s.wall()
+                            .map(|w| format!("{:.0}", f64::from(size) / w.median))
+                            .unwrap_or_default()
+                    };
+                    let wall = |s: &Side| s.wall().map(|w| secs(w.median)).unwrap_or_default();
+                    let rss = |s: &Side| s.rss_kib().map(|r| kib(r.median)).unwrap_or_default();
+                    let _ = writeln!(
+                        w,
+                        "| {size} | {} | {} | {ceiling} | {} | {} | {} | {} | {} |",
+                        wall(ours),
+                        wall(t),
+                        rate(ours),
+                        rate(t),
+                        rss(ours),
+                        rss(t),
+                        requests_median(ours)
+                    );
+                }
+                other => {
+                    let _ = writeln!(
+                        w,
+                        "| {size} | {} | | {ceiling} | | | | | |",
+                        status(other).unwrap_or_default()
+                    );
+                }
+            }
+        }
+        if let Some((from, to, factor)) = memory_growth(&report.cases, "create-file") {
+            let verdict = if factor <= 1.5 {
+                "flat: met"
+            } else {
+                "not flat: MISSED"
+            };
+            let _ = writeln!(
+                w,
+                "\nPeak memory of ours from {from} to {to} objects: ×{factor:.2} ({verdict}; target ≤ ×1.5)."
+            );
+        }
+    }
+    let ru: Vec<&CaseResult> = report
+        .cases
+        .iter()
+        .filter(|c| c.series.is_some_and(|s| s.name == "rolling-update"))
+        .collect();
+    if !ru.is_empty() {
+        let _ = writeln!(w, "\n## How cost grows: rolling-update\n");
+        let _ = writeln!(
+            w,
+            "| replicas | ours | ideal | ratio | requests per replica moved |\n|---|---|---|---|---|"
+        );
+        for c in ru {
+            let size = c.series.map(|s| s.size).unwrap_or(0);
+            match &c.outcome {
+                Outcome::Measured { ours, theirs } => {
+                    let per_replica = ours
+                        .requests()
+                        .map(|r| format!("{:.1}", r.median / f64::from(size.max(1))))
+                        .unwrap_or_else(|| "n/a".into());
+                    let _ = writeln!(
+                        w,
+                        "| {size} | {} | {} | {} | {per_replica} |",
+                        ours.wall().map(|s| secs(s.median)).unwrap_or_default(),
+                        theirs.wall().map(secs).unwrap_or_default(),
+                        c.wall_ratio().map(ratio).unwrap_or_else(|| "—".into()),
+                    );
+                }
+                other => {
+                    let _ = writeln!(
+                        w,
+                        "| {size} | {} | | | |",
+                        status(other).unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn details(w: &mut String, case: &CaseResult) {
+    let _ = writeln!(w, "\n### {}\n\n{}\n", case.name, case.title);
+    match &case.outcome {
+        Outcome::Skipped(why) => {
+            let _ = writeln!(w, "**Skipped: {why}**");
+        }
+        Outcome::Failed(why) => {
+            let _ = writeln!(w, "**Failed: {why}**");
+        }
+        Outcome::Measured { ours, theirs } => {
+            let _ = writeln!(w, "- ours: `{}`", ours.command);
+            match theirs {
+                Baseline::Kubectl(t) => {
+                    let _ = writeln!(w, "- kubectl: `{}`\n", t.command);
+                    let _ = writeln!(w, "| metric | ours | kubectl | ratio |\n|---|---|---|---|");
+                    let row = |w: &mut String,
+                               name: &str,
+                               o: Option<Summary>,
+                               t: Option<Summary>,
+                               f: fn(f64) -> String| {
+                        let show = |s: Option<Summary>| {
+                            s.map(|s| spread(&s, f)).unwrap_or_else(|| "n/a".into())
+                        };
+                        let _ = writeln!(
+                            w,
+                            "| {name} | {} | {} | {} |",
+                            show(o),
+                            show(t),
+                            opt_ratio(o, t)
+                        );
+                    };
+                    row(w, "wall", ours.wall(), t.wall(), secs);
+                    row(w, "CPU", ours.cpu(), t.cpu(), secs);
+                    row(w, "peak RSS", ours.rss_kib(), t.rss_kib(), kib);
+                    row(w, "requests", ours.requests(), t.requests(), count);
+                    breakdown(w, "kubectl", t);
+                }
+                Baseline::Ideal { wall, how } => {
+                    let _ = writeln!(w, "- ideal: {} ({how})\n", secs(*wall));
+                    let _ = writeln!(w, "| metric | ours |\n|---|---|");
+                    let show = |s: Option<Summary>, f: fn(f64) -> String| {
+                        s.map(|s| spread(&s, f)).unwrap_or_else(|| "n/a".into())
+                    };
+                    let _ = writeln!(w, "| wall | {} |", show(ours.wall(), secs));
+                    let _ = writeln!(w, "| CPU | {} |", show(ours.cpu(), secs));
+                    let _ = writeln!(w, "| peak RSS | {} |", show(ours.rss_kib(), kib));
+                    let _ = writeln!(w, "| requests | {} |", show(ours.requests(), count));
+                }
+            }
+            breakdown(w, "ours", ours);
+        }
+    }
+    for (t, v) in case.verdicts() {
+        let mark = match v {
+            Verdict::Met(_) => "met",
+            Verdict::Missed(_) => "**MISSED**",
+            Verdict::Unknown(_) => "unknown",
+        };
+        let _ = writeln!(w, "- target: {} — {mark} ({})", t.describe(), v.detail());
+    }
+    if let Some(c) = case.ceiling {
+        let _ = writeln!(
+            w,
+            "- ceiling (in-process kube-rs client, 32 requests in flight): {}",
+            secs(c)
+        );
+    }
+    for n in &case.notes {
+        let _ = writeln!(w, "- {n}");
+    }
+}
+
+fn breakdown(w: &mut String, who: &str, side: &Side) {
+    if let Some(r) = side.last_requests() {
+        if r.total == 0 {
+            let _ = writeln!(w, "\nRequests by {who} (last run): none.");
+            return;
+        }
+        let kinds = r
+            .by_kind
+            .iter()
+            .map(|(k, n)| format!("`{k}` ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(w, "\nRequests by {who} (last run): {kinds}.");
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,173 @@
+//! The report's formatting and layout, on hand-made results.
+
+use super::*;
+use crate::bench::model::{BinarySize, Requests, Sample, Series, Target};
+
+fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
+    Sample {
+        wall,
+        cpu: wall / 2.0,
+        max_rss_kib: rss_kib,
+        requests: requests.map(|(k, n)| Requests {
+            total: n,
+            by_kind: [(k.to_string(), n)].into_iter().collect(),
+        }),
+    }
+}
+
+fn side(command: &str, walls: &[f64], rss: u64, requests: Option<(&str, u64)>) -> Side {
+    Side {
+        command: command.into(),
+        samples: walls.iter().map(|w| sample(*w, rss, requests)).collect(),
+    }
+}
+
+fn report() -> Report {
+    Report {
+        started: "2026-11-22 01:40 UTC".into(),
+        environment: vec![("kubectl".into(), "v1.32.4".into())],
+        runs: 5,
+        cases: vec![
+            CaseResult {
+                name: "run-pod-dry-run".into(),
+                title: "dry run".into(),
+                series: None,
+                outcome: Outcome::Measured {
+                    ours: side("kubectl-run_pod bench", &[0.004, 0.005, 0.006], 4096, Some(("get /api", 0))),
+                    theirs: Baseline::Kubectl(side("kubectl run bench", &[0.050, 0.054, 0.058], 40960, Some(("get /api", 0)))),
+                },
+                targets: vec![Target::WallRatioAtMost(0.1), Target::NoRequests],
+                ceiling: None,
+                notes: vec![],
+            },
+            CaseResult {
+                name: "create-file-500".into(),
+                title: "500 ConfigMaps".into(),
+                series: Some(Series { name: "create-file", size: 500 }),
+                outcome: Outcome::Skipped("plugin not implemented (exit 1 / error: kubectl create-file is not implemented yet)".into()),
+                targets: vec![Target::WallRatioAtMost(0.2)],
+                ceiling: Some(0.21),
+                notes: vec![],
+            },
+            CaseResult {
+                name: "rolling-update-10".into(),
+                title: "10 replicas".into(),
+                series: Some(Series { name: "rolling-update", size: 10 }),
+                outcome: Outcome::Measured {
+                    ours: side("kubectl-rolling_update web", &[4.0, 4.2, 4.4], 8192, Some(("patch replicationcontrollers", 40))),
+                    theirs: Baseline::Ideal { wall: 3.0, how: "10 steps × 300 ms".into() },
+                },
+                targets: vec![Target::WallRatioAtMost(1.5)],
+                ceiling: None,
+                notes: vec!["pods ready 300 ms after start".into()],
+            },
+        ],
+        binaries: vec![BinarySize { name: "kubectl-run_pod".into(), bytes: 5 * 1024 * 1024 }],
+        kubectl_size: Some(BinarySize { name: "kubectl (/usr/bin/kubectl)".into(), bytes: 50 * 1024 * 1024 }),
+        total_seconds: 312.5,
+        build_seconds: Some(95.0),
+        notes: vec!["a note".into()],
+    }
+}
+
+#[test]
+fn units_are_readable() {
+    assert_eq!(secs(0.0042), "4.20 ms");
+    assert_eq!(secs(0.0542), "54.2 ms");
+    assert_eq!(secs(2.3141), "2.31 s");
+    assert_eq!(kib(40960.0), "40.0 MiB");
+    assert_eq!(bytes(5 * 1024 * 1024), "5.00 MiB");
+    assert_eq!(ratio(0.0926), "0.093×");
+    assert_eq!(ratio(0.52), "0.52×");
+    assert_eq!(ratio(12.4), "12×");
+}
+
+#[test]
+fn summary_rows_show_ratio_and_verdicts() {
+    let md = render(&report());
+    assert!(
+        md.starts_with("# kubeplug vs kubectl — 2026-11-22 01:40 UTC\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| run-pod-dry-run | 5.00 ms | 54.0 ms | **0.093×** | 0.093× | 4.0 MiB / 40.0 MiB | 0 / 0 | at least 10× faster (wall ratio ≤ 0.1): met; zero API requests: met |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| create-file-500 | skipped: plugin not implemented (exit 1 / error: kubectl create-file is not implemented yet) | | | | | | at least 5× faster (wall ratio ≤ 0.2): unknown |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| rolling-update-10 | 4.20 s | 3.00 s (ideal) | **1.40×** | — | 8.0 MiB | 40 / — | wall time within 1.5× of the baseline: met |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn sizes_growth_and_details_are_rendered() {
+    let md = render(&report());
+    assert!(
+        md.contains("| kubectl-run_pod | 5.00 MiB | 0.10× |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| kubectl (/usr/bin/kubectl) | 50.00 MiB | 1× |"),
+        "{md}"
+    );
+    assert!(md.contains("| release build | 95.00 s"), "{md}");
+    assert!(
+        md.contains("| 500 | skipped: plugin not implemented"),
+        "{md}"
+    );
+    assert!(md.contains("| 210.0 ms |"), "ceiling shown: {md}");
+    assert!(
+        md.contains("| 10 | 4.20 s | 3.00 s | 1.40× | 4.0 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| wall | 5.00 ms ±20% (4.00 ms – 6.00 ms) | 54.0 ms ±7% (50.0 ms – 58.0 ms) | 0.093× |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("Requests by ours (last run): none."), "{md}");
+    assert!(
+        md.contains("Requests by ours (last run): `patch replicationcontrollers` ×40."),
+        "{md}"
+    );
+    assert!(md.contains("- ideal: 3.00 s (10 steps × 300 ms)"), "{md}");
+    assert!(md.contains("**Skipped: plugin not implemented"), "{md}");
+    assert!(md.contains("- pods ready 300 ms after start"), "{md}");
+    assert!(md.contains("\n## Notes\n\n- a note\n"), "{md}");
+    assert!(!md.contains("Fewer than 5 runs"), "{md}");
+}
+
+#[test]
+fn few_runs_are_flagged() {
+    let mut r = report();
+    r.runs = 2;
+    assert!(render(&r).contains("Fewer than 5 runs per command"));
+}
+
+#[test]
+fn memory_growth_compares_smallest_and_largest_measured_sizes() {
+    let case = |size: u32, rss: u64| CaseResult {
+        name: format!("create-file-{size}"),
+        title: String::new(),
+        series: Some(Series {
+            name: "create-file",
+            size,
+        }),
+        outcome: Outcome::Measured {
+            ours: side("ours", &[1.0], rss, None),
+            theirs: Baseline::Kubectl(side("kubectl", &[2.0], rss * 4, None)),
+        },
+        targets: vec![],
+        ceiling: None,
+        notes: vec![],
+    };
+    let cases = vec![case(5000, 15_000), case(50, 10_000), case(500, 11_000)];
+    assert_eq!(memory_growth(&cases, "create-file"), Some((50, 5000, 1.5)));
+    assert_eq!(memory_growth(&cases[..1], "create-file"), None);
+    assert_eq!(memory_growth(&cases, "rolling-update"), None);
+}
