@@ -49,9 +49,10 @@ pub async fn bootstrap(client: &Client, with_controllers: bool) -> anyhow::Resul
     Ok(())
 }
 
-/// Waits until the `default` ServiceAccount of `namespace` exists. Pods cannot be
-/// created in a namespace before it (the ServiceAccount admission plugin rejects them),
-/// exactly as on a real cluster.
+/// Waits until the `default` ServiceAccount of `namespace` exists *and* has its token
+/// Secret. Before both, the 1.20 apiserver's ServiceAccount admission plugin rejects
+/// pods (500 ServerTimeout "No API token found for service account \"default\""),
+/// exactly as on a real cluster right after a namespace is created.
 pub async fn wait_for_service_account(
     client: &Client,
     namespace: &str,
@@ -60,7 +61,8 @@ pub async fn wait_for_service_account(
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let deadline = Instant::now() + timeout;
     loop {
-        if accounts.get_opt("default").await?.is_some() {
+        let account = accounts.get_opt("default").await?;
+        if account.is_some_and(|sa| sa.secrets.is_some_and(|s| !s.is_empty())) {
             return Ok(());
         }
         if Instant::now() > deadline {

@@ -144,11 +144,14 @@ pub struct Install {
     #[arg(long)]
     pub no_build: bool,
 }
+
+#[derive(clap::Args, Debug)]
 pub struct Bench {
     /// Cases to run (all when none is given; --list shows them).
     #[arg(value_name = "CASE")]
     pub cases: Vec<String>,
     /// Use the cluster of KUBECONFIG instead of starting the local one.
+    #[arg(long)]
     pub existing: bool,
     /// The apiserver's audit log of the --existing cluster (to count API requests).
     #[arg(long, value_name = "FILE", requires = "existing")]
@@ -158,7 +161,12 @@ pub struct Bench {
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
     /// List the cases and exit.
+    #[arg(long)]
     pub list: bool,
     /// Benchmark the plugin binaries in DIR instead of building release binaries.
+    #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
     /// Where to write results.md and chart.png (default: target/bench/<date>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}

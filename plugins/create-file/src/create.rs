@@ -82,7 +82,12 @@ pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::R
     }
     drop(stderr);
 
-    let mut output = Output { slots: Vec::new(), next: 0, failures: Vec::new(), opts };
+    let mut output = Output {
+        slots: Vec::new(),
+        next: 0,
+        failures: Vec::new(),
+        opts,
+    };
     let mut first = Vec::new();
     let mut rest = Vec::new();
     for (index, entry) in visited.entries.into_iter().enumerate() {
@@ -93,7 +98,11 @@ pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::R
                 if opts.save_config {
                     save_config(&mut info.object)?;
                 }
-                if info.is_namespace_or_crd() { first.push((index, info)) } else { rest.push((index, info)) }
+                if info.is_namespace_or_crd() {
+                    first.push((index, info))
+                } else {
+                    rest.push((index, info))
+                }
             }
         }
     }
@@ -101,8 +110,13 @@ pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::R
     match (&opts.client, opts.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => {
             // Namespaces and CRDs, then wait for the CRDs, then the rest.
-            let created_crds = create_batch(opts, client, first.iter(), &BTreeSet::new(), &mut output).await?;
-            let crds: Vec<&Info> = first.iter().map(|(_, i)| i).filter(|i| i.gvk.kind == "CustomResourceDefinition").collect();
+            let created_crds =
+                create_batch(opts, client, first.iter(), &BTreeSet::new(), &mut output).await?;
+            let crds: Vec<&Info> = first
+                .iter()
+                .map(|(_, i)| i)
+                .filter(|i| i.gvk.kind == "CustomResourceDefinition")
+                .collect();
             let groups = if opts.dry_run == DryRunStrategy::None {
                 wait_established(opts, client, &crds, &created_crds, &mut output).await
             } else {
@@ -137,13 +151,22 @@ async fn create_batch<'a>(
 ) -> anyhow::Result<BTreeSet<String>> {
     let mut created_crds = BTreeSet::new();
     let mut results = futures::stream::iter(batch)
-        .map(|(index, info)| async move { (*index, info, create_one(opts, client, info, new_crd_groups).await) })
+        .map(|(index, info)| async move {
+            (
+                *index,
+                info,
+                create_one(opts, client, info, new_crd_groups).await,
+            )
+        })
         .buffer_unordered(opts.concurrency);
     while let Some((index, info, result)) = results.next().await {
         if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
             created_crds.insert(info.name().to_string());
         }
-        output.set(index, result.map_err(|e| Failure::creating(&info.origin, e)))?;
+        output.set(
+            index,
+            result.map_err(|e| Failure::creating(&info.origin, e)),
+        )?;
     }
     Ok(created_crds)
 }
@@ -157,7 +180,9 @@ async fn create_one(
 ) -> Result<Value, kube::Error> {
     // The Builder maps every object it returns; a missing mapping cannot happen here.
     let Some(mapping) = info.mapping.clone() else {
-        return Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone())));
+        return Err(kube::Error::Discovery(
+            kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone()),
+        ));
     };
     let helper = Helper::new(client.clone(), mapping)
         .dry_run(opts.dry_run == DryRunStrategy::Server)
@@ -166,7 +191,9 @@ async fn create_one(
     loop {
         match helper.create(info.namespace(), &info.object).await {
             Err(kube::Error::Api(status))
-                if status.code == 404 && new_crd_groups.contains(&info.gvk.group) && attempt < NEW_CRD_RETRIES =>
+                if status.code == 404
+                    && new_crd_groups.contains(&info.gvk.group)
+                    && attempt < NEW_CRD_RETRIES =>
             {
                 attempt += 1;
                 tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
@@ -190,8 +217,15 @@ async fn wait_established(
     let mut groups = BTreeSet::new();
     let by_name: HashMap<&str, &&Info> = crds.iter().map(|i| (i.name(), i)).collect();
     for name in created {
-        let waited = tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_crd_established())).await;
-        let group = by_name.get(name.as_str()).and_then(|i| i.object["spec"]["group"].as_str()).unwrap_or_default();
+        let waited = tokio::time::timeout_at(
+            deadline,
+            await_condition(api.clone(), name, is_crd_established()),
+        )
+        .await;
+        let group = by_name
+            .get(name.as_str())
+            .and_then(|i| i.object["spec"]["group"].as_str())
+            .unwrap_or_default();
         match waited {
             Ok(Ok(_)) => {
                 groups.insert(group.to_string());
@@ -212,7 +246,9 @@ async fn wait_established(
 /// object as compact JSON (keys sorted, a final newline), serialised without the
 /// annotation itself (and without an `annotations` map left empty by its removal).
 fn save_config(object: &mut Value) -> anyhow::Result<()> {
-    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return Ok(()) };
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
     let mut annotations = match meta.remove("annotations") {
         Some(Value::Object(map)) => map,
         _ => serde_json::Map::new(),

@@ -9,7 +9,9 @@ use kube::core::Selector;
 
 use super::decode::decode_stream;
 use super::source::{Input, ReadContext, classify, read_input};
-use super::{Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector};
+use super::{
+    Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
+};
 
 /// kubectl's `FilenameOptions`: `-f` (repeatable, comma-separated), `-R`, `-k`.
 #[derive(Debug, Clone, Default)]
@@ -31,10 +33,14 @@ impl FilenameOptions {
     /// kubectl's checks on combining the flags, with its messages.
     pub fn validate(&self) -> Result<(), ResourceError> {
         if !self.filenames.is_empty() && self.kustomize.is_some() {
-            return Err(ResourceError::Usage("only one of -f or -k can be specified".into()));
+            return Err(ResourceError::Usage(
+                "only one of -f or -k can be specified".into(),
+            ));
         }
         if self.kustomize.is_some() && self.recursive {
-            return Err(ResourceError::Usage("the -k flag can't be used with -f or -R".into()));
+            return Err(ResourceError::Usage(
+                "the -k flag can't be used with -f or -R".into(),
+            ));
         }
         Ok(())
     }
@@ -196,7 +202,11 @@ impl Builder {
             return Err(err);
         }
         let mut stdin = self.stdin;
-        let mut cx = ReadContext { stdin: &mut stdin, url: &self.url, search_path: self.search_path.as_deref() };
+        let mut cx = ReadContext {
+            stdin: &mut stdin,
+            url: &self.url,
+            search_path: self.search_path.as_deref(),
+        };
 
         // The order below is fixed, and each stage depends on the ones before it.
         //

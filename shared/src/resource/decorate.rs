@@ -31,7 +31,17 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
         Value::Object(mut map) => map.remove("items"),
         _ => None,
     };
-    for (i, item) in items.and_then(|v| if let Value::Array(a) = v { Some(a) } else { None }).into_iter().flatten().enumerate()
+    for (i, item) in items
+        .and_then(|v| {
+            if let Value::Array(a) = v {
+                Some(a)
+            } else {
+                None
+            }
+        })
+        .into_iter()
+        .flatten()
+        .enumerate()
     {
         let mut origin = origin.clone();
         // Nested lists keep the outermost position, which is what a reader can find.
@@ -46,19 +56,35 @@ fn is_list(info: &Info) -> bool {
 
 /// Client-side validation of every object (`--validate`).
 pub fn validate_all(entries: Vec<Entry>, mode: Validation) -> Vec<Entry> {
-    entries.into_iter().map(|e| e.and_then(|info| validate(info, mode))).collect()
+    entries
+        .into_iter()
+        .map(|e| e.and_then(|info| validate(info, mode)))
+        .collect()
 }
 
 /// Keeps the objects whose labels match `selector` (errors are kept).
 pub fn filter_by_selector(entries: Vec<Entry>, selector: &Selector) -> Vec<Entry> {
-    entries.into_iter().filter(|e| e.as_ref().map_or(true, |info| selector.matches(&info.labels()))).collect()
+    entries
+        .into_iter()
+        .filter(|e| {
+            e.as_ref()
+                .map_or(true, |info| selector.matches(&info.labels()))
+        })
+        .collect()
 }
 
 /// Maps every object to its resource. The mapper learns the CRDs of the input first
 /// and then runs discovery for the group-versions used, in one batch.
 pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry> {
     mapper.learn_crds(entries.iter().filter_map(|e| e.as_ref().ok()));
-    mapper.prepare(entries.iter().filter_map(|e| e.as_ref().ok()).map(|info| info.gvk.clone())).await;
+    mapper
+        .prepare(
+            entries
+                .iter()
+                .filter_map(|e| e.as_ref().ok())
+                .map(|info| info.gvk.clone()),
+        )
+        .await;
     entries
         .into_iter()
         .map(|e| {
@@ -74,7 +100,10 @@ pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry>
                     api_version: info.api_version(),
                     origin: info.origin,
                 }),
-                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery { origin: info.origin, source }),
+                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery {
+                    origin: info.origin,
+                    source,
+                }),
             })
         })
         .collect()
@@ -107,11 +136,13 @@ pub fn require_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
         .into_iter()
         .map(|e| {
             e.and_then(|info| match info.namespace() {
-                Some(ns) if is_namespaced(&info) && ns != namespace => Err(ResourceError::NamespaceMismatch {
-                    object: ns.to_string(),
-                    flag: namespace.to_string(),
-                    origin: info.origin,
-                }),
+                Some(ns) if is_namespaced(&info) && ns != namespace => {
+                    Err(ResourceError::NamespaceMismatch {
+                        object: ns.to_string(),
+                        flag: namespace.to_string(),
+                        origin: info.origin,
+                    })
+                }
                 _ => Ok(info),
             })
         })

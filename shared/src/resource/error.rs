@@ -36,7 +36,11 @@ pub enum ResourceError {
     NotText { source_name: String, reason: String },
     /// A document is not valid YAML or JSON; `line` counts from the start of the source.
     #[error("error parsing {source_name}: line {line}: {reason}")]
-    Parse { source_name: String, line: usize, reason: String },
+    Parse {
+        source_name: String,
+        line: usize,
+        reason: String,
+    },
     /// Client-side schema validation (`--validate`) rejected an object.
     #[error(
         "error validating {origin}: error validating data: {reason}; if you choose to ignore these errors, turn validation off with --validate=false"
@@ -49,7 +53,13 @@ pub enum ResourceError {
     #[error(
         "resource mapping not found for name: \"{name}\" namespace: \"{namespace}\" from {origin}: no matches for kind \"{kind}\" in version \"{api_version}\"\nensure CRDs are installed first"
     )]
-    NoMapping { origin: Origin, name: String, namespace: String, kind: String, api_version: String },
+    NoMapping {
+        origin: Origin,
+        name: String,
+        namespace: String,
+        kind: String,
+        api_version: String,
+    },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
     #[error("unable to recognize {origin}: {source}")]
     Discovery {
@@ -61,7 +71,11 @@ pub enum ResourceError {
     #[error(
         "the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
     )]
-    NamespaceMismatch { origin: Origin, object: String, flag: String },
+    NamespaceMismatch {
+        origin: Origin,
+        object: String,
+        flag: String,
+    },
     /// The `-l` value does not parse.
     #[error("unable to parse requirement: {0}")]
     Selector(String),

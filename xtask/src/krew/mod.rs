@@ -84,7 +84,8 @@ pub struct FileOperation {
 
 /// Parses a manifest. Like krew's non-strict decoding, unknown fields are dropped.
 pub fn parse(text: &str) -> anyhow::Result<Plugin> {
-    serde_saphyr::from_str(text).map_err(|e| anyhow::anyhow!("failed to decode plugin manifest: {e}"))
+    serde_saphyr::from_str(text)
+        .map_err(|e| anyhow::anyhow!("failed to decode plugin manifest: {e}"))
 }
 
 impl Selector {
