@@ -167,6 +167,8 @@ struct Observer {
     new_rc: Watched<ReplicationController>,
     old_pods: Watched<Pod>,
     new_pods: Watched<Pod>,
+    old_name: String,
+    new_name: String,
     rc_changes: watch::Receiver<u64>,
     pod_changes: watch::Receiver<u64>,
 }
@@ -191,6 +193,8 @@ impl Observer {
             new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx),
             old_pods: watch_into_store(pods.clone(), by_selector(old_rc), pod_tx.clone()),
             new_pods: watch_into_store(pods.clone(), by_selector(new_rc), pod_tx),
+            old_name: name(old_rc).to_string(),
+            new_name: name(new_rc).to_string(),
             rc_changes,
             pod_changes,
         }
@@ -207,6 +211,23 @@ impl Observer {
             .await
             .map_err(|_| anyhow!("timed out waiting for the watches on the replication controllers and their pods"))?
             .map_err(|e| anyhow!("watch ended: {e}"))
+    }
+
+    /// Active pods (not being deleted) of the old or new RC, by name.
+    fn active_pods(&self, rc_name: &str) -> Option<i32> {
+        let store = if self.old_name == rc_name {
+            &self.old_pods.store
+        } else if self.new_name == rc_name {
+            &self.new_pods.store
+        } else {
+            return None;
+        };
+        let active = store
+            .state()
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .count();
+        Some(active as i32)
     }
 
     fn rc(&self, rc_name: &str) -> Option<ReplicationController> {
@@ -281,28 +302,39 @@ impl KubeOps {
             .ok_or_else(|| anyhow!("internal error: watches not started"))
     }
 
-    /// Waits until the RC named `rc_name` satisfies `cond` in the store.
+    /// Waits until the RC named `rc_name` satisfies `cond` in the store. `cond`
+    /// also gets the number of its active pods (not being deleted) when the RC is
+    /// one of the two being watched.
     async fn wait_rc(
         &mut self,
         rc_name: &str,
         timeout: Duration,
-        cond: impl Fn(&ReplicationController) -> bool,
+        cond: impl Fn(&ReplicationController, Option<i32>) -> bool,
     ) -> Result<ReplicationController, WaitError> {
         let interrupt = self.interrupt.clone();
         let poll = self.poll_interval;
         let observer = self.observer.as_mut().ok_or(WaitError::TimedOut)?;
+        // Own receivers: waking on pod events here must not hide them from
+        // wait_for_change, which tracks what ready_pods last saw.
+        let mut rc_changes = observer.rc_changes.clone();
+        let mut pod_changes = observer.pod_changes.clone();
         let deadline = Instant::now() + timeout;
         loop {
-            observer.rc_changes.borrow_and_update();
-            if let Some(rc) = observer.rc(rc_name).filter(|rc| cond(rc)) {
-                return Ok(rc);
+            rc_changes.borrow_and_update();
+            pod_changes.borrow_and_update();
+            if let Some(rc) = observer.rc(rc_name) {
+                let active = observer.active_pods(rc_name);
+                if cond(&rc, active) {
+                    return Ok(rc);
+                }
             }
             if Instant::now() >= deadline {
                 return Err(WaitError::TimedOut);
             }
             let wake = deadline.min(Instant::now() + poll);
             tokio::select! {
-                _ = observer.rc_changes.changed() => {}
+                _ = rc_changes.changed() => {}
+                _ = pod_changes.changed() => {}
                 _ = tokio::time::sleep_until(wake) => {}
                 i = interrupt.fired() => return Err(WaitError::Interrupted(i)),
             }
@@ -467,12 +499,16 @@ impl UpdaterOps for KubeOps {
             .patch_scale(&rc_name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .with_context(|| format!("scaling replicationcontroller {rc_name:?}"))?;
-        let synced = |rc: &ReplicationController| {
+        // 1.17 waited for the RC's status to report the new count. The pods
+        // themselves show it earlier (the controller's status write comes after
+        // it created or deleted them), so either is enough once the store shows
+        // our new spec.
+        let synced = |rc: &ReplicationController, active: Option<i32>| {
             let status = rc.status.as_ref();
-            replicas(rc) == to
-                && status.is_some_and(|s| s.replicas == to)
+            let status_synced = status.is_some_and(|s| s.replicas == to)
                 && status.and_then(|s| s.observed_generation).unwrap_or(0)
-                    >= rc.metadata.generation.unwrap_or(0)
+                    >= rc.metadata.generation.unwrap_or(0);
+            replicas(rc) == to && (status_synced || active == Some(to))
         };
         match self.wait_rc(&rc_name, timeout, synced).await {
             Ok(rc) => Ok(rc),
@@ -529,7 +565,7 @@ impl UpdaterOps for KubeOps {
     ) -> anyhow::Result<()> {
         let new_name = name(new_rc).to_string();
         let old_name = name(old_rc).to_string();
-        let settled = |rc: &ReplicationController| {
+        let settled = |rc: &ReplicationController, _active: Option<i32>| {
             let status = rc.status.as_ref();
             status.and_then(|s| s.observed_generation).unwrap_or(0)
                 >= rc.metadata.generation.unwrap_or(0)
