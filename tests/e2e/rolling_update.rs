@@ -834,3 +834,33 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
     );
     assert!(rcs.get_opt("sig").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn two_names_resume_after_kill_during_cleanup() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-resume-delete").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("del", "del", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+    )
+    .await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["del", "del-v2", image.as_str(), "--update-period=0"];
+    run_and_kill(cluster, ns.as_str(), &args, |l| {
+        l == "Update succeeded. Deleting del"
+    });
+    // Whether or not the delete went out before the kill, a re-run finishes.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    assert_eq!(
+        lines(&out).last().unwrap(),
+        "replicationcontroller/del-v2 rolling updated to \"del-v2\""
+    );
+    let v2 = rcs.get("del-v2").await.unwrap();
+    let annotations = v2.metadata.annotations.unwrap_or_default();
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/update-source-id"));
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/desired-replicas"));
+    assert!(rcs.get_opt("del").await.unwrap().is_none());
+}

@@ -101,6 +101,21 @@ pub async fn update_pod_with_retries(
     Err(anyhow!("too many conflicts updating pod {name:?}"))
 }
 
+/// Removes `update-source-id` and `desired-replicas`: the update is over.
+pub async fn strip_update_annotations(
+    api: &Api<ReplicationController>,
+    interrupt: &Interrupt,
+    rc: &ReplicationController,
+) -> anyhow::Result<ReplicationController> {
+    update_rc_with_retries(api, interrupt, rc, |rc| {
+        if let Some(a) = rc.metadata.annotations.as_mut() {
+            a.remove(SOURCE_ID_ANNOTATION);
+            a.remove(DESIRED_REPLICAS_ANNOTATION);
+        }
+    })
+    .await
+}
+
 /// Go's `%s` of a `map[string]string`: `map[k1:v1 k2:v2]`, keys sorted.
 pub fn go_map(map: Option<&BTreeMap<String, String>>) -> String {
     let body = map
@@ -599,15 +614,9 @@ impl UpdaterOps for KubeOps {
             return Ok(());
         }
 
-        self.interrupt.check()?;
-        let fresh = self.rcs.get(&new_name).await?;
-        update_rc_with_retries(&self.rcs, &self.interrupt, &fresh, |rc| {
-            if let Some(a) = rc.metadata.annotations.as_mut() {
-                a.remove(SOURCE_ID_ANNOTATION);
-                a.remove(DESIRED_REPLICAS_ANNOTATION);
-            }
-        })
-        .await?;
+        // 1.17 stripped the annotations first; then a stop before the delete left
+        // an RC that a re-run refused ("Missing/unexpected annotations"). Deleting
+        // first leaves the annotations that let a re-run recognise and finish it.
         match self.wait_rc(&new_name, config.timeout, settled).await {
             Ok(_) => {}
             Err(WaitError::TimedOut) => bail!("timed out waiting for the condition"),
@@ -616,10 +625,13 @@ impl UpdaterOps for KubeOps {
         report.line(&format!("Update succeeded. Deleting {old_name}"));
         self.interrupt.check()?;
         match self.rcs.delete(&old_name, &DeleteParams::default()).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.into()),
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(e.into()),
         }
+        let fresh = self.rcs.get(&new_name).await?;
+        strip_update_annotations(&self.rcs, &self.interrupt, &fresh).await?;
+        Ok(())
     }
 }
 
