@@ -864,3 +864,36 @@ async fn two_names_resume_after_kill_during_cleanup() {
     assert!(!annotations.contains_key("kubectl.kubernetes.io/desired-replicas"));
     assert!(rcs.get_opt("del").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn surge_unavailable_and_min_ready_seconds_flags() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-flags").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("knobs", "knobs", &[], &[("c", OLD_IMAGE)], 4, READY_300MS),
+    )
+    .await;
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "knobs",
+            "knobs-v2",
+            &format!("--image={NEW_IMAGE}"),
+            "--update-period=0",
+            "--max-surge=50%",
+            "--max-unavailable=1",
+            "--min-ready-seconds=1",
+        ],
+    );
+    out.success();
+    // 50% of 4 rounds up to 2 surge pods; 1 unavailable keeps 3 available.
+    assert_eq!(
+        lines(&out)[1],
+        "Scaling up knobs-v2 from 0 to 4, scaling down knobs from 4 to 0 (keep 3 pods available, don't exceed 6 pods)"
+    );
+    assert_eq!(lines(&out)[2], "Scaling knobs-v2 up to 2");
+    wait_ready(&rcs, "knobs-v2", 4).await;
+}

@@ -281,6 +281,38 @@ pub fn pod_available(pod: &Pod, min_ready_seconds: i32, now: k8s_openapi::jiff::
     since.0.checked_add(needed).is_ok_and(|t| t < now)
 }
 
+/// The earliest time after `now` at which a Ready pod that is not yet available
+/// (because of `min_ready_seconds`) becomes available.
+pub fn next_available_at(
+    pods: &[Arc<Pod>],
+    min_ready_seconds: i32,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Option<k8s_openapi::jiff::Timestamp> {
+    if min_ready_seconds <= 0 {
+        return None;
+    }
+    let needed = k8s_openapi::jiff::SignedDuration::from_secs(i64::from(min_ready_seconds));
+    pods.iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| {
+            let ready = p
+                .status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .find(|c| c.type_ == "Ready" && c.status == "True")?;
+            ready
+                .last_transition_time
+                .as_ref()?
+                .0
+                .checked_add(needed)
+                .ok()
+        })
+        .filter(|at| *at > now)
+        .min()
+}
+
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
     pub rcs: Api<ReplicationController>,
@@ -290,6 +322,8 @@ pub struct KubeOps {
     /// `--poll-interval`), a safety net should a watch silently stall.
     pub poll_interval: Duration,
     pub timeout: Duration,
+    /// The threshold of the last readiness count, for [`next_available_at`].
+    min_ready_seconds: i32,
     observer: Option<Observer>,
 }
 
@@ -307,6 +341,7 @@ impl KubeOps {
             interrupt,
             poll_interval,
             timeout,
+            min_ready_seconds: 0,
             observer: None,
         }
     }
@@ -538,6 +573,7 @@ impl UpdaterOps for KubeOps {
         new_rc: &ReplicationController,
         min_ready_seconds: i32,
     ) -> anyhow::Result<(i32, i32)> {
+        self.min_ready_seconds = min_ready_seconds;
         let observer = self.observer()?;
         observer.pod_changes.borrow_and_update();
         let now = k8s_openapi::jiff::Timestamp::now();
@@ -558,8 +594,18 @@ impl UpdaterOps for KubeOps {
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
         let interrupt = self.interrupt.clone();
-        let wake = until.min(Instant::now() + self.poll_interval);
+        let mut wake = until.min(Instant::now() + self.poll_interval);
+        let min_ready_seconds = self.min_ready_seconds;
         let observer = self.observer()?;
+        // With --min-ready-seconds a pod becomes available without any event:
+        // wake up when the first Ready pod crosses that threshold.
+        let now = k8s_openapi::jiff::Timestamp::now();
+        if let Some(at) =
+            next_available_at(&observer.new_pods.store.state(), min_ready_seconds, now)
+        {
+            let delay = now.duration_until(at).unsigned_abs();
+            wake = wake.min(Instant::now() + delay + Duration::from_millis(10));
+        }
         tokio::select! {
             _ = observer.pod_changes.changed() => Ok(()),
             _ = tokio::time::sleep_until(wake) => Ok(()),
@@ -677,6 +723,38 @@ mod tests {
         for (i, (p, min_ready, want)) in table.into_iter().enumerate() {
             assert_eq!(pod_available(&p, min_ready, now), want, "row {i}");
         }
+    }
+
+    #[test]
+    fn next_availability_with_min_ready_seconds() {
+        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
+        let ready_at = |secs_ago: i64| {
+            Arc::new(pod(
+                Some(("True", now - SignedDuration::from_secs(secs_ago))),
+                false,
+            ))
+        };
+        let pods = vec![
+            ready_at(2),
+            ready_at(8),
+            ready_at(30),
+            Arc::new(pod(Some(("False", now)), false)),
+        ];
+        // min-ready 10 s: the pod ready for 8 s is first (in 2 s), then the one ready for 2 s.
+        assert_eq!(
+            next_available_at(&pods, 10, now),
+            Some(now + SignedDuration::from_secs(2))
+        );
+        assert_eq!(
+            next_available_at(&pods, 0, now),
+            None,
+            "no threshold, no timer"
+        );
+        assert_eq!(
+            next_available_at(&pods[2..], 10, now),
+            None,
+            "already available: no timer"
+        );
     }
 
     #[test]
