@@ -834,3 +834,66 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
     );
     assert!(rcs.get_opt("sig").await.unwrap().is_none());
 }
+
+#[tokio::test]
+async fn two_names_resume_after_kill_during_cleanup() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-resume-delete").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("del", "del", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+    )
+    .await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["del", "del-v2", image.as_str(), "--update-period=0"];
+    run_and_kill(cluster, ns.as_str(), &args, |l| {
+        l == "Update succeeded. Deleting del"
+    });
+    // Whether or not the delete went out before the kill, a re-run finishes.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let out = rolling_update(cluster, ns.as_str(), &args);
+    out.success();
+    assert_eq!(
+        lines(&out).last().unwrap(),
+        "replicationcontroller/del-v2 rolling updated to \"del-v2\""
+    );
+    let v2 = rcs.get("del-v2").await.unwrap();
+    let annotations = v2.metadata.annotations.unwrap_or_default();
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/update-source-id"));
+    assert!(!annotations.contains_key("kubectl.kubernetes.io/desired-replicas"));
+    assert!(rcs.get_opt("del").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn surge_unavailable_and_min_ready_seconds_flags() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-flags").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("knobs", "knobs", &[], &[("c", OLD_IMAGE)], 4, READY_300MS),
+    )
+    .await;
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "knobs",
+            "knobs-v2",
+            &format!("--image={NEW_IMAGE}"),
+            "--update-period=0",
+            "--max-surge=50%",
+            "--max-unavailable=1",
+            "--min-ready-seconds=1",
+        ],
+    );
+    out.success();
+    // 50% of 4 rounds up to 2 surge pods; 1 unavailable keeps 3 available.
+    assert_eq!(
+        lines(&out)[1],
+        "Scaling up knobs-v2 from 0 to 4, scaling down knobs from 4 to 0 (keep 3 pods available, don't exceed 6 pods)"
+    );
+    assert_eq!(lines(&out)[2], "Scaling knobs-v2 up to 2");
+    wait_ready(&rcs, "knobs-v2", 4).await;
+}

@@ -101,6 +101,21 @@ pub async fn update_pod_with_retries(
     Err(anyhow!("too many conflicts updating pod {name:?}"))
 }
 
+/// Removes `update-source-id` and `desired-replicas`: the update is over.
+pub async fn strip_update_annotations(
+    api: &Api<ReplicationController>,
+    interrupt: &Interrupt,
+    rc: &ReplicationController,
+) -> anyhow::Result<ReplicationController> {
+    update_rc_with_retries(api, interrupt, rc, |rc| {
+        if let Some(a) = rc.metadata.annotations.as_mut() {
+            a.remove(SOURCE_ID_ANNOTATION);
+            a.remove(DESIRED_REPLICAS_ANNOTATION);
+        }
+    })
+    .await
+}
+
 /// Go's `%s` of a `map[string]string`: `map[k1:v1 k2:v2]`, keys sorted.
 pub fn go_map(map: Option<&BTreeMap<String, String>>) -> String {
     let body = map
@@ -167,6 +182,8 @@ struct Observer {
     new_rc: Watched<ReplicationController>,
     old_pods: Watched<Pod>,
     new_pods: Watched<Pod>,
+    old_name: String,
+    new_name: String,
     rc_changes: watch::Receiver<u64>,
     pod_changes: watch::Receiver<u64>,
 }
@@ -191,6 +208,8 @@ impl Observer {
             new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx),
             old_pods: watch_into_store(pods.clone(), by_selector(old_rc), pod_tx.clone()),
             new_pods: watch_into_store(pods.clone(), by_selector(new_rc), pod_tx),
+            old_name: name(old_rc).to_string(),
+            new_name: name(new_rc).to_string(),
             rc_changes,
             pod_changes,
         }
@@ -207,6 +226,23 @@ impl Observer {
             .await
             .map_err(|_| anyhow!("timed out waiting for the watches on the replication controllers and their pods"))?
             .map_err(|e| anyhow!("watch ended: {e}"))
+    }
+
+    /// Active pods (not being deleted) of the old or new RC, by name.
+    fn active_pods(&self, rc_name: &str) -> Option<i32> {
+        let store = if self.old_name == rc_name {
+            &self.old_pods.store
+        } else if self.new_name == rc_name {
+            &self.new_pods.store
+        } else {
+            return None;
+        };
+        let active = store
+            .state()
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .count();
+        Some(active as i32)
     }
 
     fn rc(&self, rc_name: &str) -> Option<ReplicationController> {
@@ -245,6 +281,38 @@ pub fn pod_available(pod: &Pod, min_ready_seconds: i32, now: k8s_openapi::jiff::
     since.0.checked_add(needed).is_ok_and(|t| t < now)
 }
 
+/// The earliest time after `now` at which a Ready pod that is not yet available
+/// (because of `min_ready_seconds`) becomes available.
+pub fn next_available_at(
+    pods: &[Arc<Pod>],
+    min_ready_seconds: i32,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Option<k8s_openapi::jiff::Timestamp> {
+    if min_ready_seconds <= 0 {
+        return None;
+    }
+    let needed = k8s_openapi::jiff::SignedDuration::from_secs(i64::from(min_ready_seconds));
+    pods.iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| {
+            let ready = p
+                .status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .find(|c| c.type_ == "Ready" && c.status == "True")?;
+            ready
+                .last_transition_time
+                .as_ref()?
+                .0
+                .checked_add(needed)
+                .ok()
+        })
+        .filter(|at| *at > now)
+        .min()
+}
+
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
     pub rcs: Api<ReplicationController>,
@@ -254,6 +322,8 @@ pub struct KubeOps {
     /// `--poll-interval`), a safety net should a watch silently stall.
     pub poll_interval: Duration,
     pub timeout: Duration,
+    /// The threshold of the last readiness count, for [`next_available_at`].
+    min_ready_seconds: i32,
     observer: Option<Observer>,
 }
 
@@ -271,6 +341,7 @@ impl KubeOps {
             interrupt,
             poll_interval,
             timeout,
+            min_ready_seconds: 0,
             observer: None,
         }
     }
@@ -281,28 +352,39 @@ impl KubeOps {
             .ok_or_else(|| anyhow!("internal error: watches not started"))
     }
 
-    /// Waits until the RC named `rc_name` satisfies `cond` in the store.
+    /// Waits until the RC named `rc_name` satisfies `cond` in the store. `cond`
+    /// also gets the number of its active pods (not being deleted) when the RC is
+    /// one of the two being watched.
     async fn wait_rc(
         &mut self,
         rc_name: &str,
         timeout: Duration,
-        cond: impl Fn(&ReplicationController) -> bool,
+        cond: impl Fn(&ReplicationController, Option<i32>) -> bool,
     ) -> Result<ReplicationController, WaitError> {
         let interrupt = self.interrupt.clone();
         let poll = self.poll_interval;
         let observer = self.observer.as_mut().ok_or(WaitError::TimedOut)?;
+        // Own receivers: waking on pod events here must not hide them from
+        // wait_for_change, which tracks what ready_pods last saw.
+        let mut rc_changes = observer.rc_changes.clone();
+        let mut pod_changes = observer.pod_changes.clone();
         let deadline = Instant::now() + timeout;
         loop {
-            observer.rc_changes.borrow_and_update();
-            if let Some(rc) = observer.rc(rc_name).filter(|rc| cond(rc)) {
-                return Ok(rc);
+            rc_changes.borrow_and_update();
+            pod_changes.borrow_and_update();
+            if let Some(rc) = observer.rc(rc_name) {
+                let active = observer.active_pods(rc_name);
+                if cond(&rc, active) {
+                    return Ok(rc);
+                }
             }
             if Instant::now() >= deadline {
                 return Err(WaitError::TimedOut);
             }
             let wake = deadline.min(Instant::now() + poll);
             tokio::select! {
-                _ = observer.rc_changes.changed() => {}
+                _ = rc_changes.changed() => {}
+                _ = pod_changes.changed() => {}
                 _ = tokio::time::sleep_until(wake) => {}
                 i = interrupt.fired() => return Err(WaitError::Interrupted(i)),
             }
@@ -467,12 +549,16 @@ impl UpdaterOps for KubeOps {
             .patch_scale(&rc_name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .with_context(|| format!("scaling replicationcontroller {rc_name:?}"))?;
-        let synced = |rc: &ReplicationController| {
+        // 1.17 waited for the RC's status to report the new count. The pods
+        // themselves show it earlier (the controller's status write comes after
+        // it created or deleted them), so either is enough once the store shows
+        // our new spec.
+        let synced = |rc: &ReplicationController, active: Option<i32>| {
             let status = rc.status.as_ref();
-            replicas(rc) == to
-                && status.is_some_and(|s| s.replicas == to)
+            let status_synced = status.is_some_and(|s| s.replicas == to)
                 && status.and_then(|s| s.observed_generation).unwrap_or(0)
-                    >= rc.metadata.generation.unwrap_or(0)
+                    >= rc.metadata.generation.unwrap_or(0);
+            replicas(rc) == to && (status_synced || active == Some(to))
         };
         match self.wait_rc(&rc_name, timeout, synced).await {
             Ok(rc) => Ok(rc),
@@ -487,6 +573,7 @@ impl UpdaterOps for KubeOps {
         new_rc: &ReplicationController,
         min_ready_seconds: i32,
     ) -> anyhow::Result<(i32, i32)> {
+        self.min_ready_seconds = min_ready_seconds;
         let observer = self.observer()?;
         observer.pod_changes.borrow_and_update();
         let now = k8s_openapi::jiff::Timestamp::now();
@@ -507,8 +594,18 @@ impl UpdaterOps for KubeOps {
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
         let interrupt = self.interrupt.clone();
-        let wake = until.min(Instant::now() + self.poll_interval);
+        let mut wake = until.min(Instant::now() + self.poll_interval);
+        let min_ready_seconds = self.min_ready_seconds;
         let observer = self.observer()?;
+        // With --min-ready-seconds a pod becomes available without any event:
+        // wake up when the first Ready pod crosses that threshold.
+        let now = k8s_openapi::jiff::Timestamp::now();
+        if let Some(at) =
+            next_available_at(&observer.new_pods.store.state(), min_ready_seconds, now)
+        {
+            let delay = now.duration_until(at).unsigned_abs();
+            wake = wake.min(Instant::now() + delay + Duration::from_millis(10));
+        }
         tokio::select! {
             _ = observer.pod_changes.changed() => Ok(()),
             _ = tokio::time::sleep_until(wake) => Ok(()),
@@ -529,7 +626,7 @@ impl UpdaterOps for KubeOps {
     ) -> anyhow::Result<()> {
         let new_name = name(new_rc).to_string();
         let old_name = name(old_rc).to_string();
-        let settled = |rc: &ReplicationController| {
+        let settled = |rc: &ReplicationController, _active: Option<i32>| {
             let status = rc.status.as_ref();
             status.and_then(|s| s.observed_generation).unwrap_or(0)
                 >= rc.metadata.generation.unwrap_or(0)
@@ -563,15 +660,9 @@ impl UpdaterOps for KubeOps {
             return Ok(());
         }
 
-        self.interrupt.check()?;
-        let fresh = self.rcs.get(&new_name).await?;
-        update_rc_with_retries(&self.rcs, &self.interrupt, &fresh, |rc| {
-            if let Some(a) = rc.metadata.annotations.as_mut() {
-                a.remove(SOURCE_ID_ANNOTATION);
-                a.remove(DESIRED_REPLICAS_ANNOTATION);
-            }
-        })
-        .await?;
+        // 1.17 stripped the annotations first; then a stop before the delete left
+        // an RC that a re-run refused ("Missing/unexpected annotations"). Deleting
+        // first leaves the annotations that let a re-run recognise and finish it.
         match self.wait_rc(&new_name, config.timeout, settled).await {
             Ok(_) => {}
             Err(WaitError::TimedOut) => bail!("timed out waiting for the condition"),
@@ -580,10 +671,13 @@ impl UpdaterOps for KubeOps {
         report.line(&format!("Update succeeded. Deleting {old_name}"));
         self.interrupt.check()?;
         match self.rcs.delete(&old_name, &DeleteParams::default()).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.into()),
+            Ok(_) => {}
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(e.into()),
         }
+        let fresh = self.rcs.get(&new_name).await?;
+        strip_update_annotations(&self.rcs, &self.interrupt, &fresh).await?;
+        Ok(())
     }
 }
 
@@ -629,6 +723,38 @@ mod tests {
         for (i, (p, min_ready, want)) in table.into_iter().enumerate() {
             assert_eq!(pod_available(&p, min_ready, now), want, "row {i}");
         }
+    }
+
+    #[test]
+    fn next_availability_with_min_ready_seconds() {
+        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
+        let ready_at = |secs_ago: i64| {
+            Arc::new(pod(
+                Some(("True", now - SignedDuration::from_secs(secs_ago))),
+                false,
+            ))
+        };
+        let pods = vec![
+            ready_at(2),
+            ready_at(8),
+            ready_at(30),
+            Arc::new(pod(Some(("False", now)), false)),
+        ];
+        // min-ready 10 s: the pod ready for 8 s is first (in 2 s), then the one ready for 2 s.
+        assert_eq!(
+            next_available_at(&pods, 10, now),
+            Some(now + SignedDuration::from_secs(2))
+        );
+        assert_eq!(
+            next_available_at(&pods, 0, now),
+            None,
+            "no threshold, no timer"
+        );
+        assert_eq!(
+            next_available_at(&pods[2..], 10, now),
+            None,
+            "already available: no timer"
+        );
     }
 
     #[test]

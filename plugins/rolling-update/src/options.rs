@@ -10,7 +10,9 @@ use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
 
-use crate::cluster::{KubeOps, rename, update_pod_with_retries, update_rc_with_retries};
+use crate::cluster::{
+    KubeOps, rename, strip_update_annotations, update_pod_with_retries, update_rc_with_retries,
+};
 use crate::controller::{
     self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label,
     current_image, needs_deployment_key, new_controller_from_current, original_deployment_value,
@@ -148,11 +150,15 @@ impl RollingUpdateOptions {
         let dry = self.dry_run != DryRun::None;
         let filename = self.filenames.first().cloned().unwrap_or_default();
 
-        // 1. The old RC; missing with --image and one name means an interrupted rename.
+        // 1. The old RC. When it is missing, an earlier run may have been stopped
+        //    after deleting it: with one name, the rename is still to do (1.17 did
+        //    this for --image only; -f one-name updates rename too, so they are
+        //    recovered the same way); with two names, only the new RC's
+        //    annotations are left to remove (1.17 failed with NotFound here).
         let mut old_rc = match rcs.get(&self.old_name).await {
             Ok(rc) => rc,
             Err(kube::Error::Api(s))
-                if s.is_not_found() && !self.image.is_empty() && self.keep_old_name =>
+                if s.is_not_found() && !self.rollback && self.keep_old_name =>
             {
                 let list = rcs.list(&ListParams::default()).await?;
                 let found = list.items.into_iter().find(|rc| {
@@ -167,6 +173,26 @@ impl RollingUpdateOptions {
                 };
                 if !dry {
                     rename(&rcs, interrupt, &found, &self.old_name).await?;
+                }
+                return Ok(());
+            }
+            Err(kube::Error::Api(s))
+                if s.is_not_found() && !self.rollback && self.args.len() > 1 =>
+            {
+                let finished = match rcs.get_opt(&self.args[1]).await? {
+                    Some(rc)
+                        if annotation(&rc, SOURCE_ID_ANNOTATION)
+                            .is_some_and(|v| source_id_names(v, &self.old_name)) =>
+                    {
+                        rc
+                    }
+                    _ => return Err(kube::Error::Api(s).into()),
+                };
+                if !dry {
+                    let done = strip_update_annotations(&rcs, interrupt, &finished).await?;
+                    let operation = format!("rolling updated to {:?}", controller::name(&done));
+                    let printer = self.print.to_printer(&operation, DryRunStrategy::None)?;
+                    print!("{}", render(&done, printer.as_ref())?);
                 }
                 return Ok(());
             }
@@ -273,6 +299,18 @@ impl RollingUpdateOptions {
                 rcs.get_opt(&new_name).await?
             };
             let Some(found) = found else {
+                // A rollback stopped after deleting the partial RC left only the
+                // original's update annotations behind: finish by removing them.
+                let finished = annotation(&old_rc, SOURCE_ID_ANNOTATION)
+                    .is_some_and(|v| !new_name.is_empty() && source_id_names(v, &new_name));
+                if finished && !dry {
+                    let done = strip_update_annotations(&rcs, interrupt, &old_rc).await?;
+                    let printer = self
+                        .print
+                        .to_printer("rolling updated", DryRunStrategy::None)?;
+                    print!("{}", render(&done, printer.as_ref())?);
+                    return Ok(());
+                }
                 // 1.17's message ends in "\n", which CheckErr does not double.
                 bail!("Could not find {new_name} to rollback.");
             };
