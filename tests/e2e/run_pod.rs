@@ -16,7 +16,11 @@ use kube::runtime::wait::await_condition;
 use tests::harness::{LIMITED_CONTEXT, Output, cluster};
 
 fn run_pod(ns: &str, args: &[&str]) -> Output {
-    cluster().kubectl().args(["run-pod", "-n", ns]).args(args).run()
+    cluster()
+        .kubectl()
+        .args(["run-pod", "-n", ns])
+        .args(args)
+        .run()
 }
 
 fn pod_ready(pod: Option<&Pod>) -> bool {
@@ -28,33 +32,60 @@ fn pod_ready(pod: Option<&Pod>) -> bool {
 #[tokio::test]
 async fn pod_is_created_and_becomes_ready() {
     let ns = cluster().namespace("run-pod-ready").await;
-    let out = run_pod(ns.as_str(), &["web", "--image=nginx", "--port=80", "--env=A=1", "--labels=app=web"]);
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--port=80",
+            "--env=A=1",
+            "--labels=app=web",
+        ],
+    );
     out.success();
     assert_eq!(out.stdout, "pod/web created\n");
     let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
-    let pod = tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", pod_ready))
-        .await
-        .expect("Ready within 30s")
-        .expect("watch")
-        .expect("pod exists");
+    let pod = tokio::time::timeout(
+        Duration::from_secs(30),
+        await_condition(pods, "web", pod_ready),
+    )
+    .await
+    .expect("Ready within 30s")
+    .expect("watch")
+    .expect("pod exists");
     let labels = pod.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get("app").map(String::as_str), Some("web"));
     let spec = pod.spec.expect("spec");
     assert_eq!(spec.containers[0].image.as_deref(), Some("nginx"));
-    assert_eq!(spec.containers[0].ports.as_ref().map(|p| p[0].container_port), Some(80));
+    assert_eq!(
+        spec.containers[0]
+            .ports
+            .as_ref()
+            .map(|p| p[0].container_port),
+        Some(80)
+    );
     assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
 }
 
 #[tokio::test]
 async fn expose_creates_a_service_selecting_the_pod() {
     let ns = cluster().namespace("run-pod-expose").await;
-    let out = run_pod(ns.as_str(), &["web", "--image=nginx", "--port=8080", "--expose"]);
+    let out = run_pod(
+        ns.as_str(),
+        &["web", "--image=nginx", "--port=8080", "--expose"],
+    );
     out.success();
     assert_eq!(out.stdout, "service/web created\npod/web created\n");
     let services: Api<Service> = Api::namespaced(cluster().client().await, ns.as_str());
     let svc = services.get("web").await.expect("service exists");
     let spec = svc.spec.expect("spec");
-    assert_eq!(spec.selector.unwrap_or_default().get("run").map(String::as_str), Some("web"));
+    assert_eq!(
+        spec.selector
+            .unwrap_or_default()
+            .get("run")
+            .map(String::as_str),
+        Some("web")
+    );
     let port = &spec.ports.expect("ports")[0];
     assert_eq!(port.port, 8080);
     assert_eq!(port.protocol.as_deref(), Some("TCP"));
@@ -64,18 +95,48 @@ async fn expose_creates_a_service_selecting_the_pod() {
 #[tokio::test]
 async fn server_dry_run_creates_nothing() {
     let ns = cluster().namespace("run-pod-dry-run").await;
-    let out = run_pod(ns.as_str(), &["web", "--image=nginx", "--dry-run=server", "--expose", "--port=80"]);
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--dry-run=server",
+            "--expose",
+            "--port=80",
+        ],
+    );
     out.success();
-    assert_eq!(out.stdout, "service/web created (server dry run)\npod/web created (server dry run)\n");
+    assert_eq!(
+        out.stdout,
+        "service/web created (server dry run)\npod/web created (server dry run)\n"
+    );
     let client = cluster().client().await;
-    assert!(Api::<Pod>::namespaced(client.clone(), ns.as_str()).get_opt("web").await.expect("get").is_none());
-    assert!(Api::<Service>::namespaced(client, ns.as_str()).get_opt("web").await.expect("get").is_none());
+    assert!(
+        Api::<Pod>::namespaced(client.clone(), ns.as_str())
+            .get_opt("web")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        Api::<Service>::namespaced(client, ns.as_str())
+            .get_opt("web")
+            .await
+            .expect("get")
+            .is_none()
+    );
     // The server did see the object: it was defaulted and given a uid.
-    let out = run_pod(ns.as_str(), &["web", "--image=nginx", "--dry-run=server", "-o", "json"]);
+    let out = run_pod(
+        ns.as_str(),
+        &["web", "--image=nginx", "--dry-run=server", "-o", "json"],
+    );
     out.success();
     let obj: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
     assert_eq!(obj["metadata"]["namespace"], ns.as_str());
-    assert_eq!(obj["spec"]["containers"][0]["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(
+        obj["spec"]["containers"][0]["terminationMessagePath"],
+        "/dev/termination-log"
+    );
 }
 
 #[tokio::test]
@@ -98,31 +159,59 @@ async fn legacy_deployment_gets_ready_replicas() {
     assert_eq!(out.stdout, "deployment.apps/web created\n");
     let deployments: Api<Deployment> = Api::namespaced(cluster().client().await, ns.as_str());
     let ready = |d: Option<&Deployment>| {
-        d.and_then(|d| d.status.as_ref()).and_then(|s| s.ready_replicas) == Some(2)
+        d.and_then(|d| d.status.as_ref())
+            .and_then(|s| s.ready_replicas)
+            == Some(2)
     };
-    tokio::time::timeout(Duration::from_secs(60), await_condition(deployments, "web", ready))
-        .await
-        .expect("2 ready replicas within 60s (real controller-manager)")
-        .expect("watch");
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(deployments, "web", ready),
+    )
+    .await
+    .expect("2 ready replicas within 60s (real controller-manager)")
+    .expect("watch");
 }
 
 #[tokio::test]
 async fn legacy_job_is_created() {
     let ns = cluster().namespace("run-pod-job").await;
-    let out = run_pod(ns.as_str(), &["pi", "--image=perl", "--generator=job/v1", "--", "perl", "-e", "print 1"]);
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "pi",
+            "--image=perl",
+            "--generator=job/v1",
+            "--",
+            "perl",
+            "-e",
+            "print 1",
+        ],
+    );
     out.success();
     assert_eq!(out.stdout, "job.batch/pi created\n");
     let jobs: Api<Job> = Api::namespaced(cluster().client().await, ns.as_str());
     let job = jobs.get("pi").await.expect("job exists");
     let pod_spec = job.spec.expect("spec").template.spec.expect("pod spec");
     assert_eq!(pod_spec.restart_policy.as_deref(), Some("OnFailure"));
-    assert_eq!(pod_spec.containers[0].args.as_deref(), Some(&["perl".to_string(), "-e".into(), "print 1".into()][..]));
+    assert_eq!(
+        pod_spec.containers[0].args.as_deref(),
+        Some(&["perl".to_string(), "-e".into(), "print 1".into()][..])
+    );
 }
 
 #[tokio::test]
 async fn cron_job_falls_back_to_v1beta1_on_a_1_20_server() {
     let ns = cluster().namespace("run-pod-cronjob").await;
-    let out = run_pod(ns.as_str(), &["tick", "--image=busybox", "--schedule=*/5 * * * *", "--", "date"]);
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "tick",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "--",
+            "date",
+        ],
+    );
     out.success();
     assert_eq!(out.stdout, "cronjob.batch/tick created\n");
     assert_eq!(
@@ -136,10 +225,14 @@ async fn cron_job_falls_back_to_v1beta1_on_a_1_20_server() {
         kind: "CronJob".into(),
         plural: "cronjobs".into(),
     };
-    let cronjobs: Api<DynamicObject> = Api::namespaced_with(cluster().client().await, ns.as_str(), &resource);
+    let cronjobs: Api<DynamicObject> =
+        Api::namespaced_with(cluster().client().await, ns.as_str(), &resource);
     let cj = cronjobs.get("tick").await.expect("cronjob exists");
     assert_eq!(cj.data["spec"]["schedule"], "*/5 * * * *");
-    assert_eq!(cj.data["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    assert_eq!(
+        cj.data["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"],
+        "Never"
+    );
 }
 
 #[tokio::test]
@@ -147,7 +240,11 @@ async fn overrides_are_applied() {
     let ns = cluster().namespace("run-pod-overrides").await;
     let out = run_pod(
         ns.as_str(),
-        &["web", "--image=nginx", "--overrides={\"apiVersion\":\"v1\",\"spec\":{\"hostname\":\"custom\"}}"],
+        &[
+            "web",
+            "--image=nginx",
+            "--overrides={\"apiVersion\":\"v1\",\"spec\":{\"hostname\":\"custom\"}}",
+        ],
     );
     out.success();
     let out2 = run_pod(
@@ -167,14 +264,29 @@ async fn overrides_are_applied() {
     let side = pods.get("side").await.expect("side");
     let container = &side.spec.expect("spec").containers[0];
     assert_eq!(container.image.as_deref(), Some("nginx"));
-    let env: Vec<_> = container.env.clone().unwrap_or_default().into_iter().map(|e| e.name).collect();
+    let env: Vec<_> = container
+        .env
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
     assert_eq!(env, ["A", "B"]);
 }
 
 #[tokio::test]
 async fn save_config_and_field_manager() {
     let ns = cluster().namespace("run-pod-save-config").await;
-    run_pod(ns.as_str(), &["web", "--image=nginx", "--save-config", "--field-manager=my-manager"]).success();
+    run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--save-config",
+            "--field-manager=my-manager",
+        ],
+    )
+    .success();
     let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
     let pod = pods.get("web").await.expect("pod");
     let annotations = pod.metadata.annotations.clone().unwrap_or_default();
@@ -200,7 +312,10 @@ async fn already_exists_is_kubectl_shaped() {
     let out = run_pod(ns.as_str(), &["web", "--image=nginx"]);
     out.code(1);
     assert_eq!(out.stdout, "");
-    assert_eq!(out.stderr, "Error from server (AlreadyExists): pods \"web\" already exists\n");
+    assert_eq!(
+        out.stderr,
+        "Error from server (AlreadyExists): pods \"web\" already exists\n"
+    );
 }
 
 #[tokio::test]
@@ -208,7 +323,15 @@ async fn forbidden_is_kubectl_shaped() {
     let ns = cluster().namespace("run-pod-forbidden").await;
     let out = cluster()
         .kubectl()
-        .args(["run-pod", "--context", LIMITED_CONTEXT, "-n", ns.as_str(), "web", "--image=nginx"])
+        .args([
+            "run-pod",
+            "--context",
+            LIMITED_CONTEXT,
+            "-n",
+            ns.as_str(),
+            "web",
+            "--image=nginx",
+        ])
         .run();
     out.code(1);
     assert_eq!(
@@ -252,7 +375,17 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
     // The simulated node serves neither attach nor logs, so both fail; what is checked
     // is kubectl's fallback order and the cleanup. Exit codes need a process kubelet.
     let ns = cluster().namespace("run-pod-attach-fallback").await;
-    let out = run_pod(ns.as_str(), &["web", "--image=busybox", "--attach", "--rm", "-q", "--restart=Never"]);
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=busybox",
+            "--attach",
+            "--rm",
+            "-q",
+            "--restart=Never",
+        ],
+    );
     out.code(1);
     // kubectl's warning, then its error for the failed log request. (`contains`: kube's
     // own error-level log lines may precede them on stderr.)
@@ -261,7 +394,11 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("\nError from server: Get \""), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("\nError from server: Get \""),
+        "{}",
+        out.stderr
+    );
     // -q suppresses the deletion message.
     assert_eq!(out.stdout, "");
     let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());

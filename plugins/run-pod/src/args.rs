@@ -38,7 +38,11 @@ pub struct Args {
     #[arg(short = 'h', long = "help", help = "help for run-pod")]
     pub help: bool,
 
-    #[arg(long, value_name = "KEY=VALUE", help = "Annotations to apply to the pod.")]
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        help = "Annotations to apply to the pod."
+    )]
     pub annotations: Vec<String>,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
@@ -63,13 +67,21 @@ pub struct Args {
     #[command(flatten)]
     pub dry_run: DryRunFlags,
 
-    #[arg(long, value_name = "KEY=VALUE", help = "Environment variables to set in the container.")]
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        help = "Environment variables to set in the container."
+    )]
     pub env: Vec<String>,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")]
     pub expose: bool,
 
-    #[arg(long, default_value = "kubectl-run", help = "Name of the manager used to track field ownership.")]
+    #[arg(
+        long,
+        default_value = "kubectl-run",
+        help = "Name of the manager used to track field ownership."
+    )]
     pub field_manager: String,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
@@ -110,7 +122,12 @@ pub struct Args {
     )]
     pub image_pull_policy: String,
 
-    #[arg(short = 'l', long, default_value = "", help = "Comma separated labels to apply to the pod. Will override previous values.")]
+    #[arg(
+        short = 'l',
+        long,
+        default_value = "",
+        help = "Comma separated labels to apply to the pod. Will override previous values."
+    )]
     pub labels: String,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
@@ -129,7 +146,11 @@ pub struct Args {
     #[command(flatten)]
     pub print: PrintFlags,
 
-    #[arg(long, default_value = "merge", help = "The method used to override the generated object: json, merge, or strategic.")]
+    #[arg(
+        long,
+        default_value = "merge",
+        help = "The method used to override the generated object: json, merge, or strategic."
+    )]
     pub override_type: String,
 
     #[arg(
@@ -147,7 +168,11 @@ pub struct Args {
     )]
     pub pod_running_timeout: std::time::Duration,
 
-    #[arg(long, default_value = "", help = "The port that this container exposes.")]
+    #[arg(
+        long,
+        default_value = "",
+        help = "The port that this container exposes."
+    )]
     pub port: String,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, run the container in privileged mode.")]
@@ -156,7 +181,13 @@ pub struct Args {
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'q', long, help = "If true, suppress prompt messages.")]
     pub quiet: bool,
 
-    #[arg(short = 'r', long, default_value_t = 1, allow_negative_numbers = true, help = "Number of replicas to create for this container (deployment/apps.v1 only). Default is 1.")]
+    #[arg(
+        short = 'r',
+        long,
+        default_value_t = 1,
+        allow_negative_numbers = true,
+        help = "Number of replicas to create for this container (deployment/apps.v1 only). Default is 1."
+    )]
     pub replicas: i32,
 
     #[arg(
@@ -185,7 +216,11 @@ pub struct Args {
     )]
     pub save_config: bool,
 
-    #[arg(long, default_value = "", help = "A schedule in the Cron format the job should be run with (creates a CronJob).")]
+    #[arg(
+        long,
+        default_value = "",
+        help = "A schedule in the Cron format the job should be run with (creates a CronJob)."
+    )]
     pub schedule: String,
 
     #[arg(
@@ -202,7 +237,11 @@ pub struct Args {
     )]
     pub service_overrides: String,
 
-    #[arg(long, default_value = "", help = "Service account to set in the pod spec.")]
+    #[arg(
+        long,
+        default_value = "",
+        help = "Service account to set in the pod spec."
+    )]
     pub serviceaccount: String,
 
     #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'i', long, help = "Keep stdin open on the container in the pod, even if nothing is attached.")]
@@ -246,7 +285,11 @@ pub struct Explicit {
 impl Explicit {
     fn from_matches(m: &ArgMatches) -> Self {
         let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
-        Self { attach: given("attach"), restart: given("restart"), replicas: given("replicas") }
+        Self {
+            attach: given("attach"),
+            restart: given("restart"),
+            replicas: given("replicas"),
+        }
     }
 }
 

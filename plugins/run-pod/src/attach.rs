@@ -17,7 +17,9 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, anyhow};
 use futures::{SinkExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, AttachParams, DeleteParams, DynamicObject, ListParams, LogParams, TerminalSize};
+use kube::api::{
+    Api, AttachParams, DeleteParams, DynamicObject, ListParams, LogParams, TerminalSize,
+};
 use kube::runtime::watcher;
 use serde_json::Value;
 
@@ -81,11 +83,11 @@ impl Session {
             r = self.attach_and_wait(err) => r,
             _ = tokio::signal::ctrl_c() => Err(anyhow::Error::new(SilentExit(130))),
         };
-        if self.remove {
-            if let Err(e) = self.remove_created(out).await {
-                // The primary outcome wins; a failed cleanup is reported, not hidden.
-                let _ = writeln!(err, "{}", shared::cli::format_error(&e));
-            }
+        if self.remove
+            && let Err(e) = self.remove_created(out).await
+        {
+            // The primary outcome wins; a failed cleanup is reported, not hidden.
+            let _ = writeln!(err, "{}", shared::cli::format_error(&e));
         }
         result
     }
@@ -97,18 +99,26 @@ impl Session {
             Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
             Waited::Ready(pod) => {
                 if let Err(e) = self.attach(&pods, &pod, err).await {
-                    writeln!(err, "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}", plain_message(&e))?;
+                    writeln!(
+                        err,
+                        "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
+                        plain_message(&e)
+                    )?;
                     self.print_logs(&pods, &pod).await?;
                 }
             }
         }
-        let wait_for_exit = !self.leave_stdin_open && matches!(self.restart_policy.as_str(), "Never" | "OnFailure");
+        let wait_for_exit =
+            !self.leave_stdin_open && matches!(self.restart_policy.as_str(), "Never" | "OnFailure");
         if !wait_for_exit {
             return Ok(ExitCode::SUCCESS);
         }
         // For Never the pod may fail or succeed; for OnFailure only success ends it.
-        let finished: fn(&Pod) -> Result<bool, ()> =
-            if self.restart_policy == "OnFailure" { |p| Ok(phase(p) == "Succeeded") } else { |p| Ok(matches!(phase(p), "Succeeded" | "Failed")) };
+        let finished: fn(&Pod) -> Result<bool, ()> = if self.restart_policy == "OnFailure" {
+            |p| Ok(phase(p) == "Succeeded")
+        } else {
+            |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
+        };
         let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
@@ -128,13 +138,21 @@ impl Session {
     /// workload's selector (kubectl's `AttachablePodForObject`), waiting for it to appear.
     async fn attachable_pod(&self, pods: &Api<Pod>) -> Result<String> {
         if self.created.get("kind").and_then(Value::as_str) == Some("Pod") {
-            return self.created.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string).context("the created pod has no name");
+            return self
+                .created
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .context("the created pod has no name");
         }
         let labels = self
             .created
             .pointer("/spec/selector/matchLabels")
             .or_else(|| self.created.pointer("/spec/template/metadata/labels"))
-            .or_else(|| self.created.pointer("/spec/jobTemplate/spec/template/metadata/labels"))
+            .or_else(|| {
+                self.created
+                    .pointer("/spec/jobTemplate/spec/template/metadata/labels")
+            })
             .and_then(Value::as_object)
             .context("cannot attach to this kind of object: it has no pod selector")?;
         let selector = labels
@@ -145,7 +163,12 @@ impl Session {
         let deadline = tokio::time::Instant::now() + self.timeout;
         loop {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
-            if let Some(name) = list.items.iter().filter_map(|p| p.metadata.name.clone()).min() {
+            if let Some(name) = list
+                .items
+                .iter()
+                .filter_map(|p| p.metadata.name.clone())
+                .min()
+            {
                 return Ok(name);
             }
             if tokio::time::Instant::now() >= deadline {
@@ -158,19 +181,31 @@ impl Session {
     async fn attach(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let container = container_name(pod);
+        // kubectl's SetupTTY: a TTY needs stdin, and stdin must be a terminal.
+        let stdin_is_terminal = std::io::stdin().is_terminal();
+        if self.tty && self.stdin && !stdin_is_terminal && !self.quiet {
+            writeln!(
+                err,
+                "Unable to use a TTY - input is not a terminal or the right kind of file"
+            )?;
+        }
+        let tty = self.tty && self.stdin && stdin_is_terminal;
         let params = AttachParams {
             container: container.clone(),
             stdin: self.stdin,
             stdout: true,
-            stderr: !self.tty,
-            tty: self.tty,
+            stderr: !tty,
+            tty,
             ..Default::default()
         };
         let mut attached = pods.attach(&name, &params).await?;
         if self.stdin && !self.quiet {
-            writeln!(err, "If you don't see a command prompt, try pressing enter.")?;
+            writeln!(
+                err,
+                "If you don't see a command prompt, try pressing enter."
+            )?;
         }
-        let _raw = (self.tty && std::io::stdin().is_terminal()).then(RawMode::enable).transpose()?;
+        let _raw = tty.then(RawMode::enable).transpose()?;
         let mut tasks = Vec::new();
         if let Some(mut remote_out) = attached.stdout() {
             tasks.push(tokio::spawn(async move {
@@ -189,7 +224,13 @@ impl Session {
                 // Dropping the writer half-closes stdin (v5 protocol), as kubectl does.
             })
         });
-        let resize_task = if self.tty { attached.terminal_size().map(|tx| tokio::spawn(forward_resizes(tx))) } else { None };
+        let resize_task = if tty {
+            attached
+                .terminal_size()
+                .map(|tx| tokio::spawn(forward_resizes(tx)))
+        } else {
+            None
+        };
         let joined = attached.join().await;
         for task in tasks {
             let _ = task.await;
@@ -198,7 +239,7 @@ impl Session {
             task.abort();
         }
         joined.map_err(|e| anyhow!("{e}"))?;
-        if self.stdin && self.tty && self.restart_policy == "Always" {
+        if tty && self.restart_policy == "Always" {
             println!(
                 "Session ended, resume using 'kubectl attach {name} -c {} -i -t' command when the pod is running",
                 container.unwrap_or_default()
@@ -210,7 +251,10 @@ impl Session {
     /// kubectl's `logOpts`: the logs of the (single) container, as they are now.
     async fn print_logs(&self, pods: &Api<Pod>, pod: &Pod) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
-        let params = LogParams { container: container_name(pod), ..Default::default() };
+        let params = LogParams {
+            container: container_name(pod),
+            ..Default::default()
+        };
         let stream = pods.log_stream(&name, &params).await?;
         let mut reader = tokio_util_compat(stream);
         tokio::io::copy(&mut reader, &mut tokio::io::stdout()).await?;
@@ -220,25 +264,36 @@ impl Session {
     /// Deletes everything this command created, ignoring objects already gone, and
     /// prints `pod "x" deleted` lines unless `-q`.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
-        let mut params = DeleteParams::default();
-        params.propagation_policy = Some(match self.deletion.cascade.as_str() {
-            "orphan" => kube::api::PropagationPolicy::Orphan,
-            "foreground" => kube::api::PropagationPolicy::Foreground,
-            _ => kube::api::PropagationPolicy::Background,
-        });
+        let mut params = DeleteParams {
+            propagation_policy: Some(match self.deletion.cascade.as_str() {
+                "orphan" => kube::api::PropagationPolicy::Orphan,
+                "foreground" => kube::api::PropagationPolicy::Foreground,
+                _ => kube::api::PropagationPolicy::Background,
+            }),
+            ..Default::default()
+        };
         if self.deletion.force {
             params.grace_period_seconds = Some(0);
         } else if self.deletion.grace_period >= 0 {
             params.grace_period_seconds = u32::try_from(self.deletion.grace_period).ok();
         }
         for created in &self.created_all {
-            let name = created.object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
+            let name = created
+                .object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
             match api.delete(name, &params).await {
                 Ok(_) => {
                     if !self.quiet {
                         let kind = created.resource.kind.to_ascii_lowercase();
-                        let kind = if created.resource.group.is_empty() { kind } else { format!("{kind}.{}", created.resource.group) };
+                        let kind = if created.resource.group.is_empty() {
+                            kind
+                        } else {
+                            format!("{kind}.{}", created.resource.group)
+                        };
                         writeln!(out, "{kind} \"{name}\" deleted")?;
                     }
                 }
@@ -251,7 +306,9 @@ impl Session {
 }
 
 /// Adapts kube's `futures::AsyncBufRead` log stream to tokio's `AsyncRead`.
-fn tokio_util_compat(stream: impl futures::AsyncBufRead + Unpin) -> impl tokio::io::AsyncRead + Unpin {
+fn tokio_util_compat(
+    stream: impl futures::AsyncBufRead + Unpin,
+) -> impl tokio::io::AsyncRead + Unpin {
     tokio_util_like::Compat(stream)
 }
 
@@ -264,7 +321,11 @@ mod tokio_util_like {
     pub struct Compat<R>(pub R);
 
     impl<R: futures::AsyncRead + Unpin> tokio::io::AsyncRead for Compat<R> {
-        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
             let unfilled = buf.initialize_unfilled();
             match Pin::new(&mut self.0).poll_read(cx, unfilled) {
                 Poll::Ready(Ok(n)) => {
@@ -280,14 +341,16 @@ mod tokio_util_like {
 
 /// Sends the terminal size now and on every SIGWINCH.
 async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
-    let Ok(mut winch) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change()) else {
+    let Ok(mut winch) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+    else {
         return;
     };
     loop {
-        if let Ok((width, height)) = crossterm::terminal::size() {
-            if tx.send(TerminalSize { width, height }).await.is_err() {
-                return;
-            }
+        if let Ok((width, height)) = crossterm::terminal::size()
+            && tx.send(TerminalSize { width, height }).await.is_err()
+        {
+            return;
         }
         if winch.recv().await.is_none() {
             return;
@@ -323,11 +386,17 @@ fn plain_message(e: &anyhow::Error) -> String {
 }
 
 fn phase(pod: &Pod) -> &str {
-    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or_default()
+    pod.status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or_default()
 }
 
 fn container_name(pod: &Pod) -> Option<String> {
-    pod.spec.as_ref().and_then(|s| s.containers.first()).map(|c| c.name.clone())
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .map(|c| c.name.clone())
 }
 
 /// kubectl's `podRunningAndReady`: `Err(())` means the pod already completed.
@@ -429,7 +498,9 @@ mod tests {
     fn running_and_ready_needs_both() {
         let running = pod(serde_json::json!({"status": {"phase": "Running"}}));
         assert_eq!(running_and_ready(&running), Ok(false));
-        let ready = pod(serde_json::json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
+        let ready = pod(
+            serde_json::json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+        );
         assert_eq!(running_and_ready(&ready), Ok(true));
         let done = pod(serde_json::json!({"status": {"phase": "Succeeded"}}));
         assert_eq!(running_and_ready(&done), Err(()));
@@ -447,13 +518,29 @@ mod tests {
                 "state": {"terminated": {"exitCode": 3, "reason": "Error"}}
             }]}
         }));
-        let err = exit_code_of(&failed).err().expect("error");
+        let err = exit_code_of(&failed).expect_err("error");
         let exit = err.downcast_ref::<ContainerExit>().expect("container exit");
         assert_eq!(exit.code, 3);
         assert_eq!(exit.message, "pod ns/x terminated (Error)\n");
-        let unknown = pod(serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Failed"}}));
-        assert_eq!(exit_code_of(&unknown).err().map(|e| e.to_string()).as_deref(), Some("pod ns/x failed with unknown exit code"));
-        let pending = pod(serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Pending"}}));
-        assert_eq!(exit_code_of(&pending).err().map(|e| e.to_string()).as_deref(), Some("pod ns/x left in phase Pending"));
+        let unknown = pod(
+            serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Failed"}}),
+        );
+        assert_eq!(
+            exit_code_of(&unknown)
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("pod ns/x failed with unknown exit code")
+        );
+        let pending = pod(
+            serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Pending"}}),
+        );
+        assert_eq!(
+            exit_code_of(&pending)
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("pod ns/x left in phase Pending")
+        );
     }
 }

@@ -43,9 +43,14 @@ impl Target {
         if self.save_config {
             save_config(&mut obj)?;
         }
-        let dynamic: DynamicObject = serde_json::from_value(obj).context("the generated object is not a valid object")?;
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
-        let params = PostParams { dry_run: self.dry_run, field_manager: Some(self.field_manager.clone()) };
+        let dynamic: DynamicObject =
+            serde_json::from_value(obj).context("the generated object is not a valid object")?;
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
+        let params = PostParams {
+            dry_run: self.dry_run,
+            field_manager: Some(self.field_manager.clone()),
+        };
         let created = api.create(&params, &dynamic).await?;
         let object = serde_json::to_value(&created).context("unable to read the created object")?;
         Ok(Created { object, resource })
@@ -55,7 +60,10 @@ impl Target {
 /// The API resource of an object kubectl run generates, from its apiVersion and kind.
 /// Overrides may change the apiVersion (`apps/v1beta1`); the plural stays the kind's.
 pub fn resource_of(obj: &Value) -> Result<ApiResource> {
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     let plural = match kind {
         "Pod" => "pods",
@@ -83,12 +91,15 @@ pub fn resource_of(obj: &Value) -> Result<ApiResource> {
 /// last-applied annotation, as `kubectl apply` expects to find it. Go's encoder ends
 /// the document with a newline, kept for byte-compatibility with kubectl's value.
 pub fn save_config(obj: &mut Value) -> Result<()> {
-    if let Some(annotations) = obj.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
+    if let Some(annotations) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
         annotations.remove(LAST_APPLIED);
-        if annotations.is_empty() {
-            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("annotations");
-            }
+        if annotations.is_empty()
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("annotations");
         }
     }
     let mut encoded = serde_json::to_string(obj)?;
@@ -97,7 +108,9 @@ pub fn save_config(obj: &mut Value) -> Result<()> {
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
         .context("the generated object has no metadata")?;
-    let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+    let annotations = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Default::default()));
     if let Some(map) = annotations.as_object_mut() {
         map.insert(LAST_APPLIED.to_string(), Value::from(encoded));
     }
@@ -108,7 +121,9 @@ pub fn save_config(obj: &mut Value) -> Result<()> {
 /// `cronjob/v1beta1`. One request: the `batch/v1` resource list.
 pub async fn cron_job_generator(client: &Client) -> Result<RunGenerator> {
     match client.list_api_group_resources("batch/v1").await {
-        Ok(list) if list.resources.iter().any(|r| r.name == "cronjobs") => Ok(RunGenerator::CronJobV1),
+        Ok(list) if list.resources.iter().any(|r| r.name == "cronjobs") => {
+            Ok(RunGenerator::CronJobV1)
+        }
         Ok(_) => Ok(RunGenerator::CronJobV1Beta1),
         Err(kube::Error::Api(s)) if s.is_not_found() => Ok(RunGenerator::CronJobV1Beta1),
         Err(e) => Err(e).context("unable to discover the batch/v1 API"),
@@ -122,10 +137,17 @@ mod tests {
 
     #[test]
     fn resources_need_no_discovery() {
-        let r = resource_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
-        assert_eq!((r.group.as_str(), r.version.as_str(), r.plural.as_str()), ("apps", "v1", "deployments"));
+        let r =
+            resource_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
+        assert_eq!(
+            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            ("apps", "v1", "deployments")
+        );
         let r = resource_of(&json!({"apiVersion": "v1", "kind": "Pod"})).expect("known");
-        assert_eq!((r.group.as_str(), r.version.as_str(), r.plural.as_str()), ("", "v1", "pods"));
+        assert_eq!(
+            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            ("", "v1", "pods")
+        );
         assert!(resource_of(&json!({"apiVersion": "v1", "kind": "Widget"})).is_err());
     }
 
@@ -133,10 +155,19 @@ mod tests {
     fn save_config_stores_the_object_without_the_annotation() {
         let mut obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}});
         save_config(&mut obj).expect("annotated");
-        let stored = obj["metadata"]["annotations"][LAST_APPLIED].as_str().expect("string").to_string();
-        assert_eq!(stored, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n");
+        let stored = obj["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .expect("string")
+            .to_string();
+        assert_eq!(
+            stored,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n"
+        );
         // Saving again replaces the value instead of nesting it.
         save_config(&mut obj).expect("annotated");
-        assert_eq!(obj["metadata"]["annotations"][LAST_APPLIED].as_str(), Some(stored.as_str()));
+        assert_eq!(
+            obj["metadata"]["annotations"][LAST_APPLIED].as_str(),
+            Some(stored.as_str())
+        );
     }
 }

@@ -52,16 +52,25 @@ pub fn render(cmd: &clap::Command) -> String {
     let _ = write!(out, "{about}\n\nExamples:\n{EXAMPLES}\n\nOptions:\n");
     let mut args: Vec<&clap::Arg> = cmd
         .get_arguments()
-        .filter(|a| !a.is_positional() && !a.is_hide_set() && a.get_long().is_some_and(|l| l != "help"))
+        .filter(|a| {
+            !a.is_positional() && !a.is_hide_set() && a.get_long().is_some_and(|l| l != "help")
+        })
         // The global kubeconfig flags are kubectl's global options, listed by `kubectl options`.
         .filter(|a| a.get_help_heading() != Some("Global options"))
         .collect();
     args.sort_by_key(|a| a.get_long());
     for arg in args {
         let long = arg.get_long().unwrap_or_default();
-        let short = arg.get_short().map(|s| format!("-{s}, ")).unwrap_or_default();
+        let short = arg
+            .get_short()
+            .map(|s| format!("-{s}, "))
+            .unwrap_or_default();
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        let _ = write!(out, "    {short}--{long}={}:\n\t{help}\n\n", default_of(arg));
+        let _ = write!(
+            out,
+            "    {short}--{long}={}:\n\t{help}\n\n",
+            default_of(arg)
+        );
     }
     let _ = write!(
         out,
@@ -78,9 +87,22 @@ fn default_of(arg: &clap::Arg) -> String {
         ArgAction::Append => return "[]".into(),
         _ => {}
     }
-    let value = arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-    let is_number = !value.is_empty() && value.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit());
-    let is_duration = shared::flags::parse_go_duration(&value, false).is_ok() && value.ends_with('s');
+    let value = arg
+        .get_default_values()
+        .first()
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let is_number = !value.is_empty()
+        && value
+            .trim_start_matches('-')
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+    let is_duration =
+        shared::flags::parse_go_duration(&value, false).is_ok() && value.ends_with('s');
     let is_bool = value == "false" || value == "true";
-    if is_number || is_duration || is_bool { value } else { format!("'{value}'") }
+    if is_number || is_duration || is_bool {
+        value
+    } else {
+        format!("'{value}'")
+    }
 }

@@ -49,27 +49,39 @@ fn usage_exit(e: &clap::Error) -> ExitCode {
                 if flag.starts_with("--") {
                     format!("unknown flag: {flag}")
                 } else {
-                    format!("unknown shorthand flag: {:?} in {arg}", flag.trim_start_matches('-').chars().next().unwrap_or('-'))
+                    format!(
+                        "unknown shorthand flag: {:?} in {arg}",
+                        flag.trim_start_matches('-').chars().next().unwrap_or('-')
+                    )
                 }
             }
             _ => first_line(e),
         },
         ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
             let arg = match e.get(ContextKind::InvalidArg) {
-                Some(ContextValue::String(a)) => a.split([' ', '=', '[']).next().unwrap_or_default().to_string(),
+                Some(ContextValue::String(a)) => a
+                    .split([' ', '=', '['])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
                 _ => String::new(),
             };
             let value = match e.get(ContextKind::InvalidValue) {
                 Some(ContextValue::String(v)) => v.clone(),
                 _ => String::new(),
             };
-            let reason = std::error::Error::source(e).map(|s| s.to_string()).unwrap_or_else(|| first_line(e));
+            let reason = std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| first_line(e));
             format!("invalid argument {value:?} for {arg:?} flag: {reason}")
         }
         _ => first_line(e),
     };
     // cobra's own flag errors start with a capital "Error:", unlike kubectl's.
-    let _ = writeln!(std::io::stderr(), "Error: {message}\nSee '{COMMAND} --help' for usage.");
+    let _ = writeln!(
+        std::io::stderr(),
+        "Error: {message}\nSee '{COMMAND} --help' for usage."
+    );
     ExitCode::from(1)
 }
 

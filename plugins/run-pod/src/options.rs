@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use shared::cli::UsageError;
 use shared::flags::{ConfigFlags, DryRunStrategy, PrintFlags};
-use shared::generate::{self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams};
+use shared::generate::{
+    self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
+};
 
 use crate::args::{Args, Explicit};
 use crate::create::{self, Created};
@@ -116,7 +118,11 @@ impl RunPodOptions {
         let dry_run = args.dry_run.to_strategy(warnings)?;
         // Build the printer once to reject an unknown -o before anything else happens.
         args.print.to_printer("created", dry_run)?;
-        let attach = if explicit.attach { args.attach } else { args.attach || args.stdin };
+        let attach = if explicit.attach {
+            args.attach
+        } else {
+            args.attach || args.stdin
+        };
         let mut container_args = args.args;
         container_args.extend(args.dash_args);
         let params = RunParams {
@@ -183,7 +189,9 @@ impl RunPodOptions {
         }
         let timeout = self.pod_running_timeout;
         if timeout.is_zero() {
-            return Err(usage("--pod-running-timeout must be higher than zero".into()));
+            return Err(usage(
+                "--pod-running-timeout must be higher than zero".into(),
+            ));
         }
         if image.is_empty() {
             anyhow::bail!("--image is required");
@@ -193,10 +201,15 @@ impl RunPodOptions {
         }
         let p = &self.params;
         if p.tty && !p.stdin {
-            return Err(usage("-i/--stdin is required for containers with -t/--tty=true".into()));
+            return Err(usage(
+                "-i/--stdin is required for containers with -t/--tty=true".into(),
+            ));
         }
         if p.stdin && p.replicas != 1 {
-            return Err(usage(format!("-i/--stdin requires that replicas is 1, found {}", p.replicas)));
+            return Err(usage(format!(
+                "-i/--stdin requires that replicas is 1, found {}",
+                p.replicas
+            )));
         }
         if self.expose && p.port.is_empty() {
             return Err(usage("--port must be set when exposing a service".into()));
@@ -209,10 +222,15 @@ impl RunPodOptions {
         }
         .to_string();
         if restart_policy != "Always" && p.replicas != 1 {
-            return Err(usage(format!("--restart={restart_policy} requires that --replicas=1, found {}", p.replicas)));
+            return Err(usage(format!(
+                "--restart={restart_policy} requires that --replicas=1, found {}",
+                p.replicas
+            )));
         }
         if self.remove && !self.attach {
-            return Err(usage("--rm should only be used for attached containers".into()));
+            return Err(usage(
+                "--rm should only be used for attached containers".into(),
+            ));
         }
         if self.attach && self.dry_run != DryRunStrategy::None {
             return Err(usage(
@@ -225,41 +243,66 @@ impl RunPodOptions {
             other => return Err(usage(format!("invalid image pull policy: {other}"))),
         }
         let generator = match &self.generator_name {
-            Some(name) => GeneratorChoice::Explicit(name.parse().map_err(|e: generate::Error| usage(e.to_string()))?),
+            Some(name) => GeneratorChoice::Explicit(
+                name.parse()
+                    .map_err(|e: generate::Error| usage(e.to_string()))?,
+            ),
             None if !p.schedule.is_empty() => GeneratorChoice::Implicit(RunGenerator::CronJobV1),
-            None if self.replicas_explicit => GeneratorChoice::Implicit(RunGenerator::DeploymentAppsV1),
+            None if self.replicas_explicit => {
+                GeneratorChoice::Implicit(RunGenerator::DeploymentAppsV1)
+            }
             None => GeneratorChoice::Implicit(RunGenerator::RunPodV1),
         };
         let service_generator = if self.expose {
             if self.service_generator_name.is_empty() {
                 return Err(usage("No service generator specified".into()));
             }
-            self.service_generator_name.parse().map_err(|e: generate::Error| usage(e.to_string()))?
+            self.service_generator_name
+                .parse()
+                .map_err(|e: generate::Error| usage(e.to_string()))?
         } else {
             ServiceGenerator::default()
         };
-        if matches!(generator.generator(), RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1) && p.schedule.is_empty() {
+        if matches!(
+            generator.generator(),
+            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1
+        ) && p.schedule.is_empty()
+        {
             anyhow::bail!("Parameter: schedule is required");
         }
         let override_type: OverrideType = self.override_type.parse()?;
         // The pod gets the flag's value, as in kubectl; the legacy workloads keep their
         // own defaults unless --restart was typed.
-        self.params.restart = if generator.generator() == RunGenerator::RunPodV1 || self.restart_explicit {
-            restart_policy.clone()
-        } else {
-            String::new()
-        };
-        Ok(Validated { generator, service_generator, restart_policy, override_type, pod_running_timeout: timeout })
+        self.params.restart =
+            if generator.generator() == RunGenerator::RunPodV1 || self.restart_explicit {
+                restart_policy.clone()
+            } else {
+                String::new()
+            };
+        Ok(Validated {
+            generator,
+            service_generator,
+            restart_policy,
+            override_type,
+            pod_running_timeout: timeout,
+        })
     }
 
     /// The run object and, with `--expose`, the service, as they will be sent: generated,
     /// overridden, and (for a client dry run with `-n`) given the namespace.
-    pub fn build_objects(&self, v: &Validated, generator: RunGenerator, namespace: Option<&str>) -> Result<(Value, Option<Value>)> {
+    pub fn build_objects(
+        &self,
+        v: &Validated,
+        generator: RunGenerator,
+        namespace: Option<&str>,
+    ) -> Result<(Value, Option<Value>)> {
         let mut obj = generator.generate(&self.params)?;
         obj = generate::apply_overrides(obj, &self.overrides, v.override_type)?;
         let mut service = None;
         if self.expose {
-            let mut svc = v.service_generator.generate(&ServiceParams::for_run(&self.params))?;
+            let mut svc = v
+                .service_generator
+                .generate(&ServiceParams::for_run(&self.params))?;
             // kubectl applies --service-overrides as a merge patch.
             svc = generate::apply_overrides(svc, &self.service_overrides, OverrideType::Merge)?;
             service = Some(svc);
@@ -278,7 +321,11 @@ impl RunPodOptions {
     pub fn run(self, v: Validated, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
         if self.dry_run == DryRunStrategy::Client {
             let (namespace, enforce) = offline_namespace(&self.config)?;
-            let (obj, service) = self.build_objects(&v, v.generator.generator(), enforce.then_some(namespace.as_str()))?;
+            let (obj, service) = self.build_objects(
+                &v,
+                v.generator.generator(),
+                enforce.then_some(namespace.as_str()),
+            )?;
             let (mut obj, mut service) = (obj, service);
             for o in std::iter::once(&mut obj).chain(service.as_mut()) {
                 with_go_zero_values(o);
@@ -301,10 +348,19 @@ impl RunPodOptions {
     /// kubectl run prints an extra `---` after the service in YAML output, on top of
     /// the YAML printer's own separator; kept for byte-identical output.
     fn yaml_separator(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.print.is_yaml() { out.write_all(b"---\n") } else { Ok(()) }
+        if self.print.is_yaml() {
+            out.write_all(b"---\n")
+        } else {
+            Ok(())
+        }
     }
 
-    async fn run_online(self, v: Validated, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
+    async fn run_online(
+        self,
+        v: Validated,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Result<ExitCode> {
         let config = self.config.to_config().await?;
         let (namespace, _enforce) = self.config.namespace_of(&config);
         shared::cli::install_crypto_provider();
@@ -391,7 +447,10 @@ pub fn with_go_zero_values(obj: &mut Value) {
     }
     fn stamp_under(parent: Option<&mut Value>) {
         if let Some(map) = parent.and_then(Value::as_object_mut) {
-            stamp(map.entry("metadata").or_insert_with(|| Value::Object(Default::default())));
+            stamp(
+                map.entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default())),
+            );
         }
     }
     if let Some(meta) = obj.get_mut("metadata") {

@@ -11,7 +11,9 @@ pub fn parse_go_bool(value: &str) -> Result<bool, String> {
     match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        other => Err(format!("strconv.ParseBool: parsing {other:?}: invalid syntax")),
+        other => Err(format!(
+            "strconv.ParseBool: parsing {other:?}: invalid syntax"
+        )),
     }
 }
 
@@ -27,6 +29,9 @@ mod tests {
         for f in ["0", "f", "F", "FALSE", "false", "False"] {
             assert_eq!(parse_go_bool(f), Ok(false));
         }
-        assert_eq!(parse_go_bool("maybe"), Err("strconv.ParseBool: parsing \"maybe\": invalid syntax".into()));
+        assert_eq!(
+            parse_go_bool("maybe"),
+            Err("strconv.ParseBool: parsing \"maybe\": invalid syntax".into())
+        );
     }
 }

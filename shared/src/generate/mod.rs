@@ -83,10 +83,20 @@ pub enum RunGenerator {
 
 impl RunGenerator {
     /// Every run generator, in the order their names are listed.
-    pub const ALL: [RunGenerator; 5] =
-        [Self::RunPodV1, Self::DeploymentAppsV1, Self::JobV1, Self::CronJobV1, Self::CronJobV1Beta1];
-    const NAMES: &'static [&'static str] =
-        &["run-pod/v1", "deployment/apps.v1", "job/v1", "cronjob/v1", "cronjob/v1beta1"];
+    pub const ALL: [RunGenerator; 5] = [
+        Self::RunPodV1,
+        Self::DeploymentAppsV1,
+        Self::JobV1,
+        Self::CronJobV1,
+        Self::CronJobV1Beta1,
+    ];
+    const NAMES: &'static [&'static str] = &[
+        "run-pod/v1",
+        "deployment/apps.v1",
+        "job/v1",
+        "cronjob/v1",
+        "cronjob/v1beta1",
+    ];
 
     /// The name used with `--generator`.
     pub fn name(self) -> &'static str {
@@ -140,7 +150,10 @@ impl FromStr for RunGenerator {
         Self::ALL
             .into_iter()
             .find(|g| g.name() == s)
-            .ok_or_else(|| Error::UnknownGenerator { name: s.to_string(), valid: Self::NAMES })
+            .ok_or_else(|| Error::UnknownGenerator {
+                name: s.to_string(),
+                valid: Self::NAMES,
+            })
     }
 }
 
@@ -173,7 +186,10 @@ impl FromStr for ServiceGenerator {
         match s {
             "service/v2" => Ok(Self::V2),
             "service/v1" => Ok(Self::V1),
-            other => Err(Error::UnknownGenerator { name: other.to_string(), valid: Self::NAMES }),
+            other => Err(Error::UnknownGenerator {
+                name: other.to_string(),
+                valid: Self::NAMES,
+            }),
         }
     }
 }

@@ -48,16 +48,18 @@ pub fn apply_overrides(obj: Value, overrides: &str, kind: OverrideType) -> Resul
     match kind {
         OverrideType::Merge => {
             // kubectl's json-patch library reports any unparsable fragment this way.
-            let patch: Value = serde_json::from_str(overrides).map_err(|_| Error::Invalid("Invalid JSON Patch".into()))?;
+            let patch: Value = serde_json::from_str(overrides)
+                .map_err(|_| Error::Invalid("Invalid JSON Patch".into()))?;
             json_patch::merge(&mut doc, &patch);
         }
         OverrideType::Json => {
-            let patch: json_patch::Patch =
-                serde_json::from_str(overrides).map_err(|e| Error::Invalid(format!("invalid JSON patch: {e}")))?;
+            let patch: json_patch::Patch = serde_json::from_str(overrides)
+                .map_err(|e| Error::Invalid(format!("invalid JSON patch: {e}")))?;
             json_patch::patch(&mut doc, &patch).map_err(|e| Error::Invalid(e.to_string()))?;
         }
         OverrideType::Strategic => {
-            let patch: Value = serde_json::from_str(overrides).map_err(|_| Error::Invalid("Invalid JSON Patch".into()))?;
+            let patch: Value = serde_json::from_str(overrides)
+                .map_err(|_| Error::Invalid("Invalid JSON Patch".into()))?;
             if !patch.is_object() {
                 return Err(Error::Invalid("Invalid JSON Patch".into()));
             }
@@ -70,13 +72,25 @@ pub fn apply_overrides(obj: Value, overrides: &str, kind: OverrideType) -> Resul
 /// Checks `apiVersion` and `kind` as kubectl's decoder does (same messages), then
 /// round-trips the kinds `run-pod` generates through their typed form.
 pub fn normalize(obj: Value) -> Result<Value, Error> {
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string();
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     if api_version.is_empty() {
-        return Err(Error::Invalid(format!("Object 'apiVersion' is missing in '{obj}'")));
+        return Err(Error::Invalid(format!(
+            "Object 'apiVersion' is missing in '{obj}'"
+        )));
     }
     if kind.is_empty() {
-        return Err(Error::Invalid(format!("Object 'Kind' is missing in '{obj}'")));
+        return Err(Error::Invalid(format!(
+            "Object 'Kind' is missing in '{obj}'"
+        )));
     }
     use k8s_openapi::api;
     match (api_version.as_str(), kind.as_str()) {
@@ -99,6 +113,7 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
 }
 
 fn round_trip<K: DeserializeOwned + Serialize>(obj: Value) -> Result<Value, Error> {
-    let typed: K = serde_json::from_value(obj).map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
+    let typed: K = serde_json::from_value(obj)
+        .map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
     serde_json::to_value(&typed).map_err(Error::Serialize)
 }

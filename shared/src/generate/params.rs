@@ -61,7 +61,13 @@ pub struct RunParams {
 impl RunParams {
     /// Parameters for a pod `name` running `image`, every other field at its default.
     pub fn new(name: impl Into<String>, image: impl Into<String>) -> Self {
-        Self { name: name.into(), image: image.into(), host_port: -1, replicas: 1, ..Default::default() }
+        Self {
+            name: name.into(),
+            image: image.into(),
+            host_port: -1,
+            replicas: 1,
+            ..Default::default()
+        }
     }
 
     /// `--labels`, or `run=NAME` when empty.
@@ -86,7 +92,11 @@ impl RunParams {
 
     /// `--port` as a number, `None` when not given.
     pub fn port(&self) -> Result<Option<i32>, Error> {
-        if self.port.is_empty() { Ok(None) } else { atoi(&self.port).map(Some) }
+        if self.port.is_empty() {
+            Ok(None)
+        } else {
+            atoi(&self.port).map(Some)
+        }
     }
 
     /// `--requests` as a resource list, `None` when empty.
@@ -134,7 +144,10 @@ pub fn parse_pairs(pairs: &[String], kind: &str) -> Result<BTreeMap<String, Stri
         }
     }
     if !invalid.is_empty() {
-        return Err(Error::Invalid(format!("invalid {kind} format: {}", invalid.join(", "))));
+        return Err(Error::Invalid(format!(
+            "invalid {kind} format: {}",
+            invalid.join(", ")
+        )));
     }
     Ok(map)
 }
@@ -151,15 +164,24 @@ pub fn parse_env(entries: &[String]) -> Result<Vec<EnvVar>, Error> {
             if !is_env_var_name(name) {
                 return Err(invalid());
             }
-            Ok(EnvVar { name: name.to_string(), value: Some(value.to_string()), value_from: None })
+            Ok(EnvVar {
+                name: name.to_string(),
+                value: Some(value.to_string()),
+                value_from: None,
+            })
         })
         .collect()
 }
 
 fn is_env_var_name(name: &str) -> bool {
     let mut chars = name.chars();
-    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || "-._".contains(c));
-    first_ok && chars.all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)) && name != "." && !name.starts_with("..")
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || "-._".contains(c));
+    first_ok
+        && chars.all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+        && name != "."
+        && !name.starts_with("..")
 }
 
 /// Parses `cpu=100m,memory=256Mi` into a resource list, validating each quantity;
@@ -172,7 +194,9 @@ pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, Quantit
     for statement in spec.split(',') {
         let mut parts = statement.split('=');
         let (Some(name), Some(quantity), None) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(Error::Invalid(format!("Invalid argument syntax {statement}, expected <resource>=<value>")));
+            return Err(Error::Invalid(format!(
+                "Invalid argument syntax {statement}, expected <resource>=<value>"
+            )));
         };
         validate_quantity(quantity)?;
         list.insert(name.to_string(), Quantity(quantity.to_string()));
@@ -185,7 +209,10 @@ pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, Quantit
 pub fn atoi(s: &str) -> Result<i32, Error> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(Error::Invalid(format!("strconv.Atoi: parsing {s:?}: invalid syntax")));
+        return Err(Error::Invalid(format!(
+            "strconv.Atoi: parsing {s:?}: invalid syntax"
+        )));
     }
-    s.parse::<i32>().map_err(|_| Error::Invalid(format!("strconv.Atoi: parsing {s:?}: value out of range")))
+    s.parse::<i32>()
+        .map_err(|_| Error::Invalid(format!("strconv.Atoi: parsing {s:?}: value out of range")))
 }

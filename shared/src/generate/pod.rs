@@ -1,7 +1,9 @@
 //! `run-pod/v1`: the Pod that `kubectl run` creates, and the pod spec the legacy
 //! workload generators wrap in a template.
 
-use k8s_openapi::api::core::v1::{Container, ContainerPort, Pod, PodSpec, PodStatus, ResourceRequirements, SecurityContext};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, Pod, PodSpec, PodStatus, ResourceRequirements, SecurityContext,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{Error, RunParams};
@@ -35,7 +37,11 @@ pub fn pod(params: &RunParams) -> Result<Pod, Error> {
 
 /// `--restart` if given, else the generator's default.
 pub(super) fn restart_or(params: &RunParams, default: &str) -> String {
-    if params.restart.is_empty() { default.to_string() } else { params.restart.clone() }
+    if params.restart.is_empty() {
+        default.to_string()
+    } else {
+        params.restart.clone()
+    }
 }
 
 /// The pod spec with its single container: image, stdin/tty, resources, security
@@ -53,12 +59,18 @@ pub(super) fn pod_spec(
         stdin: params.stdin.then_some(true),
         stdin_once: (params.stdin && !params.leave_stdin_open).then_some(true),
         tty: params.tty.then_some(true),
-        resources: Some(ResourceRequirements { limits, requests, ..Default::default() }),
-        security_context: params
-            .privileged
-            .then(|| SecurityContext { privileged: Some(true), ..Default::default() }),
+        resources: Some(ResourceRequirements {
+            limits,
+            requests,
+            ..Default::default()
+        }),
+        security_context: params.privileged.then(|| SecurityContext {
+            privileged: Some(true),
+            ..Default::default()
+        }),
         env,
-        image_pull_policy: (!params.image_pull_policy.is_empty()).then(|| params.image_pull_policy.clone()),
+        image_pull_policy: (!params.image_pull_policy.is_empty())
+            .then(|| params.image_pull_policy.clone()),
         ..Default::default()
     };
     if !params.args.is_empty() {
@@ -70,7 +82,9 @@ pub(super) fn pod_spec(
     }
     let port = params.port()?;
     if params.host_port > 0 && port.is_none() {
-        return Err(Error::Invalid("--hostport requires --port to be specified".into()));
+        return Err(Error::Invalid(
+            "--hostport requires --port to be specified".into(),
+        ));
     }
     if let Some(port) = port {
         container.ports = Some(vec![ContainerPort {
@@ -81,7 +95,8 @@ pub(super) fn pod_spec(
     }
     Ok(PodSpec {
         containers: vec![container],
-        service_account_name: (!params.service_account.is_empty()).then(|| params.service_account.clone()),
+        service_account_name: (!params.service_account.is_empty())
+            .then(|| params.service_account.clone()),
         ..Default::default()
     })
 }

@@ -11,7 +11,9 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {
     /// The overall shape is wrong.
-    #[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+    #[error(
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )]
     FormatWrong,
     /// The number before the suffix is not a decimal number.
     #[error("unable to parse numeric part of quantity")]
@@ -98,7 +100,9 @@ fn valid_suffix(suffix: &str) -> bool {
             // A decimal exponent: `e3`, `E-2`; Go parses it as an int.
             Some(exp) if !exp.is_empty() => {
                 let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-                !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) && exp.parse::<i64>().is_ok()
+                !digits.is_empty()
+                    && digits.bytes().all(|c| c.is_ascii_digit())
+                    && exp.parse::<i64>().is_ok()
             }
             _ => false,
         },
@@ -121,7 +125,10 @@ mod tests {
 
     #[test]
     fn valid_quantities() {
-        for ok in ["0", "1", "100m", "256Mi", "1.5", "1.5Gi", "+1", "-1", ".5", "1.", "1e3", "1E-3", "2k", "10n", "000"] {
+        for ok in [
+            "0", "1", "100m", "256Mi", "1.5", "1.5Gi", "+1", "-1", ".5", "1.", "1e3", "1E-3", "2k",
+            "10n", "000",
+        ] {
             assert_eq!(validate_quantity(ok), Ok(()), "{ok}");
         }
     }

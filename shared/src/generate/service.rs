@@ -1,7 +1,9 @@
 //! `service/v2` (and `service/v1`): the ClusterIP Service of `kubectl run --expose`,
 //! kubectl's expose generator reduced to what `run` passes it.
 
-use k8s_openapi::api::core::v1::{LoadBalancerStatus, Service, ServicePort, ServiceSpec, ServiceStatus};
+use k8s_openapi::api::core::v1::{
+    LoadBalancerStatus, Service, ServicePort, ServiceSpec, ServiceStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -26,8 +28,18 @@ pub struct ServiceParams {
 impl ServiceParams {
     /// What `kubectl run --expose` passes: the service selects the run labels.
     pub fn for_run(run: &RunParams) -> Self {
-        let selector = if run.labels.is_empty() { format!("run={}", run.name) } else { run.labels.clone() };
-        Self { name: run.name.clone(), selector, labels: run.labels.clone(), port: run.port.clone(), port_name: None }
+        let selector = if run.labels.is_empty() {
+            format!("run={}", run.name)
+        } else {
+            run.labels.clone()
+        };
+        Self {
+            name: run.name.clone(),
+            selector,
+            labels: run.labels.clone(),
+            port: run.port.clone(),
+            port_name: None,
+        }
     }
 }
 
@@ -39,18 +51,28 @@ pub fn service(params: &ServiceParams) -> Result<Service, Error> {
         return Err(Error::Invalid("'selector' is a required parameter".into()));
     }
     let selector = parse_labels(&params.selector)?;
-    let labels = if params.labels.is_empty() { None } else { Some(parse_labels(&params.labels)?) };
+    let labels = if params.labels.is_empty() {
+        None
+    } else {
+        Some(parse_labels(&params.labels)?)
+    };
     if params.name.is_empty() {
         return Err(Error::Invalid("'name' is a required parameter".into()));
     }
     if params.port.is_empty() {
-        return Err(Error::Invalid("'ports' or 'port' is a required parameter".into()));
+        return Err(Error::Invalid(
+            "'ports' or 'port' is a required parameter".into(),
+        ));
     }
     let specs: Vec<&str> = params.port.split(',').collect();
     let mut ports = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
         let port = atoi(spec)?;
-        let name = if specs.len() > 1 { Some(format!("port-{}", i + 1)) } else { params.port_name.clone() };
+        let name = if specs.len() > 1 {
+            Some(format!("port-{}", i + 1))
+        } else {
+            params.port_name.clone()
+        };
         ports.push(ServicePort {
             name,
             port,
@@ -60,8 +82,19 @@ pub fn service(params: &ServiceParams) -> Result<Service, Error> {
         });
     }
     Ok(Service {
-        metadata: ObjectMeta { name: Some(params.name.clone()), labels, ..Default::default() },
-        spec: Some(ServiceSpec { selector: Some(selector), ports: Some(ports), ..Default::default() }),
-        status: Some(ServiceStatus { load_balancer: Some(LoadBalancerStatus::default()), ..Default::default() }),
+        metadata: ObjectMeta {
+            name: Some(params.name.clone()),
+            labels,
+            ..Default::default()
+        },
+        spec: Some(ServiceSpec {
+            selector: Some(selector),
+            ports: Some(ports),
+            ..Default::default()
+        }),
+        status: Some(ServiceStatus {
+            load_balancer: Some(LoadBalancerStatus::default()),
+            ..Default::default()
+        }),
     })
 }

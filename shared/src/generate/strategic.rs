@@ -20,7 +20,12 @@ use super::Error;
 /// from service ports.
 fn merge_key(field: &str, elements: &[Value]) -> Option<&'static str> {
     Some(match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "env" | "volumes" | "imagePullSecrets" => "name",
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets" => "name",
         "volumeMounts" => "mountPath",
         "volumeDevices" => "devicePath",
         "hostAliases" => "ip",
@@ -61,7 +66,11 @@ fn merge_map(target: &mut Map<String, Value>, patch: &Map<String, Value>) -> Res
             return Ok(());
         }
         Some("merge") | None => {}
-        Some(other) => return Err(Error::Invalid(format!("Unknown patch type: {other} in map: {patch:?}"))),
+        Some(other) => {
+            return Err(Error::Invalid(format!(
+                "Unknown patch type: {other} in map: {patch:?}"
+            )));
+        }
     }
     if let Some(retain) = patch.get("$retainKeys").and_then(Value::as_array) {
         let keep: Vec<&str> = retain.iter().filter_map(Value::as_str).collect();
@@ -88,7 +97,12 @@ fn merge_map(target: &mut Map<String, Value>, patch: &Map<String, Value>) -> Res
             Value::Array(p) => {
                 let merged = match (merge_key(key, p), target.get_mut(key)) {
                     (Some(mk), Some(Value::Array(t))) => merge_list(std::mem::take(t), p, mk)?,
-                    _ => p.iter().filter(|e| !is_delete(e)).cloned().map(strip_directives).collect(),
+                    _ => p
+                        .iter()
+                        .filter(|e| !is_delete(e))
+                        .cloned()
+                        .map(strip_directives)
+                        .collect(),
                 };
                 target.insert(key.clone(), Value::Array(merged));
             }
@@ -102,7 +116,10 @@ fn merge_map(target: &mut Map<String, Value>, patch: &Map<String, Value>) -> Res
 
 fn merge_list(mut target: Vec<Value>, patch: &[Value], key: &str) -> Result<Vec<Value>, Error> {
     // `[{"$patch": "replace"}, …]` replaces the whole list with the other elements.
-    if patch.iter().any(|e| e.get("$patch").and_then(Value::as_str) == Some("replace")) {
+    if patch
+        .iter()
+        .any(|e| e.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
         return Ok(patch
             .iter()
             .filter(|e| e.get("$patch").is_none())
@@ -119,7 +136,9 @@ fn merge_list(mut target: Vec<Value>, patch: &[Value], key: &str) -> Result<Vec<
             continue;
         };
         let Some(id) = map.get(key) else {
-            return Err(Error::Invalid(format!("map: {element} does not contain declared merge key: {key}")));
+            return Err(Error::Invalid(format!(
+                "map: {element} does not contain declared merge key: {key}"
+            )));
         };
         let position = target.iter().position(|t| t.get(key) == Some(id));
         match (position, is_delete(element)) {

@@ -34,7 +34,9 @@ fn full_params() -> RunParams {
 
 #[test]
 fn default_pod_is_kubectls() {
-    let obj = RunGenerator::RunPodV1.generate(&RunParams::new("x", "nginx")).expect("pod");
+    let obj = RunGenerator::RunPodV1
+        .generate(&RunParams::new("x", "nginx"))
+        .expect("pod");
     assert_eq!(
         obj,
         json!({
@@ -53,7 +55,9 @@ fn default_pod_is_kubectls() {
 
 #[test]
 fn pod_with_every_parameter() {
-    let obj = RunGenerator::RunPodV1.generate(&full_params()).expect("pod");
+    let obj = RunGenerator::RunPodV1
+        .generate(&full_params())
+        .expect("pod");
     assert_eq!(
         obj,
         json!({
@@ -105,8 +109,14 @@ fn args_without_command_and_stdin_left_open() {
 
 #[test]
 fn deployment_golden() {
-    let params = RunParams { replicas: 3, port: "80".into(), ..RunParams::new("web", "nginx") };
-    let obj = RunGenerator::DeploymentAppsV1.generate(&params).expect("deployment");
+    let params = RunParams {
+        replicas: 3,
+        port: "80".into(),
+        ..RunParams::new("web", "nginx")
+    };
+    let obj = RunGenerator::DeploymentAppsV1
+        .generate(&params)
+        .expect("deployment");
     assert_eq!(
         obj,
         json!({
@@ -131,7 +141,9 @@ fn deployment_golden() {
 
 #[test]
 fn job_golden() {
-    let obj = RunGenerator::JobV1.generate(&RunParams::new("pi", "perl")).expect("job");
+    let obj = RunGenerator::JobV1
+        .generate(&RunParams::new("pi", "perl"))
+        .expect("job");
     assert_eq!(
         obj,
         json!({
@@ -152,7 +164,10 @@ fn job_golden() {
 
 #[test]
 fn cron_jobs_in_both_versions() {
-    let params = RunParams { schedule: "*/5 * * * *".into(), ..RunParams::new("tick", "busybox") };
+    let params = RunParams {
+        schedule: "*/5 * * * *".into(),
+        ..RunParams::new("tick", "busybox")
+    };
     let expected = |api_version: &str| {
         json!({
             "apiVersion": api_version,
@@ -172,14 +187,27 @@ fn cron_jobs_in_both_versions() {
             "status": {}
         })
     };
-    assert_eq!(RunGenerator::CronJobV1.generate(&params).expect("v1"), expected("batch/v1"));
-    assert_eq!(RunGenerator::CronJobV1Beta1.generate(&params).expect("v1beta1"), expected("batch/v1beta1"));
+    assert_eq!(
+        RunGenerator::CronJobV1.generate(&params).expect("v1"),
+        expected("batch/v1")
+    );
+    assert_eq!(
+        RunGenerator::CronJobV1Beta1
+            .generate(&params)
+            .expect("v1beta1"),
+        expected("batch/v1beta1")
+    );
 }
 
 #[test]
 fn services_for_expose() {
-    let run = RunParams { port: "80".into(), ..RunParams::new("x", "nginx") };
-    let v2 = ServiceGenerator::V2.generate(&ServiceParams::for_run(&run)).expect("service");
+    let run = RunParams {
+        port: "80".into(),
+        ..RunParams::new("x", "nginx")
+    };
+    let v2 = ServiceGenerator::V2
+        .generate(&ServiceParams::for_run(&run))
+        .expect("service");
     assert_eq!(
         v2,
         json!({
@@ -193,8 +221,13 @@ fn services_for_expose() {
             "status": {"loadBalancer": {}}
         })
     );
-    let labelled = RunParams { labels: "app=x".into(), ..run };
-    let v1 = ServiceGenerator::V1.generate(&ServiceParams::for_run(&labelled)).expect("service");
+    let labelled = RunParams {
+        labels: "app=x".into(),
+        ..run
+    };
+    let v1 = ServiceGenerator::V1
+        .generate(&ServiceParams::for_run(&labelled))
+        .expect("service");
     assert_eq!(v1["metadata"]["labels"], json!({"app": "x"}));
     assert_eq!(v1["spec"]["selector"], json!({"app": "x"}));
     assert_eq!(v1["spec"]["ports"][0]["name"], "default");
@@ -206,13 +239,21 @@ fn generator_names() {
         assert_eq!(g.name().parse::<RunGenerator>().expect("round trip"), g);
     }
     assert_eq!(
-        "run/v1".parse::<RunGenerator>().err().map(|e| e.to_string()).as_deref(),
+        "run/v1"
+            .parse::<RunGenerator>()
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
         Some(
             "generator \"run/v1\" not found; valid generators are: run-pod/v1, deployment/apps.v1, job/v1, cronjob/v1, cronjob/v1beta1"
         )
     );
     assert_eq!(
-        "service/v3".parse::<ServiceGenerator>().err().map(|e| e.to_string()).as_deref(),
+        "service/v3"
+            .parse::<ServiceGenerator>()
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
         Some("generator \"service/v3\" not found; valid generators are: service/v2, service/v1")
     );
 }
@@ -225,19 +266,52 @@ fn parameter_messages_are_kubectls() {
         err(RunGenerator::RunPodV1.generate(&p))
     };
     assert_eq!(pod(|p| p.env = vec!["FOO".into()]), "invalid env: FOO");
-    assert_eq!(pod(|p| p.env = vec!["1FOO=bar".into()]), "invalid env: 1FOO=bar");
+    assert_eq!(
+        pod(|p| p.env = vec!["1FOO=bar".into()]),
+        "invalid env: 1FOO=bar"
+    );
     assert_eq!(pod(|p| p.env = vec!["=bar".into()]), "invalid env: =bar");
     assert_eq!(pod(|p| p.env = vec!["..a=b".into()]), "invalid env: ..a=b");
-    assert_eq!(pod(|p| p.labels = "foo".into()), "unexpected label spec: foo");
-    assert_eq!(pod(|p| p.labels = "a=b=c".into()), "unexpected label spec: a=b=c");
-    assert_eq!(pod(|p| p.labels = "=v".into()), "unexpected empty label key");
-    assert_eq!(pod(|p| p.annotations = vec!["foo".into(), "a=b".into(), "bar".into()]), "invalid annotations format: foo, bar");
-    assert_eq!(pod(|p| p.port = "abc".into()), "strconv.Atoi: parsing \"abc\": invalid syntax");
-    assert_eq!(pod(|p| p.port = "99999999999".into()), "strconv.Atoi: parsing \"99999999999\": value out of range");
-    assert_eq!(pod(|p| p.host_port = 8080), "--hostport requires --port to be specified");
-    assert_eq!(pod(|p| p.requests = "cpu".into()), "Invalid argument syntax cpu, expected <resource>=<value>");
-    assert_eq!(pod(|p| p.limits = "cpu=1x".into()), QuantityError::FormatWrong.to_string());
-    assert_eq!(pod(|p| p.limits = "memory=1kk".into()), "unable to parse quantity's suffix");
+    assert_eq!(
+        pod(|p| p.labels = "foo".into()),
+        "unexpected label spec: foo"
+    );
+    assert_eq!(
+        pod(|p| p.labels = "a=b=c".into()),
+        "unexpected label spec: a=b=c"
+    );
+    assert_eq!(
+        pod(|p| p.labels = "=v".into()),
+        "unexpected empty label key"
+    );
+    assert_eq!(
+        pod(|p| p.annotations = vec!["foo".into(), "a=b".into(), "bar".into()]),
+        "invalid annotations format: foo, bar"
+    );
+    assert_eq!(
+        pod(|p| p.port = "abc".into()),
+        "strconv.Atoi: parsing \"abc\": invalid syntax"
+    );
+    assert_eq!(
+        pod(|p| p.port = "99999999999".into()),
+        "strconv.Atoi: parsing \"99999999999\": value out of range"
+    );
+    assert_eq!(
+        pod(|p| p.host_port = 8080),
+        "--hostport requires --port to be specified"
+    );
+    assert_eq!(
+        pod(|p| p.requests = "cpu".into()),
+        "Invalid argument syntax cpu, expected <resource>=<value>"
+    );
+    assert_eq!(
+        pod(|p| p.limits = "cpu=1x".into()),
+        QuantityError::FormatWrong.to_string()
+    );
+    assert_eq!(
+        pod(|p| p.limits = "memory=1kk".into()),
+        "unable to parse quantity's suffix"
+    );
     // Precedence follows kubectl: env before labels before resources before ports.
     assert_eq!(
         pod(|p| {
@@ -257,7 +331,9 @@ fn parameter_messages_are_kubectls() {
 
 #[test]
 fn merge_overrides() {
-    let pod = RunGenerator::RunPodV1.generate(&RunParams::new("x", "nginx")).expect("pod");
+    let pod = RunGenerator::RunPodV1
+        .generate(&RunParams::new("x", "nginx"))
+        .expect("pod");
     let out = apply_overrides(
         pod.clone(),
         r#"{"apiVersion": "v1", "spec": {"nodeName": "n1", "dnsPolicy": null}, "unknownField": 1}"#,
@@ -268,16 +344,38 @@ fn merge_overrides() {
     assert!(out["spec"].get("dnsPolicy").is_none());
     // Decoding through the typed Pod drops fields the type does not know, as kubectl does.
     assert!(out.get("unknownField").is_none());
-    assert_eq!(err(apply_overrides(pod.clone(), "{bad", OverrideType::Merge)), "Invalid JSON Patch");
-    let missing = err(apply_overrides(pod.clone(), r#"{"apiVersion": null}"#, OverrideType::Merge));
-    assert!(missing.starts_with("Object 'apiVersion' is missing in '{"), "{missing}");
-    assert_eq!(apply_overrides(pod.clone(), "", OverrideType::Merge).expect("unchanged"), pod);
-    assert_eq!("foo".parse::<OverrideType>().err().map(|e| e.to_string()).as_deref(), Some("invalid override type: foo"));
+    assert_eq!(
+        err(apply_overrides(pod.clone(), "{bad", OverrideType::Merge)),
+        "Invalid JSON Patch"
+    );
+    let missing = err(apply_overrides(
+        pod.clone(),
+        r#"{"apiVersion": null}"#,
+        OverrideType::Merge,
+    ));
+    assert!(
+        missing.starts_with("Object 'apiVersion' is missing in '{"),
+        "{missing}"
+    );
+    assert_eq!(
+        apply_overrides(pod.clone(), "", OverrideType::Merge).expect("unchanged"),
+        pod
+    );
+    assert_eq!(
+        "foo"
+            .parse::<OverrideType>()
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
+        Some("invalid override type: foo")
+    );
 }
 
 #[test]
 fn json_patch_overrides() {
-    let pod = RunGenerator::RunPodV1.generate(&RunParams::new("x", "nginx")).expect("pod");
+    let pod = RunGenerator::RunPodV1
+        .generate(&RunParams::new("x", "nginx"))
+        .expect("pod");
     let out = apply_overrides(
         pod.clone(),
         r#"[{"op": "replace", "path": "/spec/containers/0/image", "value": "busybox"}]"#,
@@ -285,13 +383,21 @@ fn json_patch_overrides() {
     )
     .expect("patched");
     assert_eq!(out["spec"]["containers"][0]["image"], "busybox");
-    let bad = err(apply_overrides(pod, r#"[{"op": "remove", "path": "/spec/nothing"}]"#, OverrideType::Json));
+    let bad = err(apply_overrides(
+        pod,
+        r#"[{"op": "remove", "path": "/spec/nothing"}]"#,
+        OverrideType::Json,
+    ));
     assert!(!bad.is_empty());
 }
 
 #[test]
 fn strategic_overrides_merge_containers_by_name() {
-    let params = RunParams { env: vec!["A=1".into()], port: "80".into(), ..RunParams::new("x", "nginx") };
+    let params = RunParams {
+        env: vec!["A=1".into()],
+        port: "80".into(),
+        ..RunParams::new("x", "nginx")
+    };
     let pod = RunGenerator::RunPodV1.generate(&params).expect("pod");
     let patch = r#"{"spec": {"containers": [
         {"name": "x", "env": [{"name": "B", "value": "2"}], "ports": [{"containerPort": 80, "name": "http"}]},
@@ -299,10 +405,22 @@ fn strategic_overrides_merge_containers_by_name() {
     ]}}"#;
     let out = apply_overrides(pod.clone(), patch, OverrideType::Strategic).expect("merged");
     let containers = &out["spec"]["containers"];
-    assert_eq!(containers[0]["image"], "nginx", "the generated container is kept, not replaced");
-    assert_eq!(containers[0]["env"], json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]));
-    assert_eq!(containers[0]["ports"], json!([{"containerPort": 80, "name": "http"}]));
-    assert_eq!(containers[1], json!({"image": "busybox", "name": "sidecar"}));
+    assert_eq!(
+        containers[0]["image"], "nginx",
+        "the generated container is kept, not replaced"
+    );
+    assert_eq!(
+        containers[0]["env"],
+        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+    );
+    assert_eq!(
+        containers[0]["ports"],
+        json!([{"containerPort": 80, "name": "http"}])
+    );
+    assert_eq!(
+        containers[1],
+        json!({"image": "busybox", "name": "sidecar"})
+    );
 
     // A merge patch replaces the list instead.
     let merged = apply_overrides(pod.clone(), patch, OverrideType::Merge).expect("merged");
@@ -323,13 +441,21 @@ fn strategic_overrides_merge_containers_by_name() {
         OverrideType::Strategic,
     )
     .expect("replaced");
-    assert_eq!(out["spec"]["containers"], json!([{"image": "busybox", "name": "only"}]));
+    assert_eq!(
+        out["spec"]["containers"],
+        json!([{"image": "busybox", "name": "only"}])
+    );
 }
 
 #[test]
 fn strategic_merge_rejects_elements_without_their_key() {
     let mut doc = json!({"spec": {"containers": [{"name": "x"}]}});
     let patch = json!({"spec": {"containers": [{"image": "y"}]}});
-    let e = strategic_merge(&mut doc, &patch).err().map(|e| e.to_string());
-    assert_eq!(e.as_deref(), Some("map: {\"image\":\"y\"} does not contain declared merge key: name"));
+    let e = strategic_merge(&mut doc, &patch)
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        e.as_deref(),
+        Some("map: {\"image\":\"y\"} does not contain declared merge key: name")
+    );
 }

@@ -3,8 +3,12 @@
 //! variant is produced from it by [`super::generate`], since the two versions agree on
 //! every field set here and k8s-openapi no longer has the v1beta1 type).
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus, DeploymentStrategy};
-use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, CronJobStatus, Job, JobSpec, JobStatus, JobTemplateSpec};
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, DeploymentStatus, DeploymentStrategy,
+};
+use k8s_openapi::api::batch::v1::{
+    CronJob, CronJobSpec, CronJobStatus, Job, JobSpec, JobStatus, JobTemplateSpec,
+};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
@@ -13,17 +17,28 @@ use super::{Error, RunParams};
 
 /// The pod template shared by the three kinds: the run labels (and annotations) on
 /// the template, and the run pod spec.
-fn template(params: &RunParams, restart_policy: Option<String>) -> Result<(PodTemplateSpec, ObjectMeta), Error> {
+fn template(
+    params: &RunParams,
+    restart_policy: Option<String>,
+) -> Result<(PodTemplateSpec, ObjectMeta), Error> {
     let env = params.env()?;
     let annotations = params.annotations()?;
     let labels = params.labels()?;
     let mut spec = pod_spec(params, env)?;
     spec.restart_policy = restart_policy;
     let template = PodTemplateSpec {
-        metadata: Some(ObjectMeta { labels: Some(labels.clone()), annotations, ..Default::default() }),
+        metadata: Some(ObjectMeta {
+            labels: Some(labels.clone()),
+            annotations,
+            ..Default::default()
+        }),
         spec: Some(spec),
     };
-    let meta = ObjectMeta { name: Some(params.name.clone()), labels: Some(labels), ..Default::default() };
+    let meta = ObjectMeta {
+        name: Some(params.name.clone()),
+        labels: Some(labels),
+        ..Default::default()
+    };
     Ok((template, meta))
 }
 
@@ -36,7 +51,10 @@ pub fn deployment(params: &RunParams) -> Result<Deployment, Error> {
         metadata,
         spec: Some(DeploymentSpec {
             replicas: Some(params.replicas),
-            selector: LabelSelector { match_labels: labels, ..Default::default() },
+            selector: LabelSelector {
+                match_labels: labels,
+                ..Default::default()
+            },
             strategy: Some(DeploymentStrategy::default()),
             template,
             ..Default::default()
@@ -51,7 +69,10 @@ pub fn job(params: &RunParams) -> Result<Job, Error> {
     let (template, metadata) = template(params, Some(restart_or(params, "OnFailure")))?;
     Ok(Job {
         metadata,
-        spec: Some(JobSpec { template, ..Default::default() }),
+        spec: Some(JobSpec {
+            template,
+            ..Default::default()
+        }),
         status: Some(JobStatus::default()),
     })
 }
@@ -67,7 +88,10 @@ pub fn cron_job(params: &RunParams) -> Result<CronJob, Error> {
             concurrency_policy: Some("Allow".into()),
             job_template: JobTemplateSpec {
                 metadata: None,
-                spec: Some(JobSpec { template, ..Default::default() }),
+                spec: Some(JobSpec {
+                    template,
+                    ..Default::default()
+                }),
             },
             ..Default::default()
         }),
