@@ -89,7 +89,16 @@ impl Session {
             // The primary outcome wins; a failed cleanup is reported, not hidden.
             let _ = writeln!(err, "{}", shared::cli::format_error(&e));
         }
-        result
+        // As in kubectl, the container's failure is reported after the cleanup (its
+        // deferred delete runs before CheckErr prints), with the container's exit code.
+        match result.map_err(|e| e.downcast::<ContainerExit>()) {
+            Err(Ok(exit)) => {
+                let _ = writeln!(err, "error: {}", exit.message);
+                Err(SilentExit(exit.code).into())
+            }
+            Err(Err(other)) => Err(other),
+            Ok(code) => Ok(code),
+        }
     }
 
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
@@ -122,16 +131,7 @@ impl Session {
         let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
-        match exit_code_of(&pod) {
-            Err(e) => match e.downcast::<ContainerExit>() {
-                Ok(exit) => {
-                    writeln!(err, "error: {}", exit.message)?;
-                    Err(SilentExit(exit.code).into())
-                }
-                Err(other) => Err(other),
-            },
-            ok => ok,
-        }
+        exit_code_of(&pod)
     }
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
