@@ -74,9 +74,16 @@ fn write_flags(out: &mut String, cmd: &clap::Command, select: impl Fn(&clap::Arg
     args.sort_by_key(|a| a.get_long());
     for arg in args {
         let long = arg.get_long().unwrap_or_default();
-        let short = arg.get_short().map(|s| format!("-{s}, ")).unwrap_or_default();
+        let short = arg
+            .get_short()
+            .map(|s| format!("-{s}, "))
+            .unwrap_or_default();
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        let _ = write!(out, "    {short}--{long}={}:\n\t{help}\n\n", default_of(arg));
+        let _ = write!(
+            out,
+            "    {short}--{long}={}:\n\t{help}\n\n",
+            default_of(arg)
+        );
     }
 }
 
