@@ -408,3 +408,59 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
         .expect("pod deleted")
         .expect("watch");
 }
+
+/// The audit log of the harness's cluster (it always starts one with `--audit`), or
+/// `None` for an existing cluster given by `KUBEPLUG_E2E_KUBECONFIG`.
+fn audit_log() -> Option<std::path::PathBuf> {
+    let state_dir = cluster().kubeconfig.parent()?;
+    tests::state::ClusterState::read(state_dir)
+        .ok()
+        .flatten()?
+        .audit_log
+}
+
+#[tokio::test]
+async fn creating_a_pod_is_exactly_one_request() {
+    let Some(log) = audit_log() else {
+        // Counting needs the audit log; an external cluster may not have one.
+        assert!(
+            std::env::var_os("KUBEPLUG_E2E_KUBECONFIG").is_some(),
+            "the harness's own cluster must have an audit log"
+        );
+        eprintln!("skipped: the cluster at KUBEPLUG_E2E_KUBECONFIG has no audit log");
+        return;
+    };
+    let ns = cluster().namespace("run-pod-one-request").await;
+    run_pod(ns.as_str(), &["web", "--image=nginx"]).success();
+    let text = std::fs::read_to_string(&log).expect("audit log");
+    // Every request of ours carries the kubeplug user agent; the namespace is unique to
+    // this test, and run-pod sends nothing outside it (no discovery for a pod).
+    let ours: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["stage"] == "ResponseComplete")
+        .filter(|e| {
+            e["userAgent"]
+                .as_str()
+                .is_some_and(|ua| ua.starts_with("kubeplug/"))
+        })
+        .filter(|e| e["objectRef"]["namespace"] == ns.as_str())
+        .collect();
+    let summary: Vec<String> = ours
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["verb"].as_str().unwrap_or_default(),
+                e["requestURI"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(summary.len(), 1, "{summary:?}");
+    let path = format!("create /api/v1/namespaces/{}/pods?", ns.as_str());
+    assert!(summary[0].starts_with(&path), "{summary:?}");
+    assert!(
+        summary[0].contains("fieldManager=kubectl-run"),
+        "{summary:?}"
+    );
+}

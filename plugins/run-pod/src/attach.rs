@@ -83,13 +83,22 @@ impl Session {
             r = self.attach_and_wait(err) => r,
             _ = tokio::signal::ctrl_c() => Err(anyhow::Error::new(SilentExit(130))),
         };
-        if self.remove {
-            if let Err(e) = self.remove_created(out).await {
-                // The primary outcome wins; a failed cleanup is reported, not hidden.
-                let _ = writeln!(err, "{}", shared::cli::format_error(&e));
-            }
+        if self.remove
+            && let Err(e) = self.remove_created(out).await
+        {
+            // The primary outcome wins; a failed cleanup is reported, not hidden.
+            let _ = writeln!(err, "{}", shared::cli::format_error(&e));
         }
-        result
+        // As in kubectl, the container's failure is reported after the cleanup (its
+        // deferred delete runs before CheckErr prints), with the container's exit code.
+        match result.map_err(|e| e.downcast::<ContainerExit>()) {
+            Err(Ok(exit)) => {
+                let _ = writeln!(err, "error: {}", exit.message);
+                Err(SilentExit(exit.code).into())
+            }
+            Err(Err(other)) => Err(other),
+            Ok(code) => Ok(code),
+        }
     }
 
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
@@ -122,16 +131,7 @@ impl Session {
         let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
-        match exit_code_of(&pod) {
-            Err(e) => match e.downcast::<ContainerExit>() {
-                Ok(exit) => {
-                    writeln!(err, "error: {}", exit.message)?;
-                    Err(SilentExit(exit.code).into())
-                }
-                Err(other) => Err(other),
-            },
-            ok => ok,
-        }
+        exit_code_of(&pod)
     }
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
@@ -181,12 +181,21 @@ impl Session {
     async fn attach(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let container = container_name(pod);
+        // kubectl's SetupTTY: a TTY needs stdin, and stdin must be a terminal.
+        let stdin_is_terminal = std::io::stdin().is_terminal();
+        if self.tty && self.stdin && !stdin_is_terminal && !self.quiet {
+            writeln!(
+                err,
+                "Unable to use a TTY - input is not a terminal or the right kind of file"
+            )?;
+        }
+        let tty = self.tty && self.stdin && stdin_is_terminal;
         let params = AttachParams {
             container: container.clone(),
             stdin: self.stdin,
             stdout: true,
-            stderr: !self.tty,
-            tty: self.tty,
+            stderr: !tty,
+            tty,
             ..Default::default()
         };
         let mut attached = pods.attach(&name, &params).await?;
@@ -196,9 +205,7 @@ impl Session {
                 "If you don't see a command prompt, try pressing enter."
             )?;
         }
-        let _raw = (self.tty && std::io::stdin().is_terminal())
-            .then(RawMode::enable)
-            .transpose()?;
+        let _raw = tty.then(RawMode::enable).transpose()?;
         let mut tasks = Vec::new();
         if let Some(mut remote_out) = attached.stdout() {
             tasks.push(tokio::spawn(async move {
@@ -217,7 +224,7 @@ impl Session {
                 // Dropping the writer half-closes stdin (v5 protocol), as kubectl does.
             })
         });
-        let resize_task = if self.tty {
+        let resize_task = if tty {
             attached
                 .terminal_size()
                 .map(|tx| tokio::spawn(forward_resizes(tx)))
@@ -232,7 +239,7 @@ impl Session {
             task.abort();
         }
         joined.map_err(|e| anyhow!("{e}"))?;
-        if self.stdin && self.tty && self.restart_policy == "Always" {
+        if tty && self.restart_policy == "Always" {
             println!(
                 "Session ended, resume using 'kubectl attach {name} -c {} -i -t' command when the pod is running",
                 container.unwrap_or_default()
@@ -257,12 +264,14 @@ impl Session {
     /// Deletes everything this command created, ignoring objects already gone, and
     /// prints `pod "x" deleted` lines unless `-q`.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
-        let mut params = DeleteParams::default();
-        params.propagation_policy = Some(match self.deletion.cascade.as_str() {
-            "orphan" => kube::api::PropagationPolicy::Orphan,
-            "foreground" => kube::api::PropagationPolicy::Foreground,
-            _ => kube::api::PropagationPolicy::Background,
-        });
+        let mut params = DeleteParams {
+            propagation_policy: Some(match self.deletion.cascade.as_str() {
+                "orphan" => kube::api::PropagationPolicy::Orphan,
+                "foreground" => kube::api::PropagationPolicy::Foreground,
+                _ => kube::api::PropagationPolicy::Background,
+            }),
+            ..Default::default()
+        };
         if self.deletion.force {
             params.grace_period_seconds = Some(0);
         } else if self.deletion.grace_period >= 0 {
@@ -338,10 +347,10 @@ async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
         return;
     };
     loop {
-        if let Ok((width, height)) = crossterm::terminal::size() {
-            if tx.send(TerminalSize { width, height }).await.is_err() {
-                return;
-            }
+        if let Ok((width, height)) = crossterm::terminal::size()
+            && tx.send(TerminalSize { width, height }).await.is_err()
+        {
+            return;
         }
         if winch.recv().await.is_none() {
             return;
@@ -509,7 +518,7 @@ mod tests {
                 "state": {"terminated": {"exitCode": 3, "reason": "Error"}}
             }]}
         }));
-        let err = exit_code_of(&failed).err().expect("error");
+        let err = exit_code_of(&failed).expect_err("error");
         let exit = err.downcast_ref::<ContainerExit>().expect("container exit");
         assert_eq!(exit.code, 3);
         assert_eq!(exit.message, "pod ns/x terminated (Error)\n");

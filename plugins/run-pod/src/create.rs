@@ -96,10 +96,10 @@ pub fn save_config(obj: &mut Value) -> Result<()> {
         .and_then(Value::as_object_mut)
     {
         annotations.remove(LAST_APPLIED);
-        if annotations.is_empty() {
-            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("annotations");
-            }
+        if annotations.is_empty()
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("annotations");
         }
     }
     let mut encoded = serde_json::to_string(obj)?;

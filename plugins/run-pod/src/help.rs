@@ -50,13 +50,26 @@ pub fn render(cmd: &clap::Command) -> String {
     let mut out = String::new();
     let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
     let _ = write!(out, "{about}\n\nExamples:\n{EXAMPLES}\n\nOptions:\n");
+    // kubectl leaves its global flags to `kubectl options`; a plugin parses them itself
+    // (kubectl does not pass them on), so they are listed here, after the command's own.
+    let is_global = |a: &clap::Arg| a.get_help_heading() == Some("Global options");
+    write_flags(&mut out, cmd, |a| !is_global(a));
+    out.push_str("Global options:\n");
+    write_flags(&mut out, cmd, is_global);
+    let _ = write!(
+        out,
+        "Usage:\n  {USAGE}\n\nUse \"kubectl options\" for a list of global command-line options (applies to all commands).\n"
+    );
+    out
+}
+
+/// One `    -s, --long=DEFAULT:\n\tHELP\n\n` block per selected flag, sorted by name.
+fn write_flags(out: &mut String, cmd: &clap::Command, select: impl Fn(&clap::Arg) -> bool) {
     let mut args: Vec<&clap::Arg> = cmd
         .get_arguments()
-        .filter(|a| {
-            !a.is_positional() && !a.is_hide_set() && a.get_long().is_some_and(|l| l != "help")
-        })
-        // The global kubeconfig flags are kubectl's global options, listed by `kubectl options`.
-        .filter(|a| a.get_help_heading() != Some("Global options"))
+        .filter(|a| !a.is_positional() && !a.is_hide_set())
+        .filter(|a| a.get_long().is_some_and(|l| l != "help"))
+        .filter(|a| select(a))
         .collect();
     args.sort_by_key(|a| a.get_long());
     for arg in args {
@@ -72,11 +85,6 @@ pub fn render(cmd: &clap::Command) -> String {
             default_of(arg)
         );
     }
-    let _ = write!(
-        out,
-        "Usage:\n  {USAGE}\n\nUse \"kubectl options\" for a list of global command-line options (applies to all commands).\n"
-    );
-    out
 }
 
 /// A flag's default in pflag's notation: `false`, `[]`, `''`, `'text'`, bare numbers

@@ -9,6 +9,8 @@
 //!
 //! A client dry run is synchronous and never builds a client: it needs only the
 //! namespace, read from `-n` or the kubeconfig's current context (if there is one).
+//! Without a server to ask, `--schedule` then prints a `batch/v1` CronJob; a real (or
+//! server dry-run) create asks the server once and falls back to `batch/v1beta1`.
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -459,3 +459,32 @@ fn strategic_merge_rejects_elements_without_their_key() {
         Some("map: {\"image\":\"y\"} does not contain declared merge key: name")
     );
 }
+
+#[test]
+fn strategic_merge_directives_on_maps() {
+    let mut doc = json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}, "keep": 1}});
+    let patch = json!({"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}});
+    strategic_merge(&mut doc, &patch).expect("merged");
+    assert_eq!(
+        doc,
+        json!({"spec": {"strategy": {"type": "Recreate"}, "keep": 1}})
+    );
+
+    let mut doc = json!({"metadata": {"labels": {"a": "1", "b": "2"}}});
+    strategic_merge(
+        &mut doc,
+        &json!({"metadata": {"labels": {"$patch": "replace", "c": "3"}}}),
+    )
+    .expect("merged");
+    assert_eq!(doc, json!({"metadata": {"labels": {"c": "3"}}}));
+    strategic_merge(
+        &mut doc,
+        &json!({"metadata": {"labels": {"$patch": "delete"}}}),
+    )
+    .expect("merged");
+    assert_eq!(doc, json!({"metadata": {"labels": {}}}));
+    let e = strategic_merge(&mut doc, &json!({"metadata": {"$patch": "explode"}}))
+        .err()
+        .map(|e| e.to_string());
+    assert!(e.is_some_and(|m| m.starts_with("Unknown patch type: explode")));
+}
