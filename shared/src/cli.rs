@@ -50,7 +50,9 @@ pub fn install_crypto_provider() {
 /// 8+ trace. kube marks the `Authorization` header sensitive, so no level prints tokens.
 pub fn init_logging(verbosity: u8) {
     let filter = match verbosity {
-        0..=3 => "warn",
+        // kube-client logs every failed request at ERROR before returning the error we
+        // print ourselves; kubectl shows nothing extra at these levels.
+        0..=3 => "warn,kube_client=off",
         4..=5 => {
             "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
         }

@@ -65,7 +65,15 @@ pub struct ConfigFlags {
     pub client_key: Option<PathBuf>,
 
     /// If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure
-    #[arg(long, global = true)]
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = super::parse_go_bool
+    )]
     pub insecure_skip_tls_verify: bool,
 
     /// Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used

@@ -190,3 +190,35 @@ fn debug_output_never_shows_the_token() {
     assert!(!format!("{config:?}").contains("s3cr3t"));
     assert!(!format!("{flags:?}").contains("s3cr3t"));
 }
+
+#[test]
+fn insecure_flag_takes_go_booleans() {
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: ConfigFlags,
+    }
+    let parse =
+        |args: &[&str]| Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()));
+    assert!(
+        parse(&["--insecure-skip-tls-verify"])
+            .unwrap()
+            .config
+            .insecure_skip_tls_verify
+    );
+    assert!(
+        parse(&["--insecure-skip-tls-verify=true"])
+            .unwrap()
+            .config
+            .insecure_skip_tls_verify
+    );
+    assert!(
+        !parse(&["--insecure-skip-tls-verify=false"])
+            .unwrap()
+            .config
+            .insecure_skip_tls_verify
+    );
+    assert!(!parse(&[]).unwrap().config.insecure_skip_tls_verify);
+    assert!(parse(&["--insecure-skip-tls-verify=maybe"]).is_err());
+}
