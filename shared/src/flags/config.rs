@@ -72,6 +72,8 @@ pub struct ConfigFlags {
         require_equals = true,
         default_value = "false",
         default_missing_value = "true",
+        value_name = "BOOL",
+        hide_default_value = true,
         value_parser = super::parse_go_bool
     )]
     pub insecure_skip_tls_verify: bool,
