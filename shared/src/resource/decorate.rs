@@ -54,11 +54,15 @@ pub fn filter_by_selector(entries: Vec<Entry>, selector: &Selector) -> Vec<Entry
     entries.into_iter().filter(|e| e.as_ref().map_or(true, |info| selector.matches(&info.labels()))).collect()
 }
 
-/// Maps every object to its resource. The mapper learns the CRDs of the input first
-/// and then runs discovery for the group-versions used, in one batch.
-pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry> {
-    mapper.learn_crds(entries.iter().filter_map(|e| e.as_ref().ok()));
-    mapper.prepare(entries.iter().filter_map(|e| e.as_ref().ok()).map(|info| info.gvk.clone())).await;
+/// Teaches `mapper` the CRDs among `infos` and runs discovery for their group-versions,
+/// in one batch: the preparation [`map_all`] needs.
+pub async fn prepare_mapper<'a>(infos: impl IntoIterator<Item = &'a Info> + Clone, mapper: &mut RestMapper) {
+    mapper.learn_crds(infos.clone());
+    mapper.prepare(infos.into_iter().map(|info| info.gvk.clone())).await;
+}
+
+/// Maps every object to its resource, from what [`prepare_mapper`] found.
+pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
     entries
         .into_iter()
         .map(|e| {
@@ -118,13 +122,17 @@ pub fn require_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
         .collect()
 }
 
-/// Without kubectl's `ContinueOnError()`, visiting stops at the first error: keep the
+/// Without kubectl's `ContinueOnError()`, visiting stops at the first error: the
 /// entries up to and including it.
-pub fn stop_at_first_error(mut entries: Vec<Entry>) -> Vec<Entry> {
-    if let Some(first) = entries.iter().position(Result::is_err) {
-        entries.truncate(first + 1);
-    }
-    entries
+pub fn stop_at_first_error(entries: impl Iterator<Item = Entry>) -> impl Iterator<Item = Entry> {
+    let mut done = false;
+    entries.map_while(move |e| {
+        if done {
+            return None;
+        }
+        done = e.is_err();
+        Some(e)
+    })
 }
 
 #[cfg(test)]

@@ -71,6 +71,39 @@ pub enum ResourceError {
 }
 
 impl ResourceError {
+    /// A copy of the error (`io::Error` is not `Clone`: its kind and message are kept),
+    /// for results that are produced more than once.
+    pub fn duplicate(&self) -> Self {
+        let io = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
+        match self {
+            Self::PathNotFound { path } => Self::PathNotFound { path: path.clone() },
+            Self::Read { path, source } => Self::Read { path: path.clone(), source: io(source) },
+            Self::EmptyDirectory { path } => Self::EmptyDirectory { path: path.clone() },
+            Self::InvalidUrl { url, reason } => Self::InvalidUrl { url: url.clone(), reason: reason.clone() },
+            Self::Url { url, reason } => Self::Url { url: url.clone(), reason: reason.clone() },
+            Self::Kustomize { path, reason } => Self::Kustomize { path: path.clone(), reason: reason.clone() },
+            Self::NotText { source_name, reason } => Self::NotText { source_name: source_name.clone(), reason: reason.clone() },
+            Self::Parse { source_name, line, reason } => {
+                Self::Parse { source_name: source_name.clone(), line: *line, reason: reason.clone() }
+            }
+            Self::Invalid { origin, reason } => Self::Invalid { origin: origin.clone(), reason: reason.clone() },
+            Self::Decode { origin, reason } => Self::Decode { origin: origin.clone(), reason: reason.clone() },
+            Self::NoMapping { origin, name, namespace, kind, api_version } => Self::NoMapping {
+                origin: origin.clone(),
+                name: name.clone(),
+                namespace: namespace.clone(),
+                kind: kind.clone(),
+                api_version: api_version.clone(),
+            },
+            Self::Discovery { origin, source } => Self::Discovery { origin: origin.clone(), source: source.clone() },
+            Self::NamespaceMismatch { origin, object, flag } => {
+                Self::NamespaceMismatch { origin: origin.clone(), object: object.clone(), flag: flag.clone() }
+            }
+            Self::Selector(s) => Self::Selector(s.clone()),
+            Self::Usage(s) => Self::Usage(s.clone()),
+        }
+    }
+
     /// The object the error is about, when it is about one.
     pub fn origin(&self) -> Option<&Origin> {
         match self {
