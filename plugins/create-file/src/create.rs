@@ -79,8 +79,8 @@ enum Job {
     Skip,
     /// Report this result at this position.
     Done(Result<Value, Failure>),
-    /// Create this object.
-    Create(Info),
+    /// Create this object (boxed: an `Info` is large next to the other variants).
+    Create(Box<Info>),
 }
 
 /// Creates every object of `visited` (or prints it, for a client dry run). `prior`
@@ -153,7 +153,7 @@ pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, vis
             Ok(mut info) => {
                 warn(&info);
                 match prepare(&mut info) {
-                    Ok(()) => Job::Create(info),
+                    Ok(()) => Job::Create(Box::new(info)),
                     Err(failure) => Job::Done(Err(failure)),
                 }
             }

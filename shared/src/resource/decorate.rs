@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::mapper::{LookupError, RestMapper};
 use super::validate::{Validation, validate};
+use super::error::ObjectRef;
 use super::{Entry, Info, ResourceError};
 
 /// Replaces every `List` (kind `List` or `*List` with an `items` array) by its items,
@@ -72,10 +73,12 @@ pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
                     Ok(info)
                 }
                 Err(LookupError::NoMatch) => Err(ResourceError::NoMapping {
-                    name: info.name().to_string(),
-                    namespace: info.namespace().unwrap_or_default().to_string(),
-                    kind: info.gvk.kind.clone(),
-                    api_version: info.api_version(),
+                    object: Box::new(ObjectRef {
+                        name: info.name().to_string(),
+                        namespace: info.namespace().unwrap_or_default().to_string(),
+                        kind: info.gvk.kind.clone(),
+                        api_version: info.api_version(),
+                    }),
                     origin: info.origin,
                 }),
                 Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery { origin: info.origin, source }),

@@ -6,6 +6,15 @@
 
 use super::Origin;
 
+/// The object an error is about, as kubectl names it (boxed in errors to keep them small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub name: String,
+    pub namespace: String,
+    pub kind: String,
+    pub api_version: String,
+}
+
 /// Errors raised while turning `-f`/`-k` inputs into [`Info`](super::Info)s.
 #[derive(Debug, thiserror::Error)]
 pub enum ResourceError {
@@ -47,9 +56,10 @@ pub enum ResourceError {
     Decode { origin: Origin, reason: String },
     /// No REST mapping for the object's kind (kubectl's wording, including the hint).
     #[error(
-        "resource mapping not found for name: \"{name}\" namespace: \"{namespace}\" from {origin}: no matches for kind \"{kind}\" in version \"{api_version}\"\nensure CRDs are installed first"
+        "resource mapping not found for name: \"{}\" namespace: \"{}\" from {origin}: no matches for kind \"{}\" in version \"{}\"\nensure CRDs are installed first",
+        .object.name, .object.namespace, .object.kind, .object.api_version
     )]
-    NoMapping { origin: Origin, name: String, namespace: String, kind: String, api_version: String },
+    NoMapping { origin: Origin, object: Box<ObjectRef> },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
     #[error("unable to recognize {origin}: {source}")]
     Discovery {
@@ -88,13 +98,7 @@ impl ResourceError {
             }
             Self::Invalid { origin, reason } => Self::Invalid { origin: origin.clone(), reason: reason.clone() },
             Self::Decode { origin, reason } => Self::Decode { origin: origin.clone(), reason: reason.clone() },
-            Self::NoMapping { origin, name, namespace, kind, api_version } => Self::NoMapping {
-                origin: origin.clone(),
-                name: name.clone(),
-                namespace: namespace.clone(),
-                kind: kind.clone(),
-                api_version: api_version.clone(),
-            },
+            Self::NoMapping { origin, object } => Self::NoMapping { origin: origin.clone(), object: object.clone() },
             Self::Discovery { origin, source } => Self::Discovery { origin: origin.clone(), source: source.clone() },
             Self::NamespaceMismatch { origin, object, flag } => {
                 Self::NamespaceMismatch { origin: origin.clone(), object: object.clone(), flag: flag.clone() }

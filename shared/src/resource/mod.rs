@@ -49,7 +49,7 @@ mod validate;
 
 pub use builder::{Builder, FilenameOptions, Visited};
 pub use builtin::BuiltinKind;
-pub use error::ResourceError;
+pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, RestMapper};
 pub use selector::parse_selector;
