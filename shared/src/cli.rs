@@ -22,7 +22,9 @@ pub struct UsageError {
 impl UsageError {
     /// Creates a usage error with kubectl's wording.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into() }
+        Self {
+            message: message.into(),
+        }
     }
 }
 
@@ -49,8 +51,12 @@ pub fn install_crypto_provider() {
 pub fn init_logging(verbosity: u8) {
     let filter = match verbosity {
         0..=3 => "warn",
-        4..=5 => "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug",
-        6..=7 => "info,kube=debug,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug",
+        4..=5 => {
+            "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
+        }
+        6..=7 => {
+            "info,kube=debug,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
+        }
         _ => "debug,kube=trace,shared=trace",
     };
     let _ = tracing_subscriber::fmt()
@@ -112,9 +118,13 @@ mod tests {
 
     #[test]
     fn api_errors_look_like_kubectl() {
-        let status = kube::core::Status::failure("pods \"web\" already exists", "AlreadyExists").with_code(409);
+        let status = kube::core::Status::failure("pods \"web\" already exists", "AlreadyExists")
+            .with_code(409);
         let err = anyhow::Error::new(kube::Error::Api(Box::new(status))).context("creating pod");
-        assert_eq!(format_error(&err), "Error from server (AlreadyExists): pods \"web\" already exists");
+        assert_eq!(
+            format_error(&err),
+            "Error from server (AlreadyExists): pods \"web\" already exists"
+        );
     }
 
     #[test]

@@ -28,7 +28,11 @@ pub enum Error {
     NoConfiguration,
     /// A flag value that cannot be used.
     #[error("invalid argument {value:?} for \"{flag}\" flag: {reason}")]
-    InvalidFlag { flag: &'static str, value: String, reason: String },
+    InvalidFlag {
+        flag: &'static str,
+        value: String,
+        reason: String,
+    },
     /// A file named by a flag cannot be read.
     #[error("unable to read {what} {}: {source}", path.display())]
     ReadFile {

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec, ReplicationController, ReplicationControllerSpec};
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodSpec, PodTemplateSpec, ReplicationController, ReplicationControllerSpec,
+};
 use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition};
 use kube::{Api, ResourceExt};
@@ -21,7 +23,11 @@ fn is_pod_ready() -> impl Condition<Pod> {
 }
 
 fn container(name: &str) -> Container {
-    Container { name: name.into(), image: Some("registry.k8s.io/pause:3.9".into()), ..Default::default() }
+    Container {
+        name: name.into(),
+        image: Some("registry.k8s.io/pause:3.9".into()),
+        ..Default::default()
+    }
 }
 
 #[tokio::test]
@@ -30,24 +36,50 @@ async fn pod_is_bound_and_becomes_ready() {
     let ns = cluster.namespace("pod-ready").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     let pod = Pod {
-        metadata: ObjectMeta { name: Some("web".into()), ..Default::default() },
-        spec: Some(PodSpec { containers: vec![container("web")], ..Default::default() }),
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![container("web")],
+            ..Default::default()
+        }),
         ..Default::default()
     };
-    pods.create(&PostParams::default(), &pod).await.expect("create pod");
-    let ready = tokio::time::timeout(Duration::from_secs(30), await_condition(pods.clone(), "web", is_pod_ready()))
+    pods.create(&PostParams::default(), &pod)
         .await
-        .expect("pod became Ready within 30s")
-        .expect("watch")
-        .expect("pod exists");
+        .expect("create pod");
+    let ready = tokio::time::timeout(
+        Duration::from_secs(30),
+        await_condition(pods.clone(), "web", is_pod_ready()),
+    )
+    .await
+    .expect("pod became Ready within 30s")
+    .expect("watch")
+    .expect("pod exists");
     let spec = ready.spec.as_ref().expect("spec");
-    assert!(spec.node_name.as_deref().is_some_and(|n| n.starts_with("kubeplug-node-")), "bound: {:?}", spec.node_name);
+    assert!(
+        spec.node_name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("kubeplug-node-")),
+        "bound: {:?}",
+        spec.node_name
+    );
     let status = ready.status.as_ref().expect("status");
     assert_eq!(status.phase.as_deref(), Some("Running"));
-    let containers = status.container_statuses.as_ref().expect("containerStatuses");
+    let containers = status
+        .container_statuses
+        .as_ref()
+        .expect("containerStatuses");
     assert_eq!(containers.len(), 1);
     assert!(containers[0].ready);
-    assert!(containers[0].state.as_ref().and_then(|s| s.running.as_ref()).is_some());
+    assert!(
+        containers[0]
+            .state
+            .as_ref()
+            .and_then(|s| s.running.as_ref())
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -59,19 +91,30 @@ async fn replication_controller_gets_ready_pods_and_scales_to_zero() {
     let pods: Api<Pod> = Api::namespaced(client, ns.as_str());
     let labels = std::collections::BTreeMap::from([("app".to_string(), "frontend".to_string())]);
     let rc = ReplicationController {
-        metadata: ObjectMeta { name: Some("frontend".into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some("frontend".into()),
+            ..Default::default()
+        },
         spec: Some(ReplicationControllerSpec {
             replicas: Some(3),
             selector: Some(labels.clone()),
             template: Some(PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: Some(labels), ..Default::default() }),
-                spec: Some(PodSpec { containers: vec![container("frontend")], ..Default::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![container("frontend")],
+                    ..Default::default()
+                }),
             }),
             ..Default::default()
         }),
         ..Default::default()
     };
-    rcs.create(&PostParams::default(), &rc).await.expect("create rc");
+    rcs.create(&PostParams::default(), &rc)
+        .await
+        .expect("create rc");
 
     let ready_rc = |want: i32| {
         move |obj: Option<&ReplicationController>| {
@@ -79,20 +122,35 @@ async fn replication_controller_gets_ready_pods_and_scales_to_zero() {
                 .is_some_and(|s| s.replicas == want && s.ready_replicas.unwrap_or(0) == want)
         }
     };
-    tokio::time::timeout(Duration::from_secs(60), await_condition(rcs.clone(), "frontend", ready_rc(3)))
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(rcs.clone(), "frontend", ready_rc(3)),
+    )
+    .await
+    .expect("3 ready replicas within 60s")
+    .expect("watch");
+    let listed = pods
+        .list(&ListParams::default().labels("app=frontend"))
         .await
-        .expect("3 ready replicas within 60s")
-        .expect("watch");
-    let listed = pods.list(&ListParams::default().labels("app=frontend")).await.expect("list pods");
+        .expect("list pods");
     assert_eq!(listed.items.len(), 3);
     assert!(listed.items.iter().all(pod_ready), "all pods Ready");
-    assert!(listed.items.iter().all(|p| p.owner_references().iter().any(|o| o.kind == "ReplicationController")));
+    assert!(listed.items.iter().all(|p| {
+        p.owner_references()
+            .iter()
+            .any(|o| o.kind == "ReplicationController")
+    }));
 
     let scale = serde_json::json!({"spec": {"replicas": 0}});
-    rcs.patch("frontend", &PatchParams::default(), &Patch::Merge(&scale)).await.expect("scale to 0");
+    rcs.patch("frontend", &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .expect("scale to 0");
     tokio::time::timeout(Duration::from_secs(60), async {
         loop {
-            let left = pods.list(&ListParams::default().labels("app=frontend")).await.expect("list pods");
+            let left = pods
+                .list(&ListParams::default().labels("app=frontend"))
+                .await
+                .expect("list pods");
             if left.items.is_empty() {
                 break;
             }
@@ -109,13 +167,21 @@ async fn limited_user_is_forbidden_outside_its_namespace() {
     let ns = cluster.namespace("rbac").await;
     let limited = cluster.limited_client().await;
     let own: Api<Pod> = Api::namespaced(limited.clone(), tests::harness::LIMITED_NAMESPACE);
-    own.list(&ListParams::default()).await.expect("limited user may list pods in its namespace");
+    own.list(&ListParams::default())
+        .await
+        .expect("limited user may list pods in its namespace");
     let other: Api<Pod> = Api::namespaced(limited, ns.as_str());
     match other.list(&ListParams::default()).await {
         Err(kube::Error::Api(status)) => {
             assert_eq!(status.code, 403);
             assert!(status.is_forbidden(), "{status:?}");
-            assert!(status.message.contains("User \"limited\" cannot list resource \"pods\""), "{}", status.message);
+            assert!(
+                status
+                    .message
+                    .contains("User \"limited\" cannot list resource \"pods\""),
+                "{}",
+                status.message
+            );
         }
         other => panic!("expected 403, got {other:?}"),
     }
@@ -128,9 +194,17 @@ fn kubectl_plugin_list_shows_our_plugins_without_warnings() {
     out.success();
     for plugin in PLUGINS {
         let path = cluster.plugin_dir.join(plugin_binary(plugin));
-        assert!(out.stdout.contains(&path.display().to_string()), "{plugin} listed:\n{}", out.stdout);
+        assert!(
+            out.stdout.contains(&path.display().to_string()),
+            "{plugin} listed:\n{}",
+            out.stdout
+        );
     }
-    assert!(!out.stderr.contains("warning"), "no warnings:\n{}", out.stderr);
+    assert!(
+        !out.stderr.contains("warning"),
+        "no warnings:\n{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -143,7 +217,15 @@ fn kubectl_reaches_our_binaries() {
     ] {
         let out = cluster.kubectl().args([plugin, "--help"]).run();
         out.success();
-        assert!(out.stdout.contains(about), "kubectl {plugin} --help:\n{}", out.stdout);
-        assert!(out.stdout.contains("--kubeconfig"), "global flags in help:\n{}", out.stdout);
+        assert!(
+            out.stdout.contains(about),
+            "kubectl {plugin} --help:\n{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("--kubeconfig"),
+            "global flags in help:\n{}",
+            out.stdout
+        );
     }
 }

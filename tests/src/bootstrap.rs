@@ -15,15 +15,25 @@ use crate::controlplane::LIMITED_NAMESPACE;
 pub async fn bootstrap(client: &Client, with_controllers: bool) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
-        metadata: ObjectMeta { name: Some(LIMITED_NAMESPACE.into()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(LIMITED_NAMESPACE.into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     ignore_exists(namespaces.create(&PostParams::default(), &ns).await)?;
 
     let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), LIMITED_NAMESPACE);
     let binding = RoleBinding {
-        metadata: ObjectMeta { name: Some("limited-admin".into()), ..Default::default() },
-        role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "ClusterRole".into(), name: "admin".into() },
+        metadata: ObjectMeta {
+            name: Some("limited-admin".into()),
+            ..Default::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "admin".into(),
+        },
         subjects: Some(vec![Subject {
             api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "User".into(),
@@ -42,7 +52,11 @@ pub async fn bootstrap(client: &Client, with_controllers: bool) -> anyhow::Resul
 /// Waits until the `default` ServiceAccount of `namespace` exists. Pods cannot be
 /// created in a namespace before it (the ServiceAccount admission plugin rejects them),
 /// exactly as on a real cluster.
-pub async fn wait_for_service_account(client: &Client, namespace: &str, timeout: Duration) -> anyhow::Result<()> {
+pub async fn wait_for_service_account(
+    client: &Client,
+    namespace: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let deadline = Instant::now() + timeout;
     loop {

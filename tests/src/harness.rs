@@ -62,7 +62,11 @@ pub fn target_bin_dir() -> PathBuf {
     }
     let exe = std::env::current_exe().expect("current_exe");
     let deps = exe.parent().expect("test binary has a parent directory");
-    if deps.ends_with("deps") { deps.parent().unwrap_or(deps).to_path_buf() } else { deps.to_path_buf() }
+    if deps.ends_with("deps") {
+        deps.parent().unwrap_or(deps).to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
 }
 
 fn start() -> Result<Cluster, String> {
@@ -72,16 +76,26 @@ fn start() -> Result<Cluster, String> {
     if let Some(kubeconfig) = std::env::var_os("KUBEPLUG_E2E_KUBECONFIG") {
         let kubeconfig = PathBuf::from(kubeconfig);
         if !kubeconfig.is_file() {
-            return Err(format!("KUBEPLUG_E2E_KUBECONFIG={} does not exist", kubeconfig.display()));
+            return Err(format!(
+                "KUBEPLUG_E2E_KUBECONFIG={} does not exist",
+                kubeconfig.display()
+            ));
         }
-        return Ok(Cluster { kubeconfig, plugin_dir, _supervisor: None });
+        return Ok(Cluster {
+            kubeconfig,
+            plugin_dir,
+            _supervisor: None,
+        });
     }
 
     // Say it the same way with or without a built supervisor: the fix is the same.
     crate::controlplane::Binaries::locate().map_err(|e| e.to_string())?;
     let supervisor = bin_dir.join("kubeplug-cluster");
     if !supervisor.is_file() {
-        return Err(format!("{} is not built; run `cargo build --workspace --bins`", supervisor.display()));
+        return Err(format!(
+            "{} is not built; run `cargo build --workspace --bins`",
+            supervisor.display()
+        ));
     }
     // Statics are never dropped, so the directory is not a guard: the supervisor
     // removes it when it shuts down (`--remove-state`).
@@ -111,7 +125,11 @@ fn start() -> Result<Cluster, String> {
         let _ = std::fs::remove_dir_all(&state);
         return Err(format!("the local control plane did not start:\n{log}"));
     };
-    Ok(Cluster { kubeconfig, plugin_dir, _supervisor: Some((child, stdin)) })
+    Ok(Cluster {
+        kubeconfig,
+        plugin_dir,
+        _supervisor: Some((child, stdin)),
+    })
 }
 
 /// A directory holding links to the plugin binaries only: target/debug also holds
@@ -154,7 +172,11 @@ impl Output {
     /// Panics, showing both streams, unless the command exited with `code`.
     #[track_caller]
     pub fn code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, code,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
         self
     }
 }
@@ -193,7 +215,10 @@ impl Cmd {
 
     /// Runs to completion.
     pub fn run(mut self) -> Output {
-        self.command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = self.command.spawn().expect("spawn command");
         let input = self.stdin.take().unwrap_or_default();
         let mut stdin = child.stdin.take().expect("piped stdin");
@@ -234,18 +259,25 @@ impl Cluster {
             // A stray proxy setting on the machine must not reroute loopback traffic.
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env_remove("KUBECTL_EXTERNAL_DIFF");
-        Cmd { command, stdin: None }
+        Cmd {
+            command,
+            stdin: None,
+        }
     }
 
     /// An admin client. Build one per test: a kube `Client` belongs to the tokio
     /// runtime it was made on, and every `#[tokio::test]` has its own.
     pub async fn client(&self) -> Client {
-        crate::controlplane::client_for(&self.kubeconfig, ADMIN_CONTEXT).await.expect("admin client")
+        crate::controlplane::client_for(&self.kubeconfig, ADMIN_CONTEXT)
+            .await
+            .expect("admin client")
     }
 
     /// A client for the namespace-limited user.
     pub async fn limited_client(&self) -> Client {
-        crate::controlplane::client_for(&self.kubeconfig, LIMITED_CONTEXT).await.expect("limited client")
+        crate::controlplane::client_for(&self.kubeconfig, LIMITED_CONTEXT)
+            .await
+            .expect("limited client")
     }
 
     /// A fresh namespace for one test, deleted when the returned guard drops.
@@ -258,19 +290,33 @@ impl Cluster {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .take(40)
             .collect();
-        let name = format!("e2e-{}-{n}-{}", slug.trim_matches('-'), std::process::id() % 10000);
+        let name = format!(
+            "e2e-{}-{n}-{}",
+            slug.trim_matches('-'),
+            std::process::id() % 10000
+        );
         let client = self.client().await;
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let labels = BTreeMap::from([("kubeplug.io/e2e".to_string(), "true".to_string())]);
         let ns = Namespace {
-            metadata: ObjectMeta { name: Some(name.clone()), labels: Some(labels), ..Default::default() },
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                ..Default::default()
+            },
             ..Default::default()
         };
-        namespaces.create(&PostParams::default(), &ns).await.expect("create test namespace");
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create test namespace");
         crate::bootstrap::wait_for_service_account(&client, &name, Duration::from_secs(60))
             .await
             .expect("default ServiceAccount in test namespace");
-        TestNamespace { name, cluster: self }
+        TestNamespace {
+            name,
+            cluster: self,
+        }
     }
 }
 
@@ -297,10 +343,17 @@ impl Drop for TestNamespace {
 }
 
 fn delete_namespace(kubeconfig: &Path, name: &str) {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
     runtime.block_on(async {
         if let Ok(client) = crate::controlplane::client_for(kubeconfig, ADMIN_CONTEXT).await {
-            let _ = Api::<Namespace>::all(client).delete(name, &DeleteParams::background()).await;
+            let _ = Api::<Namespace>::all(client)
+                .delete(name, &DeleteParams::background())
+                .await;
         }
     });
 }

@@ -23,8 +23,12 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
         }
         ClusterAction::Down => down(&state_dir),
         ClusterAction::Env => {
-            let state = running(&state_dir)?
-                .with_context(|| format!("no cluster is running (state dir {}); start one with `cargo xtask cluster up`", state_dir.display()))?;
+            let state = running(&state_dir)?.with_context(|| {
+                format!(
+                    "no cluster is running (state dir {}); start one with `cargo xtask cluster up`",
+                    state_dir.display()
+                )
+            })?;
             println!("export KUBECONFIG={}", state.kubeconfig.display());
             Ok(())
         }
@@ -84,15 +88,22 @@ pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<Cluster
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     eprintln!("cluster: starting (logs in {})", state_dir.display());
     let started = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("cannot start {}", supervisor.display()))?;
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", supervisor.display()))?;
     let stdout = child.stdout.take().context("supervisor stdout")?;
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
     if !line.starts_with("ready ") {
         let _ = child.wait();
-        bail!("the cluster did not start; last lines of {}:\n{}", log_path.display(), tests::controlplane::tail(&log_path, 25));
+        bail!(
+            "the cluster did not start; last lines of {}:\n{}",
+            log_path.display(),
+            tests::controlplane::tail(&log_path, 25)
+        );
     }
-    let state = ClusterState::read(state_dir)?.context("the supervisor reported ready but wrote no state file")?;
+    let state = ClusterState::read(state_dir)?
+        .context("the supervisor reported ready but wrote no state file")?;
     eprintln!(
         "cluster: up in {:.1}s: server {}\ncluster: to use it: export KUBECONFIG={}\ncluster: stop it with `cargo xtask cluster down`",
         started.elapsed().as_secs_f64(),
@@ -106,7 +117,10 @@ pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<Cluster
 /// still alive, and removes the state directory.
 pub fn down(state_dir: &Path) -> anyhow::Result<()> {
     let Some(state) = ClusterState::read(state_dir)? else {
-        eprintln!("cluster: no cluster is running (no state in {})", state_dir.display());
+        eprintln!(
+            "cluster: no cluster is running (no state in {})",
+            state_dir.display()
+        );
         if state_dir.exists() {
             std::fs::remove_dir_all(state_dir)?;
         }
@@ -115,11 +129,17 @@ pub fn down(state_dir: &Path) -> anyhow::Result<()> {
     if state.is_running() && is_process(state.supervisor_pid, "kubeplug-cluster") {
         signal(state.supervisor_pid, 15);
         if !wait_gone(state.supervisor_pid, Duration::from_secs(30)) {
-            eprintln!("cluster: supervisor {} did not stop in 30s; killing it", state.supervisor_pid);
+            eprintln!(
+                "cluster: supervisor {} did not stop in 30s; killing it",
+                state.supervisor_pid
+            );
             signal(state.supervisor_pid, 9);
         }
     } else {
-        eprintln!("cluster: the supervisor (pid {}) is not running; removing leftovers", state.supervisor_pid);
+        eprintln!(
+            "cluster: the supervisor (pid {}) is not running; removing leftovers",
+            state.supervisor_pid
+        );
     }
     for p in &state.processes {
         // Pids get reused: only touch a process that still is the one we started.
@@ -128,13 +148,15 @@ pub fn down(state_dir: &Path) -> anyhow::Result<()> {
             signal(p.pid, 9);
         }
     }
-    std::fs::remove_dir_all(state_dir).with_context(|| format!("cannot remove {}", state_dir.display()))?;
+    std::fs::remove_dir_all(state_dir)
+        .with_context(|| format!("cannot remove {}", state_dir.display()))?;
     eprintln!("cluster: stopped");
     Ok(())
 }
 
 fn is_process(pid: u32, name: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(name))
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(name))
 }
 
 fn wait_gone(pid: u32, timeout: Duration) -> bool {
@@ -151,7 +173,16 @@ fn wait_gone(pid: u32, timeout: Duration) -> bool {
 /// Builds the supervisor binary and returns its path.
 pub fn build_supervisor() -> anyhow::Result<PathBuf> {
     crate::run::run(
-        Command::new(env!("CARGO")).current_dir(crate::project_root()).args(["build", "--quiet", "-p", "tests", "--bin", "kubeplug-cluster"]),
+        Command::new(env!("CARGO"))
+            .current_dir(crate::project_root())
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "tests",
+                "--bin",
+                "kubeplug-cluster",
+            ]),
     )?;
     Ok(crate::target_dir().join("debug").join("kubeplug-cluster"))
 }

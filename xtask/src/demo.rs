@@ -8,11 +8,19 @@ use anyhow::Context;
 
 use crate::flags;
 
-const PLUGINS: [&str; 3] = ["kubectl-run_pod", "kubectl-create_file", "kubectl-rolling_update"];
+const PLUGINS: [&str; 3] = [
+    "kubectl-run_pod",
+    "kubectl-create_file",
+    "kubectl-rolling_update",
+];
 
 pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     crate::testenv::run(&flags::Testenv { force: false })?;
-    crate::run::run(Command::new(env!("CARGO")).current_dir(crate::project_root()).args(["build", "--quiet", "--workspace", "--bins"]))?;
+    crate::run::run(
+        Command::new(env!("CARGO"))
+            .current_dir(crate::project_root())
+            .args(["build", "--quiet", "--workspace", "--bins"]),
+    )?;
     let state_dir = crate::cluster::default_state_dir();
     let state = match crate::cluster::running(&state_dir)? {
         Some(state) => {
@@ -22,9 +30,9 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
         None => crate::cluster::up(&state_dir, false, 1)?,
     };
     let plugins = plugin_dir()?;
-    let path = std::env::join_paths(
-        std::iter::once(plugins.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )?;
+    let path = std::env::join_paths(std::iter::once(plugins.clone()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))?;
     let kubectl = |args: &[&str]| -> anyhow::Result<()> {
         println!("\n$ kubectl {}", args.join(" "));
         let status = Command::new("kubectl")
@@ -39,7 +47,10 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
         Ok(())
     };
 
-    println!("== the plugins, found by kubectl on PATH ({})", plugins.display());
+    println!(
+        "== the plugins, found by kubectl on PATH ({})",
+        plugins.display()
+    );
     kubectl(&["plugin", "list"])?;
     println!("\n== the local cluster: a real kube-apiserver with a simulated node");
     kubectl(&["get", "nodes", "-o", "wide"])?;

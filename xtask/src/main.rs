@@ -39,5 +39,7 @@ pub fn project_root() -> PathBuf {
 
 /// The cargo target directory (honours `CARGO_TARGET_DIR`).
 pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| project_root().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_root().join("target"))
 }

@@ -9,7 +9,9 @@ use anyhow::{Context, bail};
 /// Prints the command (`$ …`) and runs it with inherited stdio; fails on non-zero exit.
 pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
     eprintln!("$ {}", display(cmd));
-    let status = cmd.status().with_context(|| format!("cannot run {}", program(cmd)))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {}", program(cmd)))?;
     if !status.success() {
         bail!("`{}` failed ({status})", display(cmd));
     }
@@ -20,7 +22,10 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
 /// carries the log's last lines.
 pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
     eprintln!("$ {}  (log: {})", display(cmd), log.display());
-    let out = std::fs::File::options().create(true).append(true).open(log)?;
+    let out = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(log)?;
     let err = out.try_clone()?;
     let status = cmd
         .stdin(Stdio::null())
@@ -29,15 +34,26 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
         .status()
         .with_context(|| format!("cannot run {}", program(cmd)))?;
     if !status.success() {
-        bail!("`{}` failed ({status}); last lines of {}:\n{}", display(cmd), log.display(), tests::controlplane::tail(log, 25));
+        bail!(
+            "`{}` failed ({status}); last lines of {}:\n{}",
+            display(cmd),
+            log.display(),
+            tests::controlplane::tail(log, 25)
+        );
     }
     Ok(())
 }
 
 /// Runs the command and returns its stdout; `None` if it cannot run or fails.
 pub fn output(program: impl AsRef<OsStr>, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).stderr(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = Command::new(program)
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn program(cmd: &Command) -> String {

@@ -19,7 +19,15 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     // The e2e tests run the plugins and the cluster supervisor as programs, and
     // `cargo test` alone does not build other packages' binaries.
     sh(cargo().args(["build", "--workspace", "--bins"]))?;
-    sh(cargo().args(["clippy", "--workspace", "--all-targets", "--quiet", "--", "-D", "warnings"]))?;
+    sh(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--quiet",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     if flags.no_e2e {
@@ -28,7 +36,9 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     test.args(["--no-fail-fast", "--"]).args(&flags.cargo_args);
     sh(&mut test)?;
     if flags.no_e2e {
-        sh(cargo().args(["test", "-p", "tests", "--lib", "--bins", "--"]).args(&flags.cargo_args))?;
+        sh(cargo()
+            .args(["test", "-p", "tests", "--lib", "--bins", "--"])
+            .args(&flags.cargo_args))?;
         eprintln!("xtask test: end-to-end tests skipped (--no-e2e)");
     }
     Ok(())

@@ -25,18 +25,34 @@ use tests::controlplane::{Binaries, KUBERNETES_VERSION, cache_bin_dir, cache_dir
 use crate::flags;
 use crate::run::{output, run as sh, run_logged};
 
-const APT_PACKAGES: [&str; 5] = ["golang-go", "etcd-server", "rsync", "dpkg-dev", "golang-github-modern-go-reflect2-dev"];
+const APT_PACKAGES: [&str; 5] = [
+    "golang-go",
+    "etcd-server",
+    "rsync",
+    "dpkg-dev",
+    "golang-github-modern-go-reflect2-dev",
+];
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/kubeplug-deb-src.sources";
 const REFLECT2_SRC: &str = "/usr/share/gocode/src/github.com/modern-go/reflect2";
 // apt must never wait forever on a mirror that does not answer.
-const APT_OPTS: [&str; 4] = ["-o", "Acquire::http::Timeout=60", "-o", "Acquire::Retries=3"];
+const APT_OPTS: [&str; 4] = [
+    "-o",
+    "Acquire::http::Timeout=60",
+    "-o",
+    "Acquire::Retries=3",
+];
 
 pub fn run(flags: &flags::Testenv) -> anyhow::Result<()> {
-    if !flags.force {
-        if let Ok(found) = Binaries::locate() {
+    if !flags.force
+        && let Ok(found) = Binaries::locate()
+    {
+        {
             eprintln!("testenv: control plane available:");
             eprintln!("  etcd                     {}", found.etcd.display());
-            eprintln!("  kube-apiserver           {}", found.kube_apiserver.display());
+            eprintln!(
+                "  kube-apiserver           {}",
+                found.kube_apiserver.display()
+            );
             match &found.kube_controller_manager {
                 Some(p) => eprintln!("  kube-controller-manager  {}", p.display()),
                 None => eprintln!("  kube-controller-manager  (none: controllers will not run)"),
@@ -45,7 +61,9 @@ pub fn run(flags: &flags::Testenv) -> anyhow::Result<()> {
         }
     }
     if std::env::var_os("KUBEBUILDER_ASSETS").is_some_and(|v| !v.is_empty()) {
-        bail!("KUBEBUILDER_ASSETS is set but does not hold etcd and kube-apiserver; fix it or unset it to build from source");
+        bail!(
+            "KUBEBUILDER_ASSETS is set but does not hold etcd and kube-apiserver; fix it or unset it to build from source"
+        );
     }
     build_from_debian_source()
 }
@@ -55,8 +73,13 @@ fn build_from_debian_source() -> anyhow::Result<()> {
     let work = cache.join("build");
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let log = cache.join("build.log");
-    eprintln!("testenv: building Kubernetes {KUBERNETES_VERSION} from Debian's source package (once; ~10 minutes)");
-    eprintln!("testenv: step 1/4: Debian packages {}", APT_PACKAGES.join(" "));
+    eprintln!(
+        "testenv: building Kubernetes {KUBERNETES_VERSION} from Debian's source package (once; ~10 minutes)"
+    );
+    eprintln!(
+        "testenv: step 1/4: Debian packages {}",
+        APT_PACKAGES.join(" ")
+    );
     install_packages()?;
 
     eprintln!("testenv: step 2/4: source package");
@@ -65,10 +88,14 @@ fn build_from_debian_source() -> anyhow::Result<()> {
     eprintln!("testenv: step 3/4: vendor reflect2 1.0.2 (1.0.1 crashes under Go >= 1.18)");
     replace_reflect2(&src)?;
 
-    eprintln!("testenv: step 4/4: make kube-apiserver kube-controller-manager (log: {})", log.display());
+    eprintln!(
+        "testenv: step 4/4: make kube-apiserver kube-controller-manager (log: {})",
+        log.display()
+    );
     let make = || {
         let mut cmd = Command::new("make");
-        cmd.current_dir(&src).arg("WHAT=cmd/kube-apiserver cmd/kube-controller-manager");
+        cmd.current_dir(&src)
+            .arg("WHAT=cmd/kube-apiserver cmd/kube-controller-manager");
         run_logged(&mut cmd, &log)
     };
     if let Err(first) = make() {
@@ -91,12 +118,18 @@ fn build_from_debian_source() -> anyhow::Result<()> {
     // The source tree is over a gigabyte once built; the binaries are all we need.
     let _ = std::fs::remove_dir_all(&work);
     let found = Binaries::locate()?;
-    eprintln!("testenv: done: {} ({})", found.kube_apiserver.display(), version(&found.kube_apiserver));
+    eprintln!(
+        "testenv: done: {} ({})",
+        found.kube_apiserver.display(),
+        version(&found.kube_apiserver)
+    );
     Ok(())
 }
 
 fn version(binary: &Path) -> String {
-    output(binary, &["--version"]).map(|s| s.trim().to_string()).unwrap_or_else(|| "version unknown".into())
+    output(binary, &["--version"])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "version unknown".into())
 }
 
 /// Runs a command as root: directly when we are root, else through `sudo -n`.
@@ -107,7 +140,12 @@ fn as_root(args: &[&str]) -> anyhow::Result<Command> {
         cmd.args(&args[1..]);
         return Ok(cmd);
     }
-    if which_exists("sudo") && Command::new("sudo").args(["-n", "true"]).status().is_ok_and(|s| s.success()) {
+    if which_exists("sudo")
+        && Command::new("sudo")
+            .args(["-n", "true"])
+            .status()
+            .is_ok_and(|s| s.success())
+    {
         let mut cmd = Command::new("sudo");
         cmd.arg("-n").args(args);
         return Ok(cmd);
@@ -120,14 +158,18 @@ fn as_root(args: &[&str]) -> anyhow::Result<Command> {
 }
 
 fn which_exists(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
 }
 
 fn install_packages() -> anyhow::Result<()> {
     let missing: Vec<&str> = APT_PACKAGES
         .iter()
         .copied()
-        .filter(|p| !output("dpkg-query", &["-W", "-f=${Status}", p]).is_some_and(|s| s.contains("install ok installed")))
+        .filter(|p| {
+            !output("dpkg-query", &["-W", "-f=${Status}", p])
+                .is_some_and(|s| s.contains("install ok installed"))
+        })
         .collect();
     let need_src = !has_deb_src()?;
     if need_src {
@@ -136,7 +178,13 @@ fn install_packages() -> anyhow::Result<()> {
         let entry = "Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
         let tmp = std::env::temp_dir().join("kubeplug-deb-src.sources");
         std::fs::write(&tmp, entry)?;
-        sh(&mut as_root(&["install", "-m", "0644", &tmp.to_string_lossy(), DEB_SRC_FILE])?)?;
+        sh(&mut as_root(&[
+            "install",
+            "-m",
+            "0644",
+            &tmp.to_string_lossy(),
+            DEB_SRC_FILE,
+        ])?)?;
     }
     if missing.is_empty() && !need_src {
         eprintln!("testenv: packages already installed");
@@ -145,7 +193,8 @@ fn install_packages() -> anyhow::Result<()> {
     let mut update = vec!["apt-get"];
     update.extend(APT_OPTS);
     update.push("update");
-    sh(&mut as_root(&update)?).context("apt-get update failed (is the Debian mirror reachable?)")?;
+    sh(&mut as_root(&update)?)
+        .context("apt-get update failed (is the Debian mirror reachable?)")?;
     if !missing.is_empty() {
         let mut install = vec!["apt-get"];
         install.extend(APT_OPTS);
@@ -165,12 +214,15 @@ fn has_deb_src() -> anyhow::Result<bool> {
     if let Ok(dir) = std::fs::read_dir("/etc/apt/sources.list.d") {
         files.extend(dir.filter_map(|e| e.ok()).map(|e| e.path()));
     }
-    Ok(files.iter().filter_map(|f| std::fs::read_to_string(f).ok()).any(|text| {
-        text.lines().any(|l| {
-            let l = l.trim();
-            (l.starts_with("deb-src ") && l.contains(" bookworm ")) || l == "Types: deb-src"
-        }) && text.contains("bookworm")
-    }))
+    Ok(files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .any(|text| {
+            text.lines().any(|l| {
+                let l = l.trim();
+                (l.starts_with("deb-src ") && l.contains(" bookworm ")) || l == "Types: deb-src"
+            }) && text.contains("bookworm")
+        }))
 }
 
 /// Downloads and unpacks the source package; returns the unpacked tree.
@@ -183,8 +235,13 @@ fn fetch_source(work: &Path, log: &Path) -> anyhow::Result<PathBuf> {
     let dsc = find_dsc(work);
     if dsc.is_none() {
         let mut cmd = Command::new("apt-get");
-        cmd.current_dir(work).args(APT_OPTS).args(["source", "--download-only", "kubernetes/bookworm"]);
-        run_logged(&mut cmd, log).context("downloading Debian's kubernetes source package failed")?;
+        cmd.current_dir(work).args(APT_OPTS).args([
+            "source",
+            "--download-only",
+            "kubernetes/bookworm",
+        ]);
+        run_logged(&mut cmd, log)
+            .context("downloading Debian's kubernetes source package failed")?;
     }
     let dsc = find_dsc(work).context("apt-get source left no kubernetes_*.dsc behind")?;
     let _ = std::fs::remove_dir_all(&src);
@@ -196,22 +253,33 @@ fn fetch_source(work: &Path, log: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn find_dsc(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("kubernetes_") && n.ends_with(".dsc"))
-    })
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("kubernetes_") && n.ends_with(".dsc"))
+        })
 }
 
 fn replace_reflect2(src: &Path) -> anyhow::Result<()> {
     let from = Path::new(REFLECT2_SRC);
     if !from.join("reflect2.go").is_file() {
-        bail!("{} is missing; install golang-github-modern-go-reflect2-dev", from.display());
+        bail!(
+            "{} is missing; install golang-github-modern-go-reflect2-dev",
+            from.display()
+        );
     }
     let to = src.join("vendor/github.com/modern-go/reflect2");
     let _ = std::fs::remove_dir_all(&to);
     std::fs::create_dir_all(&to)?;
     for entry in std::fs::read_dir(from)? {
         let path = entry?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
         // Sources only: the tests would pull test-only imports into the vendor tree.
         if path.is_file() && !name.ends_with("_test.go") {
             std::fs::copy(&path, to.join(name))?;

@@ -19,6 +19,8 @@ fn main() -> ExitCode {
     shared::cli::init_logging(args.config.verbosity);
     shared::cli::finish(
         "kubectl rolling-update",
-        Err(anyhow::anyhow!("kubectl rolling-update is not implemented yet")),
+        Err(anyhow::anyhow!(
+            "kubectl rolling-update is not implemented yet"
+        )),
     )
 }

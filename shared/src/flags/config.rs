@@ -77,7 +77,13 @@ pub struct ConfigFlags {
     pub request_timeout: String,
 
     /// number for the log level verbosity
-    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL", default_value_t = 0)]
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        value_name = "LEVEL",
+        default_value_t = 0
+    )]
     pub verbosity: u8,
 }
 
@@ -126,7 +132,11 @@ impl ConfigFlags {
             return Ok(None);
         }
         let d = super::parse_go_duration(&self.request_timeout, true).map_err(|reason| {
-            Error::InvalidFlag { flag: "request-timeout", value: self.request_timeout.clone(), reason }
+            Error::InvalidFlag {
+                flag: "request-timeout",
+                value: self.request_timeout.clone(),
+                reason,
+            }
         })?;
         Ok((!d.is_zero()).then_some(d))
     }
@@ -135,7 +145,10 @@ impl ConfigFlags {
     /// `--kubeconfig` (which must exist), else every *existing* file of `KUBECONFIG`
     /// (missing ones are skipped, unlike kube-rs, which errors), else `~/.kube/config`.
     pub fn load_kubeconfig(&self) -> Result<(Option<Kubeconfig>, ConfigSource)> {
-        self.load_kubeconfig_with(std::env::var_os("KUBECONFIG").as_deref(), home_dir().as_deref())
+        self.load_kubeconfig_with(
+            std::env::var_os("KUBECONFIG").as_deref(),
+            home_dir().as_deref(),
+        )
     }
 
     /// [`Self::load_kubeconfig`] with the environment passed in, so tests need not
@@ -214,12 +227,18 @@ impl ConfigFlags {
     pub fn apply_overrides(&self, config: &mut Config) -> Result<()> {
         if let Some(server) = self.server.as_deref().filter(|s| !s.is_empty()) {
             // kubectl accepts a bare host:port and assumes https.
-            let url = if server.contains("://") { server.to_string() } else { format!("https://{server}") };
-            config.cluster_url = url.parse().map_err(|e: http::uri::InvalidUri| Error::InvalidFlag {
-                flag: "server",
-                value: server.to_string(),
-                reason: e.to_string(),
-            })?;
+            let url = if server.contains("://") {
+                server.to_string()
+            } else {
+                format!("https://{server}")
+            };
+            config.cluster_url =
+                url.parse()
+                    .map_err(|e: http::uri::InvalidUri| Error::InvalidFlag {
+                        flag: "server",
+                        value: server.to_string(),
+                        reason: e.to_string(),
+                    })?;
         }
         if let Some(ns) = self.namespace.as_deref().filter(|s| !s.is_empty()) {
             config.default_namespace = ns.to_string();
@@ -289,7 +308,10 @@ impl ConfigFlags {
 }
 
 fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
-    Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig { path: path.to_path_buf(), source })
+    Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn placeholder_uri() -> http::Uri {
@@ -297,7 +319,9 @@ fn placeholder_uri() -> http::Uri {
 }
 
 fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Splits a PEM bundle into DER certificates, the shape `Config::root_cert` wants.

@@ -25,7 +25,9 @@ pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, St
         return Ok(Duration::ZERO);
     }
     if s.starts_with('-') {
-        return Err(format!("invalid duration {input:?}: negative durations are not allowed"));
+        return Err(format!(
+            "invalid duration {input:?}: negative durations are not allowed"
+        ));
     }
     let s = s.strip_prefix('+').unwrap_or(s);
     let bad = || format!("time: invalid duration \"{input}\"");
@@ -50,7 +52,11 @@ pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, St
             "s" => 1e9,
             "m" => 60e9,
             "h" => 3600e9,
-            unit => return Err(format!("time: unknown unit \"{unit}\" in duration \"{input}\"")),
+            unit => {
+                return Err(format!(
+                    "time: unknown unit \"{unit}\" in duration \"{input}\""
+                ));
+            }
         };
         total += value * nanos_per_unit;
         rest = &rest[unit_len..];
@@ -79,7 +85,10 @@ mod tests {
 
     #[test]
     fn bare_seconds_only_when_asked() {
-        assert_eq!(parse_go_duration("30", true).unwrap(), Duration::from_secs(30));
+        assert_eq!(
+            parse_go_duration("30", true).unwrap(),
+            Duration::from_secs(30)
+        );
         assert_eq!(
             parse_go_duration("30", false).unwrap_err(),
             "time: missing unit in duration \"30\""
@@ -89,7 +98,10 @@ mod tests {
     #[test]
     fn rejects_garbage() {
         for s in ["", "abc", "5x", "-1s", "1..2s", "s"] {
-            assert!(parse_go_duration(s, false).is_err(), "{s} should be rejected");
+            assert!(
+                parse_go_duration(s, false).is_err(),
+                "{s} should be rejected"
+            );
         }
     }
 }

@@ -19,7 +19,11 @@ use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
 
 #[derive(Parser, Debug)]
-#[command(name = "kubeplug-cluster", version, about = "Run a local control plane and simulated node until stopped")]
+#[command(
+    name = "kubeplug-cluster",
+    version,
+    about = "Run a local control plane and simulated node until stopped"
+)]
 struct Args {
     /// Directory for certificates, kubeconfig, logs and the state file.
     #[arg(long, value_name = "DIR")]
@@ -45,23 +49,29 @@ struct Args {
 async fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube_client::client::builder=off".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,kube_client::client::builder=off".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let code = match run(&args).await {
+    match run(&args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kubeplug-cluster: {e:#}");
             ExitCode::FAILURE
         }
-    };
-    code
+    }
 }
 
 async fn run(args: &Args) -> anyhow::Result<()> {
     let binaries = Binaries::locate()?;
     let with_controllers = binaries.kube_controller_manager.is_some();
-    let options = controlplane::Options { state_dir: args.state_dir.clone(), binaries, audit: args.audit };
+    let options = controlplane::Options {
+        state_dir: args.state_dir.clone(),
+        binaries,
+        audit: args.audit,
+    };
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.
     let mut plane = ControlPlane::start(options).await?;
@@ -70,7 +80,9 @@ async fn run(args: &Args) -> anyhow::Result<()> {
 
     let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
     let node_config = tests::node::NodeSimConfig {
-        node_names: (0..args.nodes).map(|i| format!("kubeplug-node-{i}")).collect(),
+        node_names: (0..args.nodes)
+            .map(|i| format!("kubeplug-node-{i}"))
+            .collect(),
         default_ready_after: Duration::from_millis(args.ready_after_ms),
         kubelet_port: plane.endpoints.kubelet_port,
         ..Default::default()
@@ -86,7 +98,14 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         ca_cert: plane.endpoints.ca_cert.clone(),
         audit_log: plane.endpoints.audit_log.clone(),
         kubelet_port: plane.endpoints.kubelet_port,
-        processes: plane.pids().into_iter().map(|(name, pid)| ProcessEntry { name: name.into(), pid }).collect(),
+        processes: plane
+            .pids()
+            .into_iter()
+            .map(|(name, pid)| ProcessEntry {
+                name: name.into(),
+                pid,
+            })
+            .collect(),
     };
     state.write(&args.state_dir)?;
     println!("ready {}", plane.endpoints.kubeconfig.display());
@@ -130,7 +149,10 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         Ok(()) if args.remove_state => {
             let _ = std::fs::remove_dir_all(&args.state_dir);
         }
-        Err(_) => eprintln!("kubeplug-cluster: logs kept in {}", args.state_dir.display()),
+        Err(_) => eprintln!(
+            "kubeplug-cluster: logs kept in {}",
+            args.state_dir.display()
+        ),
         Ok(()) => {}
     }
     outcome

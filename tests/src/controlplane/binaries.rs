@@ -39,7 +39,8 @@ pub fn cache_dir() -> PathBuf {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(|| std::env::temp_dir().join("kubeplug-cache"));
-    base.join("kubeplug").join(format!("kubernetes-{KUBERNETES_VERSION}"))
+    base.join("kubeplug")
+        .join(format!("kubernetes-{KUBERNETES_VERSION}"))
 }
 
 /// Where `cargo xtask testenv` puts `kube-apiserver` and `kube-controller-manager`.
@@ -60,7 +61,12 @@ impl Binaries {
                     kube_controller_manager: found("kube-controller-manager"),
                 }),
                 (etcd, _) => Err(NotInstalled {
-                    missing: if etcd.is_none() { "etcd" } else { "kube-apiserver" }.into(),
+                    missing: if etcd.is_none() {
+                        "etcd"
+                    } else {
+                        "kube-apiserver"
+                    }
+                    .into(),
                     searched: format!("KUBEBUILDER_ASSETS={}", dir.display()),
                 }),
             };
@@ -68,12 +74,24 @@ impl Binaries {
         let cache = cache_bin_dir();
         let find = |name: &str| executable(&cache.join(name)).or_else(|| which::which(name).ok());
         let searched = format!("{} and PATH", cache.display());
-        let etcd = find("etcd").ok_or_else(|| NotInstalled { missing: "etcd".into(), searched: searched.clone() })?;
-        let kube_apiserver = find("kube-apiserver")
-            .ok_or_else(|| NotInstalled { missing: "kube-apiserver".into(), searched: searched.clone() })?;
-        let kube_controller_manager = find("kube-controller-manager")
-            .ok_or_else(|| NotInstalled { missing: "kube-controller-manager".into(), searched })?;
-        Ok(Self { etcd, kube_apiserver, kube_controller_manager: Some(kube_controller_manager) })
+        let etcd = find("etcd").ok_or_else(|| NotInstalled {
+            missing: "etcd".into(),
+            searched: searched.clone(),
+        })?;
+        let kube_apiserver = find("kube-apiserver").ok_or_else(|| NotInstalled {
+            missing: "kube-apiserver".into(),
+            searched: searched.clone(),
+        })?;
+        let kube_controller_manager =
+            find("kube-controller-manager").ok_or_else(|| NotInstalled {
+                missing: "kube-controller-manager".into(),
+                searched,
+            })?;
+        Ok(Self {
+            etcd,
+            kube_apiserver,
+            kube_controller_manager: Some(kube_controller_manager),
+        })
     }
 }
 

@@ -73,7 +73,10 @@ pub enum StartError {
     #[error(transparent)]
     NotInstalled(#[from] NotInstalled),
     #[error("cannot prepare the state directory {}: {source}", path.display())]
-    State { path: PathBuf, source: std::io::Error },
+    State {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot generate certificates: {0}")]
     Pki(#[from] rcgen::Error),
     #[error("{0}")]
@@ -102,7 +105,8 @@ impl ControlPlane {
         let serving_key = write("apiserver.key", &pki.serving_key)?;
         let sa_key = write("sa.key", &pki.service_account_key)?;
         let sa_pub = write("sa.pub", &pki.service_account_pub)?;
-        let token = |what| pki::random_token().map_err(|source| StartError::State { path: what, source });
+        let token =
+            |what| pki::random_token().map_err(|source| StartError::State { path: what, source });
         let admin_token = token(PathBuf::from("/dev/urandom"))?;
         let limited_token = token(PathBuf::from("/dev/urandom"))?;
         let tokens = write(
@@ -121,14 +125,23 @@ impl ControlPlane {
         let kubelet_port = port("the kubelet")?;
         let server = format!("https://127.0.0.1:{api_port}");
 
-        let kubeconfig = write("kubeconfig", &kubeconfig_yaml(&server, &ca_cert, &admin_token, &limited_token))?;
+        let kubeconfig = write(
+            "kubeconfig",
+            &kubeconfig_yaml(&server, &ca_cert, &admin_token, &limited_token),
+        )?;
         let admin_kubeconfig = state.join("kubeconfig");
 
         let etcd_data = etcd_data_dir(&state);
         std::fs::create_dir_all(&etcd_data).map_err(io(&etcd_data))?;
 
         let mut plane = Self {
-            endpoints: Endpoints { server: server.clone(), kubeconfig, ca_cert: ca_cert.clone(), audit_log: None, kubelet_port },
+            endpoints: Endpoints {
+                server: server.clone(),
+                kubeconfig,
+                ca_cert: ca_cert.clone(),
+                audit_log: None,
+                kubelet_port,
+            },
             state_dir: state.clone(),
             etcd_data: etcd_data.clone(),
             processes: Vec::new(),
@@ -183,7 +196,11 @@ impl ControlPlane {
             api_args.push(format!("--audit-log-path={}", audit_log.display()));
             plane.endpoints.audit_log = Some(audit_log);
         }
-        plane.spawn("kube-apiserver", &options.binaries.kube_apiserver, &api_args)?;
+        plane.spawn(
+            "kube-apiserver",
+            &options.binaries.kube_apiserver,
+            &api_args,
+        )?;
         plane.wait_ready().await?;
 
         if let Some(kcm) = &options.binaries.kube_controller_manager {
@@ -204,9 +221,15 @@ impl ControlPlane {
         Ok(plane)
     }
 
-    fn spawn(&mut self, name: &'static str, program: &Path, args: &[String]) -> Result<(), StartError> {
+    fn spawn(
+        &mut self,
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+    ) -> Result<(), StartError> {
         let log = self.state_dir.join(format!("{name}.log"));
-        let process = Process::spawn(name, program, args, log).map_err(|e| StartError::Process(e.to_string()))?;
+        let process = Process::spawn(name, program, args, log)
+            .map_err(|e| StartError::Process(e.to_string()))?;
         self.processes.push(process);
         Ok(())
     }
@@ -218,14 +241,17 @@ impl ControlPlane {
 
     /// Polls `/readyz` with the admin credentials until it answers `ok`.
     async fn wait_ready(&mut self) -> Result<(), StartError> {
-        let client = self
-            .admin_client()
-            .await
-            .map_err(|e| StartError::Process(format!("cannot build a client for the new apiserver: {e:#}")))?;
+        let client = self.admin_client().await.map_err(|e| {
+            StartError::Process(format!(
+                "cannot build a client for the new apiserver: {e:#}"
+            ))
+        })?;
         let timeout = Duration::from_secs(120);
         let deadline = Instant::now() + timeout;
         loop {
-            let request = http::Request::get("/readyz").body(Vec::new()).expect("static request");
+            let request = http::Request::get("/readyz")
+                .body(Vec::new())
+                .expect("static request");
             let last = match client.request_text(request).await {
                 Ok(body) if body.trim() == "ok" => return Ok(()),
                 Ok(body) => body,
@@ -262,7 +288,13 @@ impl ControlPlane {
     /// The first program that has exited unexpectedly, with its log tail.
     pub fn crashed(&mut self) -> Option<String> {
         self.processes.iter_mut().find_map(|p| {
-            p.exited().map(|status| format!("{} exited ({status}); last log lines:\n{}", p.name, p.log_tail(20)))
+            p.exited().map(|status| {
+                format!(
+                    "{} exited ({status}); last log lines:\n{}",
+                    p.name,
+                    p.log_tail(20)
+                )
+            })
         })
     }
 
@@ -288,7 +320,10 @@ impl Drop for ControlPlane {
 pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let options = kube::config::KubeConfigOptions { context: Some(context.to_string()), ..Default::default() };
+    let options = kube::config::KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
     let config = kube::Config::from_custom_kubeconfig(kc, &options).await?;
     Ok(kube::Client::try_from(config)?)
 }
@@ -296,7 +331,11 @@ pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube
 fn etcd_data_dir(state: &Path) -> PathBuf {
     let shm = Path::new("/dev/shm");
     if shm.is_dir() {
-        let unique = format!("kubeplug-etcd-{}-{}", std::process::id(), free_port().unwrap_or(0));
+        let unique = format!(
+            "kubeplug-etcd-{}-{}",
+            std::process::id(),
+            free_port().unwrap_or(0)
+        );
         shm.join(unique)
     } else {
         state.join("etcd")

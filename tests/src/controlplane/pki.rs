@@ -5,7 +5,9 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
 
 /// PEM material written to the state directory.
 pub struct Pki {
@@ -22,9 +24,14 @@ impl Pki {
     pub fn generate() -> Result<Self, rcgen::Error> {
         let ca_key = KeyPair::generate()?;
         let mut ca = CertificateParams::new(Vec::<String>::new())?;
-        ca.distinguished_name.push(DnType::CommonName, "kubeplug-local-ca");
+        ca.distinguished_name
+            .push(DnType::CommonName, "kubeplug-local-ca");
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+        ca.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
         let ca_cert = ca.self_signed(&ca_key)?;
         let issuer = Issuer::new(ca, &ca_key);
 
@@ -36,10 +43,16 @@ impl Pki {
             "kubernetes.default.svc".to_string(),
             "kubernetes.default.svc.cluster.local".to_string(),
         ])?;
-        serving.subject_alt_names.push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        serving
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
         // The first address of --service-cluster-ip-range: the `kubernetes` Service.
-        serving.subject_alt_names.push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::new(10, 96, 0, 1))));
-        serving.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+        serving
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::new(10, 96, 0, 1))));
+        serving
+            .distinguished_name
+            .push(DnType::CommonName, "kube-apiserver");
         let serving_cert = serving.signed_by(&serving_key, &issuer)?;
 
         let sa_key = KeyPair::generate()?;

@@ -20,14 +20,22 @@ impl Process {
     /// `kill -9`, the kernel kills the child too, so no etcd or apiserver outlives it.
     /// The signal fires when the *thread* that forked exits, so callers must spawn from
     /// a thread that lives as long as the supervisor (its main thread).
-    pub fn spawn(name: &'static str, program: &Path, args: &[String], log: PathBuf) -> std::io::Result<Self> {
+    pub fn spawn(
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        log: PathBuf,
+    ) -> std::io::Result<Self> {
         let out = File::options().create(true).append(true).open(&log)?;
         let err = out.try_clone()?;
         let mut cmd = Command::new(program);
         cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
         set_parent_death_signal(&mut cmd);
         let child = cmd.spawn().map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot start {name} ({}): {e}", program.display()))
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot start {name} ({}): {e}", program.display()),
+            )
         })?;
         Ok(Self { name, log, child })
     }
@@ -66,7 +74,9 @@ impl Process {
 
 /// Sends `sig` to `pid`; false if there is no such process.
 pub fn signal(pid: u32, sig: i32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else { return false };
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
     #[allow(unsafe_code)]
     // SAFETY: kill(2) has no memory-safety preconditions.
     let rc = unsafe { libc::kill(pid, sig) };
@@ -113,7 +123,12 @@ pub fn free_port() -> std::io::Result<u16> {
 pub fn wait_for_port(port: u16, timeout: Duration, process: &mut Process) -> Result<(), String> {
     let deadline = Instant::now() + timeout;
     loop {
-        if std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)).is_ok() {
+        if std::net::TcpStream::connect_timeout(
+            &([127, 0, 0, 1], port).into(),
+            Duration::from_millis(200),
+        )
+        .is_ok()
+        {
             return Ok(());
         }
         if let Some(status) = process.exited() {

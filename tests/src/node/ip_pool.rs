@@ -62,7 +62,10 @@ impl IpPool {
         if let Some(ip) = wanted {
             let mut state = self.lock();
             if state.in_use.insert(ip) {
-                return Some(PodIp { addr: Ipv4Addr::from(ip), pool: self.clone() });
+                return Some(PodIp {
+                    addr: Ipv4Addr::from(ip),
+                    pool: self.clone(),
+                });
             }
         }
         self.allocate()
@@ -76,7 +79,10 @@ impl IpPool {
             let ip = FIRST + state.cursor;
             state.cursor = (state.cursor + 1) % SPAN;
             if usable(ip) && state.in_use.insert(ip) {
-                return Some(PodIp { addr: Ipv4Addr::from(ip), pool: self.clone() });
+                return Some(PodIp {
+                    addr: Ipv4Addr::from(ip),
+                    pool: self.clone(),
+                });
             }
         }
         None
@@ -96,11 +102,20 @@ mod tests {
         let pool = IpPool::default();
         let a = pool.allocate();
         let b = pool.allocate();
-        assert_eq!(a.as_ref().map(PodIp::addr), Some(Ipv4Addr::new(127, 0, 0, 2)));
-        assert_eq!(b.as_ref().map(PodIp::addr), Some(Ipv4Addr::new(127, 0, 0, 3)));
+        assert_eq!(
+            a.as_ref().map(PodIp::addr),
+            Some(Ipv4Addr::new(127, 0, 0, 2))
+        );
+        assert_eq!(
+            b.as_ref().map(PodIp::addr),
+            Some(Ipv4Addr::new(127, 0, 0, 3))
+        );
         drop(a);
         // The cursor moves on; the freed address is found again on wrap.
-        assert_eq!(pool.allocate().map(|p| p.addr()), Some(Ipv4Addr::new(127, 0, 0, 4)));
+        assert_eq!(
+            pool.allocate().map(|p| p.addr()),
+            Some(Ipv4Addr::new(127, 0, 0, 4))
+        );
         assert!(pool.lock().in_use.len() == 1);
     }
 
@@ -121,10 +136,16 @@ mod tests {
     fn claims_an_existing_address_once() {
         let pool = IpPool::default();
         let first = pool.claim_or_allocate(Some("127.0.0.9"));
-        assert_eq!(first.as_ref().map(PodIp::addr), Some(Ipv4Addr::new(127, 0, 0, 9)));
+        assert_eq!(
+            first.as_ref().map(PodIp::addr),
+            Some(Ipv4Addr::new(127, 0, 0, 9))
+        );
         // Taken: a second pod claiming it gets a fresh one.
         let second = pool.claim_or_allocate(Some("127.0.0.9"));
-        assert_eq!(second.as_ref().map(PodIp::addr), Some(Ipv4Addr::new(127, 0, 0, 2)));
+        assert_eq!(
+            second.as_ref().map(PodIp::addr),
+            Some(Ipv4Addr::new(127, 0, 0, 2))
+        );
         // Not ours (the node's own address, garbage): allocate.
         assert_eq!(
             pool.claim_or_allocate(Some("127.0.0.1")).map(|p| p.addr()),

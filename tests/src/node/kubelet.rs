@@ -12,18 +12,18 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, Patch, Preconditions};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
 use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, Preconditions};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::ip_pool::{IpPool, PodIp};
-use super::nodes::{patch_params, NODE_IP};
+use super::nodes::{NODE_IP, patch_params};
 use super::runtime::{PodRuntime, Runtime};
 use super::scheduler::{bind, needs_binding, pick_node};
-use super::status::{phase, pod_status, Placement};
+use super::status::{Placement, phase, pod_status};
 
 /// The latest pod object, or None once it is gone from the API.
 type PodSlot = Option<Arc<Pod>>;
@@ -117,7 +117,9 @@ impl Kubelet {
     }
 
     fn apply(&mut self, pod: Pod) {
-        let Some(uid) = pod.metadata.uid.clone() else { return };
+        let Some(uid) = pod.metadata.uid.clone() else {
+            return;
+        };
         if let Some(tx) = self.workers.get(&uid) {
             if tx.send(Some(Arc::new(pod))).is_err() {
                 self.workers.remove(&uid);
@@ -128,7 +130,11 @@ impl Kubelet {
             self.schedule(uid, pod);
             return;
         }
-        let node = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default();
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .unwrap_or_default();
         if !self.nodes.iter().any(|(name, _)| name == node) {
             return; // Someone else's pod.
         }
@@ -157,7 +163,10 @@ impl Kubelet {
             if let Err(e) = bind(&client, &pod, &node).await {
                 tracing::warn!(pod = %key(&pod), node, error = %e, "binding failed");
             }
-            binding.lock().unwrap_or_else(PoisonError::into_inner).remove(&uid);
+            binding
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&uid);
         });
     }
 
@@ -182,7 +191,9 @@ impl Kubelet {
                 return;
             }
         };
-        let (Some(name), Some(namespace)) = (pod.metadata.name.clone(), pod.metadata.namespace.clone()) else {
+        let (Some(name), Some(namespace)) =
+            (pod.metadata.name.clone(), pod.metadata.namespace.clone())
+        else {
             return;
         };
         tracing::debug!(pod = %key(&pod), ip = %ip.addr(), "starting pod");
@@ -251,7 +262,9 @@ impl PodWorker {
         let mut failures: u32 = 0;
         let mut retry_at: Option<tokio::time::Instant> = None;
         loop {
-            let Some(pod) = rx.borrow_and_update().clone() else { break };
+            let Some(pod) = rx.borrow_and_update().clone() else {
+                break;
+            };
             if !self.finalized {
                 match self.sync(&pod).await {
                     Ok(()) => {
@@ -286,7 +299,13 @@ impl PodWorker {
             self.request_stop(pod, now);
         }
         let observation = self.runtime.observe(now);
-        let status = pod_status(pod, &self.placement, &observation, self.last_sent.as_ref(), now);
+        let status = pod_status(
+            pod,
+            &self.placement,
+            &observation,
+            self.last_sent.as_ref(),
+            now,
+        );
         if self.last_sent.as_ref() != Some(&status) {
             // The uid makes the API server refuse the write if the pod was
             // deleted and recreated under the same name meanwhile.
@@ -294,7 +313,11 @@ impl PodWorker {
                 "metadata": { "uid": self.uid },
                 "status": status,
             });
-            match self.pods.patch_status(&self.name, &patch_params(), &Patch::Merge(&patch)).await {
+            match self
+                .pods
+                .patch_status(&self.name, &patch_params(), &Patch::Merge(&patch))
+                .await
+            {
                 Ok(_) => self.last_sent = Some(status),
                 Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => {
                     return Err(SyncError::Gone);
@@ -305,7 +328,10 @@ impl PodWorker {
         if deleting && observation.all_stopped() {
             let params = DeleteParams {
                 grace_period_seconds: Some(0),
-                preconditions: Some(Preconditions { uid: Some(self.uid.clone()), resource_version: None }),
+                preconditions: Some(Preconditions {
+                    uid: Some(self.uid.clone()),
+                    resource_version: None,
+                }),
                 ..DeleteParams::default()
             };
             return match self.pods.delete(&self.name, &params).await {
@@ -313,7 +339,9 @@ impl PodWorker {
                     tracing::debug!(pod = %self.key, "deletion finalized");
                     Err(SyncError::Gone)
                 }
-                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => Err(SyncError::Gone),
+                Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => {
+                    Err(SyncError::Gone)
+                }
                 Err(e) => Err(SyncError::Api(e)),
             };
         }
@@ -328,7 +356,11 @@ impl PodWorker {
         let grace = pod
             .metadata
             .deletion_grace_period_seconds
-            .or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds))
+            .or_else(|| {
+                pod.spec
+                    .as_ref()
+                    .and_then(|s| s.termination_grace_period_seconds)
+            })
             .unwrap_or(30)
             .max(0);
         let noticed = *self.stop_noticed.get_or_insert(now);
@@ -337,7 +369,8 @@ impl PodWorker {
             .unwrap_or(Timestamp::MAX);
         if self.stop_deadline.is_none_or(|d| deadline < d) {
             self.stop_deadline = Some(deadline);
-            let remaining = Duration::try_from(deadline.duration_since(now)).unwrap_or(Duration::ZERO);
+            let remaining =
+                Duration::try_from(deadline.duration_since(now)).unwrap_or(Duration::ZERO);
             self.runtime.stop(now, remaining);
         }
     }

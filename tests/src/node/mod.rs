@@ -142,10 +142,14 @@ pub async fn run_with_runtime(
         .node_names
         .iter()
         .map(|name| {
-            let labels = nodes::node_object(name, config.kubelet_port, k8s_openapi::jiff::Timestamp::now())
-                .metadata
-                .labels
-                .unwrap_or_default();
+            let labels = nodes::node_object(
+                name,
+                config.kubelet_port,
+                k8s_openapi::jiff::Timestamp::now(),
+            )
+            .metadata
+            .labels
+            .unwrap_or_default();
             (name.clone(), labels)
         })
         .collect();
@@ -156,19 +160,30 @@ pub async fn run_with_runtime(
         config.kubelet_port,
         config.heartbeat,
     ));
-    kubelet::Kubelet::new(client, node_labels, runtime).run(shutdown).await;
+    kubelet::Kubelet::new(client, node_labels, runtime)
+        .run(shutdown)
+        .await;
     heartbeat.abort();
     Ok(())
 }
 
 fn validate(config: &NodeSimConfig) -> anyhow::Result<()> {
-    anyhow::ensure!(!config.node_names.is_empty(), "the simulated node needs at least one node name");
+    anyhow::ensure!(
+        !config.node_names.is_empty(),
+        "the simulated node needs at least one node name"
+    );
     let mut seen = std::collections::HashSet::new();
     for name in &config.node_names {
-        anyhow::ensure!(is_dns_subdomain(name), "invalid node name {name:?}: must be a DNS subdomain");
+        anyhow::ensure!(
+            is_dns_subdomain(name),
+            "invalid node name {name:?}: must be a DNS subdomain"
+        );
         anyhow::ensure!(seen.insert(name), "node name {name:?} is listed twice");
     }
-    anyhow::ensure!(!config.heartbeat.is_zero(), "the heartbeat period must be positive");
+    anyhow::ensure!(
+        !config.heartbeat.is_zero(),
+        "the heartbeat period must be positive"
+    );
     Ok(())
 }
 
@@ -177,7 +192,9 @@ fn is_dns_subdomain(name: &str) -> bool {
     name.len() <= 253
         && name.split('.').all(|label| {
             !label.is_empty()
-                && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
@@ -185,7 +202,10 @@ fn is_dns_subdomain(name: &str) -> bool {
 
 /// Registers every node and its first lease, retrying transient failures
 /// for about 30 seconds (the API server may still be settling).
-async fn register_all(client: &kube::Client, config: &NodeSimConfig) -> anyhow::Result<Vec<nodes::RegisteredNode>> {
+async fn register_all(
+    client: &kube::Client,
+    config: &NodeSimConfig,
+) -> anyhow::Result<Vec<nodes::RegisteredNode>> {
     let mut delay = Duration::from_millis(250);
     let mut attempt = 0;
     loop {
@@ -204,7 +224,10 @@ async fn register_all(client: &kube::Client, config: &NodeSimConfig) -> anyhow::
     }
 }
 
-async fn try_register_all(client: &kube::Client, config: &NodeSimConfig) -> kube::Result<Vec<nodes::RegisteredNode>> {
+async fn try_register_all(
+    client: &kube::Client,
+    config: &NodeSimConfig,
+) -> kube::Result<Vec<nodes::RegisteredNode>> {
     nodes::ensure_lease_namespace(client).await?;
     let mut registered = Vec::new();
     for name in &config.node_names {
@@ -241,7 +264,10 @@ mod tests {
             f(&mut c);
             validate(&c).map_err(|e| e.to_string())
         };
-        assert_eq!(with(|c| c.node_names.clear()), Err("the simulated node needs at least one node name".to_owned()));
+        assert_eq!(
+            with(|c| c.node_names.clear()),
+            Err("the simulated node needs at least one node name".to_owned())
+        );
         assert_eq!(
             with(|c| c.node_names = vec!["Node_A".to_owned()]),
             Err("invalid node name \"Node_A\": must be a DNS subdomain".to_owned())
@@ -250,7 +276,10 @@ mod tests {
             with(|c| c.node_names = vec!["a".to_owned(), "a".to_owned()]),
             Err("node name \"a\" is listed twice".to_owned())
         );
-        assert_eq!(with(|c| c.heartbeat = Duration::ZERO), Err("the heartbeat period must be positive".to_owned()));
+        assert_eq!(
+            with(|c| c.heartbeat = Duration::ZERO),
+            Err("the heartbeat period must be positive".to_owned())
+        );
         assert!(with(|c| c.node_names = vec!["n-1.example".to_owned(), "n2".to_owned()]).is_ok());
     }
 }

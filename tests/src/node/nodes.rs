@@ -14,8 +14,8 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, OwnerReference, Time};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 
 /// The Kubernetes version the simulated kubelets claim, matching the local
 /// control plane.
@@ -70,7 +70,12 @@ pub fn node_object(name: &str, kubelet_port: u16, now: Timestamp) -> Node {
 }
 
 /// The full node status: capacity, conditions, addresses, endpoints, info.
-pub fn node_status(name: &str, kubelet_port: u16, heartbeat: Timestamp, ready_since: Timestamp) -> NodeStatus {
+pub fn node_status(
+    name: &str,
+    kubelet_port: u16,
+    heartbeat: Timestamp,
+    ready_since: Timestamp,
+) -> NodeStatus {
     let resources: BTreeMap<String, Quantity> = [
         ("cpu", "4"),
         ("memory", "8Gi"),
@@ -92,7 +97,9 @@ pub fn node_status(name: &str, kubelet_port: u16, heartbeat: Timestamp, ready_si
             address: NODE_IP.to_owned(),
         }]),
         daemon_endpoints: Some(NodeDaemonEndpoints {
-            kubelet_endpoint: Some(DaemonEndpoint { port: i32::from(kubelet_port) }),
+            kubelet_endpoint: Some(DaemonEndpoint {
+                port: i32::from(kubelet_port),
+            }),
         }),
         node_info: Some(NodeSystemInfo {
             architecture: go_arch().to_owned(),
@@ -114,10 +121,30 @@ pub fn node_status(name: &str, kubelet_port: u16, heartbeat: Timestamp, ready_si
 /// The kubelet's four standard conditions, all healthy.
 pub fn node_conditions(heartbeat: Timestamp, ready_since: Timestamp) -> Vec<NodeCondition> {
     [
-        ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-        ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-        ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+        (
+            "MemoryPressure",
+            "False",
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        (
+            "DiskPressure",
+            "False",
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+        ),
+        (
+            "PIDPressure",
+            "False",
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        (
+            "Ready",
+            "True",
+            "KubeletReady",
+            "kubelet is posting ready status",
+        ),
     ]
     .into_iter()
     .map(|(type_, status, reason, message)| NodeCondition {
@@ -169,13 +196,24 @@ pub struct RegisteredNode {
 }
 
 /// Creates the Node, or refreshes the status of one left by an earlier run.
-pub async fn register(client: &Client, name: &str, kubelet_port: u16) -> kube::Result<RegisteredNode> {
+pub async fn register(
+    client: &Client,
+    name: &str,
+    kubelet_port: u16,
+) -> kube::Result<RegisteredNode> {
     let nodes: Api<Node> = Api::all(client.clone());
     let now = Timestamp::now();
-    match nodes.create(&post_params(), &node_object(name, kubelet_port, now)).await {
+    match nodes
+        .create(&post_params(), &node_object(name, kubelet_port, now))
+        .await
+    {
         Ok(node) => {
             tracing::info!(node = name, "registered node");
-            Ok(RegisteredNode { name: name.to_owned(), uid: node.metadata.uid, ready_since: now })
+            Ok(RegisteredNode {
+                name: name.to_owned(),
+                uid: node.metadata.uid,
+                ready_since: now,
+            })
         }
         Err(kube::Error::Api(status)) if status.is_already_exists() => {
             let existing = nodes.get(name).await?;
@@ -195,7 +233,11 @@ pub async fn register(client: &Client, name: &str, kubelet_port: u16) -> kube::R
                 .patch_status(name, &patch_params(), &Patch::Merge(&patch))
                 .await?;
             tracing::info!(node = name, "took over existing node");
-            Ok(RegisteredNode { name: name.to_owned(), uid: existing.metadata.uid, ready_since })
+            Ok(RegisteredNode {
+                name: name.to_owned(),
+                uid: existing.metadata.uid,
+                ready_since,
+            })
         }
         Err(e) => Err(e),
     }
@@ -231,9 +273,14 @@ pub async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube::Result
     for _ in 0..ATTEMPTS {
         let now = Timestamp::now();
         let result = match leases.get_opt(&node.name).await? {
-            None => leases
-                .create(&post_params(), &lease_object(&node.name, node.uid.as_deref(), now))
-                .await,
+            None => {
+                leases
+                    .create(
+                        &post_params(),
+                        &lease_object(&node.name, node.uid.as_deref(), now),
+                    )
+                    .await
+            }
             Some(mut lease) => {
                 let fresh = lease_object(&node.name, node.uid.as_deref(), now);
                 lease.spec = fresh.spec;
@@ -252,21 +299,28 @@ pub async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube::Result
         }
     }
     Err(last_error.unwrap_or_else(|| {
-        kube::Error::Api(Box::new(kube::core::Status::failure(
-            "lease renewal kept conflicting",
-            "Conflict",
-        ).with_code(409)))
+        kube::Error::Api(Box::new(
+            kube::core::Status::failure("lease renewal kept conflicting", "Conflict")
+                .with_code(409),
+        ))
     }))
 }
 
 /// Posts the node's conditions with a fresh heartbeat; re-registers the node
 /// if someone deleted it.
-pub async fn post_heartbeat(client: &Client, node: &mut RegisteredNode, kubelet_port: u16) -> kube::Result<()> {
+pub async fn post_heartbeat(
+    client: &Client,
+    node: &mut RegisteredNode,
+    kubelet_port: u16,
+) -> kube::Result<()> {
     let nodes: Api<Node> = Api::all(client.clone());
     let patch = serde_json::json!({
         "status": { "conditions": node_conditions(Timestamp::now(), node.ready_since) }
     });
-    match nodes.patch_status(&node.name, &patch_params(), &Patch::Merge(&patch)).await {
+    match nodes
+        .patch_status(&node.name, &patch_params(), &Patch::Merge(&patch))
+        .await
+    {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.is_not_found() => {
             tracing::warn!(node = %node.name, "node object disappeared, registering it again");
@@ -280,7 +334,12 @@ pub async fn post_heartbeat(client: &Client, node: &mut RegisteredNode, kubelet_
 /// Renews leases and heartbeats every `period` until cancelled. Errors are
 /// logged and retried at the next tick: a missed beat or two is harmless
 /// (the controller waits 40s), and the API server may be restarting.
-pub async fn heartbeat_loop(client: Client, mut nodes: Vec<RegisteredNode>, kubelet_port: u16, period: Duration) {
+pub async fn heartbeat_loop(
+    client: Client,
+    mut nodes: Vec<RegisteredNode>,
+    kubelet_port: u16,
+    period: Duration,
+) {
     let mut ticker = tokio::time::interval(period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -297,11 +356,17 @@ pub async fn heartbeat_loop(client: Client, mut nodes: Vec<RegisteredNode>, kube
 }
 
 pub(crate) fn post_params() -> PostParams {
-    PostParams { field_manager: Some(FIELD_MANAGER.to_owned()), ..PostParams::default() }
+    PostParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PostParams::default()
+    }
 }
 
 pub(crate) fn patch_params() -> PatchParams {
-    PatchParams { field_manager: Some(FIELD_MANAGER.to_owned()), ..PatchParams::default() }
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+        ..PatchParams::default()
+    }
 }
 
 #[cfg(test)]
@@ -318,7 +383,10 @@ mod tests {
         let json = serde_json::to_value(&node).unwrap_or_default();
         assert_eq!(json["metadata"]["name"], "n0");
         assert_eq!(json["metadata"]["labels"]["kubernetes.io/hostname"], "n0");
-        assert_eq!(json["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"], 10250);
+        assert_eq!(
+            json["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"],
+            10250
+        );
         assert_eq!(
             json["status"]["addresses"],
             serde_json::json!([{ "type": "InternalIP", "address": "127.0.0.1" }])
@@ -344,8 +412,14 @@ mod tests {
         let conditions = node_conditions(ts("2026-01-01T00:10:00Z"), ts("2026-01-01T00:00:00Z"));
         assert_eq!(conditions.len(), 4);
         for c in &conditions {
-            assert_eq!(c.last_heartbeat_time, Some(Time(ts("2026-01-01T00:10:00Z"))));
-            assert_eq!(c.last_transition_time, Some(Time(ts("2026-01-01T00:00:00Z"))));
+            assert_eq!(
+                c.last_heartbeat_time,
+                Some(Time(ts("2026-01-01T00:10:00Z")))
+            );
+            assert_eq!(
+                c.last_transition_time,
+                Some(Time(ts("2026-01-01T00:00:00Z")))
+            );
             assert_eq!(c.status, if c.type_ == "Ready" { "True" } else { "False" });
         }
     }
@@ -360,6 +434,11 @@ mod tests {
         assert_eq!(json["spec"]["holderIdentity"], "n0");
         assert_eq!(json["spec"]["leaseDurationSeconds"], 40);
         assert_eq!(json["spec"]["renewTime"], "2026-01-01T00:00:00.500000Z");
-        assert!(lease_object("n0", None, Timestamp::UNIX_EPOCH).metadata.owner_references.is_none());
+        assert!(
+            lease_object("n0", None, Timestamp::UNIX_EPOCH)
+                .metadata
+                .owner_references
+                .is_none()
+        );
     }
 }

@@ -12,15 +12,17 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, PostParams};
 use kube::Client;
+use kube::api::{Api, PostParams};
 
 /// The scheduler name this node answers for.
 pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 /// Whether `pod` waits for a scheduler this node stands in for.
 pub fn needs_binding(pod: &Pod) -> bool {
-    let Some(spec) = pod.spec.as_ref() else { return false };
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
     spec.node_name.as_deref().is_none_or(str::is_empty)
         && spec.scheduler_name.as_deref().unwrap_or(DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER
         && pod.metadata.deletion_timestamp.is_none()
@@ -49,7 +51,9 @@ pub fn pick_node<'a>(
 }
 
 fn fits(pod: &Pod, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
-    let Some(spec) = pod.spec.as_ref() else { return false };
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
     let selector_ok = spec
         .node_selector
         .as_ref()
@@ -61,21 +65,28 @@ fn fits(pod: &Pod, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
         .is_none_or(|required| {
             required.node_selector_terms.iter().any(|term| {
-                term.match_fields.as_deref().unwrap_or_default().iter().all(|req| {
-                    if req.key != "metadata.name" {
-                        return true;
-                    }
-                    let values = req.values.as_deref().unwrap_or_default();
-                    let listed = values.iter().any(|v| v == node_name);
-                    match req.operator.as_str() {
-                        "In" => listed,
-                        "NotIn" => !listed,
-                        _ => true,
-                    }
-                })
+                term.match_fields
+                    .as_deref()
+                    .unwrap_or_default()
+                    .iter()
+                    .all(|req| {
+                        if req.key != "metadata.name" {
+                            return true;
+                        }
+                        let values = req.values.as_deref().unwrap_or_default();
+                        let listed = values.iter().any(|v| v == node_name);
+                        match req.operator.as_str() {
+                            "In" => listed,
+                            "NotIn" => !listed,
+                            _ => true,
+                        }
+                    })
             })
         });
     selector_ok && affinity_ok
@@ -104,7 +115,10 @@ pub fn binding(pod: &Pod, node: &str) -> Binding {
 /// error (another node process, or a re-delivered event, got there first);
 /// server-side trouble is retried a few times with back-off.
 pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
-    let (Some(name), Some(namespace)) = (pod.metadata.name.as_deref(), pod.metadata.namespace.as_deref()) else {
+    let (Some(name), Some(namespace)) = (
+        pod.metadata.name.as_deref(),
+        pod.metadata.namespace.as_deref(),
+    ) else {
         return Ok(());
     };
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
@@ -114,7 +128,12 @@ pub async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
     loop {
         attempt += 1;
         let result = pods
-            .create_subresource::<_, serde_json::Value>("binding", name, &PostParams::default(), &body)
+            .create_subresource::<_, serde_json::Value>(
+                "binding",
+                name,
+                &PostParams::default(),
+                &body,
+            )
             .await;
         match result {
             Ok(_) => {
@@ -155,7 +174,10 @@ mod tests {
     }
 
     fn pod(spec: PodSpec) -> Pod {
-        Pod { spec: Some(spec), ..Pod::default() }
+        Pod {
+            spec: Some(spec),
+            ..Pod::default()
+        }
     }
 
     #[test]
@@ -163,7 +185,9 @@ mod tests {
         let nodes = nodes();
         let mut cursor = 0;
         let p = pod(PodSpec::default());
-        let picks: Vec<_> = (0..4).filter_map(|_| pick_node(&p, &nodes, &mut cursor)).collect();
+        let picks: Vec<_> = (0..4)
+            .filter_map(|_| pick_node(&p, &nodes, &mut cursor))
+            .collect();
         assert_eq!(picks, ["n0", "n1", "n2", "n0"]);
         assert_eq!(pick_node(&p, &[], &mut cursor), None);
     }
@@ -223,7 +247,10 @@ mod tests {
             ..PodSpec::default()
         })));
         let mut done = pod(PodSpec::default());
-        done.status = Some(PodStatus { phase: Some("Failed".to_owned()), ..PodStatus::default() });
+        done.status = Some(PodStatus {
+            phase: Some("Failed".to_owned()),
+            ..PodStatus::default()
+        });
         assert!(!needs_binding(&done));
         assert!(!needs_binding(&Pod::default()));
     }

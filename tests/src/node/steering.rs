@@ -93,7 +93,11 @@ impl Steering {
             if parse(value.trim()) {
                 Some(value.trim().to_owned())
             } else {
-                warnings.push(SteeringWarning { key, value: value.clone(), expected });
+                warnings.push(SteeringWarning {
+                    key,
+                    value: value.clone(),
+                    expected,
+                });
                 None
             }
         };
@@ -151,7 +155,10 @@ mod tests {
 
     #[test]
     fn no_annotations_means_defaults() {
-        assert_eq!(Steering::from_annotations(None), (Steering::default(), vec![]));
+        assert_eq!(
+            Steering::from_annotations(None),
+            (Steering::default(), vec![])
+        );
         assert_eq!(parse(&[("app", "x")]), (Steering::default(), vec![]));
     }
 
@@ -170,7 +177,10 @@ mod tests {
             Steering {
                 ready_after: Some(Duration::from_millis(1500)),
                 never_ready: true,
-                exit: Some(Exit { code: 3, after: Duration::from_millis(250) }),
+                exit: Some(Exit {
+                    code: 3,
+                    after: Duration::from_millis(250)
+                }),
                 ignore_sigterm: true,
             }
         );
@@ -180,11 +190,17 @@ mod tests {
     fn exit_code_alone_exits_at_once_and_exit_after_alone_exits_zero() {
         assert_eq!(
             parse(&[(EXIT_CODE, "-1")]).0.exit,
-            Some(Exit { code: -1, after: Duration::ZERO })
+            Some(Exit {
+                code: -1,
+                after: Duration::ZERO
+            })
         );
         assert_eq!(
             parse(&[(EXIT_AFTER_MS, "10")]).0.exit,
-            Some(Exit { code: 0, after: Duration::from_millis(10) })
+            Some(Exit {
+                code: 0,
+                after: Duration::from_millis(10)
+            })
         );
     }
 
@@ -198,7 +214,10 @@ mod tests {
         ]);
         assert_eq!(s, Steering::default());
         let keys: Vec<_> = w.iter().map(|w| w.key).collect();
-        assert_eq!(keys, [READY_AFTER_MS, NEVER_READY, EXIT_CODE, EXIT_AFTER_MS]);
+        assert_eq!(
+            keys,
+            [READY_AFTER_MS, NEVER_READY, EXIT_CODE, EXIT_AFTER_MS]
+        );
         assert_eq!(
             w[1].to_string(),
             "ignoring annotation sim.kubeplug.io/never-ready=\"yes\": expected \"true\" or \"false\""

@@ -54,7 +54,9 @@ fn kubeconfig_env_skips_missing_files_and_first_wins() {
     let b = write(dir.path(), "b", OTHER);
     let missing = dir.path().join("missing");
     let env = join(&[&missing, &a, &b]);
-    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(Some(&env), None).unwrap();
+    let (kc, source) = ConfigFlags::default()
+        .load_kubeconfig_with(Some(&env), None)
+        .unwrap();
     let kc = kc.unwrap();
     assert_eq!(source, ConfigSource::Env(vec![a, b]));
     // The first file to set current-context wins, and so does the first `admin` context.
@@ -66,9 +68,16 @@ fn kubeconfig_env_skips_missing_files_and_first_wins() {
 
 #[test]
 fn kubeconfig_flag_must_exist() {
-    let flags = ConfigFlags { kubeconfig: Some("/nonexistent/kubeconfig".into()), ..Default::default() };
+    let flags = ConfigFlags {
+        kubeconfig: Some("/nonexistent/kubeconfig".into()),
+        ..Default::default()
+    };
     let err = flags.load_kubeconfig_with(None, None).unwrap_err();
-    assert!(err.to_string().starts_with("error loading config file \"/nonexistent/kubeconfig\""), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("error loading config file \"/nonexistent/kubeconfig\""),
+        "{err}"
+    );
 }
 
 #[test]
@@ -76,10 +85,14 @@ fn home_config_is_the_fallback() {
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir(home.path().join(".kube")).unwrap();
     let path = write(&home.path().join(".kube"), "config", ADMIN);
-    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(None, Some(home.path())).unwrap();
+    let (kc, source) = ConfigFlags::default()
+        .load_kubeconfig_with(None, Some(home.path()))
+        .unwrap();
     assert!(kc.is_some());
     assert_eq!(source, ConfigSource::Home(path));
-    let (kc, source) = ConfigFlags::default().load_kubeconfig_with(None, Some(&home.path().join("x"))).unwrap();
+    let (kc, source) = ConfigFlags::default()
+        .load_kubeconfig_with(None, Some(&home.path().join("x")))
+        .unwrap();
     assert!(kc.is_none());
     assert_eq!(source, ConfigSource::None);
 }
@@ -87,7 +100,13 @@ fn home_config_is_the_fallback() {
 async fn config_for(flags: ConfigFlags, body: &str) -> Config {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "config", body);
-    ConfigFlags { kubeconfig: Some(path), ..flags }.to_config().await.unwrap()
+    ConfigFlags {
+        kubeconfig: Some(path),
+        ..flags
+    }
+    .to_config()
+    .await
+    .unwrap()
 }
 
 #[tokio::test]
@@ -116,18 +135,30 @@ async fn flags_override_the_kubeconfig() {
     assert_eq!(config.default_namespace, "other");
     assert_eq!(flags.namespace_of(&config), ("other".to_string(), true));
     use secrecy::ExposeSecret;
-    assert_eq!(config.auth_info.token.as_ref().unwrap().expose_secret(), "flag-token");
+    assert_eq!(
+        config.auth_info.token.as_ref().unwrap().expose_secret(),
+        "flag-token"
+    );
     assert_eq!(config.auth_info.impersonate.as_deref(), Some("jane"));
-    assert_eq!(config.auth_info.impersonate_groups, Some(vec!["devs".to_string(), "ops".to_string()]));
+    assert_eq!(
+        config.auth_info.impersonate_groups,
+        Some(vec!["devs".to_string(), "ops".to_string()])
+    );
     assert_eq!(config.tls_server_name.as_deref(), Some("kubernetes"));
     assert_eq!(config.read_timeout, Some(Duration::from_secs(5)));
 }
 
 #[tokio::test]
 async fn server_alone_is_enough() {
-    let flags = ConfigFlags { server: Some("https://127.0.0.1:1".into()), kubeconfig: None, ..Default::default() };
+    let flags = ConfigFlags {
+        server: Some("https://127.0.0.1:1".into()),
+        kubeconfig: None,
+        ..Default::default()
+    };
     // No kubeconfig anywhere: pass an empty KUBECONFIG list and no home.
-    let (kc, _) = flags.load_kubeconfig_with(Some(std::ffi::OsStr::new("")), None).unwrap();
+    let (kc, _) = flags
+        .load_kubeconfig_with(Some(std::ffi::OsStr::new("")), None)
+        .unwrap();
     assert!(kc.is_none());
     let mut config = Config::new(placeholder_uri());
     flags.apply_overrides(&mut config).unwrap();
@@ -137,14 +168,23 @@ async fn server_alone_is_enough() {
 
 #[test]
 fn bad_request_timeout_is_a_flag_error() {
-    let flags = ConfigFlags { request_timeout: "soon".into(), ..Default::default() };
+    let flags = ConfigFlags {
+        request_timeout: "soon".into(),
+        ..Default::default()
+    };
     let err = flags.request_timeout().unwrap_err().to_string();
-    assert!(err.starts_with("invalid argument \"soon\" for \"request-timeout\" flag"), "{err}");
+    assert!(
+        err.starts_with("invalid argument \"soon\" for \"request-timeout\" flag"),
+        "{err}"
+    );
 }
 
 #[test]
 fn debug_output_never_shows_the_token() {
-    let flags = ConfigFlags { token: Some("s3cr3t".into()), ..Default::default() };
+    let flags = ConfigFlags {
+        token: Some("s3cr3t".into()),
+        ..Default::default()
+    };
     let mut config = Config::new(placeholder_uri());
     flags.apply_overrides(&mut config).unwrap();
     assert!(!format!("{config:?}").contains("s3cr3t"));

@@ -38,7 +38,10 @@ impl SimulatedRuntime {
     /// A runtime with the given default readiness delay and the default
     /// restart back-off.
     pub fn new(default_ready_after: Duration) -> Self {
-        Self { default_ready_after, backoff: RestartBackoff::default() }
+        Self {
+            default_ready_after,
+            backoff: RestartBackoff::default(),
+        }
     }
 }
 
@@ -54,7 +57,10 @@ pub struct RestartBackoff {
 
 impl Default for RestartBackoff {
     fn default() -> Self {
-        Self { initial: Duration::from_millis(200), max: Duration::from_secs(5) }
+        Self {
+            initial: Duration::from_millis(200),
+            max: Duration::from_secs(5),
+        }
     }
 }
 
@@ -149,7 +155,11 @@ pub struct SimTermination {
 /// given an optional stop request. Pure: the simulated runtime, the status
 /// computation and the tests all rely on it giving the same answer for the
 /// same inputs.
-pub fn simulate(script: &ContainerScript, stop: Option<StopRequest>, elapsed: Duration) -> Timeline {
+pub fn simulate(
+    script: &ContainerScript,
+    stop: Option<StopRequest>,
+    elapsed: Duration,
+) -> Timeline {
     let mut run = 0u32;
     let mut start = Duration::ZERO;
     let mut last = None;
@@ -177,7 +187,10 @@ pub fn simulate(script: &ContainerScript, stop: Option<StopRequest>, elapsed: Du
             };
             return Timeline {
                 restart_count: run,
-                state: SimState::Running { started: start, ready },
+                state: SimState::Running {
+                    started: start,
+                    ready,
+                },
                 last,
                 next_change,
             };
@@ -190,7 +203,12 @@ pub fn simulate(script: &ContainerScript, stop: Option<StopRequest>, elapsed: Du
             // The simulated process shuts down cleanly on SIGTERM.
             (true, false) => 0,
         };
-        let term = SimTermination { run, exit_code, started: start, finished: end };
+        let term = SimTermination {
+            run,
+            exit_code,
+            started: start,
+            finished: end,
+        };
         if !by_signal && script.restart.restarts(exit_code) {
             let delay = script.backoff.delay(run);
             let next = end + delay;
@@ -335,10 +353,13 @@ impl PodRuntime for SimulatedPod {
             .map(|(name, image)| self.container_observation(name, image, &timeline))
             .collect();
 
-        self.wake_at = timeline.next_change.map(|at| {
-            tokio::time::Instant::now() + at.saturating_sub(elapsed)
-        });
-        PodObservation { init_containers, containers }
+        self.wake_at = timeline
+            .next_change
+            .map(|at| tokio::time::Instant::now() + at.saturating_sub(elapsed));
+        PodObservation {
+            init_containers,
+            containers,
+        }
     }
 
     fn changed(&mut self) -> BoxFuture<'_, ()> {
@@ -353,14 +374,19 @@ impl PodRuntime for SimulatedPod {
         let kill_at = at.saturating_add(grace);
         self.stop = Some(match self.stop {
             None => StopRequest { at, kill_at },
-            Some(prev) => StopRequest { at: prev.at, kill_at: prev.kill_at.min(kill_at) },
+            Some(prev) => StopRequest {
+                at: prev.at,
+                kill_at: prev.kill_at.min(kill_at),
+            },
         });
     }
 }
 
 impl SimulatedPod {
     fn at(&self, elapsed: Duration) -> Timestamp {
-        self.started_at.checked_add(elapsed).unwrap_or(Timestamp::MAX)
+        self.started_at
+            .checked_add(elapsed)
+            .unwrap_or(Timestamp::MAX)
     }
 
     fn termination(&self, name: &str, t: &SimTermination) -> Termination {
@@ -373,11 +399,17 @@ impl SimulatedPod {
         }
     }
 
-    fn container_observation(&self, name: &str, image: &str, timeline: &Timeline) -> ContainerObservation {
+    fn container_observation(
+        &self,
+        name: &str,
+        image: &str,
+        timeline: &Timeline,
+    ) -> ContainerObservation {
         let state = match &timeline.state {
-            SimState::Running { started, ready } => {
-                ContainerRunState::Running { started_at: self.at(*started), ready: *ready }
-            }
+            SimState::Running { started, ready } => ContainerRunState::Running {
+                started_at: self.at(*started),
+                ready: *ready,
+            },
             SimState::BackOff { delay } => ContainerRunState::Waiting {
                 reason: "CrashLoopBackOff".to_owned(),
                 message: Some(format!(
@@ -438,7 +470,7 @@ pub fn go_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         let text = format!("{}.{:03}", ms / 1000, ms % 1000);

@@ -59,8 +59,7 @@ pub fn pod_status(
     now: Timestamp,
 ) -> PodStatus {
     let spec = pod.spec.as_ref();
-    let restart =
-        RestartPolicy::from_spec(spec.and_then(|s| s.restart_policy.as_deref()));
+    let restart = RestartPolicy::from_spec(spec.and_then(|s| s.restart_policy.as_deref()));
     let phase = pod_phase(restart, observation);
     // Conditions on the pod now (others may own some of them) ...
     let current_conditions = pod
@@ -81,15 +80,21 @@ pub fn pod_status(
     };
     // Binding sets PodScheduled; a pod created with spec.nodeName has none.
     if !current_conditions.iter().any(|c| c.type_ == "PodScheduled") {
-        match previous_conditions.iter().find(|c| c.type_ == "PodScheduled") {
+        match previous_conditions
+            .iter()
+            .find(|c| c.type_ == "PodScheduled")
+        {
             Some(c) => conditions.list.insert(0, c.clone()),
             None => conditions.set("PodScheduled", true, None, None, placement.start_time),
         }
     }
 
-    let uninitialized = names(observation.init_containers.iter().filter(|c| {
-        !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0)
-    }));
+    let uninitialized = names(
+        observation
+            .init_containers
+            .iter()
+            .filter(|c| !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0)),
+    );
     match uninitialized {
         None => conditions.set("Initialized", true, None, None, placement.start_time),
         Some(list) => conditions.set(
@@ -113,7 +118,13 @@ pub fn pod_status(
             ),
         }
     };
-    conditions.set("ContainersReady", containers_ready, ready_reason, ready_message.clone(), now);
+    conditions.set(
+        "ContainersReady",
+        containers_ready,
+        ready_reason,
+        ready_message.clone(),
+        now,
+    );
 
     // Readiness gates: Ready also needs every gate's condition to be True.
     let missing_gate = spec
@@ -121,7 +132,10 @@ pub fn pod_status(
         .unwrap_or_default()
         .iter()
         .find_map(|gate| {
-            match current_conditions.iter().find(|c| c.type_ == gate.condition_type) {
+            match current_conditions
+                .iter()
+                .find(|c| c.type_ == gate.condition_type)
+            {
                 None => Some(format!(
                     "corresponding condition of pod readiness gate \"{}\" does not exist.",
                     gate.condition_type
@@ -134,9 +148,13 @@ pub fn pod_status(
             }
         });
     match (containers_ready, missing_gate) {
-        (true, Some(message)) => {
-            conditions.set("Ready", false, Some("ReadinessGatesNotReady"), Some(message), now)
-        }
+        (true, Some(message)) => conditions.set(
+            "Ready",
+            false,
+            Some("ReadinessGatesNotReady"),
+            Some(message),
+            now,
+        ),
         (ready, _) => conditions.set("Ready", ready, ready_reason, ready_message, now),
     }
 
@@ -145,12 +163,24 @@ pub fn pod_status(
         conditions: Some(conditions.list),
         host_ip: Some(placement.host_ip.clone()),
         pod_ip: Some(placement.pod_ip.clone()),
-        pod_ips: Some(vec![PodIP { ip: placement.pod_ip.clone() }]),
+        pod_ips: Some(vec![PodIP {
+            ip: placement.pod_ip.clone(),
+        }]),
         start_time: Some(Time(placement.start_time)),
-        init_container_statuses: spec
-            .and_then(|s| s.init_containers.as_ref())
-            .map(|_| observation.init_containers.iter().map(container_status).collect()),
-        container_statuses: Some(observation.containers.iter().map(container_status).collect()),
+        init_container_statuses: spec.and_then(|s| s.init_containers.as_ref()).map(|_| {
+            observation
+                .init_containers
+                .iter()
+                .map(container_status)
+                .collect()
+        }),
+        container_statuses: Some(
+            observation
+                .containers
+                .iter()
+                .map(container_status)
+                .collect(),
+        ),
         ..PodStatus::default()
     }
 }
@@ -167,7 +197,14 @@ impl Conditions<'_> {
     /// Sets one condition in place (or appends it). Its transition time is
     /// kept if the status did not change, `now` if it did, and `first` if
     /// the condition is new.
-    fn set(&mut self, type_: &str, status: bool, reason: Option<&str>, message: Option<String>, first: Timestamp) {
+    fn set(
+        &mut self,
+        type_: &str,
+        status: bool,
+        reason: Option<&str>,
+        message: Option<String>,
+        first: Timestamp,
+    ) {
         let status = if status { "True" } else { "False" };
         let last_transition_time = match self.previous.iter().find(|c| c.type_ == type_) {
             Some(p) if p.status == status => p.last_transition_time.clone(),
@@ -193,15 +230,21 @@ impl Conditions<'_> {
 /// The kubelet's `getPhase` (1.20): Pending until every container has
 /// started once, then Running until no container runs or will restart.
 pub fn pod_phase(restart: RestartPolicy, observation: &PodObservation) -> &'static str {
-    let initializing = observation.init_containers.iter().any(|c| {
-        !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0)
-    });
+    let initializing = observation
+        .init_containers
+        .iter()
+        .any(|c| !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0));
     if initializing {
         // A failed init container with restartPolicy Never fails the pod.
-        let failed = observation.init_containers.iter().any(|c| {
-            matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code != 0)
-        });
-        return if failed && restart == RestartPolicy::Never { phase::FAILED } else { phase::PENDING };
+        let failed = observation
+            .init_containers
+            .iter()
+            .any(|c| matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code != 0));
+        return if failed && restart == RestartPolicy::Never {
+            phase::FAILED
+        } else {
+            phase::PENDING
+        };
     }
     let (mut running, mut waiting, mut stopped, mut succeeded) = (0, 0, 0, 0);
     for c in &observation.containers {
@@ -274,7 +317,9 @@ fn container_state(state: &ContainerRunState) -> ContainerState {
             ..ContainerState::default()
         },
         ContainerRunState::Running { started_at, .. } => ContainerState {
-            running: Some(ContainerStateRunning { started_at: Some(Time(*started_at)) }),
+            running: Some(ContainerStateRunning {
+                started_at: Some(Time(*started_at)),
+            }),
             ..ContainerState::default()
         },
         ContainerRunState::Terminated(t) => ContainerState {
