@@ -27,7 +27,9 @@ fn lines(s: &str) -> Vec<&str> {
 }
 
 fn configmap(name: &str, labels: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\ndata:\n  k: v\n")
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\ndata:\n  k: v\n"
+    )
 }
 
 async fn configmap_names(ns: &str) -> Vec<String> {
@@ -46,7 +48,16 @@ async fn configmap_names(ns: &str) -> Vec<String> {
 }
 
 async fn delete_cluster_scoped(kind_plural: &str, name: &str) {
-    let _ = cluster().kubectl().args(["delete", kind_plural, name, "--ignore-not-found", "--wait=false"]).run();
+    let _ = cluster()
+        .kubectl()
+        .args([
+            "delete",
+            kind_plural,
+            name,
+            "--ignore-not-found",
+            "--wait=false",
+        ])
+        .run();
 }
 
 /// A directory tree with -R, a List, a multi-document file, mixed namespaced and
@@ -58,7 +69,13 @@ async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("tree");
     // The instance comes before its CRD in the input: the CRD is still created first.
-    write(&root, "a-widgets.yaml", &format!("apiVersion: {tag}.example.com/v1\nkind: Gizmo\nmetadata:\n  name: g1\nspec:\n  size: 3\n"));
+    write(
+        &root,
+        "a-widgets.yaml",
+        &format!(
+            "apiVersion: {tag}.example.com/v1\nkind: Gizmo\nmetadata:\n  name: g1\nspec:\n  size: 3\n"
+        ),
+    );
     write(
         &root,
         "b-list.json",
@@ -70,7 +87,10 @@ async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
     write(
         &root,
         "c-multi.yaml",
-        &format!("---\n{}---\n\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {tag}-reader\nrules: []\n", configmap("multi-1", "")),
+        &format!(
+            "---\n{}---\n\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {tag}-reader\nrules: []\n",
+            configmap("multi-1", "")
+        ),
     );
     write(
         &root,
@@ -94,21 +114,39 @@ async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
             "configmap/from-list-2 created".into(),
             "configmap/multi-1 created".into(),
             format!("clusterrole.rbac.authorization.k8s.io/{tag}-reader created"),
-            format!("customresourcedefinition.apiextensions.k8s.io/gizmos.{tag}.example.com created"),
+            format!(
+                "customresourcedefinition.apiextensions.k8s.io/gizmos.{tag}.example.com created"
+            ),
         ]
     );
-    assert_eq!(configmap_names(tag).await, ["from-list-1", "from-list-2", "multi-1"]);
+    assert_eq!(
+        configmap_names(tag).await,
+        ["from-list-1", "from-list-2", "multi-1"]
+    );
     let gvk = GroupVersionKind::gvk(&format!("{tag}.example.com"), "v1", "Gizmo");
-    let gizmos: Api<DynamicObject> =
-        Api::namespaced_with(cluster().client().await, tag, &ApiResource::from_gvk_with_plural(&gvk, "gizmos"));
-    assert_eq!(gizmos.get("g1").await.expect("the instance exists").data["spec"]["size"], 3);
+    let gizmos: Api<DynamicObject> = Api::namespaced_with(
+        cluster().client().await,
+        tag,
+        &ApiResource::from_gvk_with_plural(&gvk, "gizmos"),
+    );
+    assert_eq!(
+        gizmos.get("g1").await.expect("the instance exists").data["spec"]["size"],
+        3
+    );
 
     // Without -R only the top level is read: the CRD is not, so its kind is unknown
     // unless discovery now serves it (it does), and the names already exist.
     let again = create_file(&["-f", &root.display().to_string(), "-n", tag, "-o", "name"]);
     again.code(1);
     assert!(again.stdout.is_empty(), "{}", again.stdout);
-    assert!(again.stderr.contains(&format!("error when creating \"{}\": gizmos.{tag}.example.com \"g1\" already exists", root.join("a-widgets.yaml").display())), "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&format!(
+            "error when creating \"{}\": gizmos.{tag}.example.com \"g1\" already exists",
+            root.join("a-widgets.yaml").display()
+        )),
+        "{}",
+        again.stderr
+    );
 
     delete_cluster_scoped("crd", &format!("gizmos.{tag}.example.com")).await;
     delete_cluster_scoped("clusterrole", &format!("{tag}-reader")).await;
@@ -119,12 +157,27 @@ async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
 async fn namespaces_first_and_stdin() {
     let ns = cluster().namespace("cf-nsfirst").await;
     let fresh = format!("{}-new", ns.as_str());
-    let input = format!("{}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {fresh}\n", configmap("inside", "").replace("name: inside", &format!("name: inside\n  namespace: {fresh}")));
-    let out = cluster().kubectl().args(["create-file", "-f", "-", "-o", "name"]).stdin(input).run();
+    let input = format!(
+        "{}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {fresh}\n",
+        configmap("inside", "").replace(
+            "name: inside",
+            &format!("name: inside\n  namespace: {fresh}")
+        )
+    );
+    let out = cluster()
+        .kubectl()
+        .args(["create-file", "-f", "-", "-o", "name"])
+        .stdin(input)
+        .run();
     out.success();
-    assert_eq!(lines(&out.stdout), ["configmap/inside", &format!("namespace/{fresh}")]);
+    assert_eq!(
+        lines(&out.stdout),
+        ["configmap/inside", &format!("namespace/{fresh}")]
+    );
     assert_eq!(configmap_names(&fresh).await, ["inside"]);
-    let _ = Api::<Namespace>::all(cluster().client().await).delete(&fresh, &DeleteParams::background()).await;
+    let _ = Api::<Namespace>::all(cluster().client().await)
+        .delete(&fresh, &DeleteParams::background())
+        .await;
 }
 
 /// `-l` filters before creating; an explicit `-n` that disagrees with an object's
@@ -140,7 +193,8 @@ async fn selector_and_namespace_mismatch() {
             "{}---\n{}---\n{}",
             configmap("web", "app: web"),
             configmap("db", "app: db"),
-            configmap("elsewhere", "app: web").replace("name: elsewhere", "name: elsewhere\n  namespace: other")
+            configmap("elsewhere", "app: web")
+                .replace("name: elsewhere", "name: elsewhere\n  namespace: other")
         ),
     );
     let out = create_file(&["-f", &f, "-l", "app=web", "-n", ns.as_str()]);
@@ -148,7 +202,10 @@ async fn selector_and_namespace_mismatch() {
     assert_eq!(out.stdout, "configmap/web created\n");
     assert_eq!(
         out.stderr,
-        format!("error: the namespace from the provided object \"other\" does not match the namespace \"{}\". You must pass '--namespace=other' to perform this operation.\n", ns.as_str())
+        format!(
+            "error: the namespace from the provided object \"other\" does not match the namespace \"{}\". You must pass '--namespace=other' to perform this operation.\n",
+            ns.as_str()
+        )
     );
     assert_eq!(configmap_names(ns.as_str()).await, ["web"]);
 }
@@ -163,20 +220,38 @@ async fn continue_on_error_reports_everything_at_the_end() {
     let mixed = write(
         dir.path(),
         "d/2-mixed.yaml",
-        &format!("{}---\nkind: [broken\n---\napiVersion: v1\nmetadata:\n  name: no-kind\n---\n{}", configmap("second", ""), configmap("good", "")),
+        &format!(
+            "{}---\nkind: [broken\n---\napiVersion: v1\nmetadata:\n  name: no-kind\n---\n{}",
+            configmap("second", ""),
+            configmap("good", "")
+        ),
     );
     write(dir.path(), "d/3-binary.yaml", "\u{7f}ELF\u{0}\u{0}");
-    let out = create_file(&["-f", &dir.path().join("d").display().to_string(), "-n", ns.as_str()]);
+    let out = create_file(&[
+        "-f",
+        &dir.path().join("d").display().to_string(),
+        "-n",
+        ns.as_str(),
+    ]);
     out.code(1);
-    assert_eq!(lines(&out.stdout), ["configmap/good created", "configmap/second created"]);
+    assert_eq!(
+        lines(&out.stdout),
+        ["configmap/good created", "configmap/second created"]
+    );
     let binary = dir.path().join("d/3-binary.yaml").display().to_string();
     assert_eq!(
         lines(&out.stderr),
         [
             format!("error parsing {mixed}: line 9: unclosed bracket '['"),
-            format!("error validating \"{mixed}\" (document 3): error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"),
-            format!("Error from server (AlreadyExists): error when creating \"{mixed}\" (document 4): configmaps \"good\" already exists"),
-            format!("error parsing {binary}: not a YAML or JSON text file (control character at line 1)"),
+            format!(
+                "error validating \"{mixed}\" (document 3): error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"
+            ),
+            format!(
+                "Error from server (AlreadyExists): error when creating \"{mixed}\" (document 4): configmaps \"good\" already exists"
+            ),
+            format!(
+                "error parsing {binary}: not a YAML or JSON text file (control character at line 1)"
+            ),
         ]
     );
     assert_eq!(configmap_names(ns.as_str()).await, ["good", "second"]);
@@ -188,10 +263,20 @@ async fn continue_on_error_reports_everything_at_the_end() {
 async fn server_dry_run_creates_nothing() {
     let ns = cluster().namespace("cf-dry").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let f = write(dir.path(), "a.yaml", &format!("{}---\n{}", configmap("a", ""), configmap("b", "")));
+    let f = write(
+        dir.path(),
+        "a.yaml",
+        &format!("{}---\n{}", configmap("a", ""), configmap("b", "")),
+    );
     let out = create_file(&["-f", &f, "-n", ns.as_str(), "--dry-run=server"]);
     out.success();
-    assert_eq!(lines(&out.stdout), ["configmap/a created (server dry run)", "configmap/b created (server dry run)"]);
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            "configmap/a created (server dry run)",
+            "configmap/b created (server dry run)"
+        ]
+    );
     assert!(configmap_names(ns.as_str()).await.is_empty());
 }
 
@@ -203,9 +288,22 @@ async fn forbidden_is_reported_and_the_rest_created() {
     let f = write(
         dir.path(),
         "a.yaml",
-        &format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cf-forbidden-{}\n---\n{}", std::process::id(), configmap("limited-ok", "")),
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: cf-forbidden-{}\n---\n{}",
+            std::process::id(),
+            configmap("limited-ok", "")
+        ),
     );
-    let out = create_file(&["--context", LIMITED_CONTEXT, "-f", &f, "-n", LIMITED_NAMESPACE, "-o", "name"]);
+    let out = create_file(&[
+        "--context",
+        LIMITED_CONTEXT,
+        "-f",
+        &f,
+        "-n",
+        LIMITED_NAMESPACE,
+        "-o",
+        "name",
+    ]);
     out.code(1);
     assert_eq!(out.stdout, "configmap/limited-ok\n");
     assert!(out.stderr.starts_with(&format!("Error from server (Forbidden): error when creating \"{f}\" (document 1): namespaces is forbidden: User \"limited\" cannot create resource \"namespaces\"")), "{}", out.stderr);
@@ -217,18 +315,28 @@ async fn forbidden_is_reported_and_the_rest_created() {
 #[tokio::test]
 async fn manifests_from_a_url() {
     let ns = cluster().namespace("cf-url").await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let body = format!("{}---\n{}", configmap("from-url-1", ""), configmap("from-url-2", ""));
+    let body = format!(
+        "{}---\n{}",
+        configmap("from-url-1", ""),
+        configmap("from-url-2", "")
+    );
     tokio::spawn(async move {
         while let Ok((mut sock, _)) = listener.accept().await {
             let mut buf = vec![0u8; 4096];
             let n = sock.read(&mut buf).await.unwrap_or(0);
             let request = String::from_utf8_lossy(&buf[..n]).to_string();
             let answer = if request.starts_with("GET /m.yaml ") {
-                format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
             } else {
-                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string()
             };
             let _ = sock.write_all(answer.as_bytes()).await;
             let _ = sock.shutdown().await;
@@ -238,10 +346,34 @@ async fn manifests_from_a_url() {
     let missing = format!("http://{addr}/missing.yaml");
     // The plugin runs as a child process: run it off the runtime so the server task
     // above keeps answering.
-    let args = vec!["create-file".to_string(), "-f".into(), url, "-f".into(), missing.clone(), "-n".into(), ns.as_str().into()];
-    let out = tokio::task::spawn_blocking(move || cluster().kubectl().args(&args).run()).await.expect("join");
+    let args = vec![
+        "create-file".to_string(),
+        "-f".into(),
+        url,
+        "-f".into(),
+        missing.clone(),
+        "-n".into(),
+        ns.as_str().into(),
+    ];
+    let out = tokio::task::spawn_blocking(move || cluster().kubectl().args(&args).run())
+        .await
+        .expect("join");
     out.code(1);
-    assert_eq!(lines(&out.stdout), ["configmap/from-url-1 created", "configmap/from-url-2 created"]);
-    assert_eq!(out.stderr, format!("error: unable to read URL \"{missing}\", server reported 404 Not Found, status code=404\n"));
-    assert_eq!(configmap_names(ns.as_str()).await, ["from-url-1", "from-url-2"]);
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            "configmap/from-url-1 created",
+            "configmap/from-url-2 created"
+        ]
+    );
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: unable to read URL \"{missing}\", server reported 404 Not Found, status code=404\n"
+        )
+    );
+    assert_eq!(
+        configmap_names(ns.as_str()).await,
+        ["from-url-1", "from-url-2"]
+    );
 }

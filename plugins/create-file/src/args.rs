@@ -148,7 +148,10 @@ pub fn flag_error_message(err: &clap::Error) -> String {
             let arg = context(ContextKind::InvalidArg).unwrap_or_default();
             match arg.strip_prefix("--") {
                 Some(_) => format!("unknown flag: {}", arg.split('=').next().unwrap_or(&arg)),
-                None => format!("unknown shorthand flag: '{}' in {arg}", arg.trim_start_matches('-').chars().next().unwrap_or('?')),
+                None => format!(
+                    "unknown shorthand flag: '{}' in {arg}",
+                    arg.trim_start_matches('-').chars().next().unwrap_or('?')
+                ),
             }
         }
         ErrorKind::InvalidValue if context(ContextKind::InvalidValue).as_deref() == Some("") => {
@@ -158,7 +161,10 @@ pub fn flag_error_message(err: &clap::Error) -> String {
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let arg = context(ContextKind::InvalidArg).unwrap_or_default();
             let value = context(ContextKind::InvalidValue).unwrap_or_default();
-            format!("invalid argument {value:?} for {:?} flag", short_or_long(&arg))
+            format!(
+                "invalid argument {value:?} for {:?} flag",
+                short_or_long(&arg)
+            )
         }
         _ => {
             let rendered = err.render().to_string();
@@ -188,7 +194,11 @@ mod tests {
     use clap::CommandFactory;
 
     fn parse_args(argv: &[&str]) -> Result<Args, clap::Error> {
-        parse(std::iter::once("kubectl-create_file").chain(argv.iter().copied()).map(Into::into))
+        parse(
+            std::iter::once("kubectl-create_file")
+                .chain(argv.iter().copied())
+                .map(Into::into),
+        )
     }
 
     #[test]
@@ -198,27 +208,47 @@ mod tests {
 
     #[test]
     fn filenames_repeat_and_split_on_commas() {
-        let args = parse_args(&["-f", "a.yaml,b.yaml", "--filename=dir", "-f", "-"]).expect("parses");
+        let args =
+            parse_args(&["-f", "a.yaml,b.yaml", "--filename=dir", "-f", "-"]).expect("parses");
         assert_eq!(args.filenames, ["a.yaml", "b.yaml", "dir", "-"]);
     }
 
     #[test]
     fn validate_takes_an_optional_attached_value() {
-        assert_eq!(parse_args(&["-f", "x"]).expect("default").validate, "strict");
-        assert_eq!(parse_args(&["--validate", "-f", "x"]).expect("bare").validate, "strict");
-        assert_eq!(parse_args(&["--validate=warn", "-f", "x"]).expect("warn").validate, "warn");
+        assert_eq!(
+            parse_args(&["-f", "x"]).expect("default").validate,
+            "strict"
+        );
+        assert_eq!(
+            parse_args(&["--validate", "-f", "x"])
+                .expect("bare")
+                .validate,
+            "strict"
+        );
+        assert_eq!(
+            parse_args(&["--validate=warn", "-f", "x"])
+                .expect("warn")
+                .validate,
+            "warn"
+        );
     }
 
     #[test]
     fn flag_errors_use_cobras_wording() {
         let err = parse_args(&["--foo"]).expect_err("unknown");
-        assert_eq!(flag_error_message(&err), "Error: unknown flag: --foo\nSee 'kubectl create-file --help' for usage.");
+        assert_eq!(
+            flag_error_message(&err),
+            "Error: unknown flag: --foo\nSee 'kubectl create-file --help' for usage."
+        );
         let err = parse_args(&["-f"]).expect_err("missing value");
         assert_eq!(
             flag_error_message(&err),
             "Error: flag needs an argument: --filename\nSee 'kubectl create-file --help' for usage."
         );
         let err = parse_args(&["--concurrency=many"]).expect_err("not a number");
-        assert!(flag_error_message(&err).starts_with("Error: invalid argument \"many\" for \"--concurrency\" flag"));
+        assert!(
+            flag_error_message(&err)
+                .starts_with("Error: invalid argument \"many\" for \"--concurrency\" flag")
+        );
     }
 }

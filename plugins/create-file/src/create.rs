@@ -85,9 +85,20 @@ enum Job {
 
 /// Creates every object of `visited` (or prints it, for a client dry run). `prior`
 /// are errors found before (by `--edit`'s first read), reported first.
-pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, visited: Visited) -> anyhow::Result<ExitCode> {
-    let mut output = Output { pending: BTreeMap::new(), next: 0, failures: Vec::new(), opts };
-    output.failures.extend(prior.iter().map(Failure::from_resource));
+pub async fn create_all(
+    opts: &CreateFileOptions,
+    prior: Vec<ResourceError>,
+    visited: Visited,
+) -> anyhow::Result<ExitCode> {
+    let mut output = Output {
+        pending: BTreeMap::new(),
+        next: 0,
+        failures: Vec::new(),
+        opts,
+    };
+    output
+        .failures
+        .extend(prior.iter().map(Failure::from_resource));
     let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
 
     let client = match (&opts.client, opts.dry_run) {
@@ -127,8 +138,19 @@ pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, vis
     if !seen {
         anyhow::bail!("no objects passed to create");
     }
-    let created_crds = create_batch(opts, client, first.iter().map(|(i, info)| (*i, info)), &BTreeSet::new(), &mut output).await?;
-    let crds: Vec<&Info> = first.iter().map(|(_, i)| i).filter(|i| i.gvk.kind == "CustomResourceDefinition").collect();
+    let created_crds = create_batch(
+        opts,
+        client,
+        first.iter().map(|(i, info)| (*i, info)),
+        &BTreeSet::new(),
+        &mut output,
+    )
+    .await?;
+    let crds: Vec<&Info> = first
+        .iter()
+        .map(|(_, i)| i)
+        .filter(|i| i.gvk.kind == "CustomResourceDefinition")
+        .collect();
     let groups = if opts.dry_run == DryRunStrategy::None {
         wait_established(opts, client, &crds, &created_crds, &mut output).await
     } else {
@@ -166,9 +188,11 @@ pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, vis
             let result = match job {
                 Job::Skip => None,
                 Job::Done(result) => Some(result),
-                Job::Create(info) => {
-                    Some(create_one(opts, client, &info, groups).await.map_err(|e| Failure::creating(&info.origin, e)))
-                }
+                Job::Create(info) => Some(
+                    create_one(opts, client, &info, groups)
+                        .await
+                        .map_err(|e| Failure::creating(&info.origin, e)),
+                ),
             };
             (index, result)
         })
@@ -182,7 +206,9 @@ pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, vis
     for (index, mut info) in deferred.into_inner() {
         warn(&info);
         let result = match prepare(&mut info) {
-            Ok(()) => create_one(opts, client, &info, groups).await.map_err(|e| Failure::creating(&info.origin, e)),
+            Ok(()) => create_one(opts, client, &info, groups)
+                .await
+                .map_err(|e| Failure::creating(&info.origin, e)),
             Err(failure) => Err(failure),
         };
         output.set(index, result)?;
@@ -192,8 +218,16 @@ pub async fn create_all(opts: &CreateFileOptions, prior: Vec<ResourceError>, vis
 
 /// What makes two objects the same object on the server.
 fn object_key(info: &Info) -> String {
-    let resource = info.mapping.as_ref().map_or(info.gvk.kind.as_str(), |m| m.resource.as_str());
-    format!("{}/{resource}/{}/{}", info.gvk.group, info.namespace().unwrap_or_default(), info.name())
+    let resource = info
+        .mapping
+        .as_ref()
+        .map_or(info.gvk.kind.as_str(), |m| m.resource.as_str());
+    format!(
+        "{}/{resource}/{}/{}",
+        info.gvk.group,
+        info.namespace().unwrap_or_default(),
+        info.name()
+    )
 }
 
 fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<ExitCode> {
@@ -219,13 +253,22 @@ async fn create_batch<'a>(
 ) -> anyhow::Result<BTreeSet<String>> {
     let mut created_crds = BTreeSet::new();
     let mut results = futures::stream::iter(batch)
-        .map(|(index, info)| async move { (index, info, create_one(opts, client, info, new_crd_groups).await) })
+        .map(|(index, info)| async move {
+            (
+                index,
+                info,
+                create_one(opts, client, info, new_crd_groups).await,
+            )
+        })
         .buffer_unordered(opts.concurrency);
     while let Some((index, info, result)) = results.next().await {
         if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
             created_crds.insert(info.name().to_string());
         }
-        output.set(index, result.map_err(|e| Failure::creating(&info.origin, e)))?;
+        output.set(
+            index,
+            result.map_err(|e| Failure::creating(&info.origin, e)),
+        )?;
     }
     Ok(created_crds)
 }
@@ -239,7 +282,9 @@ async fn create_one(
 ) -> Result<Value, kube::Error> {
     // The Builder maps every object it returns; a missing mapping cannot happen here.
     let Some(mapping) = info.mapping.clone() else {
-        return Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone())));
+        return Err(kube::Error::Discovery(
+            kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone()),
+        ));
     };
     let helper = Helper::new(client.clone(), mapping)
         .dry_run(opts.dry_run == DryRunStrategy::Server)
@@ -248,7 +293,9 @@ async fn create_one(
     loop {
         match helper.create(info.namespace(), &info.object).await {
             Err(kube::Error::Api(status))
-                if status.code == 404 && new_crd_groups.contains(&info.gvk.group) && attempt < NEW_CRD_RETRIES =>
+                if status.code == 404
+                    && new_crd_groups.contains(&info.gvk.group)
+                    && attempt < NEW_CRD_RETRIES =>
             {
                 attempt += 1;
                 tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
@@ -272,8 +319,15 @@ async fn wait_established(
     let mut groups = BTreeSet::new();
     let by_name: HashMap<&str, &&Info> = crds.iter().map(|i| (i.name(), i)).collect();
     for name in created {
-        let waited = tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_crd_established())).await;
-        let group = by_name.get(name.as_str()).and_then(|i| i.object["spec"]["group"].as_str()).unwrap_or_default();
+        let waited = tokio::time::timeout_at(
+            deadline,
+            await_condition(api.clone(), name, is_crd_established()),
+        )
+        .await;
+        let group = by_name
+            .get(name.as_str())
+            .and_then(|i| i.object["spec"]["group"].as_str())
+            .unwrap_or_default();
         match waited {
             Ok(Ok(_)) => {
                 groups.insert(group.to_string());
@@ -292,7 +346,8 @@ async fn wait_established(
 
 fn save_config_if(opts: &CreateFileOptions, object: &mut Value) -> Result<(), Failure> {
     if opts.save_config {
-        save_config(object).map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
+        save_config(object)
+            .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
     }
     Ok(())
 }
@@ -301,7 +356,9 @@ fn save_config_if(opts: &CreateFileOptions, object: &mut Value) -> Result<(), Fa
 /// object as compact JSON (keys sorted, a final newline), serialised without the
 /// annotation itself (and without an `annotations` map left empty by its removal).
 fn save_config(object: &mut Value) -> anyhow::Result<()> {
-    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return Ok(()) };
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
     let mut annotations = match meta.remove("annotations") {
         Some(Value::Object(map)) => map,
         _ => serde_json::Map::new(),

@@ -24,7 +24,11 @@ const HEADER: &str = "# Please edit the object below. Lines beginning with a '#'
 pub type Edited = (Vec<ResourceError>, Visited);
 
 /// Lets the user edit the objects of `visited`; `None` when the edit was cancelled.
-pub async fn edit(opts: &CreateFileOptions, visited: Visited, mapper: &mut RestMapper) -> anyhow::Result<Option<Edited>> {
+pub async fn edit(
+    opts: &CreateFileOptions,
+    visited: Visited,
+    mapper: &mut RestMapper,
+) -> anyhow::Result<Option<Edited>> {
     let (objects, errors): (Vec<_>, Vec<_>) = visited.entries().partition(|e| e.is_ok());
     if objects.is_empty() {
         // Nothing to edit: report the errors as usual.
@@ -58,7 +62,11 @@ pub async fn edit(opts: &CreateFileOptions, visited: Visited, mapper: &mut RestM
     let edited = std::fs::read_to_string(file.path()).context("unable to read the edited file")?;
 
     let meaningful = |s: &str| -> String {
-        s.lines().filter(|l| !l.trim_start().starts_with('#')).map(str::trim_end).collect::<Vec<_>>().join("\n")
+        s.lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     if meaningful(&edited).trim().is_empty() {
         eprintln!("Edit cancelled, saved file was empty.");
@@ -68,7 +76,10 @@ pub async fn edit(opts: &CreateFileOptions, visited: Visited, mapper: &mut RestM
         eprintln!("Edit cancelled, no changes made.");
         return Ok(None);
     }
-    let inputs = FilenameOptions { filenames: vec![file.path().display().to_string()], ..Default::default() };
+    let inputs = FilenameOptions {
+        filenames: vec![file.path().display().to_string()],
+        ..Default::default()
+    };
     // The selector already chose the objects; edited labels must not drop them now.
     let rebuilt = opts.builder(&inputs, "").build(mapper).await?;
     Ok(Some((kept, rebuilt)))
@@ -84,10 +95,16 @@ fn run_editor(path: &Path) -> anyhow::Result<()> {
         .unwrap_or_else(|| "vi".to_string());
     let editor = editor.trim();
     let program = editor.split_whitespace().next().unwrap_or(editor);
-    let located = which::which(program)
-        .with_context(|| format!("unable to launch the editor {editor:?}: {program:?} was not found in PATH"))?;
+    let located = which::which(program).with_context(|| {
+        format!("unable to launch the editor {editor:?}: {program:?} was not found in PATH")
+    })?;
     let status = if editor.contains(char::is_whitespace) {
-        std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(path).status()
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(path)
+            .status()
     } else {
         std::process::Command::new(&located).arg(path).status()
     }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use clap::ArgAction;
 
-const LONG: &str = "Create a resource from a file or from stdin.\n\n JSON and YAML formats are accepted.";
+const LONG: &str =
+    "Create a resource from a file or from stdin.\n\n JSON and YAML formats are accepted.";
 
 const EXAMPLES: &str = "  # Create a pod using the data in pod.json
   kubectl create-file -f ./pod.json
@@ -37,9 +38,16 @@ pub fn render(cmd: &clap::Command) -> String {
     args.sort_by_key(|a| a.get_long());
     for arg in args {
         let long = arg.get_long().unwrap_or_default();
-        let short = arg.get_short().map(|s| format!("-{s}, ")).unwrap_or_default();
+        let short = arg
+            .get_short()
+            .map(|s| format!("-{s}, "))
+            .unwrap_or_default();
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        let _ = write!(out, "    {short}--{long}={}:\n\t{help}\n\n", default_of(arg));
+        let _ = write!(
+            out,
+            "    {short}--{long}={}:\n\t{help}\n\n",
+            default_of(arg)
+        );
     }
     let _ = write!(
         out,
@@ -55,6 +63,14 @@ fn default_of(arg: &clap::Arg) -> String {
         ArgAction::Append => return "[]".into(),
         _ => {}
     }
-    let value = arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned()).unwrap_or_default();
-    if BARE_DEFAULTS.contains(&arg.get_id().as_str()) { value } else { format!("'{value}'") }
+    let value = arg
+        .get_default_values()
+        .first()
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if BARE_DEFAULTS.contains(&arg.get_id().as_str()) {
+        value
+    } else {
+        format!("'{value}'")
+    }
 }

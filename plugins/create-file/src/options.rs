@@ -58,25 +58,38 @@ impl CreateFileOptions {
         let validation: Validation = args.validate.parse().map_err(anyhow::Error::msg)?;
         let dry_run = args.dry_run.to_strategy(&mut std::io::stderr())?;
         let printer = args.print.to_printer("created", dry_run)?;
-        let crd_timeout = shared::flags::parse_go_duration(&args.timeout, false)
-            .map_err(|reason| anyhow::anyhow!("invalid argument {:?} for \"--timeout\" flag: {reason}", args.timeout))?;
+        let crd_timeout =
+            shared::flags::parse_go_duration(&args.timeout, false).map_err(|reason| {
+                anyhow::anyhow!(
+                    "invalid argument {:?} for \"--timeout\" flag: {reason}",
+                    args.timeout
+                )
+            })?;
 
-        let (namespace, enforce_namespace, client, cache, config_error) = match args.config.to_config().await {
-            Ok(config) => {
-                let (namespace, enforce) = args.config.namespace_of(&config);
-                let cache = DiscoveryCache::for_server(&config.cluster_url);
-                let client = kube::Client::try_from(config).context("unable to create a client")?;
-                (namespace, enforce, Some(client), cache, None)
-            }
-            // Kept for `run`: a client dry run can go on without a server (see the
-            // module docs), and usage errors should be reported before this one.
-            Err(err) => {
-                tracing::debug!(error = %err, "no usable kubeconfig");
-                let flag = args.config.namespace.clone().filter(|n| !n.is_empty());
-                let enforce = flag.is_some();
-                (flag.unwrap_or_else(|| "default".into()), enforce, None, None, Some(err.into()))
-            }
-        };
+        let (namespace, enforce_namespace, client, cache, config_error) =
+            match args.config.to_config().await {
+                Ok(config) => {
+                    let (namespace, enforce) = args.config.namespace_of(&config);
+                    let cache = DiscoveryCache::for_server(&config.cluster_url);
+                    let client =
+                        kube::Client::try_from(config).context("unable to create a client")?;
+                    (namespace, enforce, Some(client), cache, None)
+                }
+                // Kept for `run`: a client dry run can go on without a server (see the
+                // module docs), and usage errors should be reported before this one.
+                Err(err) => {
+                    tracing::debug!(error = %err, "no usable kubeconfig");
+                    let flag = args.config.namespace.clone().filter(|n| !n.is_empty());
+                    let enforce = flag.is_some();
+                    (
+                        flag.unwrap_or_else(|| "default".into()),
+                        enforce,
+                        None,
+                        None,
+                        Some(err.into()),
+                    )
+                }
+            };
 
         Ok(Self {
             filenames: FilenameOptions {
@@ -137,7 +150,10 @@ impl CreateFileOptions {
             }
             // Only a path: the body must go to the configured server and nowhere else.
             if !self.raw.starts_with('/') {
-                return usage(format!("--raw must be a valid URL path: parse {:?}: invalid URI for request", self.raw));
+                return usage(format!(
+                    "--raw must be a valid URL path: parse {:?}: invalid URI for request",
+                    self.raw
+                ));
             }
         }
         Ok(())
@@ -145,14 +161,21 @@ impl CreateFileOptions {
 
     /// Does the work.
     pub async fn run(mut self) -> anyhow::Result<ExitCode> {
-        if self.client.is_none() && (self.dry_run != DryRunStrategy::Client || !self.raw.is_empty()) {
-            return Err(self.config_error.take().unwrap_or_else(|| anyhow::anyhow!("no server configured")));
+        if self.client.is_none() && (self.dry_run != DryRunStrategy::Client || !self.raw.is_empty())
+        {
+            return Err(self
+                .config_error
+                .take()
+                .unwrap_or_else(|| anyhow::anyhow!("no server configured")));
         }
         if !self.raw.is_empty() {
             return self.run_raw().await;
         }
         let mut mapper = self.mapper();
-        let visited = self.builder(&self.filenames, &self.selector).build(&mut mapper).await?;
+        let visited = self
+            .builder(&self.filenames, &self.selector)
+            .build(&mut mapper)
+            .await?;
         let (prior, visited) = if self.edit {
             match crate::edit::edit(&self, visited, &mut mapper).await? {
                 Some(edited) => edited,
@@ -194,7 +217,8 @@ impl CreateFileOptions {
         let name = &self.filenames.filenames[0];
         let body = if name == "-" {
             let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("unable to read STDIN")?;
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+                .context("unable to read STDIN")?;
             buf
         } else {
             std::fs::read(name).map_err(|e| match e.kind() {

@@ -74,7 +74,13 @@ mod tests {
     use super::*;
 
     fn origin() -> Origin {
-        Origin { source: "a.yaml".into(), document: 2, documents: 3, line: 5, item: None }
+        Origin {
+            source: "a.yaml".into(),
+            document: 2,
+            documents: 3,
+            line: 5,
+            item: None,
+        }
     }
 
     fn render(failures: &[Failure]) -> String {
@@ -85,7 +91,8 @@ mod tests {
 
     #[test]
     fn api_errors_name_the_source_and_document() {
-        let status = Status::failure("configmaps \"x\" already exists", "AlreadyExists").with_code(409);
+        let status =
+            Status::failure("configmaps \"x\" already exists", "AlreadyExists").with_code(409);
         let f = Failure::creating(&origin(), kube::Error::Api(Box::new(status)));
         assert_eq!(
             render(&[f]),
@@ -96,6 +103,9 @@ mod tests {
     #[test]
     fn one_plain_error_gets_the_prefix_and_several_do_not() {
         assert_eq!(render(&[Failure::Other("boom".into())]), "error: boom\n");
-        assert_eq!(render(&[Failure::Other("a".into()), Failure::Other("b".into())]), "a\nb\n");
+        assert_eq!(
+            render(&[Failure::Other("a".into()), Failure::Other("b".into())]),
+            "a\nb\n"
+        );
     }
 }

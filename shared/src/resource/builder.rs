@@ -9,7 +9,9 @@ use kube::core::Selector;
 
 use super::decode::decode_stream;
 use super::source::{Input, ReadContext, Stream, classify, read_input};
-use super::{Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector};
+use super::{
+    Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
+};
 
 /// kubectl's `FilenameOptions`: `-f` (repeatable, comma-separated), `-R`, `-k`.
 #[derive(Debug, Clone, Default)]
@@ -31,10 +33,14 @@ impl FilenameOptions {
     /// kubectl's checks on combining the flags, with its messages.
     pub fn validate(&self) -> Result<(), ResourceError> {
         if !self.filenames.is_empty() && self.kustomize.is_some() {
-            return Err(ResourceError::Usage("only one of -f or -k can be specified".into()));
+            return Err(ResourceError::Usage(
+                "only one of -f or -k can be specified".into(),
+            ));
         }
         if self.kustomize.is_some() && self.recursive {
-            return Err(ResourceError::Usage("the -k flag can't be used with -f or -R".into()));
+            return Err(ResourceError::Usage(
+                "the -k flag can't be used with -f or -R".into(),
+            ));
         }
         Ok(())
     }
@@ -107,19 +113,25 @@ impl Stages {
 
 impl std::fmt::Debug for Visited {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Visited").field("streams", &self.streams.len()).finish_non_exhaustive()
+        f.debug_struct("Visited")
+            .field("streams", &self.streams.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl Visited {
     /// The objects and errors, in input order (decoded afresh on every call).
     pub fn entries(&self) -> Box<dyn Iterator<Item = Entry> + '_> {
-        let all = self
-            .streams
-            .iter()
-            .flat_map(|stream| self.stages.after_mapping(self.stages.before_mapping(stream), &self.mapper));
+        let all = self.streams.iter().flat_map(|stream| {
+            self.stages
+                .after_mapping(self.stages.before_mapping(stream), &self.mapper)
+        });
         // 7. Last: without continue-on-error, everything after the first error goes.
-        if self.stages.continue_on_error { Box::new(all) } else { Box::new(decorate::stop_at_first_error(all)) }
+        if self.stages.continue_on_error {
+            Box::new(all)
+        } else {
+            Box::new(decorate::stop_at_first_error(all))
+        }
     }
 }
 
@@ -262,7 +274,11 @@ impl Builder {
             return Err(err);
         }
         let mut stdin = self.stdin;
-        let mut cx = ReadContext { stdin: &mut stdin, url: &self.url, search_path: self.search_path.as_deref() };
+        let mut cx = ReadContext {
+            stdin: &mut stdin,
+            url: &self.url,
+            search_path: self.search_path.as_deref(),
+        };
         let stages = Stages {
             flatten: self.flatten,
             validation: self.validation,
@@ -293,7 +309,11 @@ impl Builder {
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));
         }
         mapper.prepare(gvks).await;
-        Ok(Visited { streams, stages, mapper: mapper.clone() })
+        Ok(Visited {
+            streams,
+            stages,
+            mapper: mapper.clone(),
+        })
     }
 }
 

@@ -117,7 +117,9 @@ builtins!(
 
 /// The built-in kind for a group, version and kind, if the table has it.
 pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    all().iter().find(|b| b.group == group && b.version == version && b.kind == kind)
+    all()
+        .iter()
+        .find(|b| b.group == group && b.version == version && b.kind == kind)
 }
 
 impl BuiltinKind {
@@ -188,7 +190,10 @@ mod tests {
         let ns = find("", "v1", "Namespace").expect("Namespace is built in");
         assert_eq!((ns.resource, ns.namespaced), ("namespaces", false));
         let crd = find("apiextensions.k8s.io", "v1", "CustomResourceDefinition").expect("CRD");
-        assert_eq!((crd.resource, crd.namespaced), ("customresourcedefinitions", false));
+        assert_eq!(
+            (crd.resource, crd.namespaced),
+            ("customresourcedefinitions", false)
+        );
         assert!(find("apps", "v1beta1", "Deployment").is_none());
     }
 
@@ -205,7 +210,11 @@ mod tests {
         });
         assert_eq!(
             deploy.unknown_fields(&obj),
-            Ok(vec!["extra".to_string(), "metadata.labelz".into(), "spec.template.spec.containers[0].colour".into()])
+            Ok(vec![
+                "extra".to_string(),
+                "metadata.labelz".into(),
+                "spec.template.spec.containers[0].colour".into()
+            ])
         );
     }
 
@@ -214,7 +223,9 @@ mod tests {
         let deploy = find("apps", "v1", "Deployment").expect("Deployment");
         let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
             "spec": {"replicas": "two", "selector": {}, "template": {}}});
-        let err = deploy.unknown_fields(&obj).expect_err("replicas is a number");
+        let err = deploy
+            .unknown_fields(&obj)
+            .expect_err("replicas is a number");
         assert!(err.contains("invalid type: string \"two\""), "{err}");
     }
 }

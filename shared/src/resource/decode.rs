@@ -29,13 +29,23 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
         Ok(text) => text,
         Err(err) => return vec![Err(err)],
     };
-    let docs = if text.trim_start().starts_with('{') { json_documents(source, text) } else { yaml_documents(source, text) };
+    let docs = if text.trim_start().starts_with('{') {
+        json_documents(source, text)
+    } else {
+        yaml_documents(source, text)
+    };
     let source: Arc<str> = source.into();
     let documents = docs.len();
     docs.into_iter()
         .enumerate()
         .map(|(i, doc)| {
-            let origin = Origin { source: source.clone(), document: i + 1, documents, line: doc.line, item: None };
+            let origin = Origin {
+                source: source.clone(),
+                document: i + 1,
+                documents,
+                line: doc.line,
+                item: None,
+            };
             doc.value.map(|value| Info::from_object(value, origin))
         })
         .collect()
@@ -45,13 +55,21 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
 /// byte or invalid UTF-8 almost always means a binary file was picked up.
 fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<&'a str, ResourceError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let not_text = |reason: String| ResourceError::NotText { source_name: source.to_string(), reason };
+    let not_text = |reason: String| ResourceError::NotText {
+        source_name: source.to_string(),
+        reason,
+    };
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        not_text(format!("not a YAML or JSON text file (invalid UTF-8 at byte {})", e.valid_up_to()))
+        not_text(format!(
+            "not a YAML or JSON text file (invalid UTF-8 at byte {})",
+            e.valid_up_to()
+        ))
     })?;
     if let Some(pos) = text.find('\0') {
         let line = text[..pos].matches('\n').count() + 1;
-        return Err(not_text(format!("not a YAML or JSON text file (control character at line {line})")));
+        return Err(not_text(format!(
+            "not a YAML or JSON text file (control character at line {line})"
+        )));
     }
     Ok(text)
 }
@@ -67,12 +85,19 @@ fn json_documents(source: &str, text: &str) -> Vec<Document> {
         match stream.next() {
             None => break,
             Some(Ok(Value::Null)) => continue,
-            Some(Ok(value)) => docs.push(Document { line, value: Ok(value) }),
+            Some(Ok(value)) => docs.push(Document {
+                line,
+                value: Ok(value),
+            }),
             Some(Err(e)) => {
                 let reason = format!("{}", JsonReason(&e));
                 docs.push(Document {
                     line: e.line(),
-                    value: Err(ResourceError::Parse { source_name: source.to_string(), line: e.line(), reason }),
+                    value: Err(ResourceError::Parse {
+                        source_name: source.to_string(),
+                        line: e.line(),
+                        reason,
+                    }),
                 });
                 break;
             }
@@ -110,14 +135,21 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
         }
         let value = serde_saphyr::from_str::<Value>(body).map_err(|e| {
             let line = first_line + e.location().map_or(1, |l| l.line() as usize) - 1;
-            ResourceError::Parse { source_name: source.to_string(), line, reason: saphyr_reason(&e) }
+            ResourceError::Parse {
+                source_name: source.to_string(),
+                line,
+                reason: saphyr_reason(&e),
+            }
         });
         match value {
             Ok(Value::Null) => continue,
             value => {
                 // Point at the first line with content, not at a leading comment.
                 let skip = body.lines().take_while(|l| is_blank_yaml(l)).count();
-                docs.push(Document { line: first_line + skip, value });
+                docs.push(Document {
+                    line: first_line + skip,
+                    value,
+                });
             }
         }
     }
@@ -132,7 +164,9 @@ fn split_yaml(text: &str) -> Vec<(usize, &str)> {
     let mut start_line = 1;
     let mut offset = 0;
     for (i, line) in text.split_inclusive('\n').enumerate() {
-        let is_separator = line.strip_prefix("---").is_some_and(|rest| rest.trim().is_empty());
+        let is_separator = line
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.trim().is_empty());
         if is_separator {
             parts.push((start_line, &text[start..offset]));
             start = offset + line.len();

@@ -7,9 +7,9 @@
 use kube::core::{Selector, SelectorExt};
 use serde_json::Value;
 
+use super::error::ObjectRef;
 use super::mapper::{LookupError, RestMapper};
 use super::validate::{Validation, validate};
-use super::error::ObjectRef;
 use super::{Entry, Info, ResourceError};
 
 /// Replaces every `List` (kind `List` or `*List` with an `items` array) by its items,
@@ -32,7 +32,17 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
         Value::Object(mut map) => map.remove("items"),
         _ => None,
     };
-    for (i, item) in items.and_then(|v| if let Value::Array(a) = v { Some(a) } else { None }).into_iter().flatten().enumerate()
+    for (i, item) in items
+        .and_then(|v| {
+            if let Value::Array(a) = v {
+                Some(a)
+            } else {
+                None
+            }
+        })
+        .into_iter()
+        .flatten()
+        .enumerate()
     {
         let mut origin = origin.clone();
         // Nested lists keep the outermost position, which is what a reader can find.
@@ -47,19 +57,33 @@ fn is_list(info: &Info) -> bool {
 
 /// Client-side validation of every object (`--validate`).
 pub fn validate_all(entries: Vec<Entry>, mode: Validation) -> Vec<Entry> {
-    entries.into_iter().map(|e| e.and_then(|info| validate(info, mode))).collect()
+    entries
+        .into_iter()
+        .map(|e| e.and_then(|info| validate(info, mode)))
+        .collect()
 }
 
 /// Keeps the objects whose labels match `selector` (errors are kept).
 pub fn filter_by_selector(entries: Vec<Entry>, selector: &Selector) -> Vec<Entry> {
-    entries.into_iter().filter(|e| e.as_ref().map_or(true, |info| selector.matches(&info.labels()))).collect()
+    entries
+        .into_iter()
+        .filter(|e| {
+            e.as_ref()
+                .map_or(true, |info| selector.matches(&info.labels()))
+        })
+        .collect()
 }
 
 /// Teaches `mapper` the CRDs among `infos` and runs discovery for their group-versions,
 /// in one batch: the preparation [`map_all`] needs.
-pub async fn prepare_mapper<'a>(infos: impl IntoIterator<Item = &'a Info> + Clone, mapper: &mut RestMapper) {
+pub async fn prepare_mapper<'a>(
+    infos: impl IntoIterator<Item = &'a Info> + Clone,
+    mapper: &mut RestMapper,
+) {
     mapper.learn_crds(infos.clone());
-    mapper.prepare(infos.into_iter().map(|info| info.gvk.clone())).await;
+    mapper
+        .prepare(infos.into_iter().map(|info| info.gvk.clone()))
+        .await;
 }
 
 /// Maps every object to its resource, from what [`prepare_mapper`] found.
@@ -81,7 +105,10 @@ pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
                     }),
                     origin: info.origin,
                 }),
-                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery { origin: info.origin, source }),
+                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery {
+                    origin: info.origin,
+                    source,
+                }),
             })
         })
         .collect()
@@ -114,11 +141,13 @@ pub fn require_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
         .into_iter()
         .map(|e| {
             e.and_then(|info| match info.namespace() {
-                Some(ns) if is_namespaced(&info) && ns != namespace => Err(ResourceError::NamespaceMismatch {
-                    object: ns.to_string(),
-                    flag: namespace.to_string(),
-                    origin: info.origin,
-                }),
+                Some(ns) if is_namespaced(&info) && ns != namespace => {
+                    Err(ResourceError::NamespaceMismatch {
+                        object: ns.to_string(),
+                        flag: namespace.to_string(),
+                        origin: info.origin,
+                    })
+                }
                 _ => Ok(info),
             })
         })

@@ -45,7 +45,11 @@ pub enum ResourceError {
     NotText { source_name: String, reason: String },
     /// A document is not valid YAML or JSON; `line` counts from the start of the source.
     #[error("error parsing {source_name}: line {line}: {reason}")]
-    Parse { source_name: String, line: usize, reason: String },
+    Parse {
+        source_name: String,
+        line: usize,
+        reason: String,
+    },
     /// Client-side schema validation (`--validate`) rejected an object.
     #[error(
         "error validating {origin}: error validating data: {reason}; if you choose to ignore these errors, turn validation off with --validate=false"
@@ -59,7 +63,10 @@ pub enum ResourceError {
         "resource mapping not found for name: \"{}\" namespace: \"{}\" from {origin}: no matches for kind \"{}\" in version \"{}\"\nensure CRDs are installed first",
         .object.name, .object.namespace, .object.kind, .object.api_version
     )]
-    NoMapping { origin: Origin, object: Box<ObjectRef> },
+    NoMapping {
+        origin: Origin,
+        object: Box<ObjectRef>,
+    },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
     #[error("unable to recognize {origin}: {source}")]
     Discovery {
@@ -71,7 +78,11 @@ pub enum ResourceError {
     #[error(
         "the namespace from the provided object \"{object}\" does not match the namespace \"{flag}\". You must pass '--namespace={object}' to perform this operation."
     )]
-    NamespaceMismatch { origin: Origin, object: String, flag: String },
+    NamespaceMismatch {
+        origin: Origin,
+        object: String,
+        flag: String,
+    },
     /// The `-l` value does not parse.
     #[error("unable to parse requirement: {0}")]
     Selector(String),
@@ -87,22 +98,64 @@ impl ResourceError {
         let io = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
         match self {
             Self::PathNotFound { path } => Self::PathNotFound { path: path.clone() },
-            Self::Read { path, source } => Self::Read { path: path.clone(), source: io(source) },
+            Self::Read { path, source } => Self::Read {
+                path: path.clone(),
+                source: io(source),
+            },
             Self::EmptyDirectory { path } => Self::EmptyDirectory { path: path.clone() },
-            Self::InvalidUrl { url, reason } => Self::InvalidUrl { url: url.clone(), reason: reason.clone() },
-            Self::Url { url, reason } => Self::Url { url: url.clone(), reason: reason.clone() },
-            Self::Kustomize { path, reason } => Self::Kustomize { path: path.clone(), reason: reason.clone() },
-            Self::NotText { source_name, reason } => Self::NotText { source_name: source_name.clone(), reason: reason.clone() },
-            Self::Parse { source_name, line, reason } => {
-                Self::Parse { source_name: source_name.clone(), line: *line, reason: reason.clone() }
-            }
-            Self::Invalid { origin, reason } => Self::Invalid { origin: origin.clone(), reason: reason.clone() },
-            Self::Decode { origin, reason } => Self::Decode { origin: origin.clone(), reason: reason.clone() },
-            Self::NoMapping { origin, object } => Self::NoMapping { origin: origin.clone(), object: object.clone() },
-            Self::Discovery { origin, source } => Self::Discovery { origin: origin.clone(), source: source.clone() },
-            Self::NamespaceMismatch { origin, object, flag } => {
-                Self::NamespaceMismatch { origin: origin.clone(), object: object.clone(), flag: flag.clone() }
-            }
+            Self::InvalidUrl { url, reason } => Self::InvalidUrl {
+                url: url.clone(),
+                reason: reason.clone(),
+            },
+            Self::Url { url, reason } => Self::Url {
+                url: url.clone(),
+                reason: reason.clone(),
+            },
+            Self::Kustomize { path, reason } => Self::Kustomize {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Self::NotText {
+                source_name,
+                reason,
+            } => Self::NotText {
+                source_name: source_name.clone(),
+                reason: reason.clone(),
+            },
+            Self::Parse {
+                source_name,
+                line,
+                reason,
+            } => Self::Parse {
+                source_name: source_name.clone(),
+                line: *line,
+                reason: reason.clone(),
+            },
+            Self::Invalid { origin, reason } => Self::Invalid {
+                origin: origin.clone(),
+                reason: reason.clone(),
+            },
+            Self::Decode { origin, reason } => Self::Decode {
+                origin: origin.clone(),
+                reason: reason.clone(),
+            },
+            Self::NoMapping { origin, object } => Self::NoMapping {
+                origin: origin.clone(),
+                object: object.clone(),
+            },
+            Self::Discovery { origin, source } => Self::Discovery {
+                origin: origin.clone(),
+                source: source.clone(),
+            },
+            Self::NamespaceMismatch {
+                origin,
+                object,
+                flag,
+            } => Self::NamespaceMismatch {
+                origin: origin.clone(),
+                object: object.clone(),
+                flag: flag.clone(),
+            },
             Self::Selector(s) => Self::Selector(s.clone()),
             Self::Usage(s) => Self::Usage(s.clone()),
         }

@@ -21,7 +21,14 @@ impl FakeDiscovery {
     /// `apps/v1` with Deployments.
     pub fn standard() -> Self {
         Self::default()
-            .serve("v1", &[("ConfigMap", "configmaps", true), ("Namespace", "namespaces", false), ("Pod", "pods", true)])
+            .serve(
+                "v1",
+                &[
+                    ("ConfigMap", "configmaps", true),
+                    ("Namespace", "namespaces", false),
+                    ("Pod", "pods", true),
+                ],
+            )
             .serve("apps/v1", &[("Deployment", "deployments", true)])
     }
 
@@ -40,7 +47,10 @@ impl FakeDiscovery {
             .collect();
         self.lists.insert(
             group_version.to_string(),
-            APIResourceList { group_version: group_version.to_string(), resources },
+            APIResourceList {
+                group_version: group_version.to_string(),
+                resources,
+            },
         );
         self
     }
@@ -52,7 +62,10 @@ impl FakeDiscovery {
 }
 
 impl Discover for FakeDiscovery {
-    fn resources<'a>(&'a self, group_version: &'a str) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
+    fn resources<'a>(
+        &'a self,
+        group_version: &'a str,
+    ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
         if let Ok(mut log) = self.requests.lock() {
             log.push(group_version.to_string());
         }

@@ -29,7 +29,13 @@ pub struct Origin {
 impl Origin {
     /// The origin of the only document of `source` (used by tests and one-object inputs).
     pub fn single(source: &str) -> Self {
-        Self { source: source.into(), document: 1, documents: 1, line: 1, item: None }
+        Self {
+            source: source.into(),
+            document: 1,
+            documents: 1,
+            line: 1,
+            item: None,
+        }
     }
 }
 
@@ -103,8 +109,14 @@ impl Info {
     /// Builds an `Info` from a decoded object; `None` when `apiVersion` or `kind` is
     /// missing (the validation stage reports that).
     pub fn from_object(object: Value, origin: Origin) -> Self {
-        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g, v),
             None => ("", api_version),
@@ -144,7 +156,9 @@ impl Info {
     /// Sets `metadata.namespace`, creating `metadata` if needed.
     pub fn set_namespace(&mut self, namespace: &str) {
         if let Some(obj) = self.object.as_object_mut() {
-            let meta = obj.entry("metadata").or_insert_with(|| Value::Object(Default::default()));
+            let meta = obj
+                .entry("metadata")
+                .or_insert_with(|| Value::Object(Default::default()));
             if let Some(meta) = meta.as_object_mut() {
                 meta.insert("namespace".into(), Value::String(namespace.into()));
             }
@@ -170,6 +184,7 @@ impl Info {
     /// `create-file` sends before everything else.
     pub fn is_namespace_or_crd(&self) -> bool {
         (self.gvk.group.is_empty() && self.gvk.kind == "Namespace")
-            || (self.gvk.group == "apiextensions.k8s.io" && self.gvk.kind == "CustomResourceDefinition")
+            || (self.gvk.group == "apiextensions.k8s.io"
+                && self.gvk.kind == "CustomResourceDefinition")
     }
 }

@@ -8,13 +8,23 @@ use super::ResourceError;
 
 /// Runs kustomize on `dir` and returns the manifests it prints. `search_path`
 /// replaces `PATH` for locating the tool (tests use it).
-pub(crate) async fn build(dir: &Path, search_path: Option<&OsStr>) -> Result<Vec<u8>, ResourceError> {
-    let error = |reason: String| ResourceError::Kustomize { path: dir.display().to_string(), reason };
+pub(crate) async fn build(
+    dir: &Path,
+    search_path: Option<&OsStr>,
+) -> Result<Vec<u8>, ResourceError> {
+    let error = |reason: String| ResourceError::Kustomize {
+        path: dir.display().to_string(),
+        reason,
+    };
     if !dir.is_dir() {
         return Err(error("not a directory".into()));
     }
     let find = |name: &str| match search_path {
-        Some(paths) => which::which_in(name, Some(paths), std::env::current_dir().unwrap_or_default()),
+        Some(paths) => which::which_in(
+            name,
+            Some(paths),
+            std::env::current_dir().unwrap_or_default(),
+        ),
         None => which::which(name),
     };
     let (program, args): (_, &[&str]) = if let Ok(kubectl) = find("kubectl") {
@@ -22,7 +32,9 @@ pub(crate) async fn build(dir: &Path, search_path: Option<&OsStr>) -> Result<Vec
     } else if let Ok(kustomize) = find("kustomize") {
         (kustomize, &["build"])
     } else {
-        return Err(error("neither \"kubectl\" nor \"kustomize\" was found in PATH".into()));
+        return Err(error(
+            "neither \"kubectl\" nor \"kustomize\" was found in PATH".into(),
+        ));
     };
     let output = tokio::process::Command::new(&program)
         .args(args)
@@ -34,8 +46,15 @@ pub(crate) async fn build(dir: &Path, search_path: Option<&OsStr>) -> Result<Vec
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let stderr = stderr.trim();
-        let stderr = stderr.strip_prefix("error: ").or_else(|| stderr.strip_prefix("Error: ")).unwrap_or(stderr);
-        return Err(error(format!("{} {} failed: {stderr}", program.display(), args.join(" "))));
+        let stderr = stderr
+            .strip_prefix("error: ")
+            .or_else(|| stderr.strip_prefix("Error: "))
+            .unwrap_or(stderr);
+        return Err(error(format!(
+            "{} {} failed: {stderr}",
+            program.display(),
+            args.join(" ")
+        )));
     }
     Ok(output.stdout)
 }
@@ -54,26 +73,51 @@ mod tests {
     #[tokio::test]
     async fn runs_kustomize_build_when_there_is_no_kubectl() {
         let bin = tempfile::tempdir().expect("tempdir");
-        script(bin.path(), "kustomize", "[ \"$1\" = build ] && echo \"kind: X # from $2\"");
+        script(
+            bin.path(),
+            "kustomize",
+            "[ \"$1\" = build ] && echo \"kind: X # from $2\"",
+        );
         let overlay = tempfile::tempdir().expect("tempdir");
-        let out = build(overlay.path(), Some(bin.path().as_os_str())).await.expect("kustomize ran");
-        assert_eq!(String::from_utf8_lossy(&out), format!("kind: X # from {}\n", overlay.path().display()));
+        let out = build(overlay.path(), Some(bin.path().as_os_str()))
+            .await
+            .expect("kustomize ran");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            format!("kind: X # from {}\n", overlay.path().display())
+        );
     }
 
     #[tokio::test]
     async fn prefers_kubectl_kustomize_and_reports_failures() {
         let bin = tempfile::tempdir().expect("tempdir");
-        script(bin.path(), "kubectl", "echo 'error: missing kustomization.yaml' >&2; exit 1");
+        script(
+            bin.path(),
+            "kubectl",
+            "echo 'error: missing kustomization.yaml' >&2; exit 1",
+        );
         let overlay = tempfile::tempdir().expect("tempdir");
-        let err = build(overlay.path(), Some(bin.path().as_os_str())).await.expect_err("fails");
-        assert!(err.to_string().ends_with("kustomize failed: missing kustomization.yaml"), "{err}");
+        let err = build(overlay.path(), Some(bin.path().as_os_str()))
+            .await
+            .expect_err("fails");
+        assert!(
+            err.to_string()
+                .ends_with("kustomize failed: missing kustomization.yaml"),
+            "{err}"
+        );
     }
 
     #[tokio::test]
     async fn missing_tools_give_a_clear_error() {
         let empty = tempfile::tempdir().expect("tempdir");
         let overlay = tempfile::tempdir().expect("tempdir");
-        let err = build(overlay.path(), Some(empty.path().as_os_str())).await.expect_err("no tools");
-        assert!(err.to_string().contains("neither \"kubectl\" nor \"kustomize\" was found in PATH"), "{err}");
+        let err = build(overlay.path(), Some(empty.path().as_os_str()))
+            .await
+            .expect_err("no tools");
+        assert!(
+            err.to_string()
+                .contains("neither \"kubectl\" nor \"kustomize\" was found in PATH"),
+            "{err}"
+        );
     }
 }

@@ -30,14 +30,20 @@ use super::{Info, Mapping, builtin};
 pub trait Discover: Send + Sync {
     /// The resources of one group-version (`v1`, `apps/v1`); `Ok(None)` when the
     /// server does not serve it.
-    fn resources<'a>(&'a self, group_version: &'a str) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>>;
+    fn resources<'a>(
+        &'a self,
+        group_version: &'a str,
+    ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>>;
 }
 
 /// Discovery through a kube [`kube::Client`].
 struct KubeDiscovery(kube::Client);
 
 impl Discover for KubeDiscovery {
-    fn resources<'a>(&'a self, group_version: &'a str) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
+    fn resources<'a>(
+        &'a self,
+        group_version: &'a str,
+    ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
         Box::pin(async move {
             let result = if group_version.contains('/') {
                 self.0.list_api_group_resources(group_version).await
@@ -66,7 +72,10 @@ impl DiscoveryCache {
 
     /// A cache rooted at `dir` (already specific to one server).
     pub fn new(dir: impl Into<PathBuf>, ttl: Duration) -> Self {
-        Self { dir: dir.into(), ttl }
+        Self {
+            dir: dir.into(),
+            ttl,
+        }
     }
 
     /// The default cache of the server at `server`: `$KUBECACHEDIR` or
@@ -74,9 +83,16 @@ impl DiscoveryCache {
     pub fn for_server(server: &http::Uri) -> Option<Self> {
         let root = match std::env::var_os("KUBECACHEDIR").filter(|v| !v.is_empty()) {
             Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".kube").join("cache"),
+            None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
+                .join(".kube")
+                .join("cache"),
         };
-        Some(Self::new(root.join("kubeplug").join("discovery").join(server_dir_name(server)), Self::DEFAULT_TTL))
+        Some(Self::new(
+            root.join("kubeplug")
+                .join("discovery")
+                .join(server_dir_name(server)),
+            Self::DEFAULT_TTL,
+        ))
     }
 
     fn file(&self, group_version: &str) -> PathBuf {
@@ -86,7 +102,12 @@ impl DiscoveryCache {
     /// The cached list, if present, readable and younger than the TTL.
     fn load(&self, group_version: &str) -> Option<APIResourceList> {
         let path = self.file(group_version);
-        let age = std::fs::metadata(&path).ok()?.modified().ok()?.elapsed().unwrap_or_default();
+        let age = std::fs::metadata(&path)
+            .ok()?
+            .modified()
+            .ok()?
+            .elapsed()
+            .unwrap_or_default();
         if age > self.ttl {
             return None;
         }
@@ -115,7 +136,15 @@ impl DiscoveryCache {
 /// than word characters, `.` and `/` replaced by `_`.
 fn server_dir_name(server: &http::Uri) -> String {
     let host = server.authority().map(|a| a.as_str()).unwrap_or("default");
-    host.chars().map(|c| if c.is_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+    host.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Why a kind has no mapping.
@@ -149,12 +178,24 @@ impl RestMapper {
 
     /// A mapper backed by any [`Discover`] (a fake in tests).
     pub fn with_discovery(discover: Arc<dyn Discover>, cache: Option<DiscoveryCache>) -> Self {
-        Self { discover: Some(discover), cache, prefer_builtins: false, served: HashMap::new(), learned: HashMap::new() }
+        Self {
+            discover: Some(discover),
+            cache,
+            prefer_builtins: false,
+            served: HashMap::new(),
+            learned: HashMap::new(),
+        }
     }
 
     /// A mapper without a server: built-in kinds and CRDs from the input only.
     pub fn offline() -> Self {
-        Self { discover: None, cache: None, prefer_builtins: true, served: HashMap::new(), learned: HashMap::new() }
+        Self {
+            discover: None,
+            cache: None,
+            prefer_builtins: true,
+            served: HashMap::new(),
+            learned: HashMap::new(),
+        }
     }
 
     /// Answers built-in kinds from k8s-openapi's table before asking the server
@@ -167,9 +208,12 @@ impl RestMapper {
     /// Records the mappings that CustomResourceDefinitions in the input define.
     pub fn learn_crds<'a>(&mut self, infos: impl IntoIterator<Item = &'a Info>) {
         for info in infos {
-            if info.gvk.group == "apiextensions.k8s.io" && info.gvk.kind == "CustomResourceDefinition" {
+            if info.gvk.group == "apiextensions.k8s.io"
+                && info.gvk.kind == "CustomResourceDefinition"
+            {
                 for mapping in mappings_from_crd(&info.object) {
-                    let gvk = GroupVersionKind::gvk(&mapping.group, &mapping.version, &mapping.kind);
+                    let gvk =
+                        GroupVersionKind::gvk(&mapping.group, &mapping.version, &mapping.kind);
                     self.learned.insert(gvk, mapping);
                 }
             }
@@ -184,23 +228,34 @@ impl RestMapper {
     /// Runs discovery for the group-versions of `gvks` that are not known yet: from the
     /// disk cache when it is fresh and has every needed kind, else from the server.
     pub async fn prepare(&mut self, gvks: impl IntoIterator<Item = GroupVersionKind>) {
-        let Some(discover) = self.discover.as_deref() else { return };
+        let Some(discover) = self.discover.as_deref() else {
+            return;
+        };
         let mut needed: HashMap<String, BTreeSet<String>> = HashMap::new();
         for gvk in gvks {
             if gvk.kind.is_empty() || gvk.version.is_empty() || self.answered_without_server(&gvk) {
                 continue;
             }
-            needed.entry(group_version(&gvk)).or_default().insert(gvk.kind);
+            needed
+                .entry(group_version(&gvk))
+                .or_default()
+                .insert(gvk.kind);
         }
         let mut to_fetch = Vec::new();
         for (gv, kinds) in needed {
-            let has_all = |list: &APIResourceList| kinds.iter().all(|k| find_resource(list, k).is_some());
+            let has_all =
+                |list: &APIResourceList| kinds.iter().all(|k| find_resource(list, k).is_some());
             match self.served.get(&gv) {
                 Some(Ok(Some(list))) if has_all(list) => continue,
                 Some(Err(_)) => continue,
                 _ => {}
             }
-            if let Some(list) = self.cache.as_ref().and_then(|c| c.load(&gv)).filter(|l| has_all(l)) {
+            if let Some(list) = self
+                .cache
+                .as_ref()
+                .and_then(|c| c.load(&gv))
+                .filter(|l| has_all(l))
+            {
                 self.served.insert(gv, Ok(Some(list)));
                 continue;
             }
@@ -246,7 +301,11 @@ impl RestMapper {
 }
 
 fn group_version(gvk: &GroupVersionKind) -> String {
-    if gvk.group.is_empty() { gvk.version.clone() } else { format!("{}/{}", gvk.group, gvk.version) }
+    if gvk.group.is_empty() {
+        gvk.version.clone()
+    } else {
+        format!("{}/{}", gvk.group, gvk.version)
+    }
 }
 
 /// The top-level resource of a kind; subresources (`pods/status`) share the kind.
@@ -254,21 +313,29 @@ fn find_resource<'a>(
     list: &'a APIResourceList,
     kind: &str,
 ) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource> {
-    list.resources.iter().find(|r| r.kind == kind && !r.name.contains('/'))
+    list.resources
+        .iter()
+        .find(|r| r.kind == kind && !r.name.contains('/'))
 }
 
 /// The mappings a CRD object defines, one per version (v1 `spec.versions[]`, or the
 /// v1beta1 `spec.version`).
 fn mappings_from_crd(crd: &Value) -> Vec<Mapping> {
     let spec = &crd["spec"];
-    let (Some(group), Some(kind), Some(plural)) =
-        (spec["group"].as_str(), spec["names"]["kind"].as_str(), spec["names"]["plural"].as_str())
-    else {
+    let (Some(group), Some(kind), Some(plural)) = (
+        spec["group"].as_str(),
+        spec["names"]["kind"].as_str(),
+        spec["names"]["plural"].as_str(),
+    ) else {
         return Vec::new();
     };
     let namespaced = spec["scope"].as_str() != Some("Cluster");
-    let mut versions: Vec<&str> =
-        spec["versions"].as_array().into_iter().flatten().filter_map(|v| v["name"].as_str()).collect();
+    let mut versions: Vec<&str> = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
     versions.extend(spec["version"].as_str());
     versions
         .into_iter()

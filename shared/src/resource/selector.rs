@@ -19,7 +19,9 @@ pub fn parse_selector(input: &str) -> Result<Selector, ResourceError> {
             if input.trim().is_empty() {
                 continue;
             }
-            return Err(ResourceError::Selector(format!("empty requirement in {input:?}")));
+            return Err(ResourceError::Selector(format!(
+                "empty requirement in {input:?}"
+            )));
         }
         exprs.push(parse_requirement(part)?);
     }
@@ -34,9 +36,9 @@ fn split_top_level(input: &str) -> Result<Vec<&str>, ResourceError> {
         match c {
             '(' => depth += 1,
             ')' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| ResourceError::Selector(format!("unbalanced ')' in {input:?}")))?
+                depth = depth.checked_sub(1).ok_or_else(|| {
+                    ResourceError::Selector(format!("unbalanced ')' in {input:?}"))
+                })?
             }
             ',' if depth == 0 => {
                 parts.push(&input[start..i]);
@@ -46,7 +48,9 @@ fn split_top_level(input: &str) -> Result<Vec<&str>, ResourceError> {
         }
     }
     if depth != 0 {
-        return Err(ResourceError::Selector(format!("unbalanced '(' in {input:?}")));
+        return Err(ResourceError::Selector(format!(
+            "unbalanced '(' in {input:?}"
+        )));
     }
     parts.push(&input[start..]);
     Ok(parts)
@@ -57,10 +61,16 @@ fn parse_requirement(req: &str) -> Result<Expression, ResourceError> {
         return Ok(Expression::DoesNotExist(check_key(key.trim())?));
     }
     if let Some((key, value)) = req.split_once("!=") {
-        return Ok(Expression::NotEqual(check_key(key.trim())?, check_value(value.trim())?));
+        return Ok(Expression::NotEqual(
+            check_key(key.trim())?,
+            check_value(value.trim())?,
+        ));
     }
     if let Some((key, value)) = req.split_once("==").or_else(|| req.split_once('=')) {
-        return Ok(Expression::Equal(check_key(key.trim())?, check_value(value.trim())?));
+        return Ok(Expression::Equal(
+            check_key(key.trim())?,
+            check_value(value.trim())?,
+        ));
     }
     let mut words = req.splitn(2, char::is_whitespace);
     let key = check_key(words.next().unwrap_or_default())?;
@@ -70,16 +80,23 @@ fn parse_requirement(req: &str) -> Result<Expression, ResourceError> {
     let (op, set) = rest
         .split_once(|c: char| c == '(' || c.is_whitespace())
         .map(|(op, set)| (op.trim(), set))
-        .ok_or_else(|| ResourceError::Selector(format!("expected 'in' or 'notin' and a set in {req:?}")))?;
+        .ok_or_else(|| {
+            ResourceError::Selector(format!("expected 'in' or 'notin' and a set in {req:?}"))
+        })?;
     let set = set.trim().trim_start_matches('(');
     let set = set
         .strip_suffix(')')
         .ok_or_else(|| ResourceError::Selector(format!("expected ')' at the end of {req:?}")))?;
-    let values: BTreeSet<String> = set.split(',').map(|v| check_value(v.trim())).collect::<Result<_, _>>()?;
+    let values: BTreeSet<String> = set
+        .split(',')
+        .map(|v| check_value(v.trim()))
+        .collect::<Result<_, _>>()?;
     match op {
         "in" => Ok(Expression::In(key, values)),
         "notin" => Ok(Expression::NotIn(key, values)),
-        other => Err(ResourceError::Selector(format!("unknown operator {other:?} in {req:?}"))),
+        other => Err(ResourceError::Selector(format!(
+            "unknown operator {other:?} in {req:?}"
+        ))),
     }
 }
 
@@ -88,21 +105,26 @@ fn parse_requirement(req: &str) -> Result<Expression, ResourceError> {
 fn check_key(key: &str) -> Result<String, ResourceError> {
     let name = key.rsplit_once('/').map_or(key, |(_, n)| n);
     if name.is_empty() || !is_label_token(name) {
-        return Err(ResourceError::Selector(format!("invalid label key {key:?}")));
+        return Err(ResourceError::Selector(format!(
+            "invalid label key {key:?}"
+        )));
     }
     Ok(key.to_string())
 }
 
 fn check_value(value: &str) -> Result<String, ResourceError> {
     if !value.is_empty() && !is_label_token(value) {
-        return Err(ResourceError::Selector(format!("invalid label value {value:?}")));
+        return Err(ResourceError::Selector(format!(
+            "invalid label value {value:?}"
+        )));
     }
     Ok(value.to_string())
 }
 
 fn is_label_token(s: &str) -> bool {
     s.len() <= 63
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
@@ -114,17 +136,25 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn matches(sel: &str, pairs: &[(&str, &str)]) -> bool {
-        parse_selector(sel).expect("valid selector").matches(&labels(pairs))
+        parse_selector(sel)
+            .expect("valid selector")
+            .matches(&labels(pairs))
     }
 
     #[test]
     fn equality_and_inequality() {
         assert!(matches("app=web", &[("app", "web")]));
-        assert!(matches("app==web,tier=fe", &[("app", "web"), ("tier", "fe")]));
+        assert!(matches(
+            "app==web,tier=fe",
+            &[("app", "web"), ("tier", "fe")]
+        ));
         assert!(!matches("app=web,tier=fe", &[("app", "web")]));
         assert!(matches("app!=db", &[("app", "web")]));
         assert!(matches("app!=db", &[]));
@@ -136,7 +166,10 @@ mod tests {
         assert!(matches("!app", &[("b", "x")]));
         assert!(matches("env in (prod, staging)", &[("env", "prod")]));
         assert!(!matches("env notin (prod,staging)", &[("env", "prod")]));
-        assert!(matches("example.com/team=a, env in (x,y)", &[("example.com/team", "a"), ("env", "y")]));
+        assert!(matches(
+            "example.com/team=a, env in (x,y)",
+            &[("example.com/team", "a"), ("env", "y")]
+        ));
     }
 
     #[test]
@@ -146,7 +179,14 @@ mod tests {
 
     #[test]
     fn bad_selectors_are_errors() {
-        for bad in ["app=we b", "=x", "a,,b", "env in (a", "env like (a)", "a=b)"] {
+        for bad in [
+            "app=we b",
+            "=x",
+            "a,,b",
+            "env in (a",
+            "env like (a)",
+            "a=b)",
+        ] {
             assert!(parse_selector(bad).is_err(), "{bad} should not parse");
         }
     }

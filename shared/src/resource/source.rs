@@ -33,9 +33,15 @@ pub(crate) fn classify(value: &str, recursive: bool) -> Result<Input, ResourceEr
     if value.starts_with("http://") || value.starts_with("https://") {
         return reqwest::Url::parse(value)
             .map(Input::Url)
-            .map_err(|e| ResourceError::InvalidUrl { url: value.to_string(), reason: e.to_string() });
+            .map_err(|e| ResourceError::InvalidUrl {
+                url: value.to_string(),
+                reason: e.to_string(),
+            });
     }
-    Ok(Input::Path { path: PathBuf::from(value), recursive })
+    Ok(Input::Path {
+        path: PathBuf::from(value),
+        recursive,
+    })
 }
 
 /// What reading needs besides the inputs: stdin and the URL and kustomize settings.
@@ -55,13 +61,26 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
                 Some(mut reader) => reader.read_to_end(&mut bytes).map(|_| ()),
                 None => Ok(()),
             };
-            vec![result
-                .map(|()| ("STDIN".to_string(), bytes))
-                .map_err(|source| ResourceError::Read { path: "STDIN".into(), source })]
+            vec![
+                result
+                    .map(|()| ("STDIN".to_string(), bytes))
+                    .map_err(|source| ResourceError::Read {
+                        path: "STDIN".into(),
+                        source,
+                    }),
+            ]
         }
-        Input::Url(u) => vec![url::fetch(u, cx.url).await.map(|bytes| (u.to_string(), bytes))],
+        Input::Url(u) => vec![
+            url::fetch(u, cx.url)
+                .await
+                .map(|bytes| (u.to_string(), bytes)),
+        ],
         Input::Kustomize(dir) => {
-            vec![kustomize::build(dir, cx.search_path).await.map(|bytes| (dir.display().to_string(), bytes))]
+            vec![
+                kustomize::build(dir, cx.search_path)
+                    .await
+                    .map(|bytes| (dir.display().to_string(), bytes)),
+            ]
         }
         Input::Path { path, recursive } => match expand_path(path, *recursive) {
             Ok(files) => files.into_iter().map(|file| read_file(&file)).collect(),
@@ -72,14 +91,21 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
 
 fn read_file(path: &Path) -> Stream {
     let name = path.display().to_string();
-    std::fs::read(path).map(|bytes| (name.clone(), bytes)).map_err(|source| io_error(&name, source))
+    std::fs::read(path)
+        .map(|bytes| (name.clone(), bytes))
+        .map_err(|source| io_error(&name, source))
 }
 
 fn io_error(path: &str, source: std::io::Error) -> ResourceError {
     if source.kind() == std::io::ErrorKind::NotFound {
-        ResourceError::PathNotFound { path: path.to_string() }
+        ResourceError::PathNotFound {
+            path: path.to_string(),
+        }
     } else {
-        ResourceError::Read { path: path.to_string(), source }
+        ResourceError::Read {
+            path: path.to_string(),
+            source,
+        }
     }
 }
 
@@ -111,12 +137,18 @@ fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<(), Resou
     for entry in entries {
         // symlink_metadata: like filepath.Walk, do not follow symlinked directories
         // (which could loop); symlinked files are read through the link.
-        let Ok(meta) = std::fs::symlink_metadata(&entry) else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(&entry) else {
+            continue;
+        };
         if meta.is_dir() {
             if recursive {
                 walk(&entry, recursive, out)?;
             }
-        } else if entry.extension().and_then(|e| e.to_str()).is_some_and(|e| FILE_EXTENSIONS.contains(&e)) {
+        } else if entry
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| FILE_EXTENSIONS.contains(&e))
+        {
             out.push(entry);
         }
     }
@@ -134,19 +166,41 @@ mod tests {
     }
 
     fn rel(dir: &Path, files: Vec<PathBuf>) -> Vec<String> {
-        files.iter().map(|f| f.strip_prefix(dir).expect("inside").display().to_string()).collect()
+        files
+            .iter()
+            .map(|f| f.strip_prefix(dir).expect("inside").display().to_string())
+            .collect()
     }
 
     #[test]
     fn directories_expand_to_manifests_in_lexical_order() {
         let dir = tempfile::tempdir().expect("tempdir");
-        for f in ["b.yaml", "a.json", "c.yml", "notes.txt", "sub/d.yaml", "sub/deeper/e.yaml"] {
+        for f in [
+            "b.yaml",
+            "a.json",
+            "c.yml",
+            "notes.txt",
+            "sub/d.yaml",
+            "sub/deeper/e.yaml",
+        ] {
             touch(dir.path(), f);
         }
-        assert_eq!(rel(dir.path(), expand_path(dir.path(), false).expect("flat")), ["a.json", "b.yaml", "c.yml"]);
         assert_eq!(
-            rel(dir.path(), expand_path(dir.path(), true).expect("recursive")),
-            ["a.json", "b.yaml", "c.yml", "sub/d.yaml", "sub/deeper/e.yaml"]
+            rel(dir.path(), expand_path(dir.path(), false).expect("flat")),
+            ["a.json", "b.yaml", "c.yml"]
+        );
+        assert_eq!(
+            rel(
+                dir.path(),
+                expand_path(dir.path(), true).expect("recursive")
+            ),
+            [
+                "a.json",
+                "b.yaml",
+                "c.yml",
+                "sub/d.yaml",
+                "sub/deeper/e.yaml"
+            ]
         );
     }
 
@@ -154,7 +208,12 @@ mod tests {
     fn named_files_are_read_whatever_their_extension() {
         let dir = tempfile::tempdir().expect("tempdir");
         touch(dir.path(), "notes.txt");
-        assert_eq!(expand_path(&dir.path().join("notes.txt"), false).expect("file").len(), 1);
+        assert_eq!(
+            expand_path(&dir.path().join("notes.txt"), false)
+                .expect("file")
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -162,20 +221,36 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let missing = dir.path().join("nope.yaml");
         let err = expand_path(&missing, false).expect_err("missing");
-        assert_eq!(err.to_string(), format!("the path \"{}\" does not exist", missing.display()));
+        assert_eq!(
+            err.to_string(),
+            format!("the path \"{}\" does not exist", missing.display())
+        );
         touch(dir.path(), "readme.md");
         let err = expand_path(dir.path(), true).expect_err("no manifests");
-        assert!(err.to_string().ends_with("]: recognized file extensions are [.json .yaml .yml]"), "{err}");
+        assert!(
+            err.to_string()
+                .ends_with("]: recognized file extensions are [.json .yaml .yml]"),
+            "{err}"
+        );
     }
 
     #[test]
     fn classify_recognises_stdin_urls_and_paths() {
         assert_eq!(classify("-", false).expect("stdin"), Input::Stdin);
-        assert!(matches!(classify("https://example.com/a.yaml", false), Ok(Input::Url(_))));
-        assert!(matches!(classify("http://[::1", false), Err(ResourceError::InvalidUrl { .. })));
+        assert!(matches!(
+            classify("https://example.com/a.yaml", false),
+            Ok(Input::Url(_))
+        ));
+        assert!(matches!(
+            classify("http://[::1", false),
+            Err(ResourceError::InvalidUrl { .. })
+        ));
         assert_eq!(
             classify("dir", true).expect("path"),
-            Input::Path { path: "dir".into(), recursive: true }
+            Input::Path {
+                path: "dir".into(),
+                recursive: true
+            }
         );
     }
 }

@@ -24,7 +24,12 @@ pub struct UrlOptions {
 
 impl Default for UrlOptions {
     fn default() -> Self {
-        Self { attempts: 3, retry_delay: Duration::from_secs(1), timeout: Duration::from_secs(30), max_bytes: 32 << 20 }
+        Self {
+            attempts: 3,
+            retry_delay: Duration::from_secs(1),
+            timeout: Duration::from_secs(30),
+            max_bytes: 32 << 20,
+        }
     }
 }
 
@@ -37,7 +42,10 @@ enum Failure {
 /// Fetches `url`, retrying transient failures.
 pub(crate) async fn fetch(url: &reqwest::Url, opts: &UrlOptions) -> Result<Vec<u8>, ResourceError> {
     crate::cli::install_crypto_provider();
-    let error = |reason: String| ResourceError::Url { url: url.to_string(), reason };
+    let error = |reason: String| ResourceError::Url {
+        url: url.to_string(),
+        reason,
+    };
     let client = reqwest::Client::builder()
         .timeout(opts.timeout)
         .user_agent(concat!("kubeplug/", env!("CARGO_PKG_VERSION")))
@@ -61,21 +69,43 @@ pub(crate) async fn fetch(url: &reqwest::Url, opts: &UrlOptions) -> Result<Vec<u
     Err(error(format!("{last} (after {attempts} attempts)")))
 }
 
-async fn fetch_once(client: &reqwest::Client, url: &reqwest::Url, max_bytes: u64) -> Result<Vec<u8>, Failure> {
-    let mut resp = client.get(url.clone()).send().await.map_err(|e| Failure::Retry(describe(&e)))?;
+async fn fetch_once(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    max_bytes: u64,
+) -> Result<Vec<u8>, Failure> {
+    let mut resp = client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|e| Failure::Retry(describe(&e)))?;
     let status = resp.status();
     if status.is_server_error() {
-        return Err(Failure::Retry(format!("server reported {status}, status code={}", status.as_u16())));
+        return Err(Failure::Retry(format!(
+            "server reported {status}, status code={}",
+            status.as_u16()
+        )));
     }
     if status != reqwest::StatusCode::OK {
-        return Err(Failure::Fatal(format!("server reported {status}, status code={}", status.as_u16())));
+        return Err(Failure::Fatal(format!(
+            "server reported {status}, status code={}",
+            status.as_u16()
+        )));
     }
-    let too_big = || Failure::Fatal(format!("the document is larger than the limit of {max_bytes} bytes"));
+    let too_big = || {
+        Failure::Fatal(format!(
+            "the document is larger than the limit of {max_bytes} bytes"
+        ))
+    };
     if resp.content_length().is_some_and(|len| len > max_bytes) {
         return Err(too_big());
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| Failure::Retry(describe(&e)))? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| Failure::Retry(describe(&e)))?
+    {
         if body.len() as u64 + chunk.len() as u64 > max_bytes {
             return Err(too_big());
         }

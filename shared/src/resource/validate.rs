@@ -53,11 +53,20 @@ fn type_name(v: &Value) -> &'static str {
 /// every mode; schema problems are errors, warnings or ignored depending on `mode`.
 pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, ResourceError> {
     let fatal = |info: &Info, reason: String| match mode {
-        Validation::Ignore => ResourceError::Decode { origin: info.origin.clone(), reason },
-        _ => ResourceError::Invalid { origin: info.origin.clone(), reason },
+        Validation::Ignore => ResourceError::Decode {
+            origin: info.origin.clone(),
+            reason,
+        },
+        _ => ResourceError::Invalid {
+            origin: info.origin.clone(),
+            reason,
+        },
     };
     let Some(obj) = info.object.as_object() else {
-        let reason = format!("the document is {}, not an object with apiVersion and kind", type_name(&info.object));
+        let reason = format!(
+            "the document is {}, not an object with apiVersion and kind",
+            type_name(&info.object)
+        );
         return Err(fatal(&info, reason));
     };
     for field in ["apiVersion", "kind"] {
@@ -65,20 +74,40 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             Some(Value::String(s)) if !s.is_empty() => {}
             None | Some(Value::Null) => return Err(fatal(&info, format!("{field} not set"))),
             Some(Value::String(_)) => return Err(fatal(&info, format!("{field} not set"))),
-            Some(other) => return Err(fatal(&info, format!("{field} must be a string, not {}", type_name(other)))),
+            Some(other) => {
+                return Err(fatal(
+                    &info,
+                    format!("{field} must be a string, not {}", type_name(other)),
+                ));
+            }
         }
     }
     match obj.get("metadata") {
         Some(Value::Object(meta)) => {
-            let has = |k: &str| meta.get(k).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+            let has = |k: &str| {
+                meta.get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
+            };
             if !has("name") && !has("generateName") {
-                return Err(fatal(&info, "metadata.name: Required value: name or generateName is required".into()));
+                return Err(fatal(
+                    &info,
+                    "metadata.name: Required value: name or generateName is required".into(),
+                ));
             }
         }
         None | Some(Value::Null) => {
-            return Err(fatal(&info, "metadata.name: Required value: name or generateName is required".into()));
+            return Err(fatal(
+                &info,
+                "metadata.name: Required value: name or generateName is required".into(),
+            ));
         }
-        Some(other) => return Err(fatal(&info, format!("metadata must be a map, not {}", type_name(other)))),
+        Some(other) => {
+            return Err(fatal(
+                &info,
+                format!("metadata must be a map, not {}", type_name(other)),
+            ));
+        }
     }
     if mode == Validation::Ignore {
         return Ok(info);
@@ -89,7 +118,10 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
     };
     let problems = match kind.unknown_fields(&info.object) {
         Ok(unknown) if unknown.is_empty() => return Ok(info),
-        Ok(unknown) => unknown.iter().map(|p| format!("unknown field \"{p}\" in {}", kind.kind)).collect(),
+        Ok(unknown) => unknown
+            .iter()
+            .map(|p| format!("unknown field \"{p}\" in {}", kind.kind))
+            .collect(),
         Err(decode) => vec![format!("{}: {decode}", kind.kind)],
     };
     match mode {
@@ -97,7 +129,10 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             info.warnings.extend(problems);
             Ok(info)
         }
-        _ => Err(ResourceError::Invalid { origin: info.origin.clone(), reason: problems.join(", ") }),
+        _ => Err(ResourceError::Invalid {
+            origin: info.origin.clone(),
+            reason: problems.join(", "),
+        }),
     }
 }
 
@@ -128,11 +163,17 @@ mod tests {
     #[test]
     fn kind_and_api_version_are_required_in_every_mode() {
         assert_eq!(
-            err(json!({"apiVersion": "v1", "metadata": {"name": "x"}}), Validation::Strict),
+            err(
+                json!({"apiVersion": "v1", "metadata": {"name": "x"}}),
+                Validation::Strict
+            ),
             "error validating \"f.yaml\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"
         );
         assert_eq!(
-            err(json!({"kind": "ConfigMap", "metadata": {"name": "x"}}), Validation::Ignore),
+            err(
+                json!({"kind": "ConfigMap", "metadata": {"name": "x"}}),
+                Validation::Ignore
+            ),
             "unable to decode \"f.yaml\": apiVersion not set"
         );
         assert!(err(json!("just a string"), Validation::Warn).contains("the document is a string"));
@@ -140,9 +181,17 @@ mod tests {
 
     #[test]
     fn a_name_or_generate_name_is_required() {
-        let e = err(json!({"apiVersion": "v1", "kind": "ConfigMap"}), Validation::Strict);
+        let e = err(
+            json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            Validation::Strict,
+        );
         assert!(e.contains("name or generateName is required"), "{e}");
-        let ok = validate(info(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}})), Validation::Strict);
+        let ok = validate(
+            info(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}}),
+            ),
+            Validation::Strict,
+        );
         assert!(ok.is_ok());
     }
 
@@ -152,7 +201,12 @@ mod tests {
         assert!(err(cm.clone(), Validation::Strict).contains("unknown field \"dta\" in ConfigMap"));
         let warned = validate(info(cm.clone()), Validation::Warn).expect("warn mode sends it");
         assert_eq!(warned.warnings, ["unknown field \"dta\" in ConfigMap"]);
-        assert!(validate(info(cm), Validation::Ignore).expect("ignored").warnings.is_empty());
+        assert!(
+            validate(info(cm), Validation::Ignore)
+                .expect("ignored")
+                .warnings
+                .is_empty()
+        );
     }
 
     #[test]

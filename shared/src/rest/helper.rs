@@ -21,7 +21,11 @@ pub struct Helper {
 impl Helper {
     /// A helper for objects of `mapping`.
     pub fn new(client: kube::Client, mapping: Mapping) -> Self {
-        Self { client, mapping, params: PostParams::default() }
+        Self {
+            client,
+            mapping,
+            params: PostParams::default(),
+        }
     }
 
     /// Server-side dry run (`dryRun=All`): validated and admitted, never persisted.
@@ -38,7 +42,11 @@ impl Helper {
     }
 
     /// The request [`Self::create`] sends (separate so it can be checked without a server).
-    pub fn create_request(&self, namespace: Option<&str>, object: &Value) -> Result<http::Request<Vec<u8>>, kube::Error> {
+    pub fn create_request(
+        &self,
+        namespace: Option<&str>,
+        object: &Value,
+    ) -> Result<http::Request<Vec<u8>>, kube::Error> {
         let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
         Request::new(self.mapping.collection_path(namespace))
             .create(&self.params, body)
@@ -46,17 +54,31 @@ impl Helper {
     }
 
     /// POSTs `object` to its collection and returns what the server stored.
-    pub async fn create(&self, namespace: Option<&str>, object: &Value) -> Result<Value, kube::Error> {
-        self.client.request::<Value>(self.create_request(namespace, object)?).await
+    pub async fn create(
+        &self,
+        namespace: Option<&str>,
+        object: &Value,
+    ) -> Result<Value, kube::Error> {
+        self.client
+            .request::<Value>(self.create_request(namespace, object)?)
+            .await
     }
 }
 
 /// `kubectl create --raw PATH`: POSTs `body` as-is to `path` on the configured server
 /// and returns the answer's body. JSON is sent as JSON, anything else as YAML (which
 /// the API server also accepts).
-pub async fn post_raw(client: &kube::Client, path: &str, body: Vec<u8>) -> Result<String, kube::Error> {
+pub async fn post_raw(
+    client: &kube::Client,
+    path: &str,
+    body: Vec<u8>,
+) -> Result<String, kube::Error> {
     let is_json = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let content_type = if is_json { "application/json" } else { "application/yaml" };
+    let content_type = if is_json {
+        "application/json"
+    } else {
+        "application/yaml"
+    };
     let request = http::Request::post(path)
         .header(http::header::CONTENT_TYPE, content_type)
         .body(body)
@@ -86,7 +108,9 @@ mod tests {
 
     #[tokio::test]
     async fn create_request_carries_dry_run_and_field_manager() {
-        let helper = Helper::new(client(), mapping(true)).dry_run(true).with_field_manager("kubectl-create");
+        let helper = Helper::new(client(), mapping(true))
+            .dry_run(true)
+            .with_field_manager("kubectl-create");
         let obj = serde_json::json!({"kind": "Deployment"});
         let req = helper.create_request(Some("team"), &obj).expect("request");
         assert_eq!(req.method(), http::Method::POST);
@@ -100,7 +124,9 @@ mod tests {
     #[tokio::test]
     async fn cluster_scoped_objects_ignore_the_namespace() {
         let helper = Helper::new(client(), mapping(false));
-        let req = helper.create_request(Some("team"), &serde_json::json!({})).expect("request");
+        let req = helper
+            .create_request(Some("team"), &serde_json::json!({}))
+            .expect("request");
         assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments?");
     }
 

@@ -14,13 +14,21 @@ fn write(dir: &Path, rel: &str, text: &str) -> String {
 }
 
 fn files(names: Vec<String>) -> FilenameOptions {
-    FilenameOptions { filenames: names, ..Default::default() }
+    FilenameOptions {
+        filenames: names,
+        ..Default::default()
+    }
 }
 
 fn summary(v: &Visited) -> Vec<String> {
     v.entries()
         .map(|e| match e {
-            Ok(i) => format!("{}/{}@{}", i.gvk.kind, i.name(), i.namespace().unwrap_or("-")),
+            Ok(i) => format!(
+                "{}/{}@{}",
+                i.gvk.kind,
+                i.name(),
+                i.namespace().unwrap_or("-")
+            ),
             Err(e) => format!("ERR {e}"),
         })
         .collect()
@@ -79,7 +87,11 @@ async fn filtered_out_objects_are_neither_mapped_nor_namespace_checked() {
         .await
         .expect("built");
     assert_eq!(summary(&v), ["ConfigMap/mine@ns1"]);
-    assert_eq!(fake.requested(), ["v1"], "discovery is not asked about example.com/v1");
+    assert_eq!(
+        fake.requested(),
+        ["v1"],
+        "discovery is not asked about example.com/v1"
+    );
 }
 
 #[tokio::test]
@@ -104,13 +116,32 @@ async fn cluster_scoped_objects_never_get_the_namespace_because_mapping_comes_fi
 #[tokio::test]
 async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let good = write(dir.path(), "d/1-good.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n");
-    write(dir.path(), "d/2-bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\nkind: [\n");
-    write(dir.path(), "d/3-nokind.json", "{\"apiVersion\": \"v1\", \"metadata\": {\"name\": \"c\"}}");
-    write(dir.path(), "d/4-other.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: other}\n");
+    let good = write(
+        dir.path(),
+        "d/1-good.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    write(
+        dir.path(),
+        "d/2-bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\nkind: [\n",
+    );
+    write(
+        dir.path(),
+        "d/3-nokind.json",
+        "{\"apiVersion\": \"v1\", \"metadata\": {\"name\": \"c\"}}",
+    );
+    write(
+        dir.path(),
+        "d/4-other.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: other}\n",
+    );
     let missing = dir.path().join("missing.yaml").display().to_string();
     let fake = FakeDiscovery::standard();
-    let opts = FilenameOptions { filenames: vec![dir.path().join("d").display().to_string(), missing.clone()], ..Default::default() };
+    let opts = FilenameOptions {
+        filenames: vec![dir.path().join("d").display().to_string(), missing.clone()],
+        ..Default::default()
+    };
     let v = Builder::new()
         .schema(Validation::Strict)
         .continue_on_error()
@@ -133,15 +164,29 @@ async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
             format!("ERR the path \"{missing}\" does not exist"),
         ]
     );
-    assert_eq!(v.entries().next().and_then(|e| e.ok()).map(|i| i.origin.source.to_string()), Some(good));
+    assert_eq!(
+        v.entries()
+            .next()
+            .and_then(|e| e.ok())
+            .map(|i| i.origin.source.to_string()),
+        Some(good)
+    );
 }
 
 #[tokio::test]
 async fn without_continue_on_error_the_first_error_ends_the_result() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let a = write(dir.path(), "a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nnot: [valid\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+    let a = write(
+        dir.path(),
+        "a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nnot: [valid\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
     let fake = FakeDiscovery::standard();
-    let v = Builder::new().filename_param(false, &files(vec![a])).build(&mut mapper(&fake)).await.expect("built");
+    let v = Builder::new()
+        .filename_param(false, &files(vec![a]))
+        .build(&mut mapper(&fake))
+        .await
+        .expect("built");
     let entries: Vec<Entry> = v.entries().collect();
     assert_eq!(entries.len(), 2);
     assert!(entries[1].is_err());
@@ -150,10 +195,16 @@ async fn without_continue_on_error_the_first_error_ends_the_result() {
 #[tokio::test]
 async fn stdin_and_comma_separated_inputs_keep_command_line_order() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let a = write(dir.path(), "a.json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"from-file\"}}");
+    let a = write(
+        dir.path(),
+        "a.json",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"from-file\"}}",
+    );
     let fake = FakeDiscovery::standard();
     let v = Builder::new()
-        .stdin(std::io::Cursor::new("apiVersion: v1\nkind: Pod\nmetadata: {name: from-stdin}\n"))
+        .stdin(std::io::Cursor::new(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: from-stdin}\n",
+        ))
         .namespace_param("n")
         .default_namespace()
         .filename_param(false, &files(vec!["-".into(), a]))
@@ -161,7 +212,14 @@ async fn stdin_and_comma_separated_inputs_keep_command_line_order() {
         .await
         .expect("built");
     assert_eq!(summary(&v), ["Pod/from-stdin@n", "ConfigMap/from-file@n"]);
-    assert_eq!(v.entries().next().and_then(|e| e.ok()).map(|i| i.origin.source.to_string()).as_deref(), Some("STDIN"));
+    assert_eq!(
+        v.entries()
+            .next()
+            .and_then(|e| e.ok())
+            .map(|i| i.origin.source.to_string())
+            .as_deref(),
+        Some("STDIN")
+    );
 }
 
 #[tokio::test]
@@ -174,8 +232,14 @@ async fn a_crd_and_its_instance_map_in_one_build() {
          apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n\
          spec: {group: example.com, scope: Namespaced, names: {kind: Widget, plural: widgets}, versions: [{name: v1}]}\n",
     );
-    let fake = FakeDiscovery::standard()
-        .serve("apiextensions.k8s.io/v1", &[("CustomResourceDefinition", "customresourcedefinitions", false)]);
+    let fake = FakeDiscovery::standard().serve(
+        "apiextensions.k8s.io/v1",
+        &[(
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+        )],
+    );
     let v = Builder::new()
         .flatten()
         .namespace_param("n")
@@ -184,15 +248,36 @@ async fn a_crd_and_its_instance_map_in_one_build() {
         .build(&mut mapper(&fake))
         .await
         .expect("built");
-    assert_eq!(summary(&v), ["Widget/w@n", "CustomResourceDefinition/widgets.example.com@-"]);
+    assert_eq!(
+        summary(&v),
+        [
+            "Widget/w@n",
+            "CustomResourceDefinition/widgets.example.com@-"
+        ]
+    );
 }
 
 #[tokio::test]
 async fn command_line_errors_are_returned_before_reading() {
     let fake = FakeDiscovery::standard();
-    let both = FilenameOptions { filenames: vec!["a".into()], kustomize: Some("k".into()), recursive: false };
-    let err = Builder::new().filename_param(false, &both).build(&mut mapper(&fake)).await.expect_err("usage");
+    let both = FilenameOptions {
+        filenames: vec!["a".into()],
+        kustomize: Some("k".into()),
+        recursive: false,
+    };
+    let err = Builder::new()
+        .filename_param(false, &both)
+        .build(&mut mapper(&fake))
+        .await
+        .expect_err("usage");
     assert_eq!(err.to_string(), "only one of -f or -k can be specified");
-    let err = Builder::new().label_selector_param("a in (b").build(&mut mapper(&fake)).await.expect_err("selector");
-    assert!(err.to_string().starts_with("unable to parse requirement"), "{err}");
+    let err = Builder::new()
+        .label_selector_param("a in (b")
+        .build(&mut mapper(&fake))
+        .await
+        .expect_err("selector");
+    assert!(
+        err.to_string().starts_with("unable to parse requirement"),
+        "{err}"
+    );
 }

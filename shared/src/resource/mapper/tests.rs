@@ -14,22 +14,38 @@ fn mapper(fake: &FakeDiscovery, cache: Option<DiscoveryCache>) -> RestMapper {
 async fn asks_only_for_the_group_versions_in_use() {
     let fake = FakeDiscovery::standard();
     let mut m = mapper(&fake, None);
-    m.prepare([gvk("", "v1", "ConfigMap"), gvk("", "v1", "Pod"), gvk("apps", "v1", "Deployment")]).await;
+    m.prepare([
+        gvk("", "v1", "ConfigMap"),
+        gvk("", "v1", "Pod"),
+        gvk("apps", "v1", "Deployment"),
+    ])
+    .await;
     let mut asked = fake.requested();
     asked.sort();
     assert_eq!(asked, ["apps/v1", "v1"]);
     let cm = m.lookup(&gvk("", "v1", "ConfigMap")).expect("mapped");
     assert_eq!((cm.resource.as_str(), cm.namespaced), ("configmaps", true));
-    assert!(!m.lookup(&gvk("", "v1", "Namespace")).expect("mapped").namespaced);
+    assert!(
+        !m.lookup(&gvk("", "v1", "Namespace"))
+            .expect("mapped")
+            .namespaced
+    );
 }
 
 #[tokio::test]
 async fn unknown_kinds_and_unserved_groups_have_no_match() {
     let fake = FakeDiscovery::standard();
     let mut m = mapper(&fake, None);
-    m.prepare([gvk("", "v1", "Gizmo"), gvk("example.com", "v1", "Widget")]).await;
-    assert!(matches!(m.lookup(&gvk("", "v1", "Gizmo")), Err(LookupError::NoMatch)));
-    assert!(matches!(m.lookup(&gvk("example.com", "v1", "Widget")), Err(LookupError::NoMatch)));
+    m.prepare([gvk("", "v1", "Gizmo"), gvk("example.com", "v1", "Widget")])
+        .await;
+    assert!(matches!(
+        m.lookup(&gvk("", "v1", "Gizmo")),
+        Err(LookupError::NoMatch)
+    ));
+    assert!(matches!(
+        m.lookup(&gvk("example.com", "v1", "Widget")),
+        Err(LookupError::NoMatch)
+    ));
 }
 
 #[tokio::test]
@@ -37,7 +53,9 @@ async fn disk_cache_is_used_within_its_ttl_and_refreshed_for_unknown_kinds() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
     let fake = FakeDiscovery::standard();
-    mapper(&fake, Some(cache.clone())).prepare([gvk("", "v1", "ConfigMap")]).await;
+    mapper(&fake, Some(cache.clone()))
+        .prepare([gvk("", "v1", "ConfigMap")])
+        .await;
     assert!(dir.path().join("v1/serverresources.json").is_file());
     assert_eq!(fake.requested(), ["v1"]);
 
@@ -45,24 +63,45 @@ async fn disk_cache_is_used_within_its_ttl_and_refreshed_for_unknown_kinds() {
     let mut second = mapper(&fake, Some(cache.clone()));
     second.prepare([gvk("", "v1", "Pod")]).await;
     assert_eq!(fake.requested(), ["v1"]);
-    assert_eq!(second.lookup(&gvk("", "v1", "Pod")).expect("from cache").resource, "pods");
+    assert_eq!(
+        second
+            .lookup(&gvk("", "v1", "Pod"))
+            .expect("from cache")
+            .resource,
+        "pods"
+    );
 
     // A kind the cached list lacks sends the mapper back to the server.
-    let mut updated = FakeDiscovery::standard()
-        .serve("v1", &[("ConfigMap", "configmaps", true), ("Gizmo", "gizmos", true)]);
+    let mut updated = FakeDiscovery::standard().serve(
+        "v1",
+        &[("ConfigMap", "configmaps", true), ("Gizmo", "gizmos", true)],
+    );
     updated.requests = fake.requests.clone();
     let mut third = mapper(&updated, Some(cache));
     third.prepare([gvk("", "v1", "Gizmo")]).await;
     assert_eq!(fake.requested(), ["v1", "v1"]);
-    assert_eq!(third.lookup(&gvk("", "v1", "Gizmo")).expect("refreshed").resource, "gizmos");
+    assert_eq!(
+        third
+            .lookup(&gvk("", "v1", "Gizmo"))
+            .expect("refreshed")
+            .resource,
+        "gizmos"
+    );
 }
 
 #[tokio::test]
 async fn stale_cache_entries_are_fetched_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     let fake = FakeDiscovery::standard();
-    mapper(&fake, Some(DiscoveryCache::new(dir.path(), Duration::from_secs(3600)))).prepare([gvk("", "v1", "Pod")]).await;
-    mapper(&fake, Some(DiscoveryCache::new(dir.path(), Duration::ZERO))).prepare([gvk("", "v1", "Pod")]).await;
+    mapper(
+        &fake,
+        Some(DiscoveryCache::new(dir.path(), Duration::from_secs(3600))),
+    )
+    .prepare([gvk("", "v1", "Pod")])
+    .await;
+    mapper(&fake, Some(DiscoveryCache::new(dir.path(), Duration::ZERO)))
+        .prepare([gvk("", "v1", "Pod")])
+        .await;
     assert_eq!(fake.requested(), ["v1", "v1"]);
 }
 
@@ -80,7 +119,9 @@ async fn crds_in_the_input_map_their_instances_without_discovery() {
     m.learn_crds([&Info::from_object(crd, Origin::single("crd.yaml"))]);
     m.prepare([gvk("example.com", "v2", "Widget")]).await;
     assert!(fake.requested().is_empty());
-    let w = m.lookup(&gvk("example.com", "v2", "Widget")).expect("learned");
+    let w = m
+        .lookup(&gvk("example.com", "v2", "Widget"))
+        .expect("learned");
     assert_eq!((w.resource.as_str(), w.namespaced), ("widgets", false));
 }
 
@@ -90,11 +131,25 @@ async fn builtins_first_for_client_dry_run_and_offline() {
     let mut m = mapper(&fake, None).prefer_builtins(true);
     m.prepare([gvk("", "v1", "Secret")]).await;
     assert!(fake.requested().is_empty());
-    assert_eq!(m.lookup(&gvk("", "v1", "Secret")).expect("builtin").resource, "secrets");
+    assert_eq!(
+        m.lookup(&gvk("", "v1", "Secret"))
+            .expect("builtin")
+            .resource,
+        "secrets"
+    );
 
     let offline = RestMapper::offline();
-    assert_eq!(offline.lookup(&gvk("apps", "v1", "StatefulSet")).expect("builtin").resource, "statefulsets");
-    assert!(matches!(offline.lookup(&gvk("example.com", "v1", "Widget")), Err(LookupError::NoMatch)));
+    assert_eq!(
+        offline
+            .lookup(&gvk("apps", "v1", "StatefulSet"))
+            .expect("builtin")
+            .resource,
+        "statefulsets"
+    );
+    assert!(matches!(
+        offline.lookup(&gvk("example.com", "v1", "Widget")),
+        Err(LookupError::NoMatch)
+    ));
 }
 
 #[test]
