@@ -5,6 +5,7 @@
 //!
 //! - [`flags`]: reusable clap flag groups with `to_*()` conversions — the global
 //!   kubeconfig flags every plugin shares ([`flags::ConfigFlags`]), `--dry-run`, `-o`.
+//! - [`generate`]: pure generators (parameters in, typed object out) for `run-pod`.
 //! - [`printers`]: `-o json|yaml|name` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
@@ -25,6 +26,7 @@
 pub mod cli;
 pub mod error;
 pub mod flags;
+pub mod generate;
 pub mod printers;
 pub mod resource;
 pub mod rest;

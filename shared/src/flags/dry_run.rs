@@ -49,9 +49,10 @@ const BARE: &str = "unchanged";
 /// The `--dry-run` flag, to `#[command(flatten)]` into a command's arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct DryRunFlags {
-    /// Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.
+    /// The dry-run strategy, raw; see [`DryRunFlags::to_strategy`].
     #[arg(
         long = "dry-run",
+        help = "Must be \"none\", \"server\", or \"client\". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.",
         value_name = "STRATEGY",
         default_value = "none",
         num_args = 0..=1,
@@ -70,7 +71,10 @@ impl DryRunFlags {
 }
 
 /// [`DryRunFlags::to_strategy`] on a bare string.
-pub fn parse_dry_run(value: &str, warnings: &mut dyn Write) -> Result<DryRunStrategy, InvalidDryRun> {
+pub fn parse_dry_run(
+    value: &str,
+    warnings: &mut dyn Write,
+) -> Result<DryRunStrategy, InvalidDryRun> {
     // Go's strconv.ParseBool spellings come first, exactly as GetDryRunStrategy does.
     let boolean = match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
@@ -95,7 +99,10 @@ pub fn parse_dry_run(value: &str, warnings: &mut dyn Write) -> Result<DryRunStra
         }
         None => match value {
             BARE => {
-                let _ = writeln!(warnings, "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.");
+                let _ = writeln!(
+                    warnings,
+                    "Warning: --dry-run is deprecated and can be replaced with --dry-run=client."
+                );
                 Ok(DryRunStrategy::Client)
             }
             "client" => Ok(DryRunStrategy::Client),
@@ -119,9 +126,13 @@ mod tests {
     }
 
     fn strategy(argv: &[&str]) -> (Result<DryRunStrategy, String>, String, Vec<String>) {
-        let cmd = Cmd::try_parse_from(std::iter::once("cmd").chain(argv.iter().copied())).expect("parses");
+        let cmd = Cmd::try_parse_from(std::iter::once("cmd").chain(argv.iter().copied()))
+            .expect("parses");
         let mut warn = Vec::new();
-        let s = cmd.dry_run.to_strategy(&mut warn).map_err(|e| e.to_string());
+        let s = cmd
+            .dry_run
+            .to_strategy(&mut warn)
+            .map_err(|e| e.to_string());
         (s, String::from_utf8(warn).expect("utf-8"), cmd.args)
     }
 
@@ -129,8 +140,14 @@ mod tests {
     fn the_three_strategies() {
         assert_eq!(strategy(&[]).0, Ok(DryRunStrategy::None));
         assert_eq!(strategy(&["--dry-run=none"]).0, Ok(DryRunStrategy::None));
-        assert_eq!(strategy(&["--dry-run=client"]).0, Ok(DryRunStrategy::Client));
-        assert_eq!(strategy(&["--dry-run=server"]).0, Ok(DryRunStrategy::Server));
+        assert_eq!(
+            strategy(&["--dry-run=client"]).0,
+            Ok(DryRunStrategy::Client)
+        );
+        assert_eq!(
+            strategy(&["--dry-run=server"]).0,
+            Ok(DryRunStrategy::Server)
+        );
         assert_eq!(strategy(&["--dry-run=server"]).1, "");
     }
 
@@ -138,7 +155,10 @@ mod tests {
     fn bare_flag_means_client_with_a_warning_and_does_not_eat_the_next_word() {
         let (s, warn, args) = strategy(&["--dry-run", "client"]);
         assert_eq!(s, Ok(DryRunStrategy::Client));
-        assert_eq!(warn, "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.\n");
+        assert_eq!(
+            warn,
+            "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.\n"
+        );
         assert_eq!(args, ["client"]);
     }
 
@@ -159,7 +179,10 @@ mod tests {
     fn unknown_values_get_kubectls_message() {
         assert_eq!(
             strategy(&["--dry-run=bogus"]).0,
-            Err("Invalid dry-run value (bogus). Must be \"none\", \"server\", or \"client\".".to_string())
+            Err(
+                "Invalid dry-run value (bogus). Must be \"none\", \"server\", or \"client\"."
+                    .to_string()
+            )
         );
     }
 
@@ -167,7 +190,10 @@ mod tests {
     fn suffixes() {
         assert_eq!(DryRunStrategy::None.operation_suffix(), "");
         assert_eq!(DryRunStrategy::Client.operation_suffix(), " (dry run)");
-        assert_eq!(DryRunStrategy::Server.operation_suffix(), " (server dry run)");
+        assert_eq!(
+            DryRunStrategy::Server.operation_suffix(),
+            " (server dry run)"
+        );
         assert!(!DryRunStrategy::Client.sends_requests());
     }
 }

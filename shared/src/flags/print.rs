@@ -19,12 +19,25 @@ use crate::printers::{self, JsonPrinter, NamePrinter, OperationPrinter, Printer,
 /// The output flags of a command that prints the objects it touched.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PrintFlags {
-    /// Output format. One of: (json, yaml, name).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT")]
+    /// `-o`: the output format, `None` when absent.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FORMAT",
+        help = "Output format. One of: (json, yaml, name)."
+    )]
     pub output: Option<String>,
 
-    /// If true, keep the managedFields when printing objects in JSON or YAML format.
-    #[arg(long = "show-managed-fields")]
+    /// `--show-managed-fields`.
+    #[arg(
+        long = "show-managed-fields",
+        help = "If true, keep the managedFields when printing objects in JSON or YAML format.",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_parser = crate::flags::parse_go_bool
+    )]
     pub show_managed_fields: bool,
 }
 
@@ -45,14 +58,26 @@ impl PrintFlags {
     /// with kubectl's dry-run suffix (`pod/web created (server dry run)`).
     ///
     /// `operation` is the past-tense verb of the command (`created`, `configured`).
-    pub fn to_printer(&self, operation: &str, dry_run: DryRunStrategy) -> Result<Box<dyn Printer>, printers::Error> {
+    pub fn to_printer(
+        &self,
+        operation: &str,
+        dry_run: DryRunStrategy,
+    ) -> Result<Box<dyn Printer>, printers::Error> {
         let show = self.show_managed_fields;
         Ok(match self.format() {
-            None => Box::new(OperationPrinter { operation: format!("{operation}{}", dry_run.operation_suffix()) }),
-            Some("json") => Box::new(JsonPrinter { show_managed_fields: show }),
+            None => Box::new(OperationPrinter {
+                operation: format!("{operation}{}", dry_run.operation_suffix()),
+            }),
+            Some("json") => Box::new(JsonPrinter {
+                show_managed_fields: show,
+            }),
             Some("yaml") => Box::new(YamlPrinter::new(show)),
             Some("name") => Box::new(NamePrinter),
-            Some(other) => return Err(printers::Error::UnsupportedFormat { format: other.to_string() }),
+            Some(other) => {
+                return Err(printers::Error::UnsupportedFormat {
+                    format: other.to_string(),
+                });
+            }
         })
     }
 }
@@ -62,7 +87,10 @@ mod tests {
     use super::*;
 
     fn flags(output: &str) -> PrintFlags {
-        PrintFlags { output: Some(output.to_string()), show_managed_fields: false }
+        PrintFlags {
+            output: Some(output.to_string()),
+            show_managed_fields: false,
+        }
     }
 
     fn render(flags: &PrintFlags, dry_run: DryRunStrategy) -> String {
@@ -75,19 +103,34 @@ mod tests {
 
     #[test]
     fn default_output_names_the_operation_and_the_dry_run() {
-        assert_eq!(render(&PrintFlags::default(), DryRunStrategy::None), "deployment.apps/web created\n");
-        assert_eq!(render(&flags(""), DryRunStrategy::Client), "deployment.apps/web created (dry run)\n");
-        assert_eq!(render(&PrintFlags::default(), DryRunStrategy::Server), "deployment.apps/web created (server dry run)\n");
+        assert_eq!(
+            render(&PrintFlags::default(), DryRunStrategy::None),
+            "deployment.apps/web created\n"
+        );
+        assert_eq!(
+            render(&flags(""), DryRunStrategy::Client),
+            "deployment.apps/web created (dry run)\n"
+        );
+        assert_eq!(
+            render(&PrintFlags::default(), DryRunStrategy::Server),
+            "deployment.apps/web created (server dry run)\n"
+        );
     }
 
     #[test]
     fn name_output_has_no_operation() {
-        assert_eq!(render(&flags("name"), DryRunStrategy::Client), "deployment.apps/web\n");
+        assert_eq!(
+            render(&flags("name"), DryRunStrategy::Client),
+            "deployment.apps/web\n"
+        );
     }
 
     #[test]
     fn json_and_yaml() {
-        assert!(render(&flags("json"), DryRunStrategy::None).starts_with("{\n    \"apiVersion\": \"apps/v1\",\n"));
+        assert!(
+            render(&flags("json"), DryRunStrategy::None)
+                .starts_with("{\n    \"apiVersion\": \"apps/v1\",\n")
+        );
         assert_eq!(
             render(&flags("yaml"), DryRunStrategy::None),
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
@@ -96,7 +139,9 @@ mod tests {
 
     #[test]
     fn unsupported_formats_get_kubectls_message() {
-        let err = flags("jsonpath={.metadata.name}").to_printer("created", DryRunStrategy::None).err();
+        let err = flags("jsonpath={.metadata.name}")
+            .to_printer("created", DryRunStrategy::None)
+            .err();
         assert_eq!(
             err.map(|e| e.to_string()).as_deref(),
             Some(

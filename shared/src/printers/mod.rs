@@ -66,8 +66,10 @@ pub struct JsonPrinter {
 impl Printer for JsonPrinter {
     fn print(&self, obj: &Value, out: &mut dyn Write) -> io::Result<()> {
         let obj = strip_managed_fields(obj, self.show_managed_fields);
-        let mut ser =
-            serde_json::Serializer::with_formatter(&mut *out, serde_json::ser::PrettyFormatter::with_indent(b"    "));
+        let mut ser = serde_json::Serializer::with_formatter(
+            &mut *out,
+            serde_json::ser::PrettyFormatter::with_indent(b"    "),
+        );
         serde::Serialize::serialize(obj.as_ref(), &mut ser).map_err(io::Error::other)?;
         out.write_all(b"\n")
     }
@@ -86,7 +88,10 @@ pub struct YamlPrinter {
 impl YamlPrinter {
     /// A YAML printer that has printed nothing yet.
     pub fn new(show_managed_fields: bool) -> Self {
-        Self { show_managed_fields, printed: AtomicUsize::new(0) }
+        Self {
+            show_managed_fields,
+            printed: AtomicUsize::new(0),
+        }
     }
 }
 
@@ -145,9 +150,19 @@ impl Printer for OperationPrinter {
 /// Like kubectl's name printer this uses the kind, not the plural resource name, so no
 /// discovery is needed. A missing kind or name prints as an empty string, never panics.
 pub fn qualified_name(obj: &Value) -> String {
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match api_version.split_once('/') {
         Some((group, _version)) if !group.is_empty() => format!("{kind}.{group}/{name}"),
         _ => format!("{kind}/{name}"),

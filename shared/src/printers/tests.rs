@@ -61,7 +61,10 @@ fn yaml_separates_documents_after_the_first() {
 fn yaml_quotes_strings_that_would_read_back_as_other_types() {
     let cm = json!({"data": {"a": "yes", "b": "0777", "c": "true", "d": "1"}});
     let text = print(&YamlPrinter::default(), &cm);
-    assert_eq!(text, "data:\n  a: \"yes\"\n  b: \"0777\"\n  c: \"true\"\n  d: \"1\"\n");
+    assert_eq!(
+        text,
+        "data:\n  a: \"yes\"\n  b: \"0777\"\n  c: \"true\"\n  d: \"1\"\n"
+    );
 }
 
 #[test]
@@ -76,14 +79,24 @@ fn managed_fields_are_hidden_unless_asked_for() {
     let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "managedFields": [{"manager": "kubectl-run"}]}});
     assert!(!print(&JsonPrinter::default(), &obj).contains("managedFields"));
     assert!(!print(&YamlPrinter::default(), &obj).contains("managedFields"));
-    assert!(print(&JsonPrinter { show_managed_fields: true }, &obj).contains("kubectl-run"));
+    assert!(
+        print(
+            &JsonPrinter {
+                show_managed_fields: true
+            },
+            &obj
+        )
+        .contains("kubectl-run")
+    );
     assert!(print(&YamlPrinter::new(true), &obj).contains("kubectl-run"));
 }
 
 #[test]
 fn names_carry_the_group_except_for_the_core_group() {
     let named = |api_version: &str, kind: &str| {
-        qualified_name(&json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "web"}}))
+        qualified_name(
+            &json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "web"}}),
+        )
     };
     assert_eq!(named("v1", "Pod"), "pod/web");
     assert_eq!(named("v1", "Service"), "service/web");
@@ -100,6 +113,8 @@ fn malformed_objects_print_without_panicking() {
 
 #[test]
 fn operation_printer() {
-    let printer = OperationPrinter { operation: "created (server dry run)".into() };
+    let printer = OperationPrinter {
+        operation: "created (server dry run)".into(),
+    };
     assert_eq!(print(&printer, &pod()), "pod/x created (server dry run)\n");
 }

@@ -1,0 +1,310 @@
+//! The command line of `kubectl run-pod`: kubectl 1.32's `run` flags plus the legacy
+//! ones of kubectl ≤ 1.17 (`--generator`, `--replicas`, `--schedule`, `--expose`'s
+//! `--service-generator`/`--service-overrides`, `--hostport`, `--requests`,
+//! `--limits`, `--serviceaccount`).
+//!
+//! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
+//! which clap would trim). Defaults are declared here so that `--help` shows them;
+//! whether a flag was given explicitly is read from clap's `ArgMatches` (see
+//! [`Explicit`]).
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+
+use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
+
+/// `kubectl run-pod` flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "kubectl run-pod",
+    bin_name = "kubectl run-pod",
+    about = "Create and run a particular image in a pod.",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct Args {
+    /// The object name; `None` when missing (reported as kubectl does).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Arguments after NAME given without `--`.
+    #[arg(value_name = "ARGS")]
+    pub args: Vec<String>,
+
+    /// Arguments after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub dash_args: Vec<String>,
+
+    #[arg(short = 'h', long = "help", help = "help for run-pod")]
+    pub help: bool,
+
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        help = "Annotations to apply to the pod."
+    )]
+    pub annotations: Vec<String>,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If true, wait for the Pod to start running, and then attach to the Pod as if 'kubectl attach ...' were called.  Default false, unless '-i/--stdin' is set, in which case the default is true. With '--restart=Never' the exit code of the container process is returned."
+    )]
+    pub attach: bool,
+
+    #[arg(
+        long,
+        default_value = "background",
+        help = "Must be \"background\", \"orphan\", or \"foreground\". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController). Defaults to background."
+    )]
+    pub cascade: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If true and extra arguments are present, use them as the 'command' field in the container, rather than the 'args' field which is the default."
+    )]
+    pub command: bool,
+
+    #[command(flatten)]
+    pub dry_run: DryRunFlags,
+
+    #[arg(
+        long,
+        value_name = "KEY=VALUE",
+        help = "Environment variables to set in the container."
+    )]
+    pub env: Vec<String>,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")]
+    pub expose: bool,
+
+    #[arg(
+        long,
+        default_value = "kubectl-run",
+        help = "Name of the manager used to track field ownership."
+    )]
+    pub field_manager: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If true, immediately remove resources from API and bypass graceful deletion. Note that immediate deletion of some resources may result in inconsistency or data loss and requires confirmation."
+    )]
+    pub force: bool,
+
+    #[arg(
+        long,
+        help = "The name of the API generator to use: run-pod/v1 (default), deployment/apps.v1, job/v1, cronjob/v1 or cronjob/v1beta1."
+    )]
+    pub generator: Option<String>,
+
+    #[arg(
+        long,
+        default_value_t = -1,
+        allow_negative_numbers = true,
+        help = "Period of time in seconds given to the resource to terminate gracefully. Ignored if negative. Set to 1 for immediate shutdown. Can only be set to 0 when --force is true (force deletion)."
+    )]
+    pub grace_period: i64,
+
+    #[arg(
+        long,
+        default_value_t = -1,
+        allow_negative_numbers = true,
+        help = "The host port mapping for the container port. To demonstrate a single-machine container."
+    )]
+    pub hostport: i32,
+
+    #[arg(long, help = "The image for the container to run.")]
+    pub image: Option<String>,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "The image pull policy for the container.  If left empty, this value will not be specified by the client and defaulted by the server."
+    )]
+    pub image_pull_policy: String,
+
+    #[arg(
+        short = 'l',
+        long,
+        default_value = "",
+        help = "Comma separated labels to apply to the pod. Will override previous values."
+    )]
+    pub labels: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If the pod is started in interactive mode or with stdin, leave stdin open after the first attach completes. By default, stdin will be closed after the first attach completes."
+    )]
+    pub leave_stdin_open: bool,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "The resource requirement limits for this container.  For example, 'cpu=200m,memory=512Mi'.  Note that server side components may assign limits depending on the server configuration, such as limit ranges."
+    )]
+    pub limits: String,
+
+    #[command(flatten)]
+    pub print: PrintFlags,
+
+    #[arg(
+        long,
+        default_value = "merge",
+        help = "The method used to override the generated object: json, merge, or strategic."
+    )]
+    pub override_type: String,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "An inline JSON override for the generated object. If this is non-empty, it is used to override the generated object. Requires that the object supply a valid apiVersion field."
+    )]
+    pub overrides: String,
+
+    #[arg(
+        long,
+        default_value = "1m0s",
+        value_parser = parse_duration,
+        help = "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running"
+    )]
+    pub pod_running_timeout: std::time::Duration,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "The port that this container exposes."
+    )]
+    pub port: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, run the container in privileged mode.")]
+    pub privileged: bool,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'q', long, help = "If true, suppress prompt messages.")]
+    pub quiet: bool,
+
+    #[arg(
+        short = 'r',
+        long,
+        default_value_t = 1,
+        allow_negative_numbers = true,
+        help = "Number of replicas to create for this container (deployment/apps.v1 only). Default is 1."
+    )]
+    pub replicas: i32,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "The resource requirement requests for this container.  For example, 'cpu=100m,memory=256Mi'.  Note that server side components may assign requests depending on the server configuration, such as limit ranges."
+    )]
+    pub requests: String,
+
+    #[arg(
+        long,
+        default_value = "Always",
+        help = "The restart policy for this Pod.  Legal values [Always, OnFailure, Never]."
+    )]
+    pub restart: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If true, delete the pod after it exits.  Only valid when attaching to the container, e.g. with '--attach' or with '-i/--stdin'."
+    )]
+    pub rm: bool,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+        long,
+        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
+    )]
+    pub save_config: bool,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "A schedule in the Cron format the job should be run with (creates a CronJob)."
+    )]
+    pub schedule: String,
+
+    #[arg(
+        long,
+        default_value = "service/v2",
+        help = "The name of the generator to use for creating a service.  Only used if --expose is true"
+    )]
+    pub service_generator: String,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "An inline JSON override for the generated service object. If this is non-empty, it is used to override the generated object. Requires that the object supply a valid apiVersion field.  Only used if --expose is true."
+    )]
+    pub service_overrides: String,
+
+    #[arg(
+        long,
+        default_value = "",
+        help = "Service account to set in the pod spec."
+    )]
+    pub serviceaccount: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'i', long, help = "Keep stdin open on the container in the pod, even if nothing is attached.")]
+    pub stdin: bool,
+
+    #[arg(
+        long,
+        default_value = "0s",
+        help = "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object"
+    )]
+    pub timeout: String,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 't', long, help = "Allocate a TTY for the container in the pod.")]
+    pub tty: bool,
+
+    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, wait for resources to be gone before returning. This waits for finalizers.")]
+    pub wait: bool,
+
+    #[command(flatten)]
+    pub config: ConfigFlags,
+}
+
+/// Go duration syntax for `--pod-running-timeout`, rejected by clap (so the message
+/// has cobra's flag-error shape).
+fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
+    shared::flags::parse_go_duration(value, false)
+}
+
+/// Which flags were typed on the command line (as opposed to defaulted): kubectl's
+/// `cmd.Flags().Changed(…)`, needed where a default means "choose for me".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Explicit {
+    /// `--attach` given: `-i` then no longer implies attaching.
+    pub attach: bool,
+    /// `--restart` given: the legacy generators keep it instead of their default.
+    pub restart: bool,
+    /// `--replicas` given: selects `deployment/apps.v1` when no generator is named.
+    pub replicas: bool,
+}
+
+impl Explicit {
+    fn from_matches(m: &ArgMatches) -> Self {
+        let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+        Self {
+            attach: given("attach"),
+            restart: given("restart"),
+            replicas: given("replicas"),
+        }
+    }
+}
+
+/// Parses `argv`; returns the flags and which ones were explicit.
+pub fn parse_from<I, T>(argv: I) -> Result<(Args, Explicit), clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command().try_get_matches_from(argv)?;
+    let args = Args::from_arg_matches(&matches)?;
+    Ok((args, Explicit::from_matches(&matches)))
+}
+
+/// The clap command, for help rendering and `debug_assert`.
+pub fn command() -> clap::Command {
+    Args::command()
+}

@@ -1,0 +1,546 @@
+//! `--attach` / `-i` / `-t` / `--rm`: kubectl run's attach flow.
+//!
+//! 1. find the pod (the created Pod, or the first pod of a created workload);
+//! 2. wait until it is Running **and Ready** (`--pod-running-timeout`); if it has
+//!    already finished, print its logs instead;
+//! 3. attach over kube's WebSocket (`ws` feature), raw terminal with `-t`, resize
+//!    forwarding; if attaching fails, warn and print the logs;
+//! 4. with `--restart=Never` (or `OnFailure`) and without `--leave-stdin-open`, wait for
+//!    the pod to finish and exit with its container's exit code: the attach stream
+//!    always reports success (kubernetes#63694), so the pod status is the truth;
+//! 5. `--rm` deletes everything the command created, also after an error or Ctrl-C.
+
+use std::io::{IsTerminal as _, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow};
+use futures::{SinkExt as _, TryStreamExt as _};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{
+    Api, AttachParams, DeleteParams, DynamicObject, ListParams, LogParams, TerminalSize,
+};
+use kube::runtime::watcher;
+use serde_json::Value;
+
+use shared::cli::SilentExit;
+
+use crate::create::Created;
+
+/// How `--rm` deletes (`--cascade`, `--force`, `--grace-period`).
+#[derive(Debug, Clone)]
+pub struct Deletion {
+    /// `background`, `foreground` or `orphan`.
+    pub cascade: String,
+    /// `--force`: delete immediately (grace period 0).
+    pub force: bool,
+    /// `--grace-period`, ignored when negative.
+    pub grace_period: i64,
+}
+
+/// One attached run.
+pub struct Session {
+    /// The client.
+    pub client: kube::Client,
+    /// The namespace of the created objects.
+    pub namespace: String,
+    /// The run object (Pod or workload) as created.
+    pub created: Value,
+    /// Everything created, for `--rm`.
+    pub created_all: Vec<Created>,
+    /// `-i`.
+    pub stdin: bool,
+    /// `-t`.
+    pub tty: bool,
+    /// `-q`.
+    pub quiet: bool,
+    /// `--leave-stdin-open`.
+    pub leave_stdin_open: bool,
+    /// The pod's restart policy: decides whether to wait for an exit code.
+    pub restart_policy: String,
+    /// `--rm`.
+    pub remove: bool,
+    /// `--pod-running-timeout`.
+    pub timeout: Duration,
+    /// How `--rm` deletes.
+    pub deletion: Deletion,
+}
+
+/// Why waiting for a pod stopped early.
+#[derive(Debug)]
+enum Waited {
+    /// The condition holds.
+    Ready(Pod),
+    /// The pod finished before becoming ready (kubectl's `ErrPodCompleted`).
+    Completed(Pod),
+}
+
+impl Session {
+    /// Runs the attach flow and returns the exit code; `--rm` cleanup happens on every
+    /// path, including Ctrl-C (exit 130, the shell's convention for SIGINT).
+    pub async fn run(self, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
+        let result = tokio::select! {
+            r = self.attach_and_wait(err) => r,
+            _ = tokio::signal::ctrl_c() => Err(anyhow::Error::new(SilentExit(130))),
+        };
+        if self.remove
+            && let Err(e) = self.remove_created(out).await
+        {
+            // The primary outcome wins; a failed cleanup is reported, not hidden.
+            let _ = writeln!(err, "{}", shared::cli::format_error(&e));
+        }
+        // As in kubectl, the container's failure is reported after the cleanup (its
+        // deferred delete runs before CheckErr prints), with the container's exit code.
+        match result.map_err(|e| e.downcast::<ContainerExit>()) {
+            Err(Ok(exit)) => {
+                let _ = writeln!(err, "error: {}", exit.message);
+                Err(SilentExit(exit.code).into())
+            }
+            Err(Err(other)) => Err(other),
+            Ok(code) => Ok(code),
+        }
+    }
+
+    async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let name = self.attachable_pod(&pods).await?;
+        match wait_for_pod(&pods, &name, self.timeout, running_and_ready).await? {
+            Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
+            Waited::Ready(pod) => {
+                if let Err(e) = self.attach(&pods, &pod, err).await {
+                    writeln!(
+                        err,
+                        "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
+                        plain_message(&e)
+                    )?;
+                    self.print_logs(&pods, &pod).await?;
+                }
+            }
+        }
+        let wait_for_exit =
+            !self.leave_stdin_open && matches!(self.restart_policy.as_str(), "Never" | "OnFailure");
+        if !wait_for_exit {
+            return Ok(ExitCode::SUCCESS);
+        }
+        // For Never the pod may fail or succeed; for OnFailure only success ends it.
+        let finished: fn(&Pod) -> Result<bool, ()> = if self.restart_policy == "OnFailure" {
+            |p| Ok(phase(p) == "Succeeded")
+        } else {
+            |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
+        };
+        let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
+            Waited::Ready(pod) | Waited::Completed(pod) => pod,
+        };
+        exit_code_of(&pod)
+    }
+
+    /// The pod to attach to: the created Pod itself, or the first pod matching the
+    /// workload's selector (kubectl's `AttachablePodForObject`), waiting for it to appear.
+    async fn attachable_pod(&self, pods: &Api<Pod>) -> Result<String> {
+        if self.created.get("kind").and_then(Value::as_str) == Some("Pod") {
+            return self
+                .created
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .context("the created pod has no name");
+        }
+        let labels = self
+            .created
+            .pointer("/spec/selector/matchLabels")
+            .or_else(|| self.created.pointer("/spec/template/metadata/labels"))
+            .or_else(|| {
+                self.created
+                    .pointer("/spec/jobTemplate/spec/template/metadata/labels")
+            })
+            .and_then(Value::as_object)
+            .context("cannot attach to this kind of object: it has no pod selector")?;
+        let selector = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(",");
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        loop {
+            let list = pods.list(&ListParams::default().labels(&selector)).await?;
+            if let Some(name) = list
+                .items
+                .iter()
+                .filter_map(|p| p.metadata.name.clone())
+                .min()
+            {
+                return Ok(name);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                anyhow::bail!("timed out waiting for a pod matching {selector}");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    async fn attach(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let container = container_name(pod);
+        // kubectl's SetupTTY: a TTY needs stdin, and stdin must be a terminal.
+        let stdin_is_terminal = std::io::stdin().is_terminal();
+        if self.tty && self.stdin && !stdin_is_terminal && !self.quiet {
+            writeln!(
+                err,
+                "Unable to use a TTY - input is not a terminal or the right kind of file"
+            )?;
+        }
+        let tty = self.tty && self.stdin && stdin_is_terminal;
+        let params = AttachParams {
+            container: container.clone(),
+            stdin: self.stdin,
+            stdout: true,
+            stderr: !tty,
+            tty,
+            ..Default::default()
+        };
+        let mut attached = pods.attach(&name, &params).await?;
+        if self.stdin && !self.quiet {
+            writeln!(
+                err,
+                "If you don't see a command prompt, try pressing enter."
+            )?;
+        }
+        let _raw = tty.then(RawMode::enable).transpose()?;
+        let mut tasks = Vec::new();
+        if let Some(mut remote_out) = attached.stdout() {
+            tasks.push(tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut remote_out, &mut tokio::io::stdout()).await;
+            }));
+        }
+        if let Some(mut remote_err) = attached.stderr() {
+            tasks.push(tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut remote_err, &mut tokio::io::stderr()).await;
+            }));
+        }
+        // stdin is read until EOF; it is aborted rather than awaited when the remote ends.
+        let stdin_task = attached.stdin().map(|mut remote_in| {
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut remote_in).await;
+                // Dropping the writer half-closes stdin (v5 protocol), as kubectl does.
+            })
+        });
+        let resize_task = if tty {
+            attached
+                .terminal_size()
+                .map(|tx| tokio::spawn(forward_resizes(tx)))
+        } else {
+            None
+        };
+        let joined = attached.join().await;
+        for task in tasks {
+            let _ = task.await;
+        }
+        for task in stdin_task.into_iter().chain(resize_task) {
+            task.abort();
+        }
+        joined.map_err(|e| anyhow!("{e}"))?;
+        if tty && self.restart_policy == "Always" {
+            println!(
+                "Session ended, resume using 'kubectl attach {name} -c {} -i -t' command when the pod is running",
+                container.unwrap_or_default()
+            );
+        }
+        Ok(())
+    }
+
+    /// kubectl's `logOpts`: the logs of the (single) container, as they are now.
+    async fn print_logs(&self, pods: &Api<Pod>, pod: &Pod) -> Result<()> {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let params = LogParams {
+            container: container_name(pod),
+            ..Default::default()
+        };
+        let stream = pods.log_stream(&name, &params).await?;
+        let mut reader = tokio_util_compat(stream);
+        tokio::io::copy(&mut reader, &mut tokio::io::stdout()).await?;
+        Ok(())
+    }
+
+    /// Deletes everything this command created, ignoring objects already gone, and
+    /// prints `pod "x" deleted` lines unless `-q`.
+    async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
+        let mut params = DeleteParams {
+            propagation_policy: Some(match self.deletion.cascade.as_str() {
+                "orphan" => kube::api::PropagationPolicy::Orphan,
+                "foreground" => kube::api::PropagationPolicy::Foreground,
+                _ => kube::api::PropagationPolicy::Background,
+            }),
+            ..Default::default()
+        };
+        if self.deletion.force {
+            params.grace_period_seconds = Some(0);
+        } else if self.deletion.grace_period >= 0 {
+            params.grace_period_seconds = u32::try_from(self.deletion.grace_period).ok();
+        }
+        for created in &self.created_all {
+            let name = created
+                .object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let api: Api<DynamicObject> =
+                Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
+            match api.delete(name, &params).await {
+                Ok(_) => {
+                    if !self.quiet {
+                        let kind = created.resource.kind.to_ascii_lowercase();
+                        let kind = if created.resource.group.is_empty() {
+                            kind
+                        } else {
+                            format!("{kind}.{}", created.resource.group)
+                        };
+                        writeln!(out, "{kind} \"{name}\" deleted")?;
+                    }
+                }
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Adapts kube's `futures::AsyncBufRead` log stream to tokio's `AsyncRead`.
+fn tokio_util_compat(
+    stream: impl futures::AsyncBufRead + Unpin,
+) -> impl tokio::io::AsyncRead + Unpin {
+    tokio_util_like::Compat(stream)
+}
+
+/// A minimal futures→tokio read adapter, written here to avoid pulling in `tokio-util`
+/// for one trait impl.
+mod tokio_util_like {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    pub struct Compat<R>(pub R);
+
+    impl<R: futures::AsyncRead + Unpin> tokio::io::AsyncRead for Compat<R> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let unfilled = buf.initialize_unfilled();
+            match Pin::new(&mut self.0).poll_read(cx, unfilled) {
+                Poll::Ready(Ok(n)) => {
+                    buf.advance(n);
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Pending => Poll::Pending,
+            }
+        }
+    }
+}
+
+/// Sends the terminal size now and on every SIGWINCH.
+async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
+    let Ok(mut winch) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+    else {
+        return;
+    };
+    loop {
+        if let Ok((width, height)) = crossterm::terminal::size()
+            && tx.send(TerminalSize { width, height }).await.is_err()
+        {
+            return;
+        }
+        if winch.recv().await.is_none() {
+            return;
+        }
+    }
+}
+
+/// Raw terminal mode for `-t`, restored when dropped (on every return path).
+struct RawMode;
+
+impl RawMode {
+    fn enable() -> Result<Self> {
+        crossterm::terminal::enable_raw_mode().context("unable to put the terminal in raw mode")?;
+        Ok(RawMode)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+/// An error as kubectl's `%v` shows it inside a sentence: the server's message for API
+/// errors (kube's Display adds the whole Status in Debug form), the chain otherwise.
+fn plain_message(e: &anyhow::Error) -> String {
+    for cause in e.chain() {
+        if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
+            return status.message.clone();
+        }
+    }
+    format!("{e:#}")
+}
+
+fn phase(pod: &Pod) -> &str {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or_default()
+}
+
+fn container_name(pod: &Pod) -> Option<String> {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .map(|c| c.name.clone())
+}
+
+/// kubectl's `podRunningAndReady`: `Err(())` means the pod already completed.
+pub fn running_and_ready(pod: &Pod) -> Result<bool, ()> {
+    match phase(pod) {
+        "Succeeded" | "Failed" => Err(()),
+        "Running" => Ok(pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))),
+        _ => Ok(false),
+    }
+}
+
+/// Watches pod `name` until `condition` holds (`Ok(true)`) or reports completion
+/// (`Err(())`), or `timeout` passes. A deleted pod is kubectl's NotFound error.
+async fn wait_for_pod(
+    pods: &Api<Pod>,
+    name: &str,
+    timeout: Duration,
+    condition: impl Fn(&Pod) -> Result<bool, ()>,
+) -> Result<Waited> {
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
+    let wait = async {
+        while let Some(event) = events.try_next().await? {
+            let pod = match event {
+                watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => pod,
+                watcher::Event::Delete(_) => anyhow::bail!("pods \"{name}\" not found"),
+                watcher::Event::Init | watcher::Event::InitDone => continue,
+            };
+            match condition(&pod) {
+                Ok(true) => return Ok(Waited::Ready(pod)),
+                Ok(false) => {}
+                Err(()) => return Ok(Waited::Completed(pod)),
+            }
+        }
+        anyhow::bail!("the watch on pod {name} ended unexpectedly")
+    };
+    tokio::time::timeout(timeout, wait)
+        .await
+        // client-go's wait.ErrWaitTimeout, which kubectl prints as is.
+        .map_err(|_| anyhow!("timed out waiting for the condition"))?
+}
+
+/// A container that exited non-zero: kubectl prints `error: MESSAGE` and exits with
+/// the container's code (its `uexec.CodeExitError`).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ContainerExit {
+    /// `pod NS/NAME terminated (REASON)\nMESSAGE`.
+    pub message: String,
+    /// The exit code to use.
+    pub code: u8,
+}
+
+/// The command's outcome from the finished pod, as kubectl run reports it.
+pub fn exit_code_of(pod: &Pod) -> Result<ExitCode> {
+    let ns = pod.metadata.namespace.clone().unwrap_or_default();
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    match phase(pod) {
+        "Succeeded" => Ok(ExitCode::SUCCESS),
+        "Failed" => {
+            let terminated = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.container_statuses.as_ref())
+                .and_then(|cs| cs.first())
+                .and_then(|c| c.state.as_ref())
+                .and_then(|s| s.terminated.as_ref());
+            let Some(t) = terminated.filter(|t| t.exit_code != 0) else {
+                anyhow::bail!("pod {ns}/{name} failed with unknown exit code");
+            };
+            // Exit statuses are 8 bits; Go's os.Exit truncates the same way.
+            Err(ContainerExit {
+                message: format!(
+                    "pod {ns}/{name} terminated ({})\n{}",
+                    t.reason.clone().unwrap_or_default(),
+                    t.message.clone().unwrap_or_default()
+                ),
+                code: (t.exit_code & 0xff) as u8,
+            }
+            .into())
+        }
+        other => anyhow::bail!("pod {ns}/{name} left in phase {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(value: serde_json::Value) -> Pod {
+        serde_json::from_value(value).expect("pod")
+    }
+
+    #[test]
+    fn running_and_ready_needs_both() {
+        let running = pod(serde_json::json!({"status": {"phase": "Running"}}));
+        assert_eq!(running_and_ready(&running), Ok(false));
+        let ready = pod(
+            serde_json::json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+        );
+        assert_eq!(running_and_ready(&ready), Ok(true));
+        let done = pod(serde_json::json!({"status": {"phase": "Succeeded"}}));
+        assert_eq!(running_and_ready(&done), Err(()));
+        assert_eq!(running_and_ready(&pod(serde_json::json!({}))), Ok(false));
+    }
+
+    #[test]
+    fn exit_codes_come_from_the_container() {
+        let ok = pod(serde_json::json!({"status": {"phase": "Succeeded"}}));
+        assert_eq!(exit_code_of(&ok).ok(), Some(ExitCode::SUCCESS));
+        let failed = pod(serde_json::json!({
+            "metadata": {"name": "x", "namespace": "ns"},
+            "status": {"phase": "Failed", "containerStatuses": [{
+                "name": "x", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 3, "reason": "Error"}}
+            }]}
+        }));
+        let err = exit_code_of(&failed).expect_err("error");
+        let exit = err.downcast_ref::<ContainerExit>().expect("container exit");
+        assert_eq!(exit.code, 3);
+        assert_eq!(exit.message, "pod ns/x terminated (Error)\n");
+        let unknown = pod(
+            serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Failed"}}),
+        );
+        assert_eq!(
+            exit_code_of(&unknown)
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("pod ns/x failed with unknown exit code")
+        );
+        let pending = pod(
+            serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Pending"}}),
+        );
+        assert_eq!(
+            exit_code_of(&pending)
+                .err()
+                .map(|e| e.to_string())
+                .as_deref(),
+            Some("pod ns/x left in phase Pending")
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Creating the generated objects: one POST per object through kube's dynamic API,
+//! with no discovery (the generators know their group, version and plural), plus the
+//! one discovery request the cron-job fallback needs.
+
+use anyhow::{Context as _, Result};
+use kube::api::{ApiResource, DynamicObject, PostParams};
+use kube::{Api, Client};
+use serde_json::Value;
+
+use shared::generate::RunGenerator;
+
+/// kubectl's `last-applied-configuration` annotation, written by `--save-config`.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// An object the command created, with what is needed to delete it again (`--rm`).
+#[derive(Debug, Clone)]
+pub struct Created {
+    /// The object as the server returned it.
+    pub object: Value,
+    /// Its API resource (for deletion).
+    pub resource: ApiResource,
+}
+
+/// Where and how objects are created.
+#[derive(Clone)]
+pub struct Target {
+    /// The client.
+    pub client: Client,
+    /// The namespace (kubectl run's objects are all namespaced).
+    pub namespace: String,
+    /// `--dry-run=server`: send `dryRun=All`.
+    pub dry_run: bool,
+    /// `--field-manager`.
+    pub field_manager: String,
+    /// `--save-config`.
+    pub save_config: bool,
+}
+
+impl Target {
+    /// Creates `obj` (one POST) and returns what the server answered.
+    pub async fn create(&self, mut obj: Value) -> Result<Created> {
+        let resource = resource_of(&obj)?;
+        if self.save_config {
+            save_config(&mut obj)?;
+        }
+        let dynamic: DynamicObject =
+            serde_json::from_value(obj).context("the generated object is not a valid object")?;
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
+        let params = PostParams {
+            dry_run: self.dry_run,
+            field_manager: Some(self.field_manager.clone()),
+        };
+        let created = api.create(&params, &dynamic).await?;
+        let object = serde_json::to_value(&created).context("unable to read the created object")?;
+        Ok(Created { object, resource })
+    }
+}
+
+/// The API resource of an object kubectl run generates, from its apiVersion and kind.
+/// Overrides may change the apiVersion (`apps/v1beta1`); the plural stays the kind's.
+pub fn resource_of(obj: &Value) -> Result<ApiResource> {
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let plural = match kind {
+        "Pod" => "pods",
+        "Service" => "services",
+        "Deployment" => "deployments",
+        "Job" => "jobs",
+        "CronJob" => "cronjobs",
+        "ReplicationController" => "replicationcontrollers",
+        "ReplicaSet" => "replicasets",
+        "DaemonSet" => "daemonsets",
+        "StatefulSet" => "statefulsets",
+        other => anyhow::bail!("no known resource for kind {other:?} (apiVersion {api_version:?})"),
+    };
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    Ok(ApiResource {
+        group: group.to_string(),
+        version: version.to_string(),
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        plural: plural.to_string(),
+    })
+}
+
+/// `--save-config`: the object's own JSON (without the annotation) stored in the
+/// last-applied annotation, as `kubectl apply` expects to find it. Go's encoder ends
+/// the document with a newline, kept for byte-compatibility with kubectl's value.
+pub fn save_config(obj: &mut Value) -> Result<()> {
+    if let Some(annotations) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty()
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("annotations");
+        }
+    }
+    let mut encoded = serde_json::to_string(obj)?;
+    encoded.push('\n');
+    let meta = obj
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .context("the generated object has no metadata")?;
+    let annotations = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(map) = annotations.as_object_mut() {
+        map.insert(LAST_APPLIED.to_string(), Value::from(encoded));
+    }
+    Ok(())
+}
+
+/// `cronjob/v1` when the server serves `batch/v1` cronjobs (Kubernetes ≥ 1.21), else
+/// `cronjob/v1beta1`. One request: the `batch/v1` resource list.
+pub async fn cron_job_generator(client: &Client) -> Result<RunGenerator> {
+    match client.list_api_group_resources("batch/v1").await {
+        Ok(list) if list.resources.iter().any(|r| r.name == "cronjobs") => {
+            Ok(RunGenerator::CronJobV1)
+        }
+        Ok(_) => Ok(RunGenerator::CronJobV1Beta1),
+        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(RunGenerator::CronJobV1Beta1),
+        Err(e) => Err(e).context("unable to discover the batch/v1 API"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resources_need_no_discovery() {
+        let r =
+            resource_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
+        assert_eq!(
+            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            ("apps", "v1", "deployments")
+        );
+        let r = resource_of(&json!({"apiVersion": "v1", "kind": "Pod"})).expect("known");
+        assert_eq!(
+            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            ("", "v1", "pods")
+        );
+        assert!(resource_of(&json!({"apiVersion": "v1", "kind": "Widget"})).is_err());
+    }
+
+    #[test]
+    fn save_config_stores_the_object_without_the_annotation() {
+        let mut obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}});
+        save_config(&mut obj).expect("annotated");
+        let stored = obj["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .expect("string")
+            .to_string();
+        assert_eq!(
+            stored,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n"
+        );
+        // Saving again replaces the value instead of nesting it.
+        save_config(&mut obj).expect("annotated");
+        assert_eq!(
+            obj["metadata"]["annotations"][LAST_APPLIED].as_str(),
+            Some(stored.as_str())
+        );
+    }
+}

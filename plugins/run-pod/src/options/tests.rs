@@ -1,0 +1,268 @@
+//! Table tests on `complete` + `validate` and on the objects `build_objects` makes.
+
+use super::*;
+use crate::args::parse_from;
+
+fn options(argv: &[&str]) -> RunPodOptions {
+    let (args, explicit) =
+        parse_from(std::iter::once("kubectl-run_pod").chain(argv.iter().copied())).expect("parses");
+    RunPodOptions::complete(args, explicit, &mut Vec::new()).expect("completes")
+}
+
+fn validate(argv: &[&str]) -> Result<Validated, (String, bool)> {
+    options(argv)
+        .validate()
+        .map_err(|e| (e.to_string(), e.downcast_ref::<UsageError>().is_some()))
+}
+
+#[test]
+fn clap_definition_is_consistent() {
+    crate::args::command().debug_assert();
+}
+
+#[test]
+fn generator_choice() {
+    let g = |argv: &[&str]| validate(argv).expect("valid").generator;
+    assert_eq!(
+        g(&["x", "--image=nginx"]),
+        GeneratorChoice::Implicit(RunGenerator::RunPodV1)
+    );
+    assert_eq!(
+        g(&["x", "--image=nginx", "--replicas=1"]),
+        GeneratorChoice::Implicit(RunGenerator::DeploymentAppsV1)
+    );
+    assert_eq!(
+        g(&["x", "--image=nginx", "--schedule=@daily"]),
+        GeneratorChoice::Implicit(RunGenerator::CronJobV1)
+    );
+    assert_eq!(
+        g(&["x", "--image=nginx", "--generator=job/v1"]),
+        GeneratorChoice::Explicit(RunGenerator::JobV1)
+    );
+    // --restart=OnFailure keeps a pod, as modern kubectl does.
+    assert_eq!(
+        g(&["x", "--image=nginx", "--restart=OnFailure"]),
+        GeneratorChoice::Implicit(RunGenerator::RunPodV1)
+    );
+}
+
+#[test]
+fn attach_follows_stdin_unless_given() {
+    assert!(options(&["x", "--image=nginx", "-i"]).attach);
+    assert!(!options(&["x", "--image=nginx", "-i", "--attach=false"]).attach);
+    assert!(options(&["x", "--image=nginx", "--attach"]).attach);
+    assert!(!options(&["x", "--image=nginx"]).attach);
+}
+
+#[test]
+fn usage_errors_and_plain_errors() {
+    let usage = |argv: &[&str], msg: &str| {
+        assert_eq!(
+            validate(argv).err(),
+            Some((msg.to_string(), true)),
+            "{argv:?}"
+        )
+    };
+    let plain = |argv: &[&str], msg: &str| {
+        assert_eq!(
+            validate(argv).err(),
+            Some((msg.to_string(), false)),
+            "{argv:?}"
+        )
+    };
+    plain(&["x"], "required flag(s) \"image\" not set");
+    usage(&["--image=nginx"], "NAME is required for run");
+    plain(&["x", "--image="], "--image is required");
+    plain(
+        &["x", "--image=Bad"],
+        "Invalid image name \"Bad\": invalid reference format",
+    );
+    usage(
+        &["x", "--image=nginx", "-t"],
+        "-i/--stdin is required for containers with -t/--tty=true",
+    );
+    usage(
+        &["x", "--image=nginx", "-i", "-r", "2"],
+        "-i/--stdin requires that replicas is 1, found 2",
+    );
+    usage(
+        &["x", "--image=nginx", "--expose"],
+        "--port must be set when exposing a service",
+    );
+    usage(
+        &["x", "--image=nginx", "--restart=Maybe"],
+        "invalid restart policy: Maybe",
+    );
+    usage(
+        &["x", "--image=nginx", "--restart=Never", "-r", "3"],
+        "--restart=Never requires that --replicas=1, found 3",
+    );
+    usage(
+        &["x", "--image=nginx", "--rm"],
+        "--rm should only be used for attached containers",
+    );
+    usage(
+        &["x", "--image=nginx", "--attach", "--dry-run=server"],
+        "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)",
+    );
+    usage(
+        &["x", "--image=nginx", "--image-pull-policy=Sometimes"],
+        "invalid image pull policy: Sometimes",
+    );
+    usage(
+        &["x", "--image=nginx", "--pod-running-timeout=0s"],
+        "--pod-running-timeout must be higher than zero",
+    );
+    usage(
+        &[
+            "x",
+            "--image=nginx",
+            "--expose",
+            "--port=80",
+            "--service-generator=",
+        ],
+        "No service generator specified",
+    );
+    plain(
+        &["x", "--image=nginx", "--generator=cronjob/v1beta1"],
+        "Parameter: schedule is required",
+    );
+    plain(
+        &["x", "--image=nginx", "--override-type=patch"],
+        "invalid override type: patch",
+    );
+}
+
+#[test]
+fn empty_restart_defaults_by_interactivity() {
+    assert_eq!(
+        validate(&["x", "--image=nginx", "--restart="])
+            .expect("valid")
+            .restart_policy,
+        "Always"
+    );
+    assert_eq!(
+        validate(&["x", "--image=nginx", "-i", "--restart="])
+            .expect("valid")
+            .restart_policy,
+        "OnFailure"
+    );
+}
+
+#[test]
+fn legacy_workloads_keep_their_restart_default_unless_given() {
+    let build = |argv: &[&str]| {
+        let mut o = options(argv);
+        let v = o.validate().expect("valid");
+        o.build_objects(&v, v.generator.generator(), None)
+            .expect("built")
+            .0
+    };
+    let job = build(&["x", "--image=nginx", "--generator=job/v1"]);
+    assert_eq!(
+        job["spec"]["template"]["spec"]["restartPolicy"],
+        "OnFailure"
+    );
+    let job = build(&[
+        "x",
+        "--image=nginx",
+        "--generator=job/v1",
+        "--restart=Never",
+    ]);
+    assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    let deployment = build(&["x", "--image=nginx", "--replicas=2"]);
+    assert!(
+        deployment["spec"]["template"]["spec"]
+            .get("restartPolicy")
+            .is_none()
+    );
+}
+
+#[test]
+fn expose_builds_the_service_and_applies_service_overrides() {
+    let mut o = options(&[
+        "x",
+        "--image=nginx",
+        "--port=8080",
+        "--expose",
+        "--service-overrides={\"spec\":{\"type\":\"NodePort\"}}",
+    ]);
+    let v = o.validate().expect("valid");
+    let (pod, svc) = o
+        .build_objects(&v, RunGenerator::RunPodV1, Some("team"))
+        .expect("built");
+    let svc = svc.expect("service");
+    assert_eq!(svc["spec"]["type"], "NodePort");
+    assert_eq!(svc["spec"]["selector"], serde_json::json!({"run": "x"}));
+    assert_eq!(svc["spec"]["ports"][0]["port"], 8080);
+    assert_eq!(svc["metadata"]["namespace"], "team");
+    assert_eq!(pod["metadata"]["namespace"], "team");
+}
+
+#[test]
+fn args_before_and_after_the_dash_are_container_args() {
+    let o = options(&["x", "--image=busybox", "a", "--", "b", "--c"]);
+    assert_eq!(o.params.args, ["a", "b", "--c"]);
+}
+
+#[test]
+fn go_zero_values_follow_go_encoding() {
+    let mut cron = serde_json::json!({"metadata": {"name": "c"}, "spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}});
+    with_go_zero_values(&mut cron);
+    assert_eq!(cron["metadata"]["creationTimestamp"], Value::Null);
+    assert!(
+        cron["metadata"]
+            .as_object()
+            .expect("map")
+            .contains_key("creationTimestamp")
+    );
+    assert!(
+        cron["spec"]["jobTemplate"]["metadata"]
+            .as_object()
+            .expect("map")
+            .contains_key("creationTimestamp")
+    );
+    assert!(
+        cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"]
+            .as_object()
+            .expect("map")
+            .contains_key("creationTimestamp")
+    );
+}
+
+#[test]
+fn offline_namespace_reads_the_current_context() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n    namespace: team\n- name: d\n  context:\n    cluster: k\n    user: u\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user: {}\n",
+    )
+    .expect("write");
+    let flags = ConfigFlags {
+        kubeconfig: Some(path.clone()),
+        ..Default::default()
+    };
+    assert_eq!(
+        offline_namespace(&flags).expect("ns"),
+        ("team".to_string(), false)
+    );
+    let other = ConfigFlags {
+        kubeconfig: Some(path.clone()),
+        context: Some("d".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        offline_namespace(&other).expect("ns"),
+        ("default".to_string(), false)
+    );
+    let explicit = ConfigFlags {
+        kubeconfig: Some(path),
+        namespace: Some("ns".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        offline_namespace(&explicit).expect("ns"),
+        ("ns".to_string(), true)
+    );
+}

@@ -1,0 +1,466 @@
+//! `kubectl run-pod` against the local control plane, through the real `kubectl` and
+//! its plugin lookup: pods, `--expose`, dry runs, the legacy generators, overrides,
+//! `--save-config`/`--field-manager`, and kubectl-shaped server errors.
+//!
+//! Not here yet: `--attach`/`-i`/`-t`/`--rm` and container exit codes need a node that
+//! serves attach and logs (the simulated node runs no processes).
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::Api;
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::wait::await_condition;
+use tests::harness::{LIMITED_CONTEXT, Output, cluster};
+
+fn run_pod(ns: &str, args: &[&str]) -> Output {
+    cluster()
+        .kubectl()
+        .args(["run-pod", "-n", ns])
+        .args(args)
+        .run()
+}
+
+fn pod_ready(pod: Option<&Pod>) -> bool {
+    pod.and_then(|p| p.status.as_ref())
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+#[tokio::test]
+async fn pod_is_created_and_becomes_ready() {
+    let ns = cluster().namespace("run-pod-ready").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--port=80",
+            "--env=A=1",
+            "--labels=app=web",
+        ],
+    );
+    out.success();
+    assert_eq!(out.stdout, "pod/web created\n");
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let pod = tokio::time::timeout(
+        Duration::from_secs(30),
+        await_condition(pods, "web", pod_ready),
+    )
+    .await
+    .expect("Ready within 30s")
+    .expect("watch")
+    .expect("pod exists");
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("app").map(String::as_str), Some("web"));
+    let spec = pod.spec.expect("spec");
+    assert_eq!(spec.containers[0].image.as_deref(), Some("nginx"));
+    assert_eq!(
+        spec.containers[0]
+            .ports
+            .as_ref()
+            .map(|p| p[0].container_port),
+        Some(80)
+    );
+    assert_eq!(spec.restart_policy.as_deref(), Some("Always"));
+}
+
+#[tokio::test]
+async fn expose_creates_a_service_selecting_the_pod() {
+    let ns = cluster().namespace("run-pod-expose").await;
+    let out = run_pod(
+        ns.as_str(),
+        &["web", "--image=nginx", "--port=8080", "--expose"],
+    );
+    out.success();
+    assert_eq!(out.stdout, "service/web created\npod/web created\n");
+    let services: Api<Service> = Api::namespaced(cluster().client().await, ns.as_str());
+    let svc = services.get("web").await.expect("service exists");
+    let spec = svc.spec.expect("spec");
+    assert_eq!(
+        spec.selector
+            .unwrap_or_default()
+            .get("run")
+            .map(String::as_str),
+        Some("web")
+    );
+    let port = &spec.ports.expect("ports")[0];
+    assert_eq!(port.port, 8080);
+    assert_eq!(port.protocol.as_deref(), Some("TCP"));
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+}
+
+#[tokio::test]
+async fn server_dry_run_creates_nothing() {
+    let ns = cluster().namespace("run-pod-dry-run").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--dry-run=server",
+            "--expose",
+            "--port=80",
+        ],
+    );
+    out.success();
+    assert_eq!(
+        out.stdout,
+        "service/web created (server dry run)\npod/web created (server dry run)\n"
+    );
+    let client = cluster().client().await;
+    assert!(
+        Api::<Pod>::namespaced(client.clone(), ns.as_str())
+            .get_opt("web")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        Api::<Service>::namespaced(client, ns.as_str())
+            .get_opt("web")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    // The server did see the object: it was defaulted and given a uid.
+    let out = run_pod(
+        ns.as_str(),
+        &["web", "--image=nginx", "--dry-run=server", "-o", "json"],
+    );
+    out.success();
+    let obj: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    assert_eq!(obj["metadata"]["namespace"], ns.as_str());
+    assert_eq!(
+        obj["spec"]["containers"][0]["terminationMessagePath"],
+        "/dev/termination-log"
+    );
+}
+
+#[tokio::test]
+async fn client_dry_run_needs_no_server() {
+    // No kubeconfig at all: the command must not try to reach anything.
+    let out = cluster()
+        .plugin("run-pod")
+        .env("KUBECONFIG", "/nonexistent")
+        .args(["web", "--image=nginx", "--dry-run=client", "-o", "name"])
+        .run();
+    out.success();
+    assert_eq!(out.stdout, "pod/web\n");
+}
+
+#[tokio::test]
+async fn legacy_deployment_gets_ready_replicas() {
+    let ns = cluster().namespace("run-pod-deployment").await;
+    let out = run_pod(ns.as_str(), &["web", "--image=nginx", "--replicas=2"]);
+    out.success();
+    assert_eq!(out.stdout, "deployment.apps/web created\n");
+    let deployments: Api<Deployment> = Api::namespaced(cluster().client().await, ns.as_str());
+    let ready = |d: Option<&Deployment>| {
+        d.and_then(|d| d.status.as_ref())
+            .and_then(|s| s.ready_replicas)
+            == Some(2)
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        await_condition(deployments, "web", ready),
+    )
+    .await
+    .expect("2 ready replicas within 60s (real controller-manager)")
+    .expect("watch");
+}
+
+#[tokio::test]
+async fn legacy_job_is_created() {
+    let ns = cluster().namespace("run-pod-job").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "pi",
+            "--image=perl",
+            "--generator=job/v1",
+            "--",
+            "perl",
+            "-e",
+            "print 1",
+        ],
+    );
+    out.success();
+    assert_eq!(out.stdout, "job.batch/pi created\n");
+    let jobs: Api<Job> = Api::namespaced(cluster().client().await, ns.as_str());
+    let job = jobs.get("pi").await.expect("job exists");
+    let pod_spec = job.spec.expect("spec").template.spec.expect("pod spec");
+    assert_eq!(pod_spec.restart_policy.as_deref(), Some("OnFailure"));
+    assert_eq!(
+        pod_spec.containers[0].args.as_deref(),
+        Some(&["perl".to_string(), "-e".into(), "print 1".into()][..])
+    );
+}
+
+#[tokio::test]
+async fn cron_job_falls_back_to_v1beta1_on_a_1_20_server() {
+    let ns = cluster().namespace("run-pod-cronjob").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "tick",
+            "--image=busybox",
+            "--schedule=*/5 * * * *",
+            "--",
+            "date",
+        ],
+    );
+    out.success();
+    assert_eq!(out.stdout, "cronjob.batch/tick created\n");
+    assert_eq!(
+        out.stderr,
+        "WARNING: New generator \"cronjob/v1\" specified, but it isn't available. Falling back to \"cronjob/v1beta1\".\n"
+    );
+    let resource = ApiResource {
+        group: "batch".into(),
+        version: "v1beta1".into(),
+        api_version: "batch/v1beta1".into(),
+        kind: "CronJob".into(),
+        plural: "cronjobs".into(),
+    };
+    let cronjobs: Api<DynamicObject> =
+        Api::namespaced_with(cluster().client().await, ns.as_str(), &resource);
+    let cj = cronjobs.get("tick").await.expect("cronjob exists");
+    assert_eq!(cj.data["spec"]["schedule"], "*/5 * * * *");
+    assert_eq!(
+        cj.data["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"],
+        "Never"
+    );
+}
+
+#[tokio::test]
+async fn overrides_are_applied() {
+    let ns = cluster().namespace("run-pod-overrides").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--overrides={\"apiVersion\":\"v1\",\"spec\":{\"hostname\":\"custom\"}}",
+        ],
+    );
+    out.success();
+    let out2 = run_pod(
+        ns.as_str(),
+        &[
+            "side",
+            "--image=nginx",
+            "--override-type=strategic",
+            "--overrides={\"spec\":{\"containers\":[{\"name\":\"side\",\"env\":[{\"name\":\"B\",\"value\":\"2\"}]}]}}",
+            "--env=A=1",
+        ],
+    );
+    out2.success();
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let web = pods.get("web").await.expect("web");
+    assert_eq!(web.spec.expect("spec").hostname.as_deref(), Some("custom"));
+    let side = pods.get("side").await.expect("side");
+    let container = &side.spec.expect("spec").containers[0];
+    assert_eq!(container.image.as_deref(), Some("nginx"));
+    let env: Vec<_> = container
+        .env
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(env, ["A", "B"]);
+}
+
+#[tokio::test]
+async fn save_config_and_field_manager() {
+    let ns = cluster().namespace("run-pod-save-config").await;
+    run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=nginx",
+            "--save-config",
+            "--field-manager=my-manager",
+        ],
+    )
+    .success();
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let pod = pods.get("web").await.expect("pod");
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    let applied = annotations
+        .get("kubectl.kubernetes.io/last-applied-configuration")
+        .expect("last-applied annotation");
+    let applied: serde_json::Value = serde_json::from_str(applied).expect("json");
+    assert_eq!(applied["spec"]["containers"][0]["image"], "nginx");
+    let managers: Vec<_> = pod
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert!(managers.iter().any(|m| m == "my-manager"), "{managers:?}");
+}
+
+#[tokio::test]
+async fn already_exists_is_kubectl_shaped() {
+    let ns = cluster().namespace("run-pod-exists").await;
+    run_pod(ns.as_str(), &["web", "--image=nginx"]).success();
+    let out = run_pod(ns.as_str(), &["web", "--image=nginx"]);
+    out.code(1);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "Error from server (AlreadyExists): pods \"web\" already exists\n"
+    );
+}
+
+#[tokio::test]
+async fn forbidden_is_kubectl_shaped() {
+    let ns = cluster().namespace("run-pod-forbidden").await;
+    let out = cluster()
+        .kubectl()
+        .args([
+            "run-pod",
+            "--context",
+            LIMITED_CONTEXT,
+            "-n",
+            ns.as_str(),
+            "web",
+            "--image=nginx",
+        ])
+        .run();
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "Error from server (Forbidden): pods is forbidden: User \"limited\" cannot create resource \"pods\" in API group \"\" in the namespace \"{}\"\n",
+            ns.as_str()
+        )
+    );
+}
+
+#[tokio::test]
+async fn pod_running_timeout_applies_to_never_ready_pods_and_rm_cleans_up() {
+    let ns = cluster().namespace("run-pod-rm-timeout").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "slow",
+            "--image=busybox",
+            "--attach",
+            "--rm",
+            "--restart=Never",
+            "--pod-running-timeout=2s",
+            "--annotations=sim.kubeplug.io/never-ready=true",
+        ],
+    );
+    out.code(1);
+    assert_eq!(out.stderr, "error: timed out waiting for the condition\n");
+    // --rm deletes what was created even though the command failed.
+    assert_eq!(out.stdout, "pod \"slow\" deleted\n");
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
+    tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "slow", gone))
+        .await
+        .expect("pod deleted")
+        .expect("watch");
+}
+
+#[tokio::test]
+async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
+    // The simulated node serves neither attach nor logs, so both fail; what is checked
+    // is kubectl's fallback order and the cleanup. Exit codes need a process kubelet.
+    let ns = cluster().namespace("run-pod-attach-fallback").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--image=busybox",
+            "--attach",
+            "--rm",
+            "-q",
+            "--restart=Never",
+        ],
+    );
+    out.code(1);
+    // kubectl's warning, then its error for the failed log request. (`contains`: kube's
+    // own error-level log lines may precede them on stderr.)
+    assert!(
+        out.stderr.contains("warning: couldn't attach to pod/web, falling back to streaming logs: error dialing backend: "),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("\nError from server: Get \""),
+        "{}",
+        out.stderr
+    );
+    // -q suppresses the deletion message.
+    assert_eq!(out.stdout, "");
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
+    tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", gone))
+        .await
+        .expect("pod deleted")
+        .expect("watch");
+}
+
+/// The audit log of the harness's cluster (it always starts one with `--audit`), or
+/// `None` for an existing cluster given by `KUBEPLUG_E2E_KUBECONFIG`.
+fn audit_log() -> Option<std::path::PathBuf> {
+    let state_dir = cluster().kubeconfig.parent()?;
+    tests::state::ClusterState::read(state_dir)
+        .ok()
+        .flatten()?
+        .audit_log
+}
+
+#[tokio::test]
+async fn creating_a_pod_is_exactly_one_request() {
+    let Some(log) = audit_log() else {
+        // Counting needs the audit log; an external cluster may not have one.
+        assert!(
+            std::env::var_os("KUBEPLUG_E2E_KUBECONFIG").is_some(),
+            "the harness's own cluster must have an audit log"
+        );
+        eprintln!("skipped: the cluster at KUBEPLUG_E2E_KUBECONFIG has no audit log");
+        return;
+    };
+    let ns = cluster().namespace("run-pod-one-request").await;
+    run_pod(ns.as_str(), &["web", "--image=nginx"]).success();
+    let text = std::fs::read_to_string(&log).expect("audit log");
+    // Every request of ours carries the kubeplug user agent; the namespace is unique to
+    // this test, and run-pod sends nothing outside it (no discovery for a pod).
+    let ours: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["stage"] == "ResponseComplete")
+        .filter(|e| {
+            e["userAgent"]
+                .as_str()
+                .is_some_and(|ua| ua.starts_with("kubeplug/"))
+        })
+        .filter(|e| e["objectRef"]["namespace"] == ns.as_str())
+        .collect();
+    let summary: Vec<String> = ours
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["verb"].as_str().unwrap_or_default(),
+                e["requestURI"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(summary.len(), 1, "{summary:?}");
+    let path = format!("create /api/v1/namespaces/{}/pods?", ns.as_str());
+    assert!(summary[0].starts_with(&path), "{summary:?}");
+    assert!(
+        summary[0].contains("fieldManager=kubectl-run"),
+        "{summary:?}"
+    );
+}
