@@ -160,16 +160,4 @@ impl ResourceError {
             Self::Usage(s) => Self::Usage(s.clone()),
         }
     }
-
-    /// The object the error is about, when it is about one.
-    pub fn origin(&self) -> Option<&Origin> {
-        match self {
-            Self::Invalid { origin, .. }
-            | Self::Decode { origin, .. }
-            | Self::NoMapping { origin, .. }
-            | Self::Discovery { origin, .. }
-            | Self::NamespaceMismatch { origin, .. } => Some(origin),
-            _ => None,
-        }
-    }
 }

@@ -48,7 +48,6 @@ mod url;
 mod validate;
 
 pub use builder::{Builder, FilenameOptions, Visited};
-pub use builtin::BuiltinKind;
 pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, RestMapper};
