@@ -377,3 +377,82 @@ async fn manifests_from_a_url() {
         ["from-url-1", "from-url-2"]
     );
 }
+
+/// `-k DIR` runs kustomize (`kubectl kustomize` here) and creates its output.
+#[tokio::test]
+async fn kustomization_directory() {
+    let ns = cluster().namespace("cf-kustomize").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "cm.yaml", &configmap("base", ""));
+    write(
+        dir.path(),
+        "kustomization.yaml",
+        &format!(
+            "namespace: {}\nnamePrefix: kz-\nresources:\n- cm.yaml\n",
+            ns.as_str()
+        ),
+    );
+    let out = create_file(&["-k", &dir.path().display().to_string()]);
+    out.success();
+    assert_eq!(out.stdout, "configmap/kz-base created\n");
+    assert_eq!(configmap_names(ns.as_str()).await, ["kz-base"]);
+}
+
+/// Creating N objects of a built-in kind is N requests in their namespace: one POST
+/// each, no GET or retry per object (discovery, cluster-wide and cached on disk, is
+/// at most one request per group-version and does not touch the namespace).
+#[tokio::test]
+async fn n_objects_are_n_requests() {
+    let state_dir = cluster().kubeconfig.parent().map(Path::to_path_buf);
+    let log = state_dir.and_then(|d| {
+        tests::state::ClusterState::read(&d)
+            .ok()
+            .flatten()?
+            .audit_log
+    });
+    let Some(log) = log else {
+        assert!(
+            std::env::var_os("KUBEPLUG_E2E_KUBECONFIG").is_some(),
+            "the harness's own cluster must have an audit log"
+        );
+        eprintln!("skipped: the cluster at KUBEPLUG_E2E_KUBECONFIG has no audit log");
+        return;
+    };
+    let ns = cluster().namespace("cf-requests").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for i in 0..40 {
+        write(
+            dir.path(),
+            &format!("cm-{i:02}.yaml"),
+            &configmap(&format!("cm-{i:02}"), ""),
+        );
+    }
+    let out = create_file(&[
+        "-f",
+        &dir.path().display().to_string(),
+        "-n",
+        ns.as_str(),
+        "-o",
+        "name",
+    ]);
+    out.success();
+    assert_eq!(out.stdout.lines().count(), 40);
+    // Printed in input order although created concurrently.
+    assert_eq!(out.stdout.lines().next(), Some("configmap/cm-00"));
+    assert_eq!(out.stdout.lines().last(), Some("configmap/cm-39"));
+    let text = std::fs::read_to_string(&log).expect("audit log");
+    let ours: Vec<String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["stage"] == "ResponseComplete")
+        .filter(|e| {
+            e["userAgent"]
+                .as_str()
+                .is_some_and(|ua| ua.starts_with("kubeplug/"))
+        })
+        .filter(|e| e["objectRef"]["namespace"] == ns.as_str())
+        .map(|e| e["verb"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(ours.len(), 40, "{ours:?}");
+    assert!(ours.iter().all(|v| v == "create"), "{ours:?}");
+}

@@ -9,7 +9,8 @@
 //! - Every failure (from the Builder or the server) is reported at the end with its
 //!   source; objects that could be created are created; the exit code is then 1.
 
-use std::collections::{BTreeSet, HashMap};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,7 +23,7 @@ use kube::runtime::wait::await_condition;
 use serde_json::Value;
 use shared::cli::SilentExit;
 use shared::flags::DryRunStrategy;
-use shared::resource::{Info, Visited};
+use shared::resource::{Info, ResourceError, Visited};
 use shared::rest::Helper;
 
 use crate::options::CreateFileOptions;
@@ -36,12 +37,10 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 const NEW_CRD_RETRIES: u32 = 20;
 const NEW_CRD_RETRY_DELAY: Duration = Duration::from_millis(250);
 
-/// The outcome of one entry, in input order.
-type Slot = Option<Result<Value, Failure>>;
-
-/// Prints finished results in input order and keeps failures for the end.
+/// Prints finished results in input order and keeps failures for the end. Only
+/// results that finished ahead of an earlier one are held.
 struct Output<'a> {
-    slots: Vec<Slot>,
+    pending: BTreeMap<usize, Result<Value, Failure>>,
     next: usize,
     failures: Vec<Failure>,
     opts: &'a CreateFileOptions,
@@ -49,18 +48,17 @@ struct Output<'a> {
 
 impl Output<'_> {
     fn set(&mut self, index: usize, result: Result<Value, Failure>) -> anyhow::Result<()> {
-        self.slots[index] = Some(result);
+        self.pending.insert(index, result);
         self.flush()
     }
 
     /// Prints the finished prefix.
     fn flush(&mut self) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
-        while let Some(slot) = self.slots.get_mut(self.next) {
-            match slot.take() {
-                None => break,
-                Some(Ok(obj)) => self.opts.printer.print(&obj, &mut out)?,
-                Some(Err(failure)) => self.failures.push(failure),
+        while let Some(result) = self.pending.remove(&self.next) {
+            match result {
+                Ok(obj) => self.opts.printer.print(&obj, &mut out)?,
+                Err(failure) => self.failures.push(failure),
             }
             self.next += 1;
         }
@@ -69,70 +67,174 @@ impl Output<'_> {
     }
 }
 
-/// Creates every object of `visited` (or prints it, for a client dry run).
-pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<ExitCode> {
-    if visited.entries.is_empty() {
-        anyhow::bail!("no objects passed to create");
+fn warn(info: &Info) {
+    for warning in &info.warnings {
+        eprintln!("Warning: {}: {warning}", info.origin);
     }
-    let mut stderr = std::io::stderr().lock();
-    for info in visited.infos() {
-        for warning in &info.warnings {
-            let _ = writeln!(stderr, "Warning: {}: {warning}", info.origin);
-        }
-    }
-    drop(stderr);
+}
 
+/// What to do with one entry of the second pass.
+enum Job {
+    /// Already handled (a Namespace or CRD of the first pass).
+    Skip,
+    /// Report this result at this position.
+    Done(Result<Value, Failure>),
+    /// Create this object (boxed: an `Info` is large next to the other variants).
+    Create(Box<Info>),
+}
+
+/// Creates every object of `visited` (or prints it, for a client dry run). `prior`
+/// are errors found before (by `--edit`'s first read), reported first.
+pub async fn create_all(
+    opts: &CreateFileOptions,
+    prior: Vec<ResourceError>,
+    visited: Visited,
+) -> anyhow::Result<ExitCode> {
     let mut output = Output {
-        slots: Vec::new(),
+        pending: BTreeMap::new(),
         next: 0,
         failures: Vec::new(),
         opts,
     };
-    let mut first = Vec::new();
-    let mut rest = Vec::new();
-    for (index, entry) in visited.entries.into_iter().enumerate() {
-        output.slots.push(None);
-        match entry {
-            Err(err) => output.slots[index] = Some(Err(Failure::from_resource(&err))),
-            Ok(mut info) => {
-                if opts.save_config {
-                    save_config(&mut info.object)?;
-                }
-                if info.is_namespace_or_crd() {
-                    first.push((index, info))
-                } else {
-                    rest.push((index, info))
-                }
-            }
-        }
-    }
+    output
+        .failures
+        .extend(prior.iter().map(Failure::from_resource));
+    let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
 
-    match (&opts.client, opts.dry_run) {
-        (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => {
-            // Namespaces and CRDs, then wait for the CRDs, then the rest.
-            let created_crds =
-                create_batch(opts, client, first.iter(), &BTreeSet::new(), &mut output).await?;
-            let crds: Vec<&Info> = first
-                .iter()
-                .map(|(_, i)| i)
-                .filter(|i| i.gvk.kind == "CustomResourceDefinition")
-                .collect();
-            let groups = if opts.dry_run == DryRunStrategy::None {
-                wait_established(opts, client, &crds, &created_crds, &mut output).await
-            } else {
-                BTreeSet::new()
-            };
-            create_batch(opts, client, rest.iter(), &groups, &mut output).await?;
-        }
+    let client = match (&opts.client, opts.dry_run) {
+        (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
         _ => {
             // Client dry run: nothing is sent; objects print in input order.
-            for (index, info) in first.into_iter().chain(rest) {
-                output.slots[index] = Some(Ok(info.object));
+            let mut seen = false;
+            for (index, entry) in visited.entries().enumerate() {
+                seen = true;
+                let result = match entry {
+                    Ok(mut info) => {
+                        warn(&info);
+                        prepare(&mut info).map(|()| info.object)
+                    }
+                    Err(err) => Err(Failure::from_resource(&err)),
+                };
+                output.set(index, result)?;
             }
+            return finish(output, seen || !prior.is_empty());
+        }
+    };
+
+    // First pass: Namespaces and CRDs, created before anything else.
+    let mut first = Vec::new();
+    let mut seen = !prior.is_empty();
+    for (index, entry) in visited.entries().enumerate() {
+        seen = true;
+        if let Some(mut info) = entry.ok().filter(Info::is_namespace_or_crd) {
+            warn(&info);
+            if let Err(failure) = prepare(&mut info) {
+                output.pending.insert(index, Err(failure));
+                continue;
+            }
+            first.push((index, info));
         }
     }
-    output.flush()?;
+    if !seen {
+        anyhow::bail!("no objects passed to create");
+    }
+    let created_crds = create_batch(
+        opts,
+        client,
+        first.iter().map(|(i, info)| (*i, info)),
+        &BTreeSet::new(),
+        &mut output,
+    )
+    .await?;
+    let crds: Vec<&Info> = first
+        .iter()
+        .map(|(_, i)| i)
+        .filter(|i| i.gvk.kind == "CustomResourceDefinition")
+        .collect();
+    let groups = if opts.dry_run == DryRunStrategy::None {
+        wait_established(opts, client, &crds, &created_crds, &mut output).await
+    } else {
+        BTreeSet::new()
+    };
+    drop(crds);
 
+    // Second pass: everything else, decoded again lazily so that only the objects in
+    // flight are in memory. An object named like an earlier one of this run waits
+    // until the end and goes alone, so that the first in input order wins (as with
+    // kubectl's one-by-one creates) whatever order the server answers in.
+    let mut seen_keys = HashSet::new();
+    let deferred = RefCell::new(Vec::new());
+    let jobs = visited.entries().enumerate().map(|(index, entry)| {
+        let job = match entry {
+            Err(err) => Job::Done(Err(Failure::from_resource(&err))),
+            Ok(info) if info.is_namespace_or_crd() => Job::Skip,
+            Ok(info) if !info.name().is_empty() && !seen_keys.insert(object_key(&info)) => {
+                deferred.borrow_mut().push((index, info));
+                Job::Skip
+            }
+            Ok(mut info) => {
+                warn(&info);
+                match prepare(&mut info) {
+                    Ok(()) => Job::Create(Box::new(info)),
+                    Err(failure) => Job::Done(Err(failure)),
+                }
+            }
+        };
+        (index, job)
+    });
+    let groups = &groups;
+    let mut results = futures::stream::iter(jobs)
+        .map(|(index, job)| async move {
+            let result = match job {
+                Job::Skip => None,
+                Job::Done(result) => Some(result),
+                Job::Create(info) => Some(
+                    create_one(opts, client, &info, groups)
+                        .await
+                        .map_err(|e| Failure::creating(&info.origin, e)),
+                ),
+            };
+            (index, result)
+        })
+        .buffer_unordered(opts.concurrency);
+    while let Some((index, result)) = results.next().await {
+        if let Some(result) = result {
+            output.set(index, result)?;
+        }
+    }
+    drop(results);
+    for (index, mut info) in deferred.into_inner() {
+        warn(&info);
+        let result = match prepare(&mut info) {
+            Ok(()) => create_one(opts, client, &info, groups)
+                .await
+                .map_err(|e| Failure::creating(&info.origin, e)),
+            Err(failure) => Err(failure),
+        };
+        output.set(index, result)?;
+    }
+    finish(output, true)
+}
+
+/// What makes two objects the same object on the server.
+fn object_key(info: &Info) -> String {
+    let resource = info
+        .mapping
+        .as_ref()
+        .map_or(info.gvk.kind.as_str(), |m| m.resource.as_str());
+    format!(
+        "{}/{resource}/{}/{}",
+        info.gvk.group,
+        info.namespace().unwrap_or_default(),
+        info.name()
+    )
+}
+
+fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<ExitCode> {
+    if !seen {
+        anyhow::bail!("no objects passed to create");
+    }
+    output.flush()?;
     if output.failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -145,7 +247,7 @@ pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::R
 async fn create_batch<'a>(
     opts: &CreateFileOptions,
     client: &kube::Client,
-    batch: impl Iterator<Item = &'a (usize, Info)>,
+    batch: impl Iterator<Item = (usize, &'a Info)>,
     new_crd_groups: &BTreeSet<String>,
     output: &mut Output<'_>,
 ) -> anyhow::Result<BTreeSet<String>> {
@@ -153,7 +255,7 @@ async fn create_batch<'a>(
     let mut results = futures::stream::iter(batch)
         .map(|(index, info)| async move {
             (
-                *index,
+                index,
                 info,
                 create_one(opts, client, info, new_crd_groups).await,
             )
@@ -240,6 +342,14 @@ async fn wait_established(
         }
     }
     groups
+}
+
+fn save_config_if(opts: &CreateFileOptions, object: &mut Value) -> Result<(), Failure> {
+    if opts.save_config {
+        save_config(object)
+            .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
+    }
+    Ok(())
 }
 
 /// `--save-config`: kubectl's `CreateOrUpdateAnnotation`. The annotation holds the

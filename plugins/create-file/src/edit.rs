@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context as _;
-use shared::resource::{FilenameOptions, RestMapper, Visited};
+use shared::resource::{FilenameOptions, ResourceError, RestMapper, Visited};
 
 use crate::options::CreateFileOptions;
 
@@ -20,18 +20,21 @@ const HEADER: &str = "# Please edit the object below. Lines beginning with a '#'
 #
 ";
 
+/// What to create after editing: the errors of the first read, and the edited input.
+pub type Edited = (Vec<ResourceError>, Visited);
+
 /// Lets the user edit the objects of `visited`; `None` when the edit was cancelled.
 pub async fn edit(
     opts: &CreateFileOptions,
     visited: Visited,
     mapper: &mut RestMapper,
-) -> anyhow::Result<Option<Visited>> {
-    let (objects, mut kept): (Vec<_>, Vec<_>) =
-        visited.entries.into_iter().partition(|e| e.is_ok());
+) -> anyhow::Result<Option<Edited>> {
+    let (objects, errors): (Vec<_>, Vec<_>) = visited.entries().partition(|e| e.is_ok());
     if objects.is_empty() {
         // Nothing to edit: report the errors as usual.
-        return Ok(Some(Visited { entries: kept }));
+        return Ok(Some((Vec::new(), visited)));
     }
+    let kept: Vec<ResourceError> = errors.into_iter().filter_map(Result::err).collect();
     let json = opts.print.format() == Some("json");
     let mut text = String::from(HEADER);
     for (i, object) in objects.iter().filter_map(|e| e.as_ref().ok()).enumerate() {
@@ -79,8 +82,7 @@ pub async fn edit(
     };
     // The selector already chose the objects; edited labels must not drop them now.
     let rebuilt = opts.builder(&inputs, "").build(mapper).await?;
-    kept.extend(rebuilt.entries);
-    Ok(Some(Visited { entries: kept }))
+    Ok(Some((kept, rebuilt)))
 }
 
 /// Runs `$KUBE_EDITOR`, else `$EDITOR`, else `vi`, on `path`, as kubectl does: a value

@@ -176,15 +176,15 @@ impl CreateFileOptions {
             .builder(&self.filenames, &self.selector)
             .build(&mut mapper)
             .await?;
-        let visited = if self.edit {
+        let (prior, visited) = if self.edit {
             match crate::edit::edit(&self, visited, &mut mapper).await? {
-                Some(visited) => visited,
+                Some(edited) => edited,
                 None => return Ok(ExitCode::SUCCESS),
             }
         } else {
-            visited
+            (Vec::new(), visited)
         };
-        crate::create::create_all(&self, visited).await
+        crate::create::create_all(&self, prior, visited).await
     }
 
     /// The mapper: discovery through the client (built-in kinds first for a client dry

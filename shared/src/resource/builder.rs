@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use kube::core::Selector;
 
 use super::decode::decode_stream;
-use super::source::{Input, ReadContext, classify, read_input};
+use super::source::{Input, ReadContext, Stream, classify, read_input};
 use super::{
     Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
 };
@@ -46,22 +46,92 @@ impl FilenameOptions {
     }
 }
 
-/// What a build produced: one entry per object or error, in input order.
-#[derive(Debug)]
+/// What a build produced: the inputs, read, and everything needed to turn them into
+/// entries (one per object or error, in input order) each time [`Visited::entries`] is
+/// called.
+///
+/// Only the raw bytes of the inputs are kept, not the decoded objects: a decoded
+/// object takes tens of times the memory of its text, so a command that walks the
+/// entries once creates 5,000 objects in the memory of a few. Decoding again per walk
+/// costs little CPU and gives the same entries, because every stage is deterministic
+/// and the mapper is fixed once the build is done.
 pub struct Visited {
-    /// Objects and errors, in the order of the input.
-    pub entries: Vec<Entry>,
+    streams: Vec<Stream>,
+    stages: Stages,
+    mapper: RestMapper,
+}
+
+/// The settings of the stages after reading.
+struct Stages {
+    flatten: bool,
+    validation: Validation,
+    selector: Option<Selector>,
+    namespace: String,
+    default_namespace: bool,
+    require_namespace: bool,
+    continue_on_error: bool,
+}
+
+impl Stages {
+    /// Stages 2–4 (flatten, validate, filter) on one stream, which decoding starts.
+    fn before_mapping(&self, stream: &Stream) -> Vec<Entry> {
+        let mut entries = match stream {
+            Ok((name, bytes)) => decode_stream(name, bytes),
+            Err(err) => vec![Err(err.duplicate())],
+        };
+        // 2. Lists become their items, so later stages see (and validate, filter and
+        //    map) every object on its own.
+        if self.flatten {
+            entries = decorate::flatten_lists(entries);
+        }
+        // 3. Validation before filtering: a malformed object is reported even when
+        //    its labels would not match (its labels cannot be trusted).
+        entries = decorate::validate_all(entries, self.validation);
+        // 4. The label selector before mapping, so that discovery is only asked about
+        //    the kinds that will be sent.
+        if let Some(selector) = &self.selector {
+            entries = decorate::filter_by_selector(entries, selector);
+        }
+        entries
+    }
+
+    /// Stages 5–6 (map, namespace) on the entries of one stream.
+    fn after_mapping(&self, entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
+        // 5. Mapping: kind → resource and scope.
+        let entries = decorate::map_all(entries, mapper);
+        // 6. Namespaces need the scope from mapping: cluster-scoped objects never get
+        //    one. With an explicit -n a different namespace is an error.
+        if self.require_namespace {
+            decorate::require_namespace(entries, &self.namespace)
+        } else if self.default_namespace {
+            decorate::set_namespace(entries, &self.namespace)
+        } else {
+            entries
+        }
+    }
+}
+
+impl std::fmt::Debug for Visited {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Visited")
+            .field("streams", &self.streams.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Visited {
-    /// The objects.
-    pub fn infos(&self) -> impl Iterator<Item = &Info> {
-        self.entries.iter().filter_map(|e| e.as_ref().ok())
-    }
-
-    /// The errors.
-    pub fn errors(&self) -> impl Iterator<Item = &ResourceError> {
-        self.entries.iter().filter_map(|e| e.as_ref().err())
+    /// The objects and errors, in input order (decoded afresh on every call).
+    pub fn entries(&self) -> Box<dyn Iterator<Item = Entry> + '_> {
+        let all = self.streams.iter().flat_map(|stream| {
+            self.stages
+                .after_mapping(self.stages.before_mapping(stream), &self.mapper)
+        });
+        // 7. Last: without continue-on-error, everything after the first error goes.
+        if self.stages.continue_on_error {
+            Box::new(all)
+        } else {
+            Box::new(decorate::stop_at_first_error(all))
+        }
     }
 }
 
@@ -194,9 +264,11 @@ impl Builder {
         self
     }
 
-    /// Reads every input and runs the stages. Errors about the command line (a bad
-    /// selector or URL, `-f` with `-k`) are returned at once, before anything is read;
-    /// errors about inputs and objects are entries of the result.
+    /// Reads every input, then runs the stages once to learn which kinds occur (and
+    /// the CRDs of the input) and asks discovery about just those. Errors about the
+    /// command line (a bad selector or URL, `-f` with `-k`) are returned at once,
+    /// before anything is read; errors about inputs and objects are entries of the
+    /// result.
     pub async fn build(self, mapper: &mut RestMapper) -> Result<Visited, ResourceError> {
         if let Some(err) = self.errors.into_iter().next() {
             return Err(err);
@@ -207,47 +279,41 @@ impl Builder {
             url: &self.url,
             search_path: self.search_path.as_deref(),
         };
+        let stages = Stages {
+            flatten: self.flatten,
+            validation: self.validation,
+            selector: self.selector,
+            namespace: self.namespace,
+            default_namespace: self.default_namespace,
+            require_namespace: self.require_namespace,
+            continue_on_error: self.continue_on_error,
+        };
 
-        // The order below is fixed, and each stage depends on the ones before it.
-        //
-        // 1. Sources, in command-line order; a directory yields its files in lexical
-        //    order. Each stream is split into documents (empty and null ones skipped).
-        let mut entries: Vec<Entry> = Vec::new();
+        // The order of the stages is fixed, and each depends on the ones before it:
+        // 1. sources, in command-line order (a directory yields its files in lexical
+        //    order), each stream split into documents, empty and null ones skipped;
+        // 2. flatten; 3. validate; 4. label filter (Stages::before_mapping);
+        // 5. map; 6. namespaces (Stages::after_mapping); 7. stop at the first error
+        //    unless continuing on errors (Visited::entries).
+        let mut streams = Vec::new();
         for input in &self.inputs {
-            for stream in read_input(input, &mut cx).await {
-                match stream {
-                    Ok((name, bytes)) => entries.extend(decode_stream(&name, &bytes)),
-                    Err(err) => entries.push(Err(err)),
-                }
-            }
+            streams.extend(read_input(input, &mut cx).await);
         }
-        // 2. Lists become their items, so later stages see (and validate, filter and
-        //    map) every object on its own.
-        if self.flatten {
-            entries = decorate::flatten_lists(entries);
+        // Discovery is prepared from what survives stages 2–4, one stream at a time
+        // so that the decoded objects never all sit in memory together.
+        let mut gvks = std::collections::HashSet::new();
+        for stream in &streams {
+            let entries = stages.before_mapping(stream);
+            let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
+            mapper.learn_crds(infos.iter().copied());
+            gvks.extend(infos.iter().map(|i| i.gvk.clone()));
         }
-        // 3. Validation before filtering: a malformed object is reported even when
-        //    its labels would not match (its labels cannot be trusted).
-        entries = decorate::validate_all(entries, self.validation);
-        // 4. The label selector before mapping, so that discovery is only asked about
-        //    the kinds that will be sent.
-        if let Some(selector) = &self.selector {
-            entries = decorate::filter_by_selector(entries, selector);
-        }
-        // 5. Mapping: kind → resource and scope (CRDs of the input are learned first).
-        entries = decorate::map_all(entries, mapper).await;
-        // 6. Namespaces need the scope from mapping: cluster-scoped objects never get
-        //    one. With an explicit -n a different namespace is an error.
-        if self.require_namespace {
-            entries = decorate::require_namespace(entries, &self.namespace);
-        } else if self.default_namespace {
-            entries = decorate::set_namespace(entries, &self.namespace);
-        }
-        // 7. Last: without continue-on-error, everything after the first error goes.
-        if !self.continue_on_error {
-            entries = decorate::stop_at_first_error(entries);
-        }
-        Ok(Visited { entries })
+        mapper.prepare(gvks).await;
+        Ok(Visited {
+            streams,
+            stages,
+            mapper: mapper.clone(),
+        })
     }
 }
 

@@ -7,6 +7,7 @@
 use kube::core::{Selector, SelectorExt};
 use serde_json::Value;
 
+use super::error::ObjectRef;
 use super::mapper::{LookupError, RestMapper};
 use super::validate::{Validation, validate};
 use super::{Entry, Info, ResourceError};
@@ -73,18 +74,20 @@ pub fn filter_by_selector(entries: Vec<Entry>, selector: &Selector) -> Vec<Entry
         .collect()
 }
 
-/// Maps every object to its resource. The mapper learns the CRDs of the input first
-/// and then runs discovery for the group-versions used, in one batch.
-pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry> {
-    mapper.learn_crds(entries.iter().filter_map(|e| e.as_ref().ok()));
+/// Teaches `mapper` the CRDs among `infos` and runs discovery for their group-versions,
+/// in one batch: the preparation [`map_all`] needs.
+pub async fn prepare_mapper<'a>(
+    infos: impl IntoIterator<Item = &'a Info> + Clone,
+    mapper: &mut RestMapper,
+) {
+    mapper.learn_crds(infos.clone());
     mapper
-        .prepare(
-            entries
-                .iter()
-                .filter_map(|e| e.as_ref().ok())
-                .map(|info| info.gvk.clone()),
-        )
+        .prepare(infos.into_iter().map(|info| info.gvk.clone()))
         .await;
+}
+
+/// Maps every object to its resource, from what [`prepare_mapper`] found.
+pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
     entries
         .into_iter()
         .map(|e| {
@@ -94,10 +97,12 @@ pub async fn map_all(entries: Vec<Entry>, mapper: &mut RestMapper) -> Vec<Entry>
                     Ok(info)
                 }
                 Err(LookupError::NoMatch) => Err(ResourceError::NoMapping {
-                    name: info.name().to_string(),
-                    namespace: info.namespace().unwrap_or_default().to_string(),
-                    kind: info.gvk.kind.clone(),
-                    api_version: info.api_version(),
+                    object: Box::new(ObjectRef {
+                        name: info.name().to_string(),
+                        namespace: info.namespace().unwrap_or_default().to_string(),
+                        kind: info.gvk.kind.clone(),
+                        api_version: info.api_version(),
+                    }),
                     origin: info.origin,
                 }),
                 Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery {
@@ -149,13 +154,17 @@ pub fn require_namespace(entries: Vec<Entry>, namespace: &str) -> Vec<Entry> {
         .collect()
 }
 
-/// Without kubectl's `ContinueOnError()`, visiting stops at the first error: keep the
+/// Without kubectl's `ContinueOnError()`, visiting stops at the first error: the
 /// entries up to and including it.
-pub fn stop_at_first_error(mut entries: Vec<Entry>) -> Vec<Entry> {
-    if let Some(first) = entries.iter().position(Result::is_err) {
-        entries.truncate(first + 1);
-    }
-    entries
+pub fn stop_at_first_error(entries: impl Iterator<Item = Entry>) -> impl Iterator<Item = Entry> {
+    let mut done = false;
+    entries.map_while(move |e| {
+        if done {
+            return None;
+        }
+        done = e.is_err();
+        Some(e)
+    })
 }
 
 #[cfg(test)]

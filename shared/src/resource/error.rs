@@ -6,6 +6,15 @@
 
 use super::Origin;
 
+/// The object an error is about, as kubectl names it (boxed in errors to keep them small).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub name: String,
+    pub namespace: String,
+    pub kind: String,
+    pub api_version: String,
+}
+
 /// Errors raised while turning `-f`/`-k` inputs into [`Info`](super::Info)s.
 #[derive(Debug, thiserror::Error)]
 pub enum ResourceError {
@@ -51,14 +60,12 @@ pub enum ResourceError {
     Decode { origin: Origin, reason: String },
     /// No REST mapping for the object's kind (kubectl's wording, including the hint).
     #[error(
-        "resource mapping not found for name: \"{name}\" namespace: \"{namespace}\" from {origin}: no matches for kind \"{kind}\" in version \"{api_version}\"\nensure CRDs are installed first"
+        "resource mapping not found for name: \"{}\" namespace: \"{}\" from {origin}: no matches for kind \"{}\" in version \"{}\"\nensure CRDs are installed first",
+        .object.name, .object.namespace, .object.kind, .object.api_version
     )]
     NoMapping {
         origin: Origin,
-        name: String,
-        namespace: String,
-        kind: String,
-        api_version: String,
+        object: Box<ObjectRef>,
     },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
     #[error("unable to recognize {origin}: {source}")]
@@ -85,15 +92,72 @@ pub enum ResourceError {
 }
 
 impl ResourceError {
-    /// The object the error is about, when it is about one.
-    pub fn origin(&self) -> Option<&Origin> {
+    /// A copy of the error (`io::Error` is not `Clone`: its kind and message are kept),
+    /// for results that are produced more than once.
+    pub fn duplicate(&self) -> Self {
+        let io = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
         match self {
-            Self::Invalid { origin, .. }
-            | Self::Decode { origin, .. }
-            | Self::NoMapping { origin, .. }
-            | Self::Discovery { origin, .. }
-            | Self::NamespaceMismatch { origin, .. } => Some(origin),
-            _ => None,
+            Self::PathNotFound { path } => Self::PathNotFound { path: path.clone() },
+            Self::Read { path, source } => Self::Read {
+                path: path.clone(),
+                source: io(source),
+            },
+            Self::EmptyDirectory { path } => Self::EmptyDirectory { path: path.clone() },
+            Self::InvalidUrl { url, reason } => Self::InvalidUrl {
+                url: url.clone(),
+                reason: reason.clone(),
+            },
+            Self::Url { url, reason } => Self::Url {
+                url: url.clone(),
+                reason: reason.clone(),
+            },
+            Self::Kustomize { path, reason } => Self::Kustomize {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Self::NotText {
+                source_name,
+                reason,
+            } => Self::NotText {
+                source_name: source_name.clone(),
+                reason: reason.clone(),
+            },
+            Self::Parse {
+                source_name,
+                line,
+                reason,
+            } => Self::Parse {
+                source_name: source_name.clone(),
+                line: *line,
+                reason: reason.clone(),
+            },
+            Self::Invalid { origin, reason } => Self::Invalid {
+                origin: origin.clone(),
+                reason: reason.clone(),
+            },
+            Self::Decode { origin, reason } => Self::Decode {
+                origin: origin.clone(),
+                reason: reason.clone(),
+            },
+            Self::NoMapping { origin, object } => Self::NoMapping {
+                origin: origin.clone(),
+                object: object.clone(),
+            },
+            Self::Discovery { origin, source } => Self::Discovery {
+                origin: origin.clone(),
+                source: source.clone(),
+            },
+            Self::NamespaceMismatch {
+                origin,
+                object,
+                flag,
+            } => Self::NamespaceMismatch {
+                origin: origin.clone(),
+                object: object.clone(),
+                flag: flag.clone(),
+            },
+            Self::Selector(s) => Self::Selector(s.clone()),
+            Self::Usage(s) => Self::Usage(s.clone()),
         }
     }
 }

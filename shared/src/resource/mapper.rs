@@ -157,8 +157,11 @@ pub(crate) enum LookupError {
 }
 
 /// Maps group/version/kind to REST resources (see the module documentation).
+///
+/// Cloning is cheap and shares the discovery source; a clone keeps what was found.
+#[derive(Clone)]
 pub struct RestMapper {
-    discover: Option<Box<dyn Discover>>,
+    discover: Option<Arc<dyn Discover>>,
     cache: Option<DiscoveryCache>,
     prefer_builtins: bool,
     /// Discovery answers by group-version; `Ok(None)` is "not served".
@@ -170,11 +173,11 @@ pub struct RestMapper {
 impl RestMapper {
     /// A mapper backed by discovery through `client`, with an optional disk cache.
     pub fn for_client(client: kube::Client, cache: Option<DiscoveryCache>) -> Self {
-        Self::with_discovery(Box::new(KubeDiscovery(client)), cache)
+        Self::with_discovery(Arc::new(KubeDiscovery(client)), cache)
     }
 
     /// A mapper backed by any [`Discover`] (a fake in tests).
-    pub fn with_discovery(discover: Box<dyn Discover>, cache: Option<DiscoveryCache>) -> Self {
+    pub fn with_discovery(discover: Arc<dyn Discover>, cache: Option<DiscoveryCache>) -> Self {
         Self {
             discover: Some(discover),
             cache,

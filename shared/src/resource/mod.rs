@@ -6,9 +6,11 @@
 //! then decorators (`FlattenListVisitor`, `FilteredVisitor`, `DecoratedVisitor` with
 //! `SetNamespace`/`RequireNamespace`, `ContinueOnErrorVisitor`), each handing an `Info`
 //! to the next. Here the same stages are plain functions over `Vec<Entry>`
-//! ([`decorate`]), and [`Builder::build`] applies them in one fixed order. Collecting is
-//! deliberate: `create-file` must see every object before it sends any (Namespaces and
-//! CRDs go first), and discovery is asked once for just the group-versions that occur.
+//! ([`decorate`]), applied in one fixed order. [`Builder::build`] reads the inputs and
+//! walks them once so that discovery is asked, in one batch, about just the
+//! group-versions that occur; [`Visited::entries`] then yields the objects lazily, in
+//! input order, as often as needed (`create-file` walks twice: Namespaces and CRDs
+//! first, then the rest), keeping only the raw input bytes in memory.
 //!
 //! ```no_run
 //! # async fn demo(client: kube::Client) -> Result<(), shared::resource::ResourceError> {
@@ -22,7 +24,7 @@
 //!     .flatten()
 //!     .build(&mut mapper)
 //!     .await?;
-//! for entry in visited.entries {
+//! for entry in visited.entries() {
 //!     match entry {
 //!         Ok(info) => println!("{} {}", info.gvk.kind, info.name()),
 //!         Err(err) => eprintln!("{err}"),
@@ -46,8 +48,7 @@ mod url;
 mod validate;
 
 pub use builder::{Builder, FilenameOptions, Visited};
-pub use builtin::BuiltinKind;
-pub use error::ResourceError;
+pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, RestMapper};
 pub use selector::parse_selector;

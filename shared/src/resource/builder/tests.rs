@@ -21,8 +21,7 @@ fn files(names: Vec<String>) -> FilenameOptions {
 }
 
 fn summary(v: &Visited) -> Vec<String> {
-    v.entries
-        .iter()
+    v.entries()
         .map(|e| match e {
             Ok(i) => format!(
                 "{}/{}@{}",
@@ -36,7 +35,7 @@ fn summary(v: &Visited) -> Vec<String> {
 }
 
 fn mapper(fake: &FakeDiscovery) -> RestMapper {
-    RestMapper::with_discovery(Box::new(fake.clone()), None)
+    RestMapper::with_discovery(std::sync::Arc::new(fake.clone()), None)
 }
 
 const LIST: &str = r#"
@@ -166,7 +165,10 @@ async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
         ]
     );
     assert_eq!(
-        v.infos().next().map(|i| i.origin.source.to_string()),
+        v.entries()
+            .next()
+            .and_then(|e| e.ok())
+            .map(|i| i.origin.source.to_string()),
         Some(good)
     );
 }
@@ -185,8 +187,9 @@ async fn without_continue_on_error_the_first_error_ends_the_result() {
         .build(&mut mapper(&fake))
         .await
         .expect("built");
-    assert_eq!(v.entries.len(), 2);
-    assert!(v.entries[1].is_err());
+    let entries: Vec<Entry> = v.entries().collect();
+    assert_eq!(entries.len(), 2);
+    assert!(entries[1].is_err());
 }
 
 #[tokio::test]
@@ -209,7 +212,14 @@ async fn stdin_and_comma_separated_inputs_keep_command_line_order() {
         .await
         .expect("built");
     assert_eq!(summary(&v), ["Pod/from-stdin@n", "ConfigMap/from-file@n"]);
-    assert_eq!(v.infos().next().map(|i| &*i.origin.source), Some("STDIN"));
+    assert_eq!(
+        v.entries()
+            .next()
+            .and_then(|e| e.ok())
+            .map(|i| i.origin.source.to_string())
+            .as_deref(),
+        Some("STDIN")
+    );
 }
 
 #[tokio::test]

@@ -89,3 +89,12 @@ fn utf8_bom_is_ignored() {
         ["A:@1"]
     );
 }
+
+#[test]
+fn windows_line_endings_split_and_parse() {
+    let text = "kind: A\r\nmetadata:\r\n  name: a\r\n---\r\nkind: B\r\n";
+    assert_eq!(
+        kinds(&decode_stream("f.yaml", text.as_bytes())),
+        ["A:a@1", "B:@5"]
+    );
+}

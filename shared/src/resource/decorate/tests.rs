@@ -144,16 +144,14 @@ fn require_namespace_rejects_other_namespaces_with_kubectls_message() {
 #[test]
 fn stop_at_first_error_keeps_what_came_before() {
     let e = || Err(ResourceError::Usage("e".into()));
+    let stopped: Vec<Entry> =
+        stop_at_first_error(vec![cm("a", json!({})), e(), cm("b", json!({})), e()].into_iter())
+            .collect();
+    assert_eq!(names(&stopped), ["ConfigMap/a", "ERR e"]);
     assert_eq!(
-        names(&stop_at_first_error(vec![
-            cm("a", json!({})),
-            e(),
-            cm("b", json!({})),
-            e()
-        ])),
-        ["ConfigMap/a", "ERR e"]
+        stop_at_first_error(vec![cm("a", json!({}))].into_iter()).count(),
+        1
     );
-    assert_eq!(stop_at_first_error(vec![cm("a", json!({}))]).len(), 1);
 }
 
 #[test]
@@ -173,15 +171,15 @@ fn validate_all_turns_invalid_objects_into_errors_in_place() {
 #[tokio::test]
 async fn map_all_sets_mappings_and_reports_unknown_kinds_like_kubectl() {
     let fake = FakeDiscovery::standard();
-    let mut mapper = RestMapper::with_discovery(Box::new(fake.clone()), None);
-    let out = map_all(
-        vec![
-            cm("a", json!({})),
-            info(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "n"}})),
-        ],
-        &mut mapper,
-    )
-    .await;
+    let mut mapper = RestMapper::with_discovery(std::sync::Arc::new(fake.clone()), None);
+    let entries = vec![
+        cm("a", json!({})),
+        info(
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "n"}}),
+        ),
+    ];
+    prepare_mapper(entries.iter().filter_map(|e| e.as_ref().ok()), &mut mapper).await;
+    let out = map_all(entries, &mapper);
     assert_eq!(
         out[0]
             .as_ref()

@@ -7,7 +7,7 @@ fn gvk(g: &str, v: &str, k: &str) -> GroupVersionKind {
 }
 
 fn mapper(fake: &FakeDiscovery, cache: Option<DiscoveryCache>) -> RestMapper {
-    RestMapper::with_discovery(Box::new(fake.clone()), cache)
+    RestMapper::with_discovery(std::sync::Arc::new(fake.clone()), cache)
 }
 
 #[tokio::test]
