@@ -240,7 +240,7 @@ fn growth(
     let y_hi = all.iter().copied().fold(f64::MIN, f64::max);
     let y_lo = all.iter().copied().fold(f64::MAX, f64::min);
     let caption = if lines.is_empty() {
-        format!("{caption} (no data: every case skipped)")
+        format!("{caption} (not measured yet)")
     } else {
         caption.to_string()
     };
