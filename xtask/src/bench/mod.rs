@@ -446,7 +446,7 @@ impl Bench {
                     manifests: manifests.as_deref(),
                 },
             );
-            ours.push(self.measured(&cmd, kind, &format!("{}-a{i}", case.name))?);
+            ours.push(self.measured(&cmd, kind, &format!("{}-a{i}", case.name), &ns)?);
             if has_theirs {
                 eprint!(", kubectl");
                 let ns = namespace('b', &i.to_string());
@@ -457,7 +457,7 @@ impl Bench {
                         manifests: manifests.as_deref(),
                     },
                 ) {
-                    theirs.push(self.measured(&cmd, kind, &format!("{}-b{i}", case.name))?);
+                    theirs.push(self.measured(&cmd, kind, &format!("{}-b{i}", case.name), &ns)?);
                 }
             }
             eprintln!();
@@ -505,13 +505,9 @@ impl Bench {
                     i32::try_from(replicas).unwrap_or(i32::MAX),
                     cases::READY_AFTER_MS,
                 );
-                // Only our side has runs (the baseline is the ideal).
-                let ours: Vec<String> = namespaces
-                    .iter()
-                    .filter(|n| n.contains("-a"))
-                    .cloned()
-                    .collect();
-                setup::ready_controllers(&self.client, &ours, &rc, Duration::from_secs(120))
+                // Only our side has runs here (the baseline is the ideal), so every
+                // namespace is one of ours.
+                setup::ready_controllers(&self.client, namespaces, &rc, Duration::from_secs(120))
                     .await?;
             }
             Ok(())
@@ -544,8 +540,22 @@ impl Bench {
         }
     }
 
-    fn measured(&self, cmd: &Invocation, kind: Kind, identity: &str) -> anyhow::Result<Sample> {
-        match self.run_one(cmd, kind, identity)? {
+    /// One measured run, then (off the clock) a check that it did the work: a command
+    /// that exits 0 without creating anything must not look fast.
+    fn measured(
+        &self,
+        cmd: &Invocation,
+        kind: Kind,
+        identity: &str,
+        namespace: &str,
+    ) -> anyhow::Result<Sample> {
+        let result = self.run_one(cmd, kind, identity)?;
+        if result.is_ok() {
+            self.runtime
+                .block_on(setup::verify(&self.client, kind, namespace))
+                .with_context(|| format!("`{}` exited 0 but", cmd.display))?;
+        }
+        match result {
             Ok(run) => Ok(Sample {
                 wall: run.wall.as_secs_f64(),
                 cpu: (run.user + run.sys).as_secs_f64(),
