@@ -376,6 +376,14 @@ impl Bench {
             .is_some();
         let namespace = |side: char, run: &str| format!("kb-{}-{side}{run}", case.name);
 
+        // The ceiling first: it is worth reporting even while our plugin is not there.
+        if let Kind::CreateFile { objects } = kind {
+            match self.ceiling(case, objects) {
+                Ok(c) => result.ceiling = Some(c),
+                Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
+            }
+        }
+
         // Warm-up: one run each, which also tells whether the case works at all.
         let mut warm = vec![namespace('a', "w")];
         if has_theirs {
@@ -463,13 +471,6 @@ impl Bench {
             eprintln!();
         }
         self.count_requests(case, offset, &mut ours, &mut theirs, result);
-
-        if let Kind::CreateFile { objects } = kind {
-            match self.ceiling(case, objects) {
-                Ok(c) => result.ceiling = Some(c),
-                Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
-            }
-        }
 
         let ours = Side {
             command: ours_cmd.display.clone(),
