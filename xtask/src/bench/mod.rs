@@ -444,6 +444,9 @@ impl Bench {
 
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
+        // The report shows the first measured run's command lines (not the warm-up's,
+        // whose input may be smaller).
+        let mut shown: (Option<String>, Option<String>) = (None, None);
         for i in 1..=self.runs {
             eprint!("bench:   run {i}/{}: ours", self.runs);
             let ns = namespace('a', &i.to_string());
@@ -454,6 +457,7 @@ impl Bench {
                     manifests: manifests.as_deref(),
                 },
             );
+            shown.0.get_or_insert_with(|| cmd.display.clone());
             ours.push(self.measured(&cmd, kind, &format!("{}-a{i}", case.name), &ns)?);
             if has_theirs {
                 eprint!(", kubectl");
@@ -465,6 +469,7 @@ impl Bench {
                         manifests: manifests.as_deref(),
                     },
                 ) {
+                    shown.1.get_or_insert_with(|| cmd.display.clone());
                     theirs.push(self.measured(&cmd, kind, &format!("{}-b{i}", case.name), &ns)?);
                 }
             }
@@ -473,12 +478,12 @@ impl Bench {
         self.count_requests(case, offset, &mut ours, &mut theirs, result);
 
         let ours = Side {
-            command: ours_cmd.display.clone(),
+            command: shown.0.unwrap_or(ours_cmd.display),
             samples: ours,
         };
         let baseline = match (&theirs_cmd, kind.ideal()) {
             (Some(cmd), _) => Baseline::Kubectl(Side {
-                command: cmd.display.clone(),
+                command: shown.1.unwrap_or_else(|| cmd.display.clone()),
                 samples: theirs,
             }),
             (None, Some((wall, how))) => Baseline::Ideal { wall, how },
