@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Namespace, PodSpec, PodTemplateSpec, ReplicationController,
+    ConfigMap, Container, Namespace, Pod, PodSpec, PodTemplateSpec, ReplicationController,
     ReplicationControllerSpec, ServiceAccount,
 };
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
+
+use super::cases::Kind;
 
 /// The label every namespace the benchmark creates carries (for cleaning up an
 /// `--existing` cluster).
@@ -207,6 +209,52 @@ pub async fn ceiling(
         .try_collect()
         .await?;
     Ok(started.elapsed())
+}
+
+/// Checks that a run did what its case asks: the pod exists, all ConfigMaps exist, the
+/// controller named `web` runs the new image at full size.
+pub async fn verify(client: &Client, kind: Kind, ns: &str) -> anyhow::Result<()> {
+    match kind {
+        Kind::Help { .. } | Kind::RunPodDryRun { .. } => {}
+        Kind::RunPodCreate => {
+            let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+            if pods.get_opt("bench").await?.is_none() {
+                bail!("pod {ns}/bench does not exist");
+            }
+        }
+        Kind::CreateFile { objects } => {
+            let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+            let found = cms
+                .list_metadata(&ListParams::default().labels("app=bench"))
+                .await?
+                .items
+                .len();
+            if found != objects as usize {
+                bail!("{found} of the {objects} ConfigMaps exist in {ns}");
+            }
+        }
+        Kind::RollingUpdate { replicas } => {
+            let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns);
+            let rc = rcs
+                .get_opt("web")
+                .await?
+                .with_context(|| format!("{ns}/web does not exist"))?;
+            let spec = rc.spec.unwrap_or_default();
+            let image = spec
+                .template
+                .and_then(|t| t.spec)
+                .and_then(|s| s.containers.into_iter().next())
+                .and_then(|c| c.image)
+                .unwrap_or_default();
+            if image != "nginx:2" || spec.replicas != i32::try_from(replicas).ok() {
+                bail!(
+                    "{ns}/web runs {image:?} with {:?} replicas, not nginx:2 with {replicas}",
+                    spec.replicas
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Deletes every namespace the benchmark created (without waiting for them to go).
