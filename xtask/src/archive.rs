@@ -84,8 +84,7 @@ fn write_tar_gz(files: &[&File], mtime: u64) -> anyhow::Result<Vec<u8>> {
 fn write_zip(files: &[&File], mtime: u64) -> anyhow::Result<Vec<u8>> {
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let (y, mo, d, h, mi, s) = civil_time(mtime);
-    let time = zip::DateTime::from_date_and_time(y, mo, d, h, mi, s)
-        .unwrap_or_default();
+    let time = zip::DateTime::from_date_and_time(y, mo, d, h, mi, s).unwrap_or_default();
     for file in files {
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated)
@@ -139,9 +138,9 @@ pub fn read(bytes: &[u8]) -> anyhow::Result<Vec<Entry>> {
     let entries = match sniff(bytes) {
         "application/x-gzip" => read_tar_gz(bytes)?,
         "application/zip" => read_zip(bytes)?,
-        other => anyhow::bail!(
-            "mime type {other:?} for archive file is not a supported archive format"
-        ),
+        other => {
+            anyhow::bail!("mime type {other:?} for archive file is not a supported archive format")
+        }
     };
     for entry in &entries {
         suspicious_path(&entry.name)?;
@@ -259,7 +258,11 @@ mod tests {
         let mut reversed = files();
         reversed.reverse();
         let b = write(Format::TarGz, &reversed, 1_700_000_000).unwrap();
-        assert_eq!(sha256_hex(&a), sha256_hex(&b), "input order does not matter");
+        assert_eq!(
+            sha256_hex(&a),
+            sha256_hex(&b),
+            "input order does not matter"
+        );
         let entries = read(&a).unwrap();
         let names: Vec<_> = entries.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["LICENSE", "kubectl-run_pod"]);

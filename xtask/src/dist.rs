@@ -41,7 +41,10 @@ pub fn run(flags: &flags::Dist) -> anyhow::Result<()> {
     for path in dist.manifests.values() {
         eprintln!("  {}", path.display());
     }
-    eprintln!("check them with `cargo xtask krew-check {}`", dist.out.display());
+    eprintln!(
+        "check them with `cargo xtask krew-check {}`",
+        dist.out.display()
+    );
     Ok(())
 }
 
@@ -56,7 +59,9 @@ pub fn dist(flags: &flags::Dist) -> anyhow::Result<Dist> {
     if !flags.no_build {
         let host = targets::host_triple()?;
         for (target, cross) in select_targets(&flags.targets, &host)? {
-            build(&ws, &target, cross, &flags.profile)?;
+            if !flags.prebuilt {
+                build(&ws, &target, cross, &flags.profile)?;
+            }
             pack(&ws, &target, cross, &flags.profile, &out)?;
         }
     }
@@ -72,14 +77,14 @@ pub fn dist(flags: &flags::Dist) -> anyhow::Result<Dist> {
 /// whose standard library is installed. The flag says whether to pass `--target`.
 fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, bool)>> {
     let known = |triple: &str| {
-        Target::from_triple(triple)
-            .with_context(|| format!("{triple}: not a platform krew knows (linux/darwin/windows on x86_64/aarch64/…)"))
+        Target::from_triple(triple).with_context(|| {
+            format!(
+                "{triple}: not a platform krew knows (linux/darwin/windows on x86_64/aarch64/…)"
+            )
+        })
     };
     if !asked.is_empty() {
-        return asked
-            .iter()
-            .map(|t| Ok((known(t)?, t != host)))
-            .collect();
+        return asked.iter().map(|t| Ok((known(t)?, t != host))).collect();
     }
     let host_target = known(host)?;
     let mut chosen = Vec::new();
@@ -87,7 +92,9 @@ fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, b
         if triple == host || targets::std_installed(triple) {
             chosen.push((known(triple)?, triple != host));
         } else {
-            eprintln!("dist: skipping {triple} (its standard library is not installed here; the release workflow builds it)");
+            eprintln!(
+                "dist: skipping {triple} (its standard library is not installed here; the release workflow builds it)"
+            );
         }
     }
     // The host build stands in for its platform when the release target for it

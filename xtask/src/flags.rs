@@ -99,6 +99,10 @@ pub struct Dist {
     /// directory (e.g. collected from every release runner).
     #[arg(long)]
     pub no_build: bool,
+    /// Pack binaries already built for the targets (e.g. by `cross`) without running
+    /// cargo build.
+    #[arg(long)]
+    pub prebuilt: bool,
     /// Where the archives will be downloaded from [default: the GitHub release].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,

@@ -21,7 +21,10 @@ pub fn run(flags: &flags::Index) -> anyhow::Result<()> {
         let file = format!("{}.yaml", plugin.name);
         let from = source.join(&file);
         let text = std::fs::read_to_string(&from).with_context(|| {
-            format!("cannot read {}; run `cargo xtask dist` first", from.display())
+            format!(
+                "cannot read {}; run `cargo xtask dist` first",
+                from.display()
+            )
         })?;
         let manifest = parse(&text)?;
         if let Err(reason) = validate::validate_manifest_file(Path::new(&file), &manifest) {

@@ -31,10 +31,15 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
     let target = Target::from_triple(&host)
         .with_context(|| format!("{host}: krew has no platform for this host"))?;
     let dist = crate::dist::dist(&flags::Dist {
-        targets: if flags.no_build { Vec::new() } else { vec![host.clone()] },
+        targets: if flags.no_build {
+            Vec::new()
+        } else {
+            vec![host.clone()]
+        },
         profile: flags.profile.clone(),
         out: flags.out.clone(),
         no_build: flags.no_build,
+        prebuilt: false,
         base_url: None,
         write_templates: false,
     })?;
@@ -44,7 +49,9 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
         let manifest = krew::parse(&text)?;
         let platform = manifest
             .platform_for(target.os, target.arch)
-            .with_context(|| format!("plugin {name:?} does not offer installation for this platform"))?;
+            .with_context(|| {
+                format!("plugin {name:?} does not offer installation for this platform")
+            })?;
         let archive_name = platform.uri.rsplit('/').next().unwrap_or_default();
         let archive_path = dist.out.join(archive_name);
         let bytes = std::fs::read(&archive_path)
@@ -75,8 +82,8 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
         );
     }
     let bin = prefix.join("bin");
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d == bin));
+    let on_path =
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d == bin));
     if on_path {
         println!("\n{} is already on your PATH.", bin.display());
     } else {
@@ -110,7 +117,10 @@ fn completion_helper(prefix: &Path, bin_name: &str) -> anyhow::Result<PathBuf> {
     let helper = prefix.join("bin").join(format!("kubectl_complete-{rest}"));
     match std::fs::symlink_metadata(&helper) {
         Ok(m) if m.file_type().is_symlink() => std::fs::remove_file(&helper)?,
-        Ok(_) => bail!("{} exists and is not a link; not replacing it", helper.display()),
+        Ok(_) => bail!(
+            "{} exists and is not a link; not replacing it",
+            helper.display()
+        ),
         Err(_) => {}
     }
     std::os::unix::fs::symlink(bin_name, &helper)
@@ -122,9 +132,15 @@ fn completion_helper(prefix: &Path, bin_name: &str) -> anyhow::Result<PathBuf> {
 /// (relative to the prefix). A plugin that cannot print them is reported, not fatal.
 fn scripts(prefix: &Path, link: &Path, bin_name: &str) {
     for (shell, rel) in [
-        ("bash", format!("share/bash-completion/completions/{bin_name}")),
+        (
+            "bash",
+            format!("share/bash-completion/completions/{bin_name}"),
+        ),
         ("zsh", format!("share/zsh/site-functions/_{bin_name}")),
-        ("fish", format!("share/fish/vendor_completions.d/{bin_name}.fish")),
+        (
+            "fish",
+            format!("share/fish/vendor_completions.d/{bin_name}.fish"),
+        ),
     ] {
         let out = Command::new(link).args(["completion", shell]).output();
         match out {

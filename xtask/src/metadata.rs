@@ -89,7 +89,9 @@ pub fn parse(metadata: &Value) -> anyhow::Result<Workspace> {
         let this_version = str_field(package, "version")?;
         match &version {
             Some(v) if *v != this_version => {
-                bail!("plugins have different versions ({v} and {this_version}); they are released together")
+                bail!(
+                    "plugins have different versions ({v} and {this_version}); they are released together"
+                )
             }
             _ => version = Some(this_version),
         }
@@ -97,8 +99,9 @@ pub fn parse(metadata: &Value) -> anyhow::Result<Workspace> {
             repository = repo.to_string();
         }
         plugins.push(Plugin {
-            short_description: field("short-description")
-                .with_context(|| format!("{bin}: [package.metadata.krew] needs short-description"))?,
+            short_description: field("short-description").with_context(|| {
+                format!("{bin}: [package.metadata.krew] needs short-description")
+            })?,
             description: str_field(package, "description")?,
             caveats: field("caveats"),
             homepage: package["homepage"].as_str().unwrap_or_default().to_string(),
@@ -126,7 +129,9 @@ fn str_field(package: &Value, key: &str) -> anyhow::Result<String> {
 
 /// `kubectl-run_pod` → `run-pod` (kubectl maps `-` in a command word to `_`).
 pub fn plugin_name(bin: &str) -> String {
-    bin.strip_prefix("kubectl-").unwrap_or(bin).replace('_', "-")
+    bin.strip_prefix("kubectl-")
+        .unwrap_or(bin)
+        .replace('_', "-")
 }
 
 /// The link name krew creates for a plugin: `run-pod` → `kubectl-run_pod`.

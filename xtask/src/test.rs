@@ -29,6 +29,7 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         profile: "dev".into(),
         out: Some(dist_check.clone()),
         no_build: false,
+        prebuilt: false,
         base_url: None,
         write_templates: false,
     })?;

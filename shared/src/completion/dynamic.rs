@@ -25,9 +25,10 @@ pub fn resolve(lookup: &Lookup, flags: &ConfigFlags) -> Vec<Candidate> {
         Lookup::Clusters { prefix } => (kubeconfig_names(flags, Kind::Clusters), prefix),
         Lookup::Users { prefix } => (kubeconfig_names(flags, Kind::Users), prefix),
         Lookup::Namespaces { prefix } => (cluster_names(flags, Resource::Namespaces), prefix),
-        Lookup::ReplicationControllers { prefix } => {
-            (cluster_names(flags, Resource::ReplicationControllers), prefix)
-        }
+        Lookup::ReplicationControllers { prefix } => (
+            cluster_names(flags, Resource::ReplicationControllers),
+            prefix,
+        ),
     };
     let mut names: Vec<String> = names
         .into_iter()
@@ -111,9 +112,11 @@ async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<Strin
         }
     }
     .ok()?;
-    Some(names
-        .items
-        .into_iter()
-        .filter_map(|item| item.metadata.name)
-        .collect())
+    Some(
+        names
+            .items
+            .into_iter()
+            .filter_map(|item| item.metadata.name)
+            .collect(),
+    )
 }

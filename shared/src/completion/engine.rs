@@ -32,14 +32,24 @@ pub enum Source {
 /// Names to fetch before replying, filtered by `prefix`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
-    Namespaces { prefix: String },
-    ReplicationControllers { prefix: String },
+    Namespaces {
+        prefix: String,
+    },
+    ReplicationControllers {
+        prefix: String,
+    },
     /// Context names from the kubeconfig (no request is sent).
-    Contexts { prefix: String },
+    Contexts {
+        prefix: String,
+    },
     /// Cluster names from the kubeconfig.
-    Clusters { prefix: String },
+    Clusters {
+        prefix: String,
+    },
     /// User names from the kubeconfig.
-    Users { prefix: String },
+    Users {
+        prefix: String,
+    },
 }
 
 /// The engine's answer: a reply, possibly completed by a lookup.
@@ -110,7 +120,10 @@ pub fn plan(command: &Command, words: &[String], positionals: &[Source]) -> Plan
                 _ => Plan::reply(Vec::new(), Directive::NO_FILE_COMP),
             };
         }
-        return Plan::reply(flag_names(&command, &scan, current), Directive::NO_FILE_COMP);
+        return Plan::reply(
+            flag_names(&command, &scan, current),
+            Directive::NO_FILE_COMP,
+        );
     }
     if scan.after_double_dash {
         // After `--` come the container's command and arguments: nothing local applies.
@@ -278,9 +291,11 @@ fn is_path(arg: &Arg) -> bool {
     matches!(
         arg.get_value_hint(),
         ValueHint::AnyPath | ValueHint::FilePath | ValueHint::DirPath | ValueHint::ExecutablePath
-    ) || arg
-        .get_value_names()
-        .is_some_and(|names| names.iter().any(|n| n.contains("PATH") || n.contains("FILE")))
+    ) || arg.get_value_names().is_some_and(|names| {
+        names
+            .iter()
+            .any(|n| n.contains("PATH") || n.contains("FILE"))
+    })
 }
 
 /// The values of the flag with id `id` that start with `prefix`.

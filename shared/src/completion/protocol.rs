@@ -71,8 +71,7 @@ impl Reply {
                 continue;
             }
             out.push_str(&candidate.value);
-            if let Some(description) = candidate.description.as_deref().filter(|_| descriptions)
-            {
+            if let Some(description) = candidate.description.as_deref().filter(|_| descriptions) {
                 let first = description.lines().next().unwrap_or_default();
                 out.push('\t');
                 out.push_str(&first.replace('\t', " "));

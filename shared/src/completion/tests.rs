@@ -22,7 +22,11 @@ fn command() -> Command {
                 .long("output")
                 .help("Output format."),
         )
-        .arg(clap::Arg::new("restart").long("restart").help("The restart policy."))
+        .arg(
+            clap::Arg::new("restart")
+                .long("restart")
+                .help("The restart policy."),
+        )
         .arg(
             clap::Arg::new("dry-run")
                 .long("dry-run")
@@ -183,7 +187,10 @@ fn first_positional_is_a_replication_controller_with_required_flags() {
             prefix: "fro".into()
         })
     );
-    assert!(p.reply.candidates.is_empty(), "required flags only on an empty word");
+    assert!(
+        p.reply.candidates.is_empty(),
+        "required flags only on an empty word"
+    );
 }
 
 #[test]
@@ -241,7 +248,10 @@ fn complete_without_a_cluster_is_silent_and_keeps_static_candidates() {
         &words(&["--kubeconfig", "/nonexistent/kubeconfig", ""]),
         RC,
     );
-    assert_eq!(reply.render(true), "--image\tImage to use for upgrading the replication controller.\n:4\n");
+    assert_eq!(
+        reply.render(true),
+        "--image\tImage to use for upgrading the replication controller.\n:4\n"
+    );
 }
 
 #[test]
@@ -268,7 +278,11 @@ fn argv(a: &[&str]) -> Vec<OsString> {
 #[test]
 fn detects_the_helper_name_and_the_hidden_commands() {
     assert_eq!(
-        Invocation::detect(&argv(&["/home/u/.krew/bin/kubectl_complete-run_pod", "x", ""])),
+        Invocation::detect(&argv(&[
+            "/home/u/.krew/bin/kubectl_complete-run_pod",
+            "x",
+            ""
+        ])),
         Some(Invocation::Complete {
             words: words(&["x", ""]),
             descriptions: true
@@ -349,5 +363,8 @@ fn the_protocol_answer_is_rendered_on_the_writer() {
         RC,
         &mut out,
     );
-    assert_eq!(String::from_utf8(out).unwrap(), "Always\nOnFailure\nNever\n:4\n");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "Always\nOnFailure\nNever\n:4\n"
+    );
 }

@@ -40,15 +40,20 @@ pub fn check(
         else {
             return Err(fail("no supported platform matched the selector".into()));
         };
-        let bytes = archive(&platform.uri)
-            .ok_or_else(|| fail(format!("archive {:?} is not available locally", platform.uri)))?;
+        let bytes = archive(&platform.uri).ok_or_else(|| {
+            fail(format!(
+                "archive {:?} is not available locally",
+                platform.uri
+            ))
+        })?;
         let root = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
         let store = root
             .path()
             .join("store")
             .join(&plugin.metadata.name)
             .join(&plugin.spec.version);
-        let bin = install::install_files(platform, &bytes, &store).map_err(|e| fail(format!("{e:#}")))?;
+        let bin =
+            install::install_files(platform, &bytes, &store).map_err(|e| fail(format!("{e:#}")))?;
         if install::find_license(&store).is_none() {
             return Err(fail(
                 "no license file (LICENSE, LICENSE.txt, COPYING, …) was extracted; krew-index requires one".into(),

@@ -168,7 +168,9 @@ fn move_files(from_dir: &Path, to_dir: &Path, op: &FileOperation) -> anyhow::Res
         matches
             .into_iter()
             .map(|m| {
-                let to = to_dir.join(&cleaned).join(m.file_name().unwrap_or_default());
+                let to = to_dir
+                    .join(&cleaned)
+                    .join(m.file_name().unwrap_or_default());
                 (m, to)
             })
             .collect()
@@ -224,7 +226,10 @@ pub fn install_files(
     std::fs::rename(&moved, install_dir)?;
     let bin_rel = clean(&platform.bin);
     if !is_sub_path(&bin_rel) {
-        bail!("the bin path {:?} is outside the install directory", platform.bin);
+        bail!(
+            "the bin path {:?} is outside the install directory",
+            platform.bin
+        );
     }
     let bin = install_dir.join(bin_rel);
     if !bin.is_file() {
@@ -275,9 +280,7 @@ pub fn install(
     let plugin_store = root.join("store").join(name);
     let store_dir = plugin_store.join(&plugin.spec.version);
     let bin = install_files(platform, bytes, &store_dir)?;
-    let link = root
-        .join("bin")
-        .join(crate::metadata::link_name(name));
+    let link = root.join("bin").join(crate::metadata::link_name(name));
     std::fs::create_dir_all(root.join("bin"))?;
     match std::fs::symlink_metadata(&link) {
         Ok(m) if m.file_type().is_symlink() => std::fs::remove_file(&link)?,
@@ -304,8 +307,5 @@ pub fn install(
             manifest_text.trim_end().to_string() + "\n"
         ),
     )?;
-    Ok(Installed {
-        bin,
-        link,
-    })
+    Ok(Installed { bin, link })
 }

@@ -84,7 +84,8 @@ pub struct FileOperation {
 
 /// Parses a manifest. Like krew's non-strict decoding, unknown fields are dropped.
 pub fn parse(text: &str) -> anyhow::Result<Plugin> {
-    serde_saphyr::from_str(text).map_err(|e| anyhow::anyhow!("failed to decode plugin manifest: {e}"))
+    serde_saphyr::from_str(text)
+        .map_err(|e| anyhow::anyhow!("failed to decode plugin manifest: {e}"))
 }
 
 impl Selector {
@@ -96,10 +97,10 @@ impl Selector {
             "arch" => Some(arch),
             _ => None,
         };
-        if let Some(labels) = &self.match_labels {
-            if !labels.iter().all(|(k, v)| label(k) == Some(v.as_str())) {
-                return false;
-            }
+        if let Some(labels) = &self.match_labels
+            && !labels.iter().all(|(k, v)| label(k) == Some(v.as_str()))
+        {
+            return false;
         }
         for req in self.match_expressions.iter().flatten() {
             let value = label(&req.key);

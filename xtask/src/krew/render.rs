@@ -71,7 +71,10 @@ fn block(out: &mut String, indent: usize, key: &str, text: &str) {
 
 /// The caveats of a plugin: its own, then how to enable completion through kubectl.
 pub fn caveats(plugin: &Plugin) -> String {
-    let helper = format!("kubectl_complete-{}", plugin.bin.trim_start_matches("kubectl-"));
+    let helper = format!(
+        "kubectl_complete-{}",
+        plugin.bin.trim_start_matches("kubectl-")
+    );
     let mut text = String::new();
     if let Some(own) = &plugin.caveats {
         text.push_str(own.trim_end());
@@ -100,11 +103,7 @@ fn bin_file(plugin: &Plugin, target: &Target) -> String {
 }
 
 /// Renders a manifest (or, with template sources, a krew-release-bot template).
-pub fn manifest(
-    plugin: &Plugin,
-    version: &str,
-    platforms: &[PlatformEntry<'_>],
-) -> String {
+pub fn manifest(plugin: &Plugin, version: &str, platforms: &[PlatformEntry<'_>]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "apiVersion: {}", super::API_VERSION);
     let _ = writeln!(out, "kind: {}", super::KIND);
@@ -133,7 +132,11 @@ pub fn manifest(
                 let _ = writeln!(out, "    uri: {}\n    sha256: {}", quote(uri), sha256);
             }
             Source::Template { uri_template } => {
-                let _ = writeln!(out, "    {{{{addURIAndSha {} .TagName }}}}", quote(uri_template));
+                let _ = writeln!(
+                    out,
+                    "    {{{{addURIAndSha {} .TagName }}}}",
+                    quote(uri_template)
+                );
             }
         }
         let bin = bin_file(plugin, t);

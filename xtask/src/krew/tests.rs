@@ -13,7 +13,8 @@ fn plugin() -> Plugin {
         name: "rolling-update".into(),
         bin: "kubectl-rolling_update".into(),
         short_description: "Rolling update of a ReplicationController".into(),
-        description: "Brings back kubectl rolling-update with the semantics of kubectl 1.17.".into(),
+        description: "Brings back kubectl rolling-update with the semantics of kubectl 1.17."
+            .into(),
         caveats: None,
         homepage: "https://github.com/kubeplug/kubeplug".into(),
     }
@@ -45,7 +46,8 @@ struct Fixture {
     text: String,
 }
 
-const LINUX_URI: &str = "https://example.com/v0.1.0/kubeplug-v0.1.0-x86_64-unknown-linux-musl.tar.gz";
+const LINUX_URI: &str =
+    "https://example.com/v0.1.0/kubeplug-v0.1.0-x86_64-unknown-linux-musl.tar.gz";
 const WINDOWS_URI: &str = "https://example.com/v0.1.0/kubeplug-v0.1.0-x86_64-pc-windows-msvc.zip";
 
 fn fixture_with(linux: Vec<u8>) -> Fixture {
@@ -101,7 +103,11 @@ impl Fixture {
 
     /// The text with `from` replaced by `to` (which must change something).
     fn corrupt(&self, from: &str, to: &str) -> String {
-        assert!(self.text.contains(from), "fixture has no {from:?}:\n{}", self.text);
+        assert!(
+            self.text.contains(from),
+            "fixture has no {from:?}:\n{}",
+            self.text
+        );
         self.text.replacen(from, to, 1)
     }
 }
@@ -151,7 +157,10 @@ fn names() {
         "plugin should be named \"rolling_upd\", not \"rolling-update\"",
     );
     rejected(
-        f.check_as("rolling update.yaml", &f.corrupt("name: rolling-update", "name: rolling update")),
+        f.check_as(
+            "rolling update.yaml",
+            &f.corrupt("name: rolling-update", "name: rolling update"),
+        ),
         "the plugin name \"rolling update\" is not allowed, must match \"^[\\\\w-]+$\"",
     );
     rejected(
@@ -171,7 +180,10 @@ fn short_description() {
         "plugin validation error: should have a short description",
     );
     rejected(
-        f.check(&f.corrupt("of a ReplicationController\"", "of a\\nReplicationController\"")),
+        f.check(&f.corrupt(
+            "of a ReplicationController\"",
+            "of a\\nReplicationController\"",
+        )),
         "should not have line breaks in short description",
     );
 }
@@ -295,7 +307,9 @@ fn checksum_mismatch() {
     let sha = archive::sha256_hex(&f.linux);
     rejected(
         f.check(&f.corrupt(&sha, &other)),
-        &format!("spec.platforms[0] failed to install: checksum does not match, want: {other}, got {sha}"),
+        &format!(
+            "spec.platforms[0] failed to install: checksum does not match, want: {other}, got {sha}"
+        ),
     );
 }
 
@@ -327,27 +341,45 @@ fn archive_rules() {
     use tar::EntryType::{Regular, Symlink};
     let cases: [(Vec<u8>, &str); 7] = [
         (
-            raw_tar_gz(&[("kubectl-rolling_update", Symlink, 0o777, b""), ("LICENSE", Regular, 0o644, b"L")]),
+            raw_tar_gz(&[
+                ("kubectl-rolling_update", Symlink, 0o777, b""),
+                ("LICENSE", Regular, 0o644, b"L"),
+            ]),
             "unable to handle file type 50 for \"kubectl-rolling_update\" in tar",
         ),
         (
-            raw_tar_gz(&[("../kubectl-rolling_update", Regular, 0o755, BIN), ("LICENSE", Regular, 0o644, b"L")]),
+            raw_tar_gz(&[
+                ("../kubectl-rolling_update", Regular, 0o755, BIN),
+                ("LICENSE", Regular, 0o644, b"L"),
+            ]),
             "refusing to unpack archive with suspicious entry \"../kubectl-rolling_update\"",
         ),
         (
-            raw_tar_gz(&[("/kubectl-rolling_update", Regular, 0o755, BIN), ("LICENSE", Regular, 0o644, b"L")]),
+            raw_tar_gz(&[
+                ("/kubectl-rolling_update", Regular, 0o755, BIN),
+                ("LICENSE", Regular, 0o644, b"L"),
+            ]),
             "refusing to unpack archive with absolute entry \"/kubectl-rolling_update\"",
         ),
         (
-            raw_tar_gz(&[("kubectl-rolling_update", Regular, 0o644, BIN), ("LICENSE", Regular, 0o644, b"L")]),
+            raw_tar_gz(&[
+                ("kubectl-rolling_update", Regular, 0o644, BIN),
+                ("LICENSE", Regular, 0o644, b"L"),
+            ]),
             "bin \"kubectl-rolling_update\" is not executable in the archive",
         ),
         (
-            raw_tar_gz(&[("kubectl-rolling_update", Regular, 0o755, BIN), ("README", Regular, 0o644, b"R")]),
+            raw_tar_gz(&[
+                ("kubectl-rolling_update", Regular, 0o755, BIN),
+                ("README", Regular, 0o644, b"R"),
+            ]),
             "no files in the plugin archive matched the glob pattern=LICENSE",
         ),
         (
-            raw_tar_gz(&[("kubectl-run_pod", Regular, 0o755, BIN), ("LICENSE", Regular, 0o644, b"L")]),
+            raw_tar_gz(&[
+                ("kubectl-run_pod", Regular, 0o755, BIN),
+                ("LICENSE", Regular, 0o644, b"L"),
+            ]),
             "no files in the plugin archive matched the glob pattern=kubectl-rolling_update",
         ),
         (
@@ -357,7 +389,8 @@ fn archive_rules() {
                 let mut h = tar::Header::new_ustar();
                 h.set_size(BIN.len() as u64);
                 h.set_mode(0o755);
-                t.append_data(&mut h, "kubectl-rolling_update", BIN).unwrap();
+                t.append_data(&mut h, "kubectl-rolling_update", BIN)
+                    .unwrap();
                 t.into_inner().unwrap()
             },
             "mime type \"application/octet-stream\" for archive file is not a supported archive format",
@@ -378,12 +411,18 @@ fn a_license_must_be_extracted_and_moves_must_be_clean() {
         "no license file (LICENSE, LICENSE.txt, COPYING, …) was extracted",
     );
     rejected(
-        f.check(&f.corrupt("    - from: LICENSE\n      to: \".\"\n", "    - from: LICENSE\n      to: \"./\"\n")),
+        f.check(&f.corrupt(
+            "    - from: LICENSE\n      to: \".\"\n",
+            "    - from: LICENSE\n      to: \"./\"\n",
+        )),
         "the provided path is not clean, \"./\" should be \".\"",
     );
     // `bin` must exist after the moves.
     rejected(
-        f.check(&f.corrupt("    bin: \"kubectl-rolling_update\"", "    bin: \"bin/kubectl-rolling_update\"")),
+        f.check(&f.corrupt(
+            "    bin: \"kubectl-rolling_update\"",
+            "    bin: \"bin/kubectl-rolling_update\"",
+        )),
         "bin \"bin/kubectl-rolling_update\" not found in the installation directory after the file moves",
     );
 }
@@ -392,7 +431,10 @@ fn a_license_must_be_extracted_and_moves_must_be_clean() {
 fn windows_bins_must_be_exe() {
     let f = fixture();
     rejected(
-        f.check(&f.corrupt("    bin: \"kubectl-rolling_update.exe\"", "    bin: \"LICENSE\"")),
+        f.check(&f.corrupt(
+            "    bin: \"kubectl-rolling_update.exe\"",
+            "    bin: \"LICENSE\"",
+        )),
         "bin \"LICENSE\" on windows must be an .exe",
     );
 }

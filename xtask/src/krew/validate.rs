@@ -29,7 +29,9 @@ pub fn is_safe_plugin_name(name: &str) -> bool {
 }
 
 fn is_valid_sha256(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// krew's `semver.Parse`: a leading `v`, then a semantic version.
