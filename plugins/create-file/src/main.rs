@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 /// Create a resource from a file or from stdin.
 #[derive(Parser, Debug)]
@@ -15,6 +15,9 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = shared::completion::maybe_handle(Args::command(), &[]) {
+        return code;
+    }
     let args = Args::parse();
     shared::cli::init_logging(args.config.verbosity);
     shared::cli::finish(

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 /// Perform a rolling update of the given ReplicationController.
 #[derive(Parser, Debug)]
@@ -15,6 +15,12 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = shared::completion::maybe_handle(
+        Args::command(),
+        &[shared::completion::Source::ReplicationControllers],
+    ) {
+        return code;
+    }
     let args = Args::parse();
     shared::cli::init_logging(args.config.verbosity);
     shared::cli::finish(
