@@ -116,6 +116,9 @@ pub struct KrewCheck {
     /// A dist directory (krew/*.yaml + archives) or an index (plugins/*.yaml)
     /// [default: target/dist].
     pub dir: Option<PathBuf>,
+    /// Where the archives are, found by the file name of each `uri` [default: DIR].
+    #[arg(long, value_name = "DIR")]
+    pub archives: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -35,6 +35,7 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     })?;
     crate::krew_check::run(&flags::KrewCheck {
         dir: Some(dist_check),
+        archives: None,
     })?;
     sh(cargo().args([
         "clippy",
