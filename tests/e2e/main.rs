@@ -8,8 +8,10 @@
 //! - `run_pod`: `kubectl run-pod` (issue 3).
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
+//! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 
 mod create_file;
+mod dist;
 mod node;
 mod rolling_update;
 mod run_pod;

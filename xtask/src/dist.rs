@@ -59,7 +59,9 @@ pub fn dist(flags: &flags::Dist) -> anyhow::Result<Dist> {
     if !flags.no_build {
         let host = targets::host_triple()?;
         for (target, cross) in select_targets(&flags.targets, &host)? {
-            build(&ws, &target, cross, &flags.profile)?;
+            if !flags.prebuilt {
+                build(&ws, &target, cross, &flags.profile)?;
+            }
             pack(&ws, &target, cross, &flags.profile, &out)?;
         }
     }

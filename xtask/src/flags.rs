@@ -105,6 +105,10 @@ pub struct Dist {
     /// directory (e.g. collected from every release runner).
     #[arg(long)]
     pub no_build: bool,
+    /// Pack binaries already built for the targets (e.g. by `cross`) without running
+    /// cargo build.
+    #[arg(long)]
+    pub prebuilt: bool,
     /// Where the archives will be downloaded from [default: the GitHub release].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
@@ -118,6 +122,9 @@ pub struct KrewCheck {
     /// A dist directory (krew/*.yaml + archives) or an index (plugins/*.yaml)
     /// [default: target/dist].
     pub dir: Option<PathBuf>,
+    /// Where the archives are, found by the file name of each `uri` [default: DIR].
+    #[arg(long, value_name = "DIR")]
+    pub archives: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

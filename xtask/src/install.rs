@@ -39,6 +39,7 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
         profile: flags.profile.clone(),
         out: flags.out.clone(),
         no_build: flags.no_build,
+        prebuilt: false,
         base_url: None,
         write_templates: false,
     })?;

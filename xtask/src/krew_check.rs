@@ -12,6 +12,7 @@ use crate::krew::check;
 
 pub fn run(flags: &flags::KrewCheck) -> anyhow::Result<()> {
     let dir = flags.dir.clone().unwrap_or_else(crate::dist::default_out);
+    let archives = flags.archives.clone().unwrap_or_else(|| dir.clone());
     let manifests = manifests_in(&dir)?;
     let mut failures = Vec::new();
     for path in &manifests {
@@ -24,7 +25,7 @@ pub fn run(flags: &flags::KrewCheck) -> anyhow::Result<()> {
             .into_owned();
         let archive = |uri: &str| -> Option<Vec<u8>> {
             let base = uri.rsplit('/').next()?;
-            std::fs::read(dir.join(base)).ok()
+            std::fs::read(archives.join(base)).ok()
         };
         match check::check(&file_name, &text, &archive) {
             Ok(report) => {

@@ -1,5 +1,6 @@
 //! `cargo xtask test`: what CI runs — the control plane (built if needed), a build of
-//! every binary, lints, and every test tier (unit, transcript, end-to-end).
+//! every binary, the krew packaging checks, lints, and every test tier (unit,
+//! transcript, end-to-end).
 
 use std::process::Command;
 
@@ -19,6 +20,23 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     // The e2e tests run the plugins and the cluster supervisor as programs, and
     // `cargo test` alone does not build other packages' binaries.
     sh(cargo().args(["build", "--workspace", "--bins"]))?;
+    // Packaging, checked as krew would, on archives of the debug build just made: the
+    // release profile (fat LTO) costs minutes on two cores and is left to
+    // `cargo xtask dist` and the release workflow (see CONTRIBUTING.md).
+    let dist_check = crate::target_dir().join("dist-check");
+    crate::dist::dist(&flags::Dist {
+        targets: vec![crate::targets::host_triple()?],
+        profile: "dev".into(),
+        out: Some(dist_check.clone()),
+        no_build: false,
+        prebuilt: false,
+        base_url: None,
+        write_templates: false,
+    })?;
+    crate::krew_check::run(&flags::KrewCheck {
+        dir: Some(dist_check),
+        archives: None,
+    })?;
     sh(cargo().args([
         "clippy",
         "--workspace",

@@ -17,6 +17,13 @@ mod report;
 const COMMAND: &str = "kubectl create-file";
 
 fn main() -> ExitCode {
+    // `kubectl_complete-<plugin>` (a link to this binary), `__complete` and
+    // `completion SHELL` are answered before any parsing; see shared::completion.
+    if let Some(code) =
+        shared::completion::maybe_handle(<args::Args as clap::CommandFactory>::command(), &[])
+    {
+        return code;
+    }
     let args = match args::parse(std::env::args_os()) {
         Ok(args) => args,
         Err(err) => {

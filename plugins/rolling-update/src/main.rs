@@ -24,6 +24,14 @@ use clap::Parser;
 use crate::options::{COMMAND, RollingUpdateOptions, Stopped, UsageErrors};
 
 fn main() -> ExitCode {
+    // `kubectl_complete-<plugin>` (a link to this binary), `__complete` and
+    // `completion SHELL` are answered before any parsing; see shared::completion.
+    if let Some(code) = shared::completion::maybe_handle(
+        <flags::Args as clap::CommandFactory>::command(),
+        &[shared::completion::Source::ReplicationControllers],
+    ) {
+        return code;
+    }
     let args = match flags::Args::try_parse() {
         Ok(args) => args,
         Err(err) => return flag_error(err),

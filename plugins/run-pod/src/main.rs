@@ -16,6 +16,11 @@ use std::process::ExitCode;
 const COMMAND: &str = "kubectl run-pod";
 
 fn main() -> ExitCode {
+    // `kubectl_complete-<plugin>` (a link to this binary), `__complete` and
+    // `completion SHELL` are answered before any parsing; see shared::completion.
+    if let Some(code) = shared::completion::maybe_handle(args::command(), &[]) {
+        return code;
+    }
     let (args, explicit) = match args::parse_from(std::env::args_os()) {
         Ok(parsed) => parsed,
         Err(e) => return usage_exit(&e),

@@ -76,7 +76,7 @@ pub enum Invocation {
 impl Invocation {
     /// Recognises a completion request in `argv`; `None` means "run the plugin".
     pub fn detect(argv: &[OsString]) -> Option<Self> {
-        let arg0 = argv.first().map(|a| Path::new(a)).and_then(Path::file_name);
+        let arg0 = argv.first().map(Path::new).and_then(Path::file_name);
         let bin_name = arg0
             .map(|n| n.to_string_lossy())
             .map(|n| n.strip_suffix(".exe").unwrap_or(&n).to_string())

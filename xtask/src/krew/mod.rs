@@ -97,10 +97,10 @@ impl Selector {
             "arch" => Some(arch),
             _ => None,
         };
-        if let Some(labels) = &self.match_labels {
-            if !labels.iter().all(|(k, v)| label(k) == Some(v.as_str())) {
-                return false;
-            }
+        if let Some(labels) = &self.match_labels
+            && !labels.iter().all(|(k, v)| label(k) == Some(v.as_str()))
+        {
+            return false;
         }
         for req in self.match_expressions.iter().flatten() {
             let value = label(&req.key);
