@@ -13,6 +13,37 @@ const PLUGINS: [&str; 3] = [
     "kubectl-create_file",
     "kubectl-rolling_update",
 ];
+const DEMO_NS: &str = "kubeplug-demo";
+
+/// A ConfigMap and a ReplicationController for the create-file and rolling-update steps.
+fn demo_manifests() -> anyhow::Result<PathBuf> {
+    let dir = crate::target_dir().join("demo-manifests");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("config.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: frontend-config\ndata:\n  greeting: hello\n",
+    )?;
+    std::fs::write(
+        dir.join("frontend.yaml"),
+        r#"apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: frontend
+spec:
+  replicas: 3
+  selector: {app: frontend}
+  template:
+    metadata:
+      labels: {app: frontend}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.26
+"#,
+    )?;
+    Ok(dir)
+}
 
 pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     crate::testenv::run(&flags::Testenv { force: false })?;
@@ -54,10 +85,109 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     kubectl(&["plugin", "list"])?;
     println!("\n== the local cluster: a real kube-apiserver with a simulated node");
     kubectl(&["get", "nodes", "-o", "wide"])?;
-    for plugin in ["run-pod", "create-file", "rolling-update"] {
-        println!("\n== kubectl {plugin}");
-        kubectl(&[plugin, "--help"])?;
+
+    println!("\n== a fresh namespace for the demo");
+    let quiet = |args: &[&str]| {
+        Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", &state.kubeconfig)
+            .output()
+            .map(|o| {
+                (
+                    o.status.success(),
+                    String::from_utf8_lossy(&o.stdout).into_owned(),
+                )
+            })
+    };
+    let _ = quiet(&[
+        "delete",
+        "namespace",
+        DEMO_NS,
+        "--wait=true",
+        "--ignore-not-found",
+    ]);
+    kubectl(&["create", "namespace", DEMO_NS])?;
+    // Pods are admitted once the namespace's ServiceAccount has its token.
+    for _ in 0..100 {
+        let (ok, out) = quiet(&[
+            "get",
+            "serviceaccount",
+            "default",
+            "-n",
+            DEMO_NS,
+            "-o",
+            "jsonpath={.secrets[0].name}",
+        ])?;
+        if ok && !out.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
+
+    println!("\n== kubectl run-pod: what would be created (no request is sent)");
+    kubectl(&[
+        "run-pod",
+        "web",
+        "--image=nginx:1.27",
+        "--port=80",
+        "-n",
+        DEMO_NS,
+        "--dry-run=client",
+        "-o",
+        "yaml",
+    ])?;
+    println!("\n== kubectl run-pod: a pod and its service");
+    kubectl(&[
+        "run-pod",
+        "web",
+        "--image=nginx:1.27",
+        "--port=80",
+        "--expose",
+        "-n",
+        DEMO_NS,
+    ])?;
+    kubectl(&[
+        "wait",
+        "--for=condition=Ready",
+        "pod/web",
+        "-n",
+        DEMO_NS,
+        "--timeout=60s",
+    ])?;
+    kubectl(&["get", "pods,services", "-n", DEMO_NS])?;
+
+    println!("\n== kubectl create-file: a directory of manifests");
+    let manifests = demo_manifests()?;
+    kubectl(&[
+        "create-file",
+        "-f",
+        &manifests.to_string_lossy(),
+        "-n",
+        DEMO_NS,
+    ])?;
+
+    println!(
+        "\n== kubectl rolling-update: frontend from nginx:1.26 to nginx:1.27, one pod at a time"
+    );
+    kubectl(&[
+        "rolling-update",
+        "frontend",
+        "--image=nginx:1.27",
+        "--update-period=1s",
+        "-n",
+        DEMO_NS,
+    ])?;
+    kubectl(&[
+        "get",
+        "replicationcontrollers,pods",
+        "-n",
+        DEMO_NS,
+        "-L",
+        "deployment",
+    ])?;
+
+    println!("\n== completion: what `kubectl rolling-update <TAB>` offers");
+    kubectl(&["__complete", "rolling-update", "-n", DEMO_NS, ""])?;
 
     if flags.down {
         crate::cluster::down(&state_dir)?;
@@ -80,6 +210,9 @@ fn plugin_dir() -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(&dir)?;
     for name in PLUGINS {
         link(&bin.join(name), &dir.join(name))?;
+        // kubectl (1.26+) runs `kubectl_complete-<plugin>` for completion: the plugin itself.
+        let helper = name.replacen("kubectl-", "kubectl_complete-", 1);
+        link(&bin.join(name), &dir.join(helper))?;
     }
     Ok(dir)
 }
