@@ -6,6 +6,7 @@
 //! - [`flags`]: reusable clap flag groups with `to_*()` conversions — the global
 //!   kubeconfig flags every plugin shares ([`flags::ConfigFlags`]), `--dry-run`, `-o`.
 //! - [`generate`]: pure generators (parameters in, typed object out) for `run-pod`.
+//! - [`help`]: `--help` in kubectl's layout, rendered from the clap definitions.
 //! - [`printers`]: `-o json|yaml|name` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
@@ -30,6 +31,7 @@ pub mod completion;
 pub mod error;
 pub mod flags;
 pub mod generate;
+pub mod help;
 pub mod printers;
 pub mod resource;
 pub mod rest;

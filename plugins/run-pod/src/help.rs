@@ -1,13 +1,4 @@
-//! `--help` in kubectl's layout (description, examples, one `--flag=default:` block per
-//! option sorted by name, usage, the `kubectl options` pointer), rendered from the clap
-//! definitions so that flags and help never drift apart.
-//!
-//! clap's own help layout is different from cobra's; users compare the two commands
-//! side by side, so the layout is kubectl's.
-
-use std::fmt::Write as _;
-
-use clap::ArgAction;
+//! `kubectl run-pod --help`: kubectl run's texts in kubectl's layout (`shared::help`).
 
 /// kubectl run's examples, adjusted to the plugin's name, plus the legacy generators.
 const EXAMPLES: &str = r#"  # Start a nginx pod
@@ -47,70 +38,14 @@ const USAGE: &str = r#"kubectl run-pod NAME --image=image [--env="key=value"] [-
 
 /// The full help text.
 pub fn render(cmd: &clap::Command) -> String {
-    let mut out = String::new();
     let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
-    let _ = write!(out, "{about}\n\nExamples:\n{EXAMPLES}\n\nOptions:\n");
-    // kubectl leaves its global flags to `kubectl options`; a plugin parses them itself
-    // (kubectl does not pass them on), so they are listed here, after the command's own.
-    let is_global = |a: &clap::Arg| a.get_help_heading() == Some("Global options");
-    write_flags(&mut out, cmd, |a| !is_global(a));
-    out.push_str("Global options:\n");
-    write_flags(&mut out, cmd, is_global);
-    let _ = write!(
-        out,
-        "Usage:\n  {USAGE}\n\nUse \"kubectl options\" for a list of global command-line options (applies to all commands).\n"
-    );
-    out
-}
-
-/// One `    -s, --long=DEFAULT:\n\tHELP\n\n` block per selected flag, sorted by name.
-fn write_flags(out: &mut String, cmd: &clap::Command, select: impl Fn(&clap::Arg) -> bool) {
-    let mut args: Vec<&clap::Arg> = cmd
-        .get_arguments()
-        .filter(|a| !a.is_positional() && !a.is_hide_set())
-        .filter(|a| a.get_long().is_some_and(|l| l != "help"))
-        .filter(|a| select(a))
-        .collect();
-    args.sort_by_key(|a| a.get_long());
-    for arg in args {
-        let long = arg.get_long().unwrap_or_default();
-        let short = arg
-            .get_short()
-            .map(|s| format!("-{s}, "))
-            .unwrap_or_default();
-        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        let _ = write!(
-            out,
-            "    {short}--{long}={}:\n\t{help}\n\n",
-            default_of(arg)
-        );
-    }
-}
-
-/// A flag's default in pflag's notation: `false`, `[]`, `''`, `'text'`, bare numbers
-/// and durations.
-fn default_of(arg: &clap::Arg) -> String {
-    match arg.get_action() {
-        ArgAction::SetTrue => return "false".into(),
-        ArgAction::Append => return "[]".into(),
-        _ => {}
-    }
-    let value = arg
-        .get_default_values()
-        .first()
-        .map(|v| v.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let is_number = !value.is_empty()
-        && value
-            .trim_start_matches('-')
-            .bytes()
-            .all(|b| b.is_ascii_digit());
-    let is_duration =
-        shared::flags::parse_go_duration(&value, false).is_ok() && value.ends_with('s');
-    let is_bool = value == "false" || value == "true";
-    if is_number || is_duration || is_bool {
-        value
-    } else {
-        format!("'{value}'")
-    }
+    shared::help::render(
+        cmd,
+        &shared::help::HelpText {
+            long: &about,
+            examples: EXAMPLES,
+            usage: USAGE,
+            list_global: true,
+        },
+    )
 }
