@@ -64,6 +64,7 @@
 pub mod ip_pool;
 mod kubelet;
 pub mod nodes;
+pub mod process;
 pub mod runtime;
 pub mod scheduler;
 pub mod simulated;
