@@ -5,6 +5,9 @@
 //!   controller-manager, RBAC, and kubectl's plugin lookup of our binaries.
 //! - `node`: the simulated node's behaviour (binding, steering annotations,
 //!   restart policies, deletion, node health).
+//! - `kubelet`: the node as a process kubelet (container commands as processes,
+//!   `kubectl logs`/`attach`/`exec`, kube-rs attach, terminals).
 
+mod kubelet;
 mod node;
 mod smoke;
