@@ -53,7 +53,9 @@ async fn create(pods: &Api<Pod>, pod: &Pod) {
 async fn wait_for(pods: &Api<Pod>, name: &str, what: &str, cond: impl Fn(&Pod) -> bool) -> Pod {
     tokio::time::timeout(
         Duration::from_secs(30),
-        await_condition(pods.clone(), name, move |p: Option<&Pod>| p.is_some_and(&cond)),
+        await_condition(pods.clone(), name, move |p: Option<&Pod>| {
+            p.is_some_and(&cond)
+        }),
     )
     .await
     .unwrap_or_else(|_| panic!("pod {name}: {what} within 30s"))
@@ -100,7 +102,10 @@ async fn finished_container_has_real_exit_code_and_logs_for_kubectl() {
     .await;
     assert_eq!(exit_code(&done), Some(7));
 
-    let all = cluster.kubectl().args(["logs", "-n", ns.as_str(), "done"]).run();
+    let all = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "done"])
+        .run();
     all.success();
     for line in ["one\n", "two\n", "oops\n"] {
         assert!(all.stdout.contains(line), "{all:?}");
@@ -139,7 +144,11 @@ async fn restarted_container_keeps_previous_logs_and_follow_streams() {
         &pod(
             "flaky",
             "OnFailure",
-            &["sh", "-c", "echo x >> runs; n=$(wc -l < runs); echo run $n; [ $n -ge 3 ]"],
+            &[
+                "sh",
+                "-c",
+                "echo x >> runs; n=$(wc -l < runs); echo run $n; [ $n -ge 3 ]",
+            ],
             false,
             false,
         ),
@@ -157,7 +166,10 @@ async fn restarted_container_keeps_previous_logs_and_follow_streams() {
         .cloned()
         .expect("container status");
     assert_eq!(status.restart_count, 2);
-    let current = cluster.kubectl().args(["logs", "-n", ns.as_str(), "flaky"]).run();
+    let current = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "flaky"])
+        .run();
     current.success();
     assert_eq!(current.stdout.trim(), "run 3");
     let previous = cluster
@@ -169,7 +181,17 @@ async fn restarted_container_keeps_previous_logs_and_follow_streams() {
 
     create(
         &pods,
-        &pod("ticker", "Never", &["sh", "-c", "for i in 1 2 3; do echo tick $i; sleep 0.3; done"], false, false),
+        &pod(
+            "ticker",
+            "Never",
+            &[
+                "sh",
+                "-c",
+                "for i in 1 2 3; do echo tick $i; sleep 0.3; done",
+            ],
+            false,
+            false,
+        ),
     )
     .await;
     wait_for(&pods, "ticker", "Running", running).await;
@@ -188,7 +210,13 @@ async fn kubectl_attach_and_run_feed_stdin_to_the_process() {
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     create(
         &pods,
-        &pod("reader", "Never", &["sh", "-c", "read x; echo got $x; exit 3"], true, false),
+        &pod(
+            "reader",
+            "Never",
+            &["sh", "-c", "read x; echo got $x; exit 3"],
+            true,
+            false,
+        ),
     )
     .await;
     wait_for(&pods, "reader", "Running", running).await;
@@ -207,8 +235,18 @@ async fn kubectl_attach_and_run_feed_stdin_to_the_process() {
     let run = cluster
         .kubectl()
         .args([
-            "run", "-n", ns.as_str(), "once", "--image=busybox", "--restart=Never", "-i",
-            "--rm", "--", "sh", "-c", "read x; echo got $x; exit 3",
+            "run",
+            "-n",
+            ns.as_str(),
+            "once",
+            "--image=busybox",
+            "--restart=Never",
+            "-i",
+            "--rm",
+            "--",
+            "sh",
+            "-c",
+            "read x; echo got $x; exit 3",
         ])
         .stdin("there\n")
         .run();
@@ -224,12 +262,24 @@ async fn kube_rs_attach_with_stdin_and_a_terminal() {
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     create(
         &pods,
-        &pod("cat", "Never", &["sh", "-c", "read x; echo got $x"], true, false),
+        &pod(
+            "cat",
+            "Never",
+            &["sh", "-c", "read x; echo got $x"],
+            true,
+            false,
+        ),
     )
     .await;
     wait_for(&pods, "cat", "Running", running).await;
     let mut attached = pods
-        .attach("cat", &AttachParams::default().stdin(true).stdout(true).stderr(false))
+        .attach(
+            "cat",
+            &AttachParams::default()
+                .stdin(true)
+                .stdout(true)
+                .stderr(false),
+        )
         .await
         .expect("attach");
     let mut stdin = attached.stdin().expect("stdin");
@@ -247,7 +297,13 @@ async fn kube_rs_attach_with_stdin_and_a_terminal() {
     // A terminal: the process sees a tty and its size follows resizes.
     create(
         &pods,
-        &pod("term", "Never", &["sh", "-c", "read x; tty; stty size"], true, true),
+        &pod(
+            "term",
+            "Never",
+            &["sh", "-c", "read x; tty; stty size"],
+            true,
+            true,
+        ),
     )
     .await;
     wait_for(&pods, "term", "Running", running).await;
@@ -256,9 +312,15 @@ async fn kube_rs_attach_with_stdin_and_a_terminal() {
         .await
         .expect("attach with tty");
     let mut resize = attached.terminal_size().expect("resize channel");
-    futures::SinkExt::send(&mut resize, kube::api::TerminalSize { width: 100, height: 40 })
-        .await
-        .expect("resize");
+    futures::SinkExt::send(
+        &mut resize,
+        kube::api::TerminalSize {
+            width: 100,
+            height: 40,
+        },
+    )
+    .await
+    .expect("resize");
     // Give the resize a moment to land before the shell asks for the size.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let mut stdin = attached.stdin().expect("stdin");
@@ -278,11 +340,24 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-exec").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(&pods, &pod("idle", "Never", &["sleep", "3600"], false, false)).await;
+    create(
+        &pods,
+        &pod("idle", "Never", &["sleep", "3600"], false, false),
+    )
+    .await;
     wait_for(&pods, "idle", "Running", running).await;
     let exec = cluster
         .kubectl()
-        .args(["exec", "-n", ns.as_str(), "idle", "--", "sh", "-c", "echo in $HOSTNAME; exit 4"])
+        .args([
+            "exec",
+            "-n",
+            ns.as_str(),
+            "idle",
+            "--",
+            "sh",
+            "-c",
+            "echo in $HOSTNAME; exit 4",
+        ])
         .run();
     exec.code(4);
     assert_eq!(exec.stdout, "in idle\n");
@@ -290,8 +365,19 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
     let tty = cluster
         .kubectl()
         .args([
-            "run", "-n", ns.as_str(), "term", "--image=busybox", "--restart=Never", "-i", "-t",
-            "--rm", "--", "sh", "-c", "tty",
+            "run",
+            "-n",
+            ns.as_str(),
+            "term",
+            "--image=busybox",
+            "--restart=Never",
+            "-i",
+            "-t",
+            "--rm",
+            "--",
+            "sh",
+            "-c",
+            "tty",
         ])
         .run();
     tty.success();

@@ -69,11 +69,7 @@ pub struct Run {
 
 impl Run {
     /// A run whose stdin (if any) is fed through `input`.
-    pub fn new(
-        tty: bool,
-        stdin_once: bool,
-        input: Option<mpsc::UnboundedSender<Input>>,
-    ) -> Self {
+    pub fn new(tty: bool, stdin_once: bool, input: Option<mpsc::UnboundedSender<Input>>) -> Self {
         Self {
             tty,
             output: Mutex::default(),
@@ -117,7 +113,10 @@ impl Run {
     pub fn read_from(&self, from: usize) -> (Vec<Chunk>, Option<i32>) {
         let out = self.lock();
         (
-            out.chunks.get(from..).map(<[Chunk]>::to_vec).unwrap_or_default(),
+            out.chunks
+                .get(from..)
+                .map(<[Chunk]>::to_vec)
+                .unwrap_or_default(),
             out.exit,
         )
     }
@@ -148,7 +147,9 @@ impl Run {
     /// Sends input; false when the run takes none (any more).
     pub fn send_input(&self, input: Input) -> bool {
         let mut guard = self.input.lock().unwrap_or_else(PoisonError::into_inner);
-        let sent = guard.as_ref().is_some_and(|tx| tx.send(input.clone()).is_ok());
+        let sent = guard
+            .as_ref()
+            .is_some_and(|tx| tx.send(input.clone()).is_ok());
         if input == Input::Eof {
             self.stdin_closed.store(true, Ordering::SeqCst);
             *guard = None;

@@ -64,7 +64,7 @@ pub fn runs_processes(pod: &Pod) -> bool {
         .containers
         .iter()
         .chain(spec.init_containers.iter().flatten())
-        .any(|c| has_command(c));
+        .any(has_command);
     let (steering, _) = Steering::from_annotations(pod.metadata.annotations.as_ref());
     has_command && steering.exit.is_none() && !steering.ignore_sigterm
 }
@@ -83,11 +83,7 @@ pub struct NodeRuntime {
 
 impl NodeRuntime {
     /// Both runtimes with the node's default readiness delay.
-    pub fn new(
-        default_ready_after: Duration,
-        registry: Arc<Registry>,
-        scratch: PathBuf,
-    ) -> Self {
+    pub fn new(default_ready_after: Duration, registry: Arc<Registry>, scratch: PathBuf) -> Self {
         Self {
             simulated: SimulatedRuntime::new(default_ready_after),
             processes: ProcessRuntime {
@@ -149,12 +145,18 @@ impl Registry {
     }
 
     fn remove(&self, key: &str, uid: &str) {
-        let mut map = self.containers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self
+            .containers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if map.get(key).is_some_and(|(u, _)| u == uid) {
             map.remove(key);
         }
     }
 }
+
+/// (previous, current) run of a container.
+type Runs = (Option<Arc<Run>>, Option<Arc<Run>>);
 
 /// One container's runs and what exec needs to start more processes in it.
 pub struct ContainerHandle {
@@ -169,7 +171,7 @@ pub struct ContainerHandle {
     /// The pod's scratch directory.
     pub dir: PathBuf,
     /// (previous, current) run.
-    runs: Mutex<(Option<Arc<Run>>, Option<Arc<Run>>)>,
+    runs: Mutex<Runs>,
     /// Bumped when a run starts.
     started: watch::Sender<u64>,
 }
@@ -177,12 +179,20 @@ pub struct ContainerHandle {
 impl ContainerHandle {
     /// The current (or last) run.
     pub fn current(&self) -> Option<Arc<Run>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner).1.clone()
+        self.runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .1
+            .clone()
     }
 
     /// The run before the current one.
     pub fn previous(&self) -> Option<Arc<Run>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner).0.clone()
+        self.runs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
     }
 
     /// Waits up to `timeout` for a run that has not ended yet.
@@ -269,11 +279,18 @@ impl Runtime for ProcessRuntime {
         let app: Vec<Plan> = spec.containers.iter().map(make).collect();
 
         let observation = PodObservation {
-            init_containers: init.iter().map(|p| waiting(&uid, p, "PodInitializing")).collect(),
+            init_containers: init
+                .iter()
+                .map(|p| waiting(&uid, p, "PodInitializing"))
+                .collect(),
             containers: app
                 .iter()
                 .map(|p| {
-                    let reason = if init.is_empty() { "ContainerCreating" } else { "PodInitializing" };
+                    let reason = if init.is_empty() {
+                        "ContainerCreating"
+                    } else {
+                        "PodInitializing"
+                    };
                     waiting(&uid, p, reason)
                 })
                 .collect(),
@@ -402,7 +419,10 @@ fn field_value(pod: &Pod, path: &str) -> Option<String> {
         "metadata.namespace" => meta.namespace.clone(),
         "metadata.uid" => meta.uid.clone(),
         "spec.nodeName" => pod.spec.as_ref().and_then(|s| s.node_name.clone()),
-        "spec.serviceAccountName" => pod.spec.as_ref().and_then(|s| s.service_account_name.clone()),
+        "spec.serviceAccountName" => pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.service_account_name.clone()),
         "status.hostIP" => Some(super::nodes::NODE_IP.to_owned()),
         _ => None,
     }
@@ -419,7 +439,10 @@ struct Shared {
 impl Shared {
     fn update(&self, init: bool, index: usize, f: impl FnOnce(&mut ContainerObservation)) {
         {
-            let mut obs = self.observation.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut obs = self
+                .observation
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let list = if init {
                 &mut obs.init_containers
             } else {

@@ -51,7 +51,10 @@ fn pod(command: Option<Vec<&str>>, annotations: &[(&str, &str)]) -> Pod {
 fn commands_select_processes_unless_exits_are_steered() {
     assert!(runs_processes(&pod(Some(vec!["true"]), &[])));
     assert!(!runs_processes(&pod(None, &[])));
-    assert!(!runs_processes(&pod(Some(vec!["true"]), &[(crate::node::EXIT_CODE, "1")])));
+    assert!(!runs_processes(&pod(
+        Some(vec!["true"]),
+        &[(crate::node::EXIT_CODE, "1")]
+    )));
     assert!(runs_processes(&pod(
         Some(vec!["true"]),
         &[(crate::node::READY_AFTER_MS, "5")]
@@ -61,7 +64,14 @@ fn commands_select_processes_unless_exits_are_steered() {
 #[test]
 fn env_expands_references_like_the_kubelet() {
     let p = pod(None, &[]);
-    let env = container_env(&p, &p.spec.as_ref().map(|s| s.containers[0].clone()).unwrap_or_default(), Path::new("/x"));
+    let env = container_env(
+        &p,
+        &p.spec
+            .as_ref()
+            .map(|s| s.containers[0].clone())
+            .unwrap_or_default(),
+        Path::new("/x"),
+    );
     let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     assert_eq!(get("A"), Some("1"));
     assert_eq!(get("B"), Some("1-$(A)-$(NOPE)"));
@@ -72,7 +82,8 @@ fn env_expands_references_like_the_kubelet() {
 async fn finished(pod_rt: &mut Box<dyn PodRuntime>) -> PodObservation {
     loop {
         let obs = pod_rt.observe(Timestamp::now());
-        if obs.all_stopped() && matches!(obs.containers[0].state, ContainerRunState::Terminated(_)) {
+        if obs.all_stopped() && matches!(obs.containers[0].state, ContainerRunState::Terminated(_))
+        {
             return obs;
         }
         let _ = tokio::time::timeout(Duration::from_secs(5), pod_rt.changed()).await;
@@ -84,8 +95,13 @@ async fn runs_the_command_and_reports_its_exit_and_output() {
     let registry = Arc::new(Registry::default());
     let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let runtime = NodeRuntime::new(Duration::ZERO, Arc::clone(&registry), scratch.path().into());
-    let p = pod(Some(vec!["sh", "-c", "echo out $B; echo err >&2; pwd; exit 3"]), &[]);
-    let mut pod_rt = runtime.start_pod(&p, Timestamp::now()).unwrap_or_else(|e| panic!("{e}"));
+    let p = pod(
+        Some(vec!["sh", "-c", "echo out $B; echo err >&2; pwd; exit 3"]),
+        &[],
+    );
+    let mut pod_rt = runtime
+        .start_pod(&p, Timestamp::now())
+        .unwrap_or_else(|e| panic!("{e}"));
     let obs = tokio::time::timeout(Duration::from_secs(10), finished(&mut pod_rt))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -93,7 +109,9 @@ async fn runs_the_command_and_reports_its_exit_and_output() {
         panic!("not terminated: {obs:?}");
     };
     assert_eq!((t.exit_code, t.reason.as_str()), (3, "Error"));
-    let handle = registry.get("ns", "p", "main").unwrap_or_else(|| panic!("not registered"));
+    let handle = registry
+        .get("ns", "p", "main")
+        .unwrap_or_else(|| panic!("not registered"));
     let run = handle.current().unwrap_or_else(|| panic!("no run"));
     let (chunks, exit) = run.read_from(0);
     let text: Vec<u8> = chunks.iter().flat_map(|c| c.data.to_vec()).collect();
@@ -112,10 +130,24 @@ async fn stop_sends_sigterm_then_sigkill() {
     let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let runtime = NodeRuntime::new(Duration::ZERO, Arc::clone(&registry), scratch.path().into());
     // A shell that ignores SIGTERM: only the SIGKILL at the deadline ends it.
-    let p = pod(Some(vec!["sh", "-c", "trap '' TERM; echo up; while :; do sleep 0.05; done"]), &[]);
-    let mut pod_rt = runtime.start_pod(&p, Timestamp::now()).unwrap_or_else(|e| panic!("{e}"));
-    let handle = registry.get("ns", "p", "main").unwrap_or_else(|| panic!("not registered"));
-    let run = handle.running(Duration::from_secs(5)).await.unwrap_or_else(|| panic!("not running"));
+    let p = pod(
+        Some(vec![
+            "sh",
+            "-c",
+            "trap '' TERM; echo up; while :; do sleep 0.05; done",
+        ]),
+        &[],
+    );
+    let mut pod_rt = runtime
+        .start_pod(&p, Timestamp::now())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let handle = registry
+        .get("ns", "p", "main")
+        .unwrap_or_else(|| panic!("not registered"));
+    let run = handle
+        .running(Duration::from_secs(5))
+        .await
+        .unwrap_or_else(|| panic!("not running"));
     let mut follower = io::Follower::new(&run, 0);
     let _ = follower.next(&run).await;
     let begun = std::time::Instant::now();

@@ -83,9 +83,9 @@ fn tls_acceptor() -> anyhow::Result<TlsAcceptor> {
     let certified =
         rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])?;
     let cert = certified.cert.der().clone();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(
-        rustls::pki_types::PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()),
-    );
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
     let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -113,7 +113,8 @@ async fn handle(req: Request<Incoming>, registry: &Registry) -> Response<Body> {
         }
         (&Method::GET | &Method::POST, [kind @ ("attach" | "exec"), ns, pod, container]) => {
             let exec = *kind == "exec";
-            let (ns, pod, container) = ((*ns).to_owned(), (*pod).to_owned(), (*container).to_owned());
+            let (ns, pod, container) =
+                ((*ns).to_owned(), (*pod).to_owned(), (*container).to_owned());
             stream::handle(req, registry, &ns, &pod, &container, &query, exec).await
         }
         (&Method::GET, ["healthz"]) => text(StatusCode::OK, "ok"),
@@ -134,7 +135,10 @@ impl Query {
     }
 
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     fn all(&self, key: &str) -> Vec<String> {
@@ -147,7 +151,10 @@ impl Query {
 
     /// Go's `strconv.ParseBool` truths, as the kubelet parses its flags.
     fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("1" | "t" | "T" | "true" | "TRUE" | "True"))
+        matches!(
+            self.get(key),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
+        )
     }
 }
 
@@ -165,7 +172,13 @@ pub(crate) fn text(status: StatusCode, message: &str) -> Response<Body> {
 /// `previous` the previous) run's output, optionally only the last
 /// `tailLines`, with `timestamps`, and with `follow` streamed until the run
 /// ends.
-fn logs(registry: &Registry, ns: &str, pod: &str, container: &str, query: &Query) -> Response<Body> {
+fn logs(
+    registry: &Registry,
+    ns: &str,
+    pod: &str,
+    container: &str,
+    query: &Query,
+) -> Response<Body> {
     let Some(handle) = registry.get(ns, pod, container) else {
         return text(
             StatusCode::NOT_FOUND,
@@ -187,7 +200,9 @@ fn logs(registry: &Registry, ns: &str, pod: &str, container: &str, query: &Query
         } else {
             text(
                 StatusCode::BAD_REQUEST,
-                &format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"),
+                &format!(
+                    "container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"
+                ),
             )
         };
     };
@@ -195,7 +210,10 @@ fn logs(registry: &Registry, ns: &str, pod: &str, container: &str, query: &Query
         None => None,
         Some(Ok(n)) if n >= 0 => usize::try_from(n).ok(),
         Some(_) => {
-            return text(StatusCode::BAD_REQUEST, "tailLines must be a non-negative integer");
+            return text(
+                StatusCode::BAD_REQUEST,
+                "tailLines must be a non-negative integer",
+            );
         }
     };
     let limit = query
@@ -240,10 +258,14 @@ fn logs(registry: &Registry, ns: &str, pod: &str, container: &str, query: &Query
         }
     });
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     })
     .boxed();
-    ok_body(http_body_util::BodyExt::boxed_unsync(StreamBody::new(stream)))
+    ok_body(http_body_util::BodyExt::boxed_unsync(StreamBody::new(
+        stream,
+    )))
 }
 
 /// Cuts `bytes` to what `limitBytes` still allows.

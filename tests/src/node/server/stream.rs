@@ -108,7 +108,10 @@ pub(super) async fn handle(
     let run = if exec {
         let argv = query.all("command");
         if argv.is_empty() {
-            return text(StatusCode::BAD_REQUEST, "you must specify at least 1 command");
+            return text(
+                StatusCode::BAD_REQUEST,
+                "you must specify at least 1 command",
+            );
         }
         let tty = query.flag("tty");
         let (input_tx, input_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -133,7 +136,10 @@ pub(super) async fn handle(
             Err(e) => {
                 return text(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!("failed to exec in container {container:?}: {:?}: {e}", argv[0]),
+                    &format!(
+                        "failed to exec in container {container:?}: {:?}: {e}",
+                        argv[0]
+                    ),
                 );
             }
         }
@@ -167,8 +173,14 @@ pub(super) async fn handle(
     let mut response = Response::new(Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let headers = response.headers_mut();
-    headers.insert(http::header::CONNECTION, http::HeaderValue::from_static("Upgrade"));
-    headers.insert(http::header::UPGRADE, http::HeaderValue::from_static("websocket"));
+    headers.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("Upgrade"),
+    );
+    headers.insert(
+        http::header::UPGRADE,
+        http::HeaderValue::from_static("websocket"),
+    );
     if let Ok(accept) = http::HeaderValue::from_str(&derive_accept_key(key.as_bytes())) {
         headers.insert(http::header::SEC_WEBSOCKET_ACCEPT, accept);
     }
