@@ -195,14 +195,19 @@ impl ContainerHandle {
             .clone()
     }
 
-    /// Waits up to `timeout` for a run that has not ended yet.
+    /// The running run; before the first one started, waits up to
+    /// `timeout` for it. A container whose last run ended is not running
+    /// (as with a kubelet, attach then fails at once and clients fall back
+    /// to the logs).
     pub async fn running(&self, timeout: Duration) -> Option<Arc<Run>> {
         let mut started = self.started.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             started.mark_unchanged();
-            if let Some(run) = self.current().filter(|r| r.exit_code().is_none()) {
-                return Some(run);
+            match self.current() {
+                Some(run) if run.exit_code().is_none() => return Some(run),
+                Some(_) => return None,
+                None => {}
             }
             match tokio::time::timeout_at(deadline, started.changed()).await {
                 Ok(Ok(())) => {}
