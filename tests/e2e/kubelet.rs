@@ -383,3 +383,22 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
     tty.success();
     assert!(tty.stdout.contains("/dev/pts/"), "{tty:?}");
 }
+
+#[tokio::test]
+async fn timer_based_pods_have_empty_logs() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-sim-logs").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    let mut quiet = pod("quiet", "Always", &[], false, false);
+    if let Some(spec) = quiet.spec.as_mut() {
+        spec.containers[0].command = None;
+    }
+    create(&pods, &quiet).await;
+    wait_for(&pods, "quiet", "Running", running).await;
+    let logs = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "quiet"])
+        .run();
+    logs.success();
+    assert_eq!(logs.stdout, "");
+}
