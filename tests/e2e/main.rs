@@ -5,6 +5,7 @@
 //!   controller-manager, RBAC, and kubectl's plugin lookup of our binaries.
 //! - `node`: the simulated node's behaviour (binding, steering annotations,
 //!   restart policies, deletion, node health).
+//! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY (issue 6).
 //! - `run_pod`: `kubectl run-pod` (issue 3).
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
@@ -12,6 +13,7 @@
 
 mod create_file;
 mod dist;
+mod kubelet;
 mod node;
 mod rolling_update;
 mod run_pod;

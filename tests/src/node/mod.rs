@@ -50,22 +50,35 @@
 //! the previous run in `lastState.terminated`. Containers stopped by a
 //! deletion exit 0 on SIGTERM. Malformed values are logged and ignored.
 //!
-//! # Growing into a process kubelet
+//! # Processes and the kubelet API
 //!
 //! Everything that depends on *how* containers run sits behind
 //! [`Runtime`]/[`PodRuntime`]: workers only start pods, observe container
-//! states, wait for changes and request stops. The simulated, timer-based
-//! [`SimulatedRuntime`] is the first implementation; a runtime that spawns
-//! container commands as processes plugs into [`run_with_runtime`] without
-//! touching binding, status or deletion. The kubelet HTTPS endpoint
-//! (logs/attach) would be served next to the heartbeat task on
-//! [`NodeSimConfig::kubelet_port`], which the nodes already advertise.
+//! states, wait for changes and request stops. [`run`] uses two runtimes:
+//!
+//! - a pod in which some container has `command` or `args` runs on the
+//!   [`process`] runtime: real child processes, real exit codes, output kept
+//!   for `kubectl logs`, stdin and terminals for `kubectl attach`; its
+//!   containers without a command idle until the pod is deleted. Of the
+//!   steering annotations only `ready-after-ms` and `never-ready` apply
+//!   (readiness has no process to ask);
+//! - every other pod, and any pod with an `exit-code`, `exit-after-ms` or
+//!   `ignore-sigterm` annotation (the script wins over the command), runs on
+//!   the timer-based [`SimulatedRuntime`] described above; its logs are empty
+//!   and it cannot be attached to.
+//!
+//! The kubelet HTTPS API (`containerLogs`, `attach`, `exec` over WebSocket
+//! v4/v5 channel protocols) is served on 127.0.0.1:[`NodeSimConfig::kubelet_port`],
+//! which the nodes advertise, so the API server proxies `pods/log`,
+//! `pods/attach` and `pods/exec` to it.
 
 pub mod ip_pool;
 mod kubelet;
 pub mod nodes;
+pub mod process;
 pub mod runtime;
 pub mod scheduler;
+mod server;
 pub mod simulated;
 pub mod status;
 pub mod steering;
@@ -108,19 +121,44 @@ impl Default for NodeSimConfig {
     }
 }
 
-/// Runs the simulated node with the [`SimulatedRuntime`] until `shutdown`
-/// resolves, then returns `Ok(())`.
+/// Runs the simulated node until `shutdown` resolves, then returns
+/// `Ok(())`: pods with commands on the [`process`] runtime, the others on
+/// the [`SimulatedRuntime`] (see [`process::runs_processes`]), and the
+/// kubelet API on 127.0.0.1:[`NodeSimConfig::kubelet_port`].
 ///
-/// Fails only at start-up: on an invalid config, or when the nodes cannot be
-/// registered (API server unreachable for about half a minute, forbidden).
-/// Once running, API errors are logged and retried.
+/// Fails only at start-up: on an invalid config, when the kubelet port is
+/// taken, or when the nodes cannot be registered (API server unreachable
+/// for about half a minute, forbidden). Once running, API errors are logged
+/// and retried. Every container process is killed when this returns.
 pub async fn run(
     client: kube::Client,
     config: NodeSimConfig,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let runtime = Arc::new(SimulatedRuntime::new(config.default_ready_after));
-    run_with_runtime(client, config, runtime, shutdown).await
+    validate(&config)?;
+    let listener = tokio::net::TcpListener::bind((nodes::NODE_IP, config.kubelet_port))
+        .await
+        .with_context(|| {
+            format!(
+                "cannot serve the kubelet API on {}:{}",
+                nodes::NODE_IP,
+                config.kubelet_port
+            )
+        })?;
+    let scratch = tempfile::Builder::new()
+        .prefix("kubeplug-node-")
+        .tempdir()
+        .context("cannot create the pods' scratch directory")?;
+    let registry = Arc::new(process::Registry::default());
+    let server = tokio::spawn(server::serve(listener, Arc::clone(&registry)));
+    let runtime = Arc::new(process::NodeRuntime::new(
+        config.default_ready_after,
+        registry,
+        scratch.path().to_owned(),
+    ));
+    let result = run_with_runtime(client, config, runtime, shutdown).await;
+    server.abort();
+    result
 }
 
 /// [`run`] with another container runtime. `config.default_ready_after` is

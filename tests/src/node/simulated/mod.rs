@@ -455,7 +455,7 @@ pub fn image_id(image: &str) -> String {
 
 /// 64 hex digits from std's SipHash, salted four ways. Not cryptographic:
 /// these ids only need to look distinct, so a hashing crate would be overkill.
-fn hex_digest<T: Hash + ?Sized>(value: &T) -> String {
+pub(crate) fn hex_digest<T: Hash + ?Sized>(value: &T) -> String {
     (0u8..4)
         .map(|salt| {
             let mut hasher = DefaultHasher::new();

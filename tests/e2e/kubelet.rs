@@ -1,0 +1,404 @@
+//! The simulated node as a process kubelet, through the real API server:
+//! container commands run as processes, `kubectl logs`, `kubectl attach`,
+//! `kubectl exec` and kube-rs attach reach the node's kubelet API.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use kube::Api;
+use kube::api::{AttachParams, ObjectMeta, PostParams};
+use kube::runtime::wait::await_condition;
+use tests::harness::cluster;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+/// A pod running `command`, with stdin (once) and optionally a terminal.
+fn pod(name: &str, restart: &str, command: &[&str], stdin: bool, tty: bool) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "main".into(),
+                image: Some("busybox:1.36".into()),
+                command: Some(command.iter().map(|s| (*s).to_owned()).collect()),
+                stdin: Some(stdin),
+                stdin_once: Some(stdin),
+                tty: Some(tty),
+                ..Default::default()
+            }],
+            restart_policy: Some(restart.into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Creates a pod, retrying while a fresh namespace's token is missing (see
+/// the node tests).
+async fn create(pods: &Api<Pod>, pod: &Pod) {
+    for _ in 0..30 {
+        match pods.create(&PostParams::default(), pod).await {
+            Ok(_) => return,
+            Err(kube::Error::Api(s)) if s.reason == "ServerTimeout" => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("create pod: {e}"),
+        }
+    }
+    panic!("create pod: the API server kept answering ServerTimeout");
+}
+
+async fn wait_for(pods: &Api<Pod>, name: &str, what: &str, cond: impl Fn(&Pod) -> bool) -> Pod {
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        await_condition(pods.clone(), name, move |p: Option<&Pod>| {
+            p.is_some_and(&cond)
+        }),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("pod {name}: {what} within 30s"))
+    .expect("watch")
+    .expect("pod exists")
+}
+
+fn running(p: &Pod) -> bool {
+    p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+}
+
+fn exit_code(p: &Pod) -> Option<i32> {
+    p.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .first()?
+        .state
+        .as_ref()?
+        .terminated
+        .as_ref()
+        .map(|t| t.exit_code)
+}
+
+#[tokio::test]
+async fn finished_container_has_real_exit_code_and_logs_for_kubectl() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-logs").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "done",
+            "Never",
+            &["sh", "-c", "echo one; echo two; echo oops >&2; exit 7"],
+            false,
+            false,
+        ),
+    )
+    .await;
+    let done = wait_for(&pods, "done", "Failed", |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed")
+    })
+    .await;
+    assert_eq!(exit_code(&done), Some(7));
+
+    let all = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "done"])
+        .run();
+    all.success();
+    for line in ["one\n", "two\n", "oops\n"] {
+        assert!(all.stdout.contains(line), "{all:?}");
+    }
+    let tail = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "done", "--tail=1", "-c", "main"])
+        .run();
+    tail.success();
+    assert_eq!(tail.stdout.lines().count(), 1, "{tail:?}");
+    let stamped = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "done", "--timestamps"])
+        .run();
+    stamped.success();
+    let first = stamped.stdout.lines().next().unwrap_or_default();
+    let (stamp, _) = first.split_once(' ').unwrap_or_default();
+    assert!(
+        stamp.parse::<k8s_openapi::jiff::Timestamp>().is_ok(),
+        "timestamped line: {first:?}"
+    );
+    // Through kube-rs too.
+    let text = pods.logs("done", &Default::default()).await.expect("logs");
+    assert!(text.contains("two\n"), "{text:?}");
+}
+
+#[tokio::test]
+async fn restarted_container_keeps_previous_logs_and_follow_streams() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-previous").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    // Each run counts in a file of the pod's scratch directory: fails
+    // twice, then succeeds.
+    create(
+        &pods,
+        &pod(
+            "flaky",
+            "OnFailure",
+            &[
+                "sh",
+                "-c",
+                "echo x >> runs; n=$(wc -l < runs); echo run $n; [ $n -ge 3 ]",
+            ],
+            false,
+            false,
+        ),
+    )
+    .await;
+    let done = wait_for(&pods, "flaky", "Succeeded", |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+    })
+    .await;
+    let status = done
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.first())
+        .cloned()
+        .expect("container status");
+    assert_eq!(status.restart_count, 2);
+    let current = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "flaky"])
+        .run();
+    current.success();
+    assert_eq!(current.stdout.trim(), "run 3");
+    let previous = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "flaky", "--previous"])
+        .run();
+    previous.success();
+    assert_eq!(previous.stdout.trim(), "run 2");
+
+    create(
+        &pods,
+        &pod(
+            "ticker",
+            "Never",
+            &[
+                "sh",
+                "-c",
+                "for i in 1 2 3; do echo tick $i; sleep 0.3; done",
+            ],
+            false,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "ticker", "Running", running).await;
+    let follow = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "ticker", "-f"])
+        .run();
+    follow.success();
+    assert_eq!(follow.stdout, "tick 1\ntick 2\ntick 3\n");
+}
+
+#[tokio::test]
+async fn kubectl_attach_and_run_feed_stdin_to_the_process() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-attach").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "reader",
+            "Never",
+            &["sh", "-c", "read x; echo got $x; exit 3"],
+            true,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "reader", "Running", running).await;
+    let attach = cluster
+        .kubectl()
+        .args(["attach", "-i", "-n", ns.as_str(), "reader"])
+        .stdin("hello\n")
+        .run();
+    // The exit code is the pod's business: attach ends cleanly.
+    attach.success();
+    assert!(attach.stdout.contains("got hello"), "{attach:?}");
+    let done = wait_for(&pods, "reader", "terminated", |p| exit_code(p).is_some()).await;
+    assert_eq!(exit_code(&done), Some(3));
+
+    // kubectl run -i --rm: attach, exit code from the pod, pod deleted.
+    let run = cluster
+        .kubectl()
+        .args([
+            "run",
+            "-n",
+            ns.as_str(),
+            "once",
+            "--image=busybox",
+            "--restart=Never",
+            "-i",
+            "--rm",
+            "--",
+            "sh",
+            "-c",
+            "read x; echo got $x; exit 3",
+        ])
+        .stdin("there\n")
+        .run();
+    run.code(3);
+    assert!(run.stdout.contains("got there"), "{run:?}");
+    assert!(!run.stderr.contains("falling back"), "{run:?}");
+}
+
+#[tokio::test]
+async fn kube_rs_attach_with_stdin_and_a_terminal() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-kube-attach").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "cat",
+            "Never",
+            &["sh", "-c", "read x; echo got $x"],
+            true,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "cat", "Running", running).await;
+    let mut attached = pods
+        .attach(
+            "cat",
+            &AttachParams::default()
+                .stdin(true)
+                .stdout(true)
+                .stderr(false),
+        )
+        .await
+        .expect("attach");
+    let mut stdin = attached.stdin().expect("stdin");
+    stdin.write_all(b"kube\n").await.expect("write stdin");
+    let mut stdout = attached.stdout().expect("stdout");
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_to_string(&mut out))
+        .await
+        .expect("output within 20s")
+        .expect("read stdout");
+    assert_eq!(out, "got kube\n");
+    let status = attached.take_status().expect("status channel").await;
+    assert_eq!(status.and_then(|s| s.status).as_deref(), Some("Success"));
+
+    // A terminal: the process sees a tty and its size follows resizes.
+    create(
+        &pods,
+        &pod(
+            "term",
+            "Never",
+            &["sh", "-c", "read x; tty; stty size"],
+            true,
+            true,
+        ),
+    )
+    .await;
+    wait_for(&pods, "term", "Running", running).await;
+    let mut attached = pods
+        .attach("term", &AttachParams::interactive_tty())
+        .await
+        .expect("attach with tty");
+    let mut resize = attached.terminal_size().expect("resize channel");
+    futures::SinkExt::send(
+        &mut resize,
+        kube::api::TerminalSize {
+            width: 100,
+            height: 40,
+        },
+    )
+    .await
+    .expect("resize");
+    // Give the resize a moment to land before the shell asks for the size.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut stdin = attached.stdin().expect("stdin");
+    stdin.write_all(b"go\r").await.expect("write stdin");
+    let mut stdout = attached.stdout().expect("stdout");
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(20), stdout.read_to_string(&mut out))
+        .await
+        .expect("output within 20s")
+        .expect("read stdout");
+    assert!(out.contains("/dev/pts/"), "{out:?}");
+    assert!(out.contains("40 100"), "{out:?}");
+}
+
+#[tokio::test]
+async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-exec").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod("idle", "Never", &["sleep", "3600"], false, false),
+    )
+    .await;
+    wait_for(&pods, "idle", "Running", running).await;
+    let exec = cluster
+        .kubectl()
+        .args([
+            "exec",
+            "-n",
+            ns.as_str(),
+            "idle",
+            "--",
+            "sh",
+            "-c",
+            "echo in $HOSTNAME; exit 4",
+        ])
+        .run();
+    exec.code(4);
+    assert_eq!(exec.stdout, "in idle\n");
+
+    let tty = cluster
+        .kubectl()
+        .args([
+            "run",
+            "-n",
+            ns.as_str(),
+            "term",
+            "--image=busybox",
+            "--restart=Never",
+            "-i",
+            "-t",
+            "--rm",
+            "--",
+            "sh",
+            "-c",
+            "tty",
+        ])
+        .run();
+    tty.success();
+    assert!(tty.stdout.contains("/dev/pts/"), "{tty:?}");
+}
+
+#[tokio::test]
+async fn timer_based_pods_have_empty_logs() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-sim-logs").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    let mut quiet = pod("quiet", "Always", &[], false, false);
+    if let Some(spec) = quiet.spec.as_mut() {
+        spec.containers[0].command = None;
+    }
+    create(&pods, &quiet).await;
+    wait_for(&pods, "quiet", "Running", running).await;
+    let logs = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "quiet"])
+        .run();
+    logs.success();
+    assert_eq!(logs.stdout, "");
+}
