@@ -7,6 +7,7 @@
 //!   restart policies, deletion, node health).
 //! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY (issue 6).
 //! - `run_pod`: `kubectl run-pod` (issue 3).
+//! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
@@ -17,4 +18,5 @@ mod kubelet;
 mod node;
 mod rolling_update;
 mod run_pod;
+mod run_pod_attach;
 mod smoke;

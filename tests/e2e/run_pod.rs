@@ -2,8 +2,7 @@
 //! its plugin lookup: pods, `--expose`, dry runs, the legacy generators, overrides,
 //! `--save-config`/`--field-manager`, and kubectl-shaped server errors.
 //!
-//! Not here yet: `--attach`/`-i`/`-t`/`--rm` and container exit codes need a node that
-//! serves attach and logs (the simulated node runs no processes).
+//! Attached runs (`-i`, `-t`, `--attach`, container exit codes) are in `run_pod_attach`.
 
 use std::time::Duration;
 

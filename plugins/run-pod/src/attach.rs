@@ -27,6 +27,9 @@ use shared::cli::SilentExit;
 
 use crate::create::Created;
 
+/// How long output may keep arriving after the attach session reported its end.
+const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How `--rm` deletes (`--cascade`, `--force`, `--grace-period`).
 #[derive(Debug, Clone)]
 pub struct Deletion {
@@ -231,9 +234,29 @@ impl Session {
         } else {
             None
         };
-        let joined = attached.join().await;
+        // The session is over when the connection closes, or when the error channel
+        // reports the final status (kubectl's streamer stops there too): a server that
+        // sends the status but keeps the socket open must not hang the command.
+        let status = attached.take_status();
+        let joined = match status {
+            Some(status) => {
+                let join = attached.join();
+                tokio::pin!(join);
+                tokio::select! {
+                    joined = &mut join => joined,
+                    _ = status => match tokio::time::timeout(STREAM_DRAIN, &mut join).await {
+                        Ok(joined) => joined,
+                        Err(_) => Ok(()),
+                    },
+                }
+            }
+            None => attached.join().await,
+        };
         for task in tasks {
-            let _ = task.await;
+            // Output still in flight is copied; a stream the server never ends is not waited for.
+            if tokio::time::timeout(STREAM_DRAIN, task).await.is_err() {
+                tracing::debug!("an output stream did not end after the session; leaving it");
+            }
         }
         for task in stdin_task.into_iter().chain(resize_task) {
             task.abort();

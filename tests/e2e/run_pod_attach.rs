@@ -1,0 +1,152 @@
+//! `kubectl run-pod` attached to a container that really runs (the simulated node's
+//! process kubelet): stdin, exit codes, `--rm`, the logs fallback, TTYs and restarts.
+//! These are issue 6's end-to-end cases, through the real `kubectl` plugin lookup.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::ListParams;
+use tests::harness::{Output, cluster};
+
+fn run_pod(ns: &str, args: &[&str], stdin: &str) -> Output {
+    cluster()
+        .kubectl()
+        .args(["run-pod", "-n", ns])
+        .args(args)
+        .stdin(stdin)
+        .run()
+}
+
+async fn pods_left(ns: &str) -> usize {
+    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns);
+    // --rm deletes the pod; the kubelet finalizes it shortly after.
+    for _ in 0..100 {
+        let left = pods
+            .list(&ListParams::default())
+            .await
+            .expect("list pods")
+            .items;
+        if left.is_empty() {
+            return 0;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pods.list(&ListParams::default())
+        .await
+        .expect("list pods")
+        .items
+        .len()
+}
+
+#[tokio::test]
+async fn stdin_reaches_the_container_and_its_exit_code_comes_back() {
+    let ns = cluster().namespace("attach-stdin").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "reader",
+            "--image=busybox",
+            "-i",
+            "--rm",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "read x; echo got $x; exit 3",
+        ],
+        "hello\n",
+    );
+    out.code(3);
+    assert!(
+        out.stdout.contains("got hello"),
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
+}
+
+#[tokio::test]
+async fn attach_to_a_finished_pod_falls_back_to_its_logs() {
+    let ns = cluster().namespace("attach-finished").await;
+    // Finishes at once: by the time the pod is seen running, the container is gone.
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "quick",
+            "--image=busybox",
+            "--attach",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "echo done-quickly",
+        ],
+        "",
+    );
+    out.success();
+    assert!(
+        out.stdout.contains("done-quickly"),
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
+#[tokio::test]
+async fn tty_allocates_a_terminal() {
+    let ns = cluster().namespace("attach-tty").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "term",
+            "--image=busybox",
+            "-i",
+            "-t",
+            "--rm",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "tty; test -t 0 && echo is-a-tty",
+        ],
+        "",
+    );
+    out.success();
+    assert!(
+        out.stdout.contains("is-a-tty"),
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("/dev/pts/"),
+        "tty names a pseudo-terminal:\n{}",
+        out.stdout
+    );
+}
+
+#[tokio::test]
+async fn on_failure_restarts_until_success_and_exits_zero() {
+    let ns = cluster().namespace("attach-onfailure").await;
+    // The scratch directory survives restarts of the container: count runs there.
+    let script = "n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo run $n; [ $n -ge 3 ]";
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "flaky",
+            "--image=busybox",
+            "--attach",
+            "--rm",
+            "--restart=OnFailure",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        "",
+    );
+    out.success();
+    assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
+}
