@@ -21,10 +21,6 @@ pub struct HelpText<'a> {
     pub examples: &'a str,
     /// The usage line, without the leading indentation.
     pub usage: &'a str,
-    /// List the global kubeconfig flags under "Global options:" after the command's own.
-    /// kubectl leaves them to `kubectl options`; a plugin parses them itself (kubectl does
-    /// not pass its own on), so listing them is the more helpful choice.
-    pub list_global: bool,
 }
 
 /// The full help text.
@@ -35,10 +31,10 @@ pub fn render(cmd: &clap::Command, text: &HelpText<'_>) -> String {
     );
     let is_global = |a: &clap::Arg| a.get_help_heading() == Some(GLOBAL_HEADING);
     write_flags(&mut out, cmd, |a| !is_global(a));
-    if text.list_global {
-        out.push_str("Global options:\n");
-        write_flags(&mut out, cmd, is_global);
-    }
+    // kubectl leaves its global flags to `kubectl options`; a plugin parses them itself
+    // (kubectl does not pass its own on), so they are listed after the command's own.
+    out.push_str("Global options:\n");
+    write_flags(&mut out, cmd, is_global);
     let _ = write!(
         out,
         "Usage:\n  {}\n\nUse \"kubectl options\" for a list of global command-line options (applies to all commands).\n",
@@ -131,7 +127,6 @@ mod tests {
             long: "Do it.",
             examples: "  # ex\n  kubectl x",
             usage: "kubectl x [options]",
-            list_global: false,
         };
         let help = render(&Cli::command(), &text);
         let expected = "Do it.\n\nExamples:\n  # ex\n  kubectl x\n\nOptions:\n\
@@ -140,19 +135,12 @@ mod tests {
             \x20   --mode='strict':\n\tMode\n\n\
             \x20   --name=[]:\n\tNames\n\n\
             \x20   --timeout=1m0s:\n\tWait\n\n\
-            Usage:\n  kubectl x [options]\n\n\
-            Use \"kubectl options\" for a list of global command-line options (applies to all commands).\n";
-        assert_eq!(help, expected);
-        let with_global = render(
-            &Cli::command(),
-            &HelpText {
-                list_global: true,
-                ..text
-            },
-        );
-        assert!(
-            with_global.contains("Global options:\n    --as='':"),
-            "{with_global}"
-        );
+            Global options:\n";
+        assert!(help.starts_with(expected), "{help}");
+        assert!(help.contains("Global options:\n    --as='':"), "{help}");
+        assert!(help.ends_with(
+            "Usage:\n  kubectl x [options]\n\n\
+             Use \"kubectl options\" for a list of global command-line options (applies to all commands).\n"
+        ));
     }
 }

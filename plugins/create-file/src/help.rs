@@ -25,7 +25,6 @@ pub fn render(cmd: &clap::Command) -> String {
             long: LONG,
             examples: EXAMPLES,
             usage: USAGE,
-            list_global: false,
         },
     )
 }

@@ -45,7 +45,6 @@ pub fn render(cmd: &clap::Command) -> String {
             long: &about,
             examples: EXAMPLES,
             usage: USAGE,
-            list_global: true,
         },
     )
 }
