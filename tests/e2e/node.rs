@@ -389,19 +389,7 @@ async fn replication_controller_template_steers_its_pods() {
     .await
     .expect("create");
 
-    let ready = |want: i32| {
-        move |obj: Option<&ReplicationController>| {
-            obj.and_then(|rc| rc.status.as_ref())
-                .is_some_and(|s| s.replicas == want && s.ready_replicas.unwrap_or(0) == want)
-        }
-    };
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        await_condition(rcs.clone(), "slow", ready(3)),
-    )
-    .await
-    .expect("3 ready replicas within 60s")
-    .expect("watch");
+    tests::harness::wait_for_ready_replicas(&rcs, "slow", 3, Duration::from_secs(60)).await;
     let slow = pods
         .list(&ListParams::default().labels("app=slow"))
         .await

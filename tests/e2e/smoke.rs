@@ -116,19 +116,7 @@ async fn replication_controller_gets_ready_pods_and_scales_to_zero() {
         .await
         .expect("create rc");
 
-    let ready_rc = |want: i32| {
-        move |obj: Option<&ReplicationController>| {
-            obj.and_then(|rc| rc.status.as_ref())
-                .is_some_and(|s| s.replicas == want && s.ready_replicas.unwrap_or(0) == want)
-        }
-    };
-    tokio::time::timeout(
-        Duration::from_secs(60),
-        await_condition(rcs.clone(), "frontend", ready_rc(3)),
-    )
-    .await
-    .expect("3 ready replicas within 60s")
-    .expect("watch");
+    tests::harness::wait_for_ready_replicas(&rcs, "frontend", 3, Duration::from_secs(60)).await;
     let listed = pods
         .list(&ListParams::default().labels("app=frontend"))
         .await

@@ -357,3 +357,24 @@ fn delete_namespace(kubeconfig: &Path, name: &str) {
         }
     });
 }
+
+/// Waits until ReplicationController `name` has exactly `want` replicas, all Ready
+/// (as the real controller-manager reports them); panics after `timeout`.
+pub async fn wait_for_ready_replicas(
+    rcs: &Api<k8s_openapi::api::core::v1::ReplicationController>,
+    name: &str,
+    want: i32,
+    timeout: Duration,
+) {
+    let ready = move |obj: Option<&k8s_openapi::api::core::v1::ReplicationController>| {
+        obj.and_then(|rc| rc.status.as_ref())
+            .is_some_and(|s| s.replicas == want && s.ready_replicas.unwrap_or(0) == want)
+    };
+    tokio::time::timeout(
+        timeout,
+        kube::runtime::wait::await_condition(rcs.clone(), name, ready),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{want} ready replicas of {name} within {timeout:?}"))
+    .expect("watch");
+}
