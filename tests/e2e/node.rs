@@ -548,18 +548,5 @@ async fn thirty_replicas_run_concurrently_and_go_away() {
     rcs.delete("many", &DeleteParams::foreground())
         .await
         .expect("delete rc");
-    tokio::time::timeout(Duration::from_secs(120), async {
-        loop {
-            let left = pods
-                .list(&ListParams::default().labels("app=many"))
-                .await
-                .expect("list");
-            if left.items.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-    })
-    .await
-    .expect("all 30 pods gone within 120s");
+    tests::harness::wait_for_no_pods(&pods, "app=many", Duration::from_secs(120)).await;
 }

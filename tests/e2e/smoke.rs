@@ -133,20 +133,7 @@ async fn replication_controller_gets_ready_pods_and_scales_to_zero() {
     rcs.patch("frontend", &PatchParams::default(), &Patch::Merge(&scale))
         .await
         .expect("scale to 0");
-    tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            let left = pods
-                .list(&ListParams::default().labels("app=frontend"))
-                .await
-                .expect("list pods");
-            if left.items.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    })
-    .await
-    .expect("pods removed within 60s of scaling to 0");
+    tests::harness::wait_for_no_pods(&pods, "app=frontend", Duration::from_secs(60)).await;
 }
 
 #[tokio::test]

@@ -378,3 +378,26 @@ pub async fn wait_for_ready_replicas(
     .unwrap_or_else(|_| panic!("{want} ready replicas of {name} within {timeout:?}"))
     .expect("watch");
 }
+
+/// Waits until no pod matches `selector` (deleted and finalized by the node); panics
+/// after `timeout`.
+pub async fn wait_for_no_pods(
+    pods: &Api<k8s_openapi::api::core::v1::Pod>,
+    selector: &str,
+    timeout: Duration,
+) {
+    let params = kube::api::ListParams::default().labels(selector);
+    tokio::time::timeout(timeout, async {
+        while !pods
+            .list(&params)
+            .await
+            .expect("list pods")
+            .items
+            .is_empty()
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("pods matching {selector} still there after {timeout:?}"));
+}
