@@ -18,6 +18,14 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
     match &flags.action {
         ClusterAction::Up { audit, nodes } => {
             let state = up(&state_dir, *audit, *nodes)?;
+            let down = match &flags.state_dir {
+                Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
+                None => "cargo xtask cluster down".into(),
+            };
+            eprintln!(
+                "cluster: to use it: export KUBECONFIG={}\ncluster: stop it with `{down}`",
+                state.kubeconfig.display()
+            );
             println!("{}", state.kubeconfig.display());
             Ok(())
         }
@@ -104,11 +112,12 @@ pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<Cluster
     }
     let state = ClusterState::read(state_dir)?
         .context("the supervisor reported ready but wrote no state file")?;
+    // How to use and stop it is the caller's to say: the benchmark stops its own
+    // cluster, and a hint about `cluster down` would point at the wrong state dir.
     eprintln!(
-        "cluster: up in {:.1}s: server {}\ncluster: to use it: export KUBECONFIG={}\ncluster: stop it with `cargo xtask cluster down`",
+        "cluster: up in {:.1}s: server {}",
         started.elapsed().as_secs_f64(),
-        state.server,
-        state.kubeconfig.display()
+        state.server
     );
     Ok(state)
 }

@@ -15,6 +15,14 @@ use super::model::{Series, Target};
 
 /// Readiness delay of the rolling-update pods on the simulated node.
 pub const READY_AFTER_MS: u64 = 300;
+/// The largest input a warm-up run uses (create-file objects, rolling-update replicas).
+///
+/// A warm-up only has to fill caches (page cache, kubectl's discovery cache, the
+/// apiserver's) and show that the command works; a small input does both, and the
+/// 10-minute budget of a whole run cannot afford warm-ups at 5,000 objects (two more
+/// kubectl runs of 20 s) or 30 replicas.
+const WARM_UP_OBJECTS: u32 = 50;
+const WARM_UP_REPLICAS: u32 = 3;
 /// Requests allowed on top of one per object in create-file (discovery and the like).
 pub const CREATE_FILE_SLACK: u64 = 10;
 
@@ -181,6 +189,28 @@ impl Kind {
     }
 
     /// Whether each run needs a fresh namespace (and whether pods go into it).
+    /// The same case at warm-up size (see [`WARM_UP_OBJECTS`]).
+    pub fn warm_up(self) -> Kind {
+        match self {
+            Kind::CreateFile { objects } => Kind::CreateFile {
+                objects: objects.min(WARM_UP_OBJECTS),
+            },
+            Kind::RollingUpdate { replicas } => Kind::RollingUpdate {
+                replicas: replicas.min(WARM_UP_REPLICAS),
+            },
+            other => other,
+        }
+    }
+
+    /// The input size, for cases that have one (the report's notes).
+    pub fn size(self) -> Option<u32> {
+        match self {
+            Kind::CreateFile { objects } => Some(objects),
+            Kind::RollingUpdate { replicas } => Some(replicas),
+            _ => None,
+        }
+    }
+
     pub fn namespace(&self) -> Option<bool> {
         match self {
             Kind::Help { .. } | Kind::RunPodDryRun { .. } => None,
@@ -421,5 +451,22 @@ mod tests {
         assert!(ru.theirs(&env, &run).is_none());
         assert_eq!(ru.ideal().unwrap().0, 3.0);
         assert_eq!(ru.targets(), vec![Target::WallRatioAtMost(1.5)]);
+    }
+
+    #[test]
+    fn warm_ups_are_small_versions_of_the_same_case() {
+        assert_eq!(
+            Kind::CreateFile { objects: 5000 }.warm_up(),
+            Kind::CreateFile { objects: 50 }
+        );
+        assert_eq!(
+            Kind::CreateFile { objects: 20 }.warm_up(),
+            Kind::CreateFile { objects: 20 }
+        );
+        assert_eq!(
+            Kind::RollingUpdate { replicas: 30 }.warm_up(),
+            Kind::RollingUpdate { replicas: 3 }
+        );
+        assert_eq!(Kind::RunPodCreate.warm_up(), Kind::RunPodCreate);
     }
 }

@@ -349,6 +349,7 @@ mod tests {
             targets: vec![],
             ceiling: series.map(|s| f64::from(s.size) / 2500.0),
             notes: vec![],
+            seconds: 1.0,
         }
     }
 
@@ -401,6 +402,7 @@ mod tests {
             kubectl_size: None,
             total_seconds: 1.0,
             build_seconds: None,
+            cluster_seconds: None,
             notes: vec![],
         };
         let dir = tempfile::tempdir().unwrap();

@@ -232,6 +232,8 @@ pub struct CaseResult {
     pub ceiling: Option<f64>,
     /// Extra lines for the report (how the case is set up, caveats).
     pub notes: Vec<String>,
+    /// Seconds the case took in all: set-up, warm-up, measured runs, counting.
+    pub seconds: f64,
 }
 
 impl CaseResult {
@@ -272,6 +274,8 @@ pub struct Report {
     /// Seconds the whole `cargo xtask bench` took, and the release build within it.
     pub total_seconds: f64,
     pub build_seconds: Option<f64>,
+    /// Seconds from the start of `cluster up` to ready (overlapping the build).
+    pub cluster_seconds: Option<f64>,
     pub notes: Vec<String>,
 }
 

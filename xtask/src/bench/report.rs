@@ -122,6 +122,7 @@ pub fn render(report: &Report) -> String {
     summary_table(w, report);
     sizes(w, report);
     growth(w, report);
+    time_spent(w, report);
 
     let _ = writeln!(w, "\n## Details\n");
     let _ = writeln!(
@@ -140,6 +141,59 @@ pub fn render(report: &Report) -> String {
         }
     }
     out
+}
+
+/// Where the whole run's time went: the 10-minute budget of a fresh-machine run is
+/// the benchmark issue's, and this is the table that shows what to shorten.
+fn time_spent(w: &mut String, report: &Report) {
+    let _ = writeln!(w, "\n## Where the time went\n");
+    let _ = writeln!(w, "| step | wall time |\n|---|---|");
+    let build = report.build_seconds.unwrap_or(0.0);
+    if let Some(b) = report.build_seconds {
+        let _ = writeln!(w, "| release build | {} |", secs(b));
+    }
+    // The cluster starts while the build runs; only what it takes beyond the build
+    // adds to the whole.
+    let cluster_alone = match (report.cluster_seconds, report.build_seconds) {
+        (Some(c), Some(b)) => {
+            let _ = writeln!(
+                w,
+                "| cluster start, incl. its supervisor's debug build (during the release build) | {} |",
+                secs(c)
+            );
+            (c - b).max(0.0)
+        }
+        (Some(c), None) => {
+            let _ = writeln!(
+                w,
+                "| cluster start, incl. its supervisor's debug build | {} |",
+                secs(c)
+            );
+            c
+        }
+        (None, _) => 0.0,
+    };
+    let mut cases = 0.0;
+    for case in &report.cases {
+        cases += case.seconds;
+        let _ = writeln!(
+            w,
+            "| {} (set-up, warm-up, runs, counting) | {} |",
+            case.name,
+            secs(case.seconds)
+        );
+    }
+    let rest = (report.total_seconds - build - cluster_alone - cases).max(0.0);
+    let _ = writeln!(
+        w,
+        "| everything else (launcher, report, chart, cluster stop) | {} |",
+        secs(rest)
+    );
+    let _ = writeln!(
+        w,
+        "| **whole benchmark** | **{}** |",
+        secs(report.total_seconds)
+    );
 }
 
 fn summary_table(w: &mut String, report: &Report) {

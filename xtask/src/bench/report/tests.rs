@@ -39,6 +39,7 @@ fn report() -> Report {
                 targets: vec![Target::WallRatioAtMost(0.1), Target::NoRequests],
                 ceiling: None,
                 notes: vec![],
+                seconds: 2.0,
             },
             CaseResult {
                 name: "create-file-500".into(),
@@ -48,6 +49,7 @@ fn report() -> Report {
                 targets: vec![Target::WallRatioAtMost(0.2)],
                 ceiling: Some(0.21),
                 notes: vec![],
+                seconds: 0.5,
             },
             CaseResult {
                 name: "rolling-update-10".into(),
@@ -60,12 +62,14 @@ fn report() -> Report {
                 targets: vec![Target::WallRatioAtMost(1.5)],
                 ceiling: None,
                 notes: vec!["pods ready 300 ms after start".into()],
+                seconds: 60.0,
             },
         ],
         binaries: vec![BinarySize { name: "kubectl-run_pod".into(), bytes: 5 * 1024 * 1024 }],
         kubectl_size: Some(BinarySize { name: "kubectl (/usr/bin/kubectl)".into(), bytes: 50 * 1024 * 1024 }),
         total_seconds: 312.5,
         build_seconds: Some(95.0),
+        cluster_seconds: Some(5.25),
         notes: vec!["a note".into()],
     }
 }
@@ -143,6 +147,32 @@ fn sizes_growth_and_details_are_rendered() {
 }
 
 #[test]
+fn time_spent_adds_up_to_the_whole() {
+    let md = render(&report());
+    for row in [
+        "| release build | 95.00 s |",
+        "| cluster start, incl. its supervisor's debug build (during the release build) | 5.25 s |",
+        "| rolling-update-10 (set-up, warm-up, runs, counting) | 60.00 s |",
+        // 312.5 - 95 - 0 (the cluster started within the build) - 62.5 in the cases
+        "| everything else (launcher, report, chart, cluster stop) | 155.00 s |",
+        "| **whole benchmark** | **312.50 s** |",
+    ] {
+        assert!(md.contains(row), "{row} missing in:\n{md}");
+    }
+    let mut alone = report();
+    alone.build_seconds = None;
+    let md = render(&alone);
+    assert!(
+        md.contains("| cluster start, incl. its supervisor's debug build | 5.25 s |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| everything else (launcher, report, chart, cluster stop) | 244.75 s |"),
+        "{md}"
+    );
+}
+
+#[test]
 fn few_runs_are_flagged() {
     let mut r = report();
     r.runs = 2;
@@ -165,6 +195,7 @@ fn memory_growth_compares_smallest_and_largest_measured_sizes() {
         targets: vec![],
         ceiling: None,
         notes: vec![],
+        seconds: 1.0,
     };
     let cases = vec![case(5000, 15_000), case(50, 10_000), case(500, 11_000)];
     assert_eq!(memory_growth(&cases, "create-file"), Some((50, 5000, 1.5)));
