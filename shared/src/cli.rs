@@ -5,11 +5,17 @@
 //! - success exits 0; any error prints `error: …` (or `Error from server (Reason): …`
 //!   for API errors) and exits 1;
 //! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1;
+//! - command-line (flag) errors are pflag's, `Error: …` and `See '… --help' for
+//!   usage.`, exit 1 ([`flag_error`]);
 //! - a command that reports a container's exit code (`run-pod --attach`) exits with it.
+
+mod flag_error;
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Once;
+
+pub use flag_error::{flag_error, flag_error_message};
 
 /// A usage error: the command line is wrong, nothing was sent to the server.
 #[derive(Debug, thiserror::Error)]

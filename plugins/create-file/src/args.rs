@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
 
@@ -132,66 +132,19 @@ pub struct Args {
 /// Parses the command line; clap's errors are turned into kubectl's wording
 /// (`Error: unknown flag: --foo` and the `--help` hint), `--help` into the help text.
 pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
-    Args::try_parse_from(argv)
+    let matches = command().try_get_matches_from(argv)?;
+    Args::from_arg_matches(&matches)
 }
 
-/// kubectl's (cobra's) message for a flag parsing error.
-pub fn flag_error_message(err: &clap::Error) -> String {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let context = |kind| match err.get(kind) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        Some(ContextValue::Strings(v)) => v.first().cloned(),
-        _ => None,
-    };
-    let body = match err.kind() {
-        ErrorKind::UnknownArgument => {
-            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
-            match arg.strip_prefix("--") {
-                Some(_) => format!("unknown flag: {}", arg.split('=').next().unwrap_or(&arg)),
-                None => format!(
-                    "unknown shorthand flag: '{}' in {arg}",
-                    arg.trim_start_matches('-').chars().next().unwrap_or('?')
-                ),
-            }
-        }
-        ErrorKind::InvalidValue if context(ContextKind::InvalidValue).as_deref() == Some("") => {
-            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
-            format!("flag needs an argument: {}", short_or_long(&arg))
-        }
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
-            let arg = context(ContextKind::InvalidArg).unwrap_or_default();
-            let value = context(ContextKind::InvalidValue).unwrap_or_default();
-            format!(
-                "invalid argument {value:?} for {:?} flag",
-                short_or_long(&arg)
-            )
-        }
-        _ => {
-            let rendered = err.render().to_string();
-            let first = rendered.lines().next().unwrap_or_default().trim();
-            first.strip_prefix("error: ").unwrap_or(first).to_string()
-        }
-    };
-    format!("Error: {body}\nSee 'kubectl create-file --help' for usage.")
-}
-
-/// clap names an argument as `--filename <FILENAME>` or `-f <FILENAME>`; cobra says
-/// `'f' in -f` or `--filename`.
-fn short_or_long(arg: &str) -> String {
-    let flag = arg.split_whitespace().next().unwrap_or(arg);
-    match flag.strip_prefix("--") {
-        Some(_) => flag.to_string(),
-        None => {
-            let c = flag.trim_start_matches('-');
-            format!("'{c}' in -{c}")
-        }
-    }
+/// The clap command, boolean switches taking pflag's `-R=false` (kubectl accepts
+/// `--recursive=false`, `--edit=true`…).
+pub fn command() -> clap::Command {
+    shared::flags::go_bool_flags(Args::command())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     fn parse_args(argv: &[&str]) -> Result<Args, clap::Error> {
         parse(
@@ -203,7 +156,16 @@ mod tests {
 
     #[test]
     fn command_is_well_formed() {
-        Args::command().debug_assert();
+        command().debug_assert();
+    }
+
+    #[test]
+    fn switches_take_go_booleans() {
+        let args =
+            parse_args(&["-f", "x", "-R=false", "--edit=true", "--save-config"]).expect("parses");
+        assert!(!args.recursive && args.edit && args.save_config);
+        let args = parse_args(&["-f", "x", "-R"]).expect("parses");
+        assert!(args.recursive && !args.edit && !args.windows_line_endings);
     }
 
     #[test]
@@ -235,20 +197,27 @@ mod tests {
 
     #[test]
     fn flag_errors_use_cobras_wording() {
-        let err = parse_args(&["--foo"]).expect_err("unknown");
+        let message = |argv: &[&str]| {
+            let err = parse_args(argv).expect_err("a bad command line");
+            let argv: Vec<std::ffi::OsString> = std::iter::once("kubectl-create_file")
+                .chain(argv.iter().copied())
+                .map(Into::into)
+                .collect();
+            shared::cli::flag_error_message(&command(), &err, &argv)
+        };
+        assert_eq!(message(&["--foo"]), "unknown flag: --foo");
+        assert_eq!(message(&["-f"]), "flag needs an argument: 'f' in -f");
         assert_eq!(
-            flag_error_message(&err),
-            "Error: unknown flag: --foo\nSee 'kubectl create-file --help' for usage."
+            message(&["--filename"]),
+            "flag needs an argument: --filename"
         );
-        let err = parse_args(&["-f"]).expect_err("missing value");
         assert_eq!(
-            flag_error_message(&err),
-            "Error: flag needs an argument: --filename\nSee 'kubectl create-file --help' for usage."
+            message(&["-f", "x", "-R=maybe"]),
+            "invalid argument \"maybe\" for \"-R, --recursive\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"
         );
-        let err = parse_args(&["--concurrency=many"]).expect_err("not a number");
         assert!(
-            flag_error_message(&err)
-                .starts_with("Error: invalid argument \"many\" for \"--concurrency\" flag")
+            message(&["--concurrency=many"])
+                .starts_with("invalid argument \"many\" for \"--concurrency\" flag: ")
         );
     }
 }

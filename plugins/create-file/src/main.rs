@@ -5,8 +5,6 @@
 
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
 mod args;
 mod create;
 mod edit;
@@ -19,20 +17,16 @@ const COMMAND: &str = "kubectl create-file";
 fn main() -> ExitCode {
     // `kubectl_complete-<plugin>` (a link to this binary), `__complete` and
     // `completion SHELL` are answered before any parsing; see shared::completion.
-    if let Some(code) =
-        shared::completion::maybe_handle(<args::Args as clap::CommandFactory>::command(), &[])
-    {
+    if let Some(code) = shared::completion::maybe_handle(args::command(), &[]) {
         return code;
     }
-    let args = match args::parse(std::env::args_os()) {
+    let argv: Vec<_> = std::env::args_os().collect();
+    let args = match args::parse(argv.clone()) {
         Ok(args) => args,
-        Err(err) => {
-            eprintln!("{}", args::flag_error_message(&err));
-            return ExitCode::from(1);
-        }
+        Err(err) => return shared::cli::flag_error(COMMAND, &args::command(), &err, &argv),
     };
     if args.help {
-        print!("{}", help::render(&args::Args::command()));
+        print!("{}", help::render(&args::command()));
         return ExitCode::SUCCESS;
     }
     shared::cli::init_logging(args.config.verbosity);

@@ -15,7 +15,6 @@ mod output;
 mod updater;
 mod validate;
 
-use std::error::Error as _;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -32,9 +31,13 @@ fn main() -> ExitCode {
     ) {
         return code;
     }
-    let args = match flags::Args::try_parse() {
+    let argv: Vec<_> = std::env::args_os().collect();
+    let args = match flags::Args::try_parse_from(&argv) {
         Ok(args) => args,
-        Err(err) => return flag_error(err),
+        Err(err) => {
+            let cmd = <flags::Args as clap::CommandFactory>::command();
+            return shared::cli::flag_error(COMMAND, &cmd, &err, &argv);
+        }
     };
     shared::cli::init_logging(args.config.verbosity);
     let options = RollingUpdateOptions::complete(&args);
@@ -74,64 +77,4 @@ fn report(err: anyhow::Error) -> ExitCode {
         return ExitCode::from(stopped.exit_code);
     }
     shared::cli::finish(COMMAND, Err(err))
-}
-
-/// Flag-parse errors in kubectl's shape (`Error: …` and a pointer to --help);
-/// --help and --version print normally.
-fn flag_error(err: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
-    if matches!(
-        err.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
-        let _ = err.print();
-        return ExitCode::SUCCESS;
-    }
-    use clap::error::ContextKind;
-    let context = |kind| match err.get(kind) {
-        Some(clap::error::ContextValue::String(s)) => s.clone(),
-        _ => String::new(),
-    };
-    // pflag's wording, which scripts written for kubectl may match on.
-    let message = match err.kind() {
-        ErrorKind::UnknownArgument => {
-            let arg = context(ContextKind::InvalidArg);
-            if arg.starts_with("--") || arg.len() < 2 {
-                format!("unknown flag: {arg}")
-            } else {
-                format!(
-                    "unknown shorthand flag: {:?} in {arg}",
-                    arg.chars().nth(1).unwrap_or('-')
-                )
-            }
-        }
-        ErrorKind::ValueValidation | ErrorKind::InvalidValue => {
-            let flag = context(ContextKind::InvalidArg);
-            let flag = flag.split([' ', '[', '=']).next().unwrap_or_default();
-            let value = context(ContextKind::InvalidValue);
-            if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
-                return finish_flag_error(&format!("flag needs an argument: {flag}"));
-            }
-            let reason = err
-                .source()
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "invalid value".into());
-            format!("invalid argument {value:?} for \"{flag}\" flag: {reason}")
-        }
-        _ => {
-            let rendered = err.render().to_string();
-            let first = rendered.lines().next().unwrap_or_default().to_string();
-            first.strip_prefix("error: ").unwrap_or(&first).to_string()
-        }
-    };
-    finish_flag_error(&message)
-}
-
-fn finish_flag_error(message: &str) -> ExitCode {
-    // Cobra's own prefix (capital E), not kubectl's `error: `.
-    let _ = writeln!(
-        std::io::stderr(),
-        "Error: {message}\nSee '{COMMAND} --help' for usage."
-    );
-    ExitCode::from(1)
 }

@@ -4,7 +4,8 @@
 //! `--limits`, `--serviceaccount`).
 //!
 //! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
-//! which clap would trim). Defaults are declared here so that `--help` shows them;
+//! which clap would trim). Boolean flags are plain switches here; [`command`] gives
+//! them pflag's `--flag=false`. Defaults are declared here so that `--help` shows them;
 //! whether a flag was given explicitly is read from clap's `ArgMatches` (see
 //! [`Explicit`]).
 
@@ -45,7 +46,7 @@ pub struct Args {
     )]
     pub annotations: Vec<String>,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If true, wait for the Pod to start running, and then attach to the Pod as if 'kubectl attach ...' were called.  Default false, unless '-i/--stdin' is set, in which case the default is true. With '--restart=Never' the exit code of the container process is returned."
     )]
@@ -58,7 +59,7 @@ pub struct Args {
     )]
     pub cascade: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If true and extra arguments are present, use them as the 'command' field in the container, rather than the 'args' field which is the default."
     )]
@@ -74,7 +75,10 @@ pub struct Args {
     )]
     pub env: Vec<String>,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")]
+    #[arg(
+        long,
+        help = "If true, create a ClusterIP service associated with the pod.  Requires `--port`."
+    )]
     pub expose: bool,
 
     #[arg(
@@ -84,7 +88,7 @@ pub struct Args {
     )]
     pub field_manager: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If true, immediately remove resources from API and bypass graceful deletion. Note that immediate deletion of some resources may result in inconsistency or data loss and requires confirmation."
     )]
@@ -130,7 +134,7 @@ pub struct Args {
     )]
     pub labels: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If the pod is started in interactive mode or with stdin, leave stdin open after the first attach completes. By default, stdin will be closed after the first attach completes."
     )]
@@ -175,10 +179,10 @@ pub struct Args {
     )]
     pub port: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, run the container in privileged mode.")]
+    #[arg(long, help = "If true, run the container in privileged mode.")]
     pub privileged: bool,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'q', long, help = "If true, suppress prompt messages.")]
+    #[arg(short = 'q', long, help = "If true, suppress prompt messages.")]
     pub quiet: bool,
 
     #[arg(
@@ -204,13 +208,13 @@ pub struct Args {
     )]
     pub restart: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If true, delete the pod after it exits.  Only valid when attaching to the container, e.g. with '--attach' or with '-i/--stdin'."
     )]
     pub rm: bool,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, 
+    #[arg(
         long,
         help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
     )]
@@ -244,7 +248,11 @@ pub struct Args {
     )]
     pub serviceaccount: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 'i', long, help = "Keep stdin open on the container in the pod, even if nothing is attached.")]
+    #[arg(
+        short = 'i',
+        long,
+        help = "Keep stdin open on the container in the pod, even if nothing is attached."
+    )]
     pub stdin: bool,
 
     #[arg(
@@ -254,10 +262,17 @@ pub struct Args {
     )]
     pub timeout: String,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, short = 't', long, help = "Allocate a TTY for the container in the pod.")]
+    #[arg(
+        short = 't',
+        long,
+        help = "Allocate a TTY for the container in the pod."
+    )]
     pub tty: bool,
 
-    #[arg(num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool, long, help = "If true, wait for resources to be gone before returning. This waits for finalizers.")]
+    #[arg(
+        long,
+        help = "If true, wait for resources to be gone before returning. This waits for finalizers."
+    )]
     pub wait: bool,
 
     #[command(flatten)]
@@ -304,7 +319,8 @@ where
     Ok((args, Explicit::from_matches(&matches)))
 }
 
-/// The clap command, for help rendering and `debug_assert`.
+/// The clap command (boolean switches take pflag's `--x=false`), for parsing, help
+/// rendering and `debug_assert`.
 pub fn command() -> clap::Command {
-    Args::command()
+    shared::flags::go_bool_flags(Args::command())
 }

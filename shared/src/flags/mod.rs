@@ -6,7 +6,7 @@
 //!
 //! - [`ConfigFlags`]: kubectl's global kubeconfig flags.
 //! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].
-//! - [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
+//! - [`go_bool_flags`], [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
 //! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
 
 mod boolean;
@@ -15,7 +15,7 @@ mod dry_run;
 mod duration;
 mod print;
 
-pub use boolean::parse_go_bool;
+pub use boolean::{go_bool_flags, parse_go_bool};
 pub use config::ConfigFlags;
 pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};
 pub use duration::parse_go_duration;
