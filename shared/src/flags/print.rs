@@ -51,6 +51,9 @@ pub struct PrintFlags {
     #[arg(
         long = "allow-missing-template-keys",
         help = "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.",
+        // `Set`, not clap's `SetTrue` for a bool, so that the default reads `true`
+        // in the help.
+        action = clap::ArgAction::Set,
         num_args = 0..=1,
         require_equals = true,
         default_value = "true",

@@ -70,12 +70,13 @@ pub enum Error {
         reason: String,
     },
     /// The template does not parse.
-    #[error("error parsing jsonpath {template}, {source}")]
+    #[error("error parsing jsonpath {template}, {reason}")]
     JsonPathParse {
         /// The template text.
         template: String,
-        /// client-go's parse error.
-        source: jsonpath::ParseError,
+        /// client-go's parse error (a field, not a `source`: kubectl prints it once,
+        /// inside this message).
+        reason: jsonpath::ParseError,
     },
     /// The template failed on an object: kubectl's message with the template and the
     /// object in Go syntax. It ends in one blank line fewer than kubectl's text,
@@ -211,9 +212,9 @@ impl JsonPathPrinter {
     /// `json_output` is `-o jsonpath-as-json`.
     pub fn new(template: &str, allow_missing_keys: bool, json_output: bool) -> Result<Self, Error> {
         let path = jsonpath::JsonPath::parse(template)
-            .map_err(|source| Error::JsonPathParse {
+            .map_err(|reason| Error::JsonPathParse {
                 template: template.to_string(),
-                source,
+                reason,
             })?
             .allow_missing_keys(allow_missing_keys)
             .json_output(json_output);

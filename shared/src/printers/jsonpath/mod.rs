@@ -23,8 +23,10 @@
 //! - Map entries are visited in key order (`{.metadata.*}`, `{..name}`); Go's order is
 //!   random.
 //! - Whole numbers are `int64` as in kubectl's unstructured objects (`kubectl get`,
-//!   `create -f`); for typed objects (`kubectl run`) kubectl round-trips through
-//!   `float64` and prints `1e+06` for a million.
+//!   `create -f`). For typed objects (`kubectl run`) kubectl round-trips through
+//!   `float64`, so there it prints `1e+06` for a million and a filter such as
+//!   `[?(@.containerPort==80)]` fails with "incompatible types for comparison"; here
+//!   both behave as on `kubectl get` output.
 //! - A printer can be used for several objects; client-go's parser state is mutated by
 //!   `{range}` so kubectl's second object can see a truncated template.
 //!
