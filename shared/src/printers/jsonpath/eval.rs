@@ -85,6 +85,10 @@ fn reborrow<'a>(v: &Val<'a>) -> Val<'a> {
     v.clone()
 }
 
+/// How deep `{range}` blocks may nest (client-go has no limit; real templates nest
+/// two or three).
+const MAX_RANGE_DEPTH: usize = 256;
+
 /// The range state of client-go's `JSONPath` for one execution.
 pub(crate) struct Eval<'t> {
     nodes: &'t [Node],
@@ -128,6 +132,11 @@ impl<'t> Eval<'t> {
                 break;
             }
             if self.begin_range > 0 {
+                if self.in_range >= MAX_RANGE_DEPTH {
+                    // Each open range is a recursion here (and in client-go); bound it
+                    // so that a hostile template cannot exhaust the stack.
+                    return Err(format!("more than {MAX_RANGE_DEPTH} nested ranges"));
+                }
                 self.begin_range -= 1;
                 self.in_range += 1;
                 if results.is_empty() {

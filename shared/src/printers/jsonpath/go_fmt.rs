@@ -126,7 +126,7 @@ pub fn float_v(f: f64) -> String {
     }
     let (digits, dp) = digits(f);
     let exp = dp - 1;
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         exponent_form(f < 0.0, &digits, dp, 2, true)
     } else {
         decimal_form(f < 0.0, &digits, dp)

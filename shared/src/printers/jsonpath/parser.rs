@@ -152,7 +152,7 @@ impl<'a> Parser<'a> {
     /// used to spot an escaped closing quote.
     fn escaped(&self, consumed: char) -> bool {
         let before = self.pos.saturating_sub(consumed.len_utf8() + 1);
-        self.pos >= consumed.len_utf8() + 1 && self.input.as_bytes().get(before) == Some(&b'\\')
+        self.pos > consumed.len_utf8() && self.input.as_bytes().get(before) == Some(&b'\\')
     }
 
     /// Parses the inside of an action up to and including its `}`.

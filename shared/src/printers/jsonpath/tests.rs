@@ -651,6 +651,18 @@ fn filter_comparisons_follow_go_templates() {
     );
 }
 
+#[test]
+fn deeply_nested_ranges_are_an_error_not_a_crash() {
+    let template = "{range @}".repeat(100_000);
+    assert_eq!(
+        run(&template, &json!({"a": 1}), true),
+        Err("more than 256 nested ranges".to_string())
+    );
+    let deep: String = "{range .items[*]}".repeat(3) + "{.a}" + &"{end}".repeat(3);
+    let data = json!({"items": [{"items": [{"items": [{"a": 1}]}]}]});
+    assert_eq!(run(&deep, &data, false).as_deref(), Ok("1"));
+}
+
 /// Random templates built from the grammar's pieces never panic, whatever the object.
 #[test]
 fn random_templates_never_panic() {
