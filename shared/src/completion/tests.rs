@@ -110,7 +110,14 @@ fn output_values_after_space_after_equals_and_attached() {
         let p = plan(&command(), &words(w), RC);
         assert_eq!(
             values(&p.reply),
-            ["json", "yaml", "name", "jsonpath", "jsonpath-as-json", "jsonpath-file"],
+            [
+                "json",
+                "yaml",
+                "name",
+                "jsonpath",
+                "jsonpath-as-json",
+                "jsonpath-file"
+            ],
             "{w:?}"
         );
         assert_eq!(p.reply.directive, Directive::NO_FILE_COMP);

@@ -203,7 +203,8 @@ fn read_template(path: &str) -> Result<String, printers::Error> {
     };
     let mut file = std::fs::File::open(path).map_err(|e| failed("open", e))?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|e| failed("read", e))?;
+    file.read_to_end(&mut bytes)
+        .map_err(|e| failed("read", e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -301,7 +302,10 @@ mod tests {
             template: Some("{.kind}".to_string()),
             ..PrintFlags::default()
         };
-        assert_eq!(render(&with_template("jsonpath"), DryRunStrategy::None), "Deployment");
+        assert_eq!(
+            render(&with_template("jsonpath"), DryRunStrategy::None),
+            "Deployment"
+        );
         // kubectl: with --template, `-o jsonpath=…` is no known format.
         assert_eq!(
             to_err(&with_template("jsonpath={.a}")).as_deref(),
@@ -319,7 +323,12 @@ mod tests {
 
     #[test]
     fn jsonpath_without_template_is_kubectls_error() {
-        for output in ["jsonpath", "jsonpath=", "jsonpath-file", "jsonpath-as-json="] {
+        for output in [
+            "jsonpath",
+            "jsonpath=",
+            "jsonpath-file",
+            "jsonpath-as-json=",
+        ] {
             assert_eq!(
                 to_err(&flags(output)).as_deref(),
                 Some("template format specified but no template given"),
@@ -334,7 +343,10 @@ mod tests {
         let file = dir.path().join("t.jsonpath");
         std::fs::write(&file, "{.metadata.name}/{.kind}").expect("write");
         let output = format!("jsonpath-file={}", file.display());
-        assert_eq!(render(&flags(&output), DryRunStrategy::None), "web/Deployment");
+        assert_eq!(
+            render(&flags(&output), DryRunStrategy::None),
+            "web/Deployment"
+        );
 
         let missing = dir.path().join("missing");
         assert_eq!(
@@ -348,7 +360,12 @@ mod tests {
 
     #[test]
     fn go_templates_are_not_offered() {
-        for output in ["go-template={{.kind}}", "template={{.kind}}", "go-template-file=x", "templatefile=x"] {
+        for output in [
+            "go-template={{.kind}}",
+            "template={{.kind}}",
+            "go-template-file=x",
+            "templatefile=x",
+        ] {
             assert!(
                 to_err(&flags(output)).is_some_and(|e| e.starts_with("unable to match a printer")),
                 "{output}"

@@ -129,7 +129,10 @@ fn jsonpath_prints_the_template_without_a_trailing_newline() {
 #[test]
 fn jsonpath_as_json_prints_one_indented_list_per_action() {
     let printer = JsonPathPrinter::new("{.metadata.labels}", true, true).expect("parses");
-    assert_eq!(print(&printer, &pod()), "[\n    {\n        \"run\": \"x\"\n    }\n]\n");
+    assert_eq!(
+        print(&printer, &pod()),
+        "[\n    {\n        \"run\": \"x\"\n    }\n]\n"
+    );
 }
 
 #[test]

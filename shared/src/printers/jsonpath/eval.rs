@@ -78,7 +78,6 @@ impl Val<'_> {
     pub(crate) fn is_container(&self) -> bool {
         matches!(self, Val::Ref(Value::Object(_) | Value::Array(_)))
     }
-
 }
 
 fn reborrow<'a>(v: &Val<'a>) -> Val<'a> {
@@ -245,7 +244,9 @@ impl<'t> Eval<'t> {
                     Val::Invalid => "<invalid reflect.Value>".to_string(),
                     other => other.text(),
                 };
-                return Err(format!("{shown} is not array or slice and cannot be filtered"));
+                return Err(format!(
+                    "{shown} is not array or slice and cannot be filtered"
+                ));
             };
             for item in items {
                 let here = [Val::Ref(item)];

@@ -76,7 +76,10 @@ pub enum Node {
 
 /// Parses a whole template into its top-level nodes (`Text` and `List`).
 pub fn parse(text: &str) -> Result<Vec<Node>, ParseError> {
-    let mut p = Parser { input: text, pos: 0 };
+    let mut p = Parser {
+        input: text,
+        pos: 0,
+    };
     let mut root = Vec::new();
     loop {
         // Text up to the next `{`.
@@ -283,9 +286,9 @@ impl<'a> Parser<'a> {
                     params[i].known = false;
                 } else {
                     params[i].known = true;
-                    params[i].value = digits.parse::<i64>().map_err(|_| {
-                        ParseError(format!("array index {digits} is not a number"))
-                    })?;
+                    params[i].value = digits
+                        .parse::<i64>()
+                        .map_err(|_| ParseError(format!("array index {digits} is not a number")))?;
                 }
             } else if i == 1 {
                 params[1] = Param {

@@ -69,7 +69,11 @@ fn types_input() {
             ("floatSliceIndexReverse", "{ .floats[-2] }", "3.3"),
             ("floatSubSliceFirst2", "{ .floats[0:2] }", "1 2.2"),
             ("floatSubSliceStep2", "{ .floats[:4:2] }", "1 3.3"),
-            ("stringSlice", "{ .strings }", r#"["one","two","three","four"]"#),
+            (
+                "stringSlice",
+                "{ .strings }",
+                r#"["one","two","three","four"]"#,
+            ),
             ("stringSliceIndex", "{ .strings[0] }", "one"),
             ("stringSliceIndexReverse", "{ .strings[-2] }", "three"),
             ("stringSubSliceFirst2", "{ .strings[0:2] }", "one two"),
@@ -77,15 +81,27 @@ fn types_input() {
             ("interfaceSlice", "{ .interfaces }", r#"[true,"one",1,1.1]"#),
             ("interfaceSliceIndex", "{ .interfaces[0] }", "true"),
             ("interfaceSliceIndexReverse", "{ .interfaces[-2] }", "1"),
-            ("interfaceSubSliceFirst2", "{ .interfaces[0:2] }", "true one"),
+            (
+                "interfaceSubSliceFirst2",
+                "{ .interfaces[0:2] }",
+                "true one",
+            ),
             ("interfaceSubSliceStep2", "{ .interfaces[:4:2] }", "true 1"),
             (
                 "mapSlice",
                 "{ .maps }",
                 r#"[{"name":"one","value":1},{"name":"two","value":2.02},{"name":"three","value":3.03},{"name":"four","value":4.04}]"#,
             ),
-            ("mapSliceIndex", "{ .maps[0] }", r#"{"name":"one","value":1}"#),
-            ("mapSliceIndexReverse", "{ .maps[-2] }", r#"{"name":"three","value":3.03}"#),
+            (
+                "mapSliceIndex",
+                "{ .maps[0] }",
+                r#"{"name":"one","value":1}"#,
+            ),
+            (
+                "mapSliceIndexReverse",
+                "{ .maps[-2] }",
+                r#"{"name":"three","value":3.03}"#,
+            ),
             (
                 "mapSubSliceFirst2",
                 "{ .maps[0:2] }",
@@ -127,11 +143,27 @@ fn store() -> Value {
 #[test]
 fn store_input() {
     let data = store();
-    check(&[("plain", "hello jsonpath", "hello jsonpath")], &Value::Null, false);
-    check(&[("recursive", "{..}", "[1,2,3]")], &json!([1, 2, 3]), false);
-    check(&[("filter", "{[?(@<5)]}", "2 3")], &json!([2, 6, 3, 7]), false);
+    check(
+        &[("plain", "hello jsonpath", "hello jsonpath")],
+        &Value::Null,
+        false,
+    );
+    check(
+        &[("recursive", "{..}", "[1,2,3]")],
+        &json!([1, 2, 3]),
+        false,
+    );
+    check(
+        &[("filter", "{[?(@<5)]}", "2 3")],
+        &json!([2, 6, 3, 7]),
+        false,
+    );
     check(&[("quote", r#"{"{"}"#, "{")], &Value::Null, false);
-    check(&[("union", "{[1,3,4]}", "1 3 4")], &json!([0, 1, 2, 3, 4]), false);
+    check(
+        &[("union", "{[1,3,4]}", "1 3 4")],
+        &json!([0, 1, 2, 3, 4]),
+        false,
+    );
     check(
         &[("array", "{[0:2]}", "Monday Tudesday")],
         &json!(["Monday", "Tudesday"]),
@@ -145,7 +177,11 @@ fn store_input() {
             ("dict/", "{$.Employees.dan}", "clerk"),
             ("dict-", "{.Labels.k8s-app}", "20"),
             ("nest", "{.Bicycle[*].Color}", "red green"),
-            ("allarray", "{.Book[*].Author}", "Nigel Rees Evelyn Waugh Herman Melville"),
+            (
+                "allarray",
+                "{.Book[*].Author}",
+                "Nigel Rees Evelyn Waugh Herman Melville",
+            ),
             // Map values in key order: Color, IsNew, Price.
             (
                 "allfields",
@@ -154,7 +190,11 @@ fn store_input() {
             ),
             // Key order: Bicycle before Book (client-go's struct had Book first).
             ("recurfields", "{..Price}", "19.95 20.01 8.95 12.99 8.99"),
-            ("recurdotfields", "{...Price}", "19.95 20.01 8.95 12.99 8.99"),
+            (
+                "recurdotfields",
+                "{...Price}",
+                "19.95 20.01 8.95 12.99 8.99",
+            ),
             (
                 "allstructsSlice",
                 "{.Bicycle}",
@@ -185,14 +225,22 @@ fn store_input() {
         false,
     );
     assert!(
-        run("{............................................................Price}", &data, false)
-            .is_err()
+        run(
+            "{............................................................Price}",
+            &data,
+            false
+        )
+        .is_err()
     );
 
     check(
         &[
             ("nonexistent field", "{.hello}", ""),
-            ("nonexistent field 2", "before-{.hello}after", "before-after"),
+            (
+                "nonexistent field 2",
+                "before-{.hello}after",
+                "before-after",
+            ),
         ],
         &data,
         true,
@@ -200,15 +248,27 @@ fn store_input() {
 
     check_err(
         &[
-            ("invalid identifier", "{hello}", "unrecognized identifier hello"),
+            (
+                "invalid identifier",
+                "{hello}",
+                "unrecognized identifier hello",
+            ),
             ("nonexistent field", "{.hello}", "hello is not found"),
-            ("invalid array", "{.Labels[0]}", "map[string]interface {} is not array or slice"),
+            (
+                "invalid array",
+                "{.Labels[0]}",
+                "map[string]interface {} is not array or slice",
+            ),
             (
                 "invalid filter operator",
                 "{.Book[?(@.Price<>10)]}",
                 "unrecognized filter operator <>",
             ),
-            ("redundant end", "{range .Labels.*}{@}{end}{end}", "not in range, nothing to end"),
+            (
+                "redundant end",
+                "{range .Labels.*}{@}{end}{end}",
+                "not in range, nothing to end",
+            ),
         ],
         &data,
         false,
@@ -272,15 +332,31 @@ fn nodes() -> Value {
 fn kubernetes() {
     check(
         &[
-            ("range item", "{range .items[*]}{.metadata.name}, {end}{.kind}", "127.0.0.1, 127.0.0.2, List"),
-            ("range item with quote", r#"{range .items[*]}{.metadata.name}{"\t"}{end}"#, "127.0.0.1\t127.0.0.2\t"),
-            ("range addresss", "{.items[*].status.addresses[*].address}", "127.0.0.1 127.0.0.2 127.0.0.3"),
+            (
+                "range item",
+                "{range .items[*]}{.metadata.name}, {end}{.kind}",
+                "127.0.0.1, 127.0.0.2, List",
+            ),
+            (
+                "range item with quote",
+                r#"{range .items[*]}{.metadata.name}{"\t"}{end}"#,
+                "127.0.0.1\t127.0.0.2\t",
+            ),
+            (
+                "range addresss",
+                "{.items[*].status.addresses[*].address}",
+                "127.0.0.1 127.0.0.2 127.0.0.3",
+            ),
             (
                 "double range",
                 "{range .items[*]}{range .status.addresses[*]}{.address}, {end}{end}",
                 "127.0.0.1, 127.0.0.2, 127.0.0.3, ",
             ),
-            ("item name", "{.items[*].metadata.name}", "127.0.0.1 127.0.0.2"),
+            (
+                "item name",
+                "{.items[*].metadata.name}",
+                "127.0.0.1 127.0.0.2",
+            ),
             (
                 "union nodes capacity",
                 "{.items[*]['metadata.name', 'status.capacity']}",
@@ -291,14 +367,26 @@ fn kubernetes() {
                 "{range .items[*]}[{.metadata.name}, {.status.capacity}] {end}",
                 r#"[127.0.0.1, {"cpu":"4"}] [127.0.0.2, {"cpu":"8"}] "#,
             ),
-            ("user password", r#"{.users[?(@.name=="e2e")].user.password}"#, "secret"),
-            ("hostname", r"{.items[0].metadata.labels.kubernetes\.io/hostname}", "127.0.0.1"),
+            (
+                "user password",
+                r#"{.users[?(@.name=="e2e")].user.password}"#,
+                "secret",
+            ),
+            (
+                "hostname",
+                r"{.items[0].metadata.labels.kubernetes\.io/hostname}",
+                "127.0.0.1",
+            ),
             (
                 "hostname filter",
                 r#"{.items[?(@.metadata.labels.kubernetes\.io/hostname=="127.0.0.1")].kind}"#,
                 "None",
             ),
-            ("bool item", "{.items[?(@..ready==true)].metadata.name}", "127.0.0.1"),
+            (
+                "bool item",
+                "{.items[?(@..ready==true)].metadata.name}",
+                "127.0.0.1",
+            ),
         ],
         &nodes(),
         false,
@@ -410,14 +498,22 @@ fn negative_index() {
         &[
             ("[0]", "{.spec.containers[0].name}", "fake0"),
             ("[0:0]", "{.spec.containers[0:0].name}", ""),
-            ("[0:-1]", "{.spec.containers[0:-1].name}", "fake0 fake1 fake2"),
+            (
+                "[0:-1]",
+                "{.spec.containers[0:-1].name}",
+                "fake0 fake1 fake2",
+            ),
             ("[-1]", "{.spec.containers[-1].name}", "fake3"),
             ("[-1:]", "{.spec.containers[-1:].name}", "fake3"),
             ("[-2]", "{.spec.containers[-2].name}", "fake2"),
             ("[-2:]", "{.spec.containers[-2:].name}", "fake2 fake3"),
             ("[-3]", "{.spec.containers[-3].name}", "fake1"),
             ("[-4]", "{.spec.containers[-4].name}", "fake0"),
-            ("[-4:]", "{.spec.containers[-4:].name}", "fake0 fake1 fake2 fake3"),
+            (
+                "[-4:]",
+                "{.spec.containers[-4:].name}",
+                "fake0 fake1 fake2 fake3",
+            ),
             ("[5:5]", "{.spec.containers[5:5].name}", ""),
             ("[-5:-5]", "{.spec.containers[-5:-5].name}", ""),
         ],
@@ -446,7 +542,11 @@ fn negative_index() {
                 "{.spec.containers[-1:-2].name}",
                 "starting index 3 is greater than ending index 2",
             ),
-            ("[9]", "{.spec.containers[9].name}", "array index out of bounds: index 9, length 4"),
+            (
+                "[9]",
+                "{.spec.containers[9].name}",
+                "array index out of bounds: index 9, length 4",
+            ),
         ],
         &data,
         false,
@@ -458,13 +558,29 @@ fn step() {
     let data = containers(6);
     check(
         &[
-            ("[0:]", "{.spec.containers[0:].name}", "fake0 fake1 fake2 fake3 fake4 fake5"),
-            ("[0:6:]", "{.spec.containers[0:6:].name}", "fake0 fake1 fake2 fake3 fake4 fake5"),
-            ("[0:6:1]", "{.spec.containers[0:6:1].name}", "fake0 fake1 fake2 fake3 fake4 fake5"),
+            (
+                "[0:]",
+                "{.spec.containers[0:].name}",
+                "fake0 fake1 fake2 fake3 fake4 fake5",
+            ),
+            (
+                "[0:6:]",
+                "{.spec.containers[0:6:].name}",
+                "fake0 fake1 fake2 fake3 fake4 fake5",
+            ),
+            (
+                "[0:6:1]",
+                "{.spec.containers[0:6:1].name}",
+                "fake0 fake1 fake2 fake3 fake4 fake5",
+            ),
             ("[1:4:2]", "{.spec.containers[1:4:2].name}", "fake1 fake3"),
             ("[1:4:3]", "{.spec.containers[1:4:3].name}", "fake1"),
             ("[1:4:4]", "{.spec.containers[1:4:4].name}", "fake1"),
-            ("[0:6:2]", "{.spec.containers[0:6:2].name}", "fake0 fake2 fake4"),
+            (
+                "[0:6:2]",
+                "{.spec.containers[0:6:2].name}",
+                "fake0 fake2 fake4",
+            ),
             ("[0:6:3]", "{.spec.containers[0:6:3].name}", "fake0 fake3"),
             ("[0:6:5]", "{.spec.containers[0:6:5].name}", "fake0 fake5"),
             ("[0:6:6]", "{.spec.containers[0:6:6].name}", "fake0"),
@@ -474,8 +590,16 @@ fn step() {
     );
     check_err(
         &[
-            ("[0:6:0]", "{.spec.containers[0:6:0].name}", "step must be > 0"),
-            ("[0:6:-1]", "{.spec.containers[0:6:-1].name}", "step must be > 0"),
+            (
+                "[0:6:0]",
+                "{.spec.containers[0:6:0].name}",
+                "step must be > 0",
+            ),
+            (
+                "[0:6:-1]",
+                "{.spec.containers[0:6:-1].name}",
+                "step must be > 0",
+            ),
         ],
         &data,
         false,
@@ -490,37 +614,76 @@ fn parser_accepts() {
     let text = |s: &str| Text(s.to_string());
     let idx = |from: i64, to: Option<i64>, derived: bool| {
         Array([
-            Param { value: from, known: true, derived: false },
-            Param { value: to.unwrap_or(0), known: to.is_some(), derived },
+            Param {
+                value: from,
+                known: true,
+                derived: false,
+            },
+            Param {
+                value: to.unwrap_or(0),
+                known: to.is_some(),
+                derived,
+            },
             Param::default(),
         ])
     };
     let cases: Vec<(&str, Vec<Node>)> = vec![
         ("plain", vec![text("hello jsonpath")]),
-        ("variable", vec![text("hello "), List(vec![field("jsonpath")])]),
-        ("arrayfiled", vec![List(vec![field("book"), idx(2, Some(3), true)])]),
+        (
+            "variable",
+            vec![text("hello "), List(vec![field("jsonpath")])],
+        ),
+        (
+            "arrayfiled",
+            vec![List(vec![field("book"), idx(2, Some(3), true)])],
+        ),
         ("quote", vec![List(vec![text("{")])]),
         ("array", vec![List(vec![idx(1, Some(3), false)])]),
-        ("allarray", vec![List(vec![field("book"), Array([Param::default(); 3])])]),
+        (
+            "allarray",
+            vec![List(vec![field("book"), Array([Param::default(); 3])])],
+        ),
         ("wildcard", vec![List(vec![field("bicycle"), Wildcard])]),
-        ("filter", vec![List(vec![field("book"), Filter {
-            left: vec![field("price")],
-            right: vec![Int(10)],
-            op: "<".into(),
-        }])]),
+        (
+            "filter",
+            vec![List(vec![
+                field("book"),
+                Filter {
+                    left: vec![field("price")],
+                    right: vec![Int(10)],
+                    op: "<".into(),
+                },
+            ])],
+        ),
         ("recursive", vec![List(vec![Recursive])]),
         ("recurField", vec![List(vec![Recursive, field("price")])]),
         ("arraydict", vec![List(vec![field("book"), field("price")])]),
-        ("union", vec![List(vec![field("book"), Union(vec![
-            vec![field("author")],
-            vec![field("price")],
-        ])])]),
-        ("range", vec![List(vec![Identifier("range".into()), field("items")]), List(vec![field("name")]), List(vec![Identifier("end".into())])]),
-        ("paired parentheses in quotes", vec![List(vec![field("test"), Filter {
-            left: vec![field("a")],
-            right: vec![text("bar(")],
-            op: "==".into(),
-        }])]),
+        (
+            "union",
+            vec![List(vec![
+                field("book"),
+                Union(vec![vec![field("author")], vec![field("price")]]),
+            ])],
+        ),
+        (
+            "range",
+            vec![
+                List(vec![Identifier("range".into()), field("items")]),
+                List(vec![field("name")]),
+                List(vec![Identifier("end".into())]),
+            ],
+        ),
+        (
+            "paired parentheses in quotes",
+            vec![List(vec![
+                field("test"),
+                Filter {
+                    left: vec![field("a")],
+                    right: vec![text("bar(")],
+                    op: "==".into(),
+                },
+            ])],
+        ),
         ("escaped quote", vec![List(vec![text("\"")])]),
         ("bool", vec![List(vec![Bool(true)])]),
         ("float", vec![List(vec![Float(1.5)])]),
@@ -547,7 +710,11 @@ fn parser_accepts() {
         r"{.a\.b}",
     ];
     for ((name, expected), template) in cases.into_iter().zip(templates) {
-        assert_eq!(parse(template).as_ref(), Ok(&expected), "{name}: {template}");
+        assert_eq!(
+            parse(template).as_ref(),
+            Ok(&expected),
+            "{name}: {template}"
+        );
     }
     // A union of bracket keys: each alternative is the key's path.
     assert_eq!(
@@ -561,21 +728,41 @@ fn parser_accepts() {
 fn parser_rejects() {
     let cases = [
         ("unclosed action", "{.apple", "unclosed action"),
-        ("unrecognized character", "{*}", "unrecognized character in action: U+002A '*'"),
+        (
+            "unrecognized character",
+            "{*}",
+            "unrecognized character in action: U+002A '*'",
+        ),
         ("invalid number", "{+12.3.0}", "cannot parse number +12.3.0"),
         ("unterminated array", "{[1}", "unterminated array"),
         ("unterminated filter", "{[?(.price]}", "unterminated filter"),
-        ("invalid multiple recursive descent", "{........}", "invalid multiple recursive descent"),
+        (
+            "invalid multiple recursive descent",
+            "{........}",
+            "invalid multiple recursive descent",
+        ),
         ("invalid array index", "{[a,b]}", "invalid array index a"),
         ("invalid slice", "{[1:x]}", "invalid array index 1:x"),
         ("not a number", "{[-]}", "array index - is not a number"),
-        ("unterminated quote", r#"{"abc}"#, "unterminated quoted string"),
+        (
+            "unterminated quote",
+            r#"{"abc}"#,
+            "unterminated quoted string",
+        ),
         ("unclosed filter", "{[?(@.a)x]}", "unclosed array expect ]"),
         ("tab", "{.a\t}", "unrecognized character in action: U+0009"),
         ("newline", "{.a\n}", "unclosed action"),
         // client-go looks only at the byte before a quote, so `\\"` does not close.
-        ("escaped backslash", r#"{" \\"}"#, "unterminated quoted string"),
-        ("bad escape", r#"{"\q"}"#, r#"unquote string "\q" error invalid syntax"#),
+        (
+            "escaped backslash",
+            r#"{" \\"}"#,
+            "unterminated quoted string",
+        ),
+        (
+            "bad escape",
+            r#"{"\q"}"#,
+            r#"unquote string "\q" error invalid syntax"#,
+        ),
     ];
     for (name, template, expected) in cases {
         assert_eq!(
@@ -595,13 +782,25 @@ fn output_formatting() {
     });
     check(
         &[
-            ("null prints as null", "{.metadata.creationTimestamp}", "null"),
+            (
+                "null prints as null",
+                "{.metadata.creationTimestamp}",
+                "null",
+            ),
             ("int64 stays whole", "{.spec.grace}", "1000000"),
             ("float as Go %v", "{.spec.ratio} {.spec.big}", "1e-05 1e+21"),
             ("bool", "{.spec.stdin}", "true"),
-            ("maps as HTML-safe JSON", "{.metadata.annotations}", r#"{"h":"\u003ca\u0026b\u003e","n":"l1\nl2"}"#),
+            (
+                "maps as HTML-safe JSON",
+                "{.metadata.annotations}",
+                r#"{"h":"\u003ca\u0026b\u003e","n":"l1\nl2"}"#,
+            ),
             ("string raw", "{.metadata.annotations.n}", "l1\nl2"),
-            ("string wildcard gives bytes", "{.metadata.name.*}", "119 101 98"),
+            (
+                "string wildcard gives bytes",
+                "{.metadata.name.*}",
+                "119 101 98",
+            ),
             ("whole object via @", "{@.metadata.name}", "web"),
             ("empty field", "{.}", ""),
             ("missing under null", "{.metadata.creationTimestamp.x}", ""),
@@ -614,7 +813,9 @@ fn output_formatting() {
         .map(|p| p.json_output(true).execute(&pod));
     assert_eq!(
         as_json,
-        Ok(Ok("[\n    \"web\"\n]\n[\n    \"\\u003ca\\u0026b\\u003e\"\n]\n".to_string()))
+        Ok(Ok(
+            "[\n    \"web\"\n]\n[\n    \"\\u003ca\\u0026b\\u003e\"\n]\n".to_string()
+        ))
     );
 }
 
@@ -642,9 +843,21 @@ fn filter_comparisons_follow_go_templates() {
     );
     check_err(
         &[
-            ("int vs float", "{.items[?(@.v==1.5)].n}", "incompatible types for comparison"),
-            ("int vs string", "{.items[?(@.v=='1')].n}", "incompatible types for comparison"),
-            ("map", "{[?(@.items=='1')]}", "map[items:[map[f:1.5 n:a s:x v:1] map[f:2.5 n:b s:y v:5] map[f:3.5 n:c s:z v:10]]] is not array or slice and cannot be filtered"),
+            (
+                "int vs float",
+                "{.items[?(@.v==1.5)].n}",
+                "incompatible types for comparison",
+            ),
+            (
+                "int vs string",
+                "{.items[?(@.v=='1')].n}",
+                "incompatible types for comparison",
+            ),
+            (
+                "map",
+                "{[?(@.items=='1')]}",
+                "map[items:[map[f:1.5 n:a s:x v:1] map[f:2.5 n:b s:y v:5] map[f:3.5 n:c s:z v:10]]] is not array or slice and cannot be filtered",
+            ),
         ],
         &data,
         false,
@@ -667,11 +880,47 @@ fn deeply_nested_ranges_are_an_error_not_a_crash() {
 #[test]
 fn random_templates_never_panic() {
     const PIECES: &[&str] = &[
-        "{", "}", ".", "..", "[", "]", "*", "@", "$", "?(", ")", "==", "<", "!", ",", ":",
-        "-1", "0", "2", "'", "\"", "\\", "range", "end", "true", " ", "a", "items", "\n",
-        "\t", "é", "[?(@.a", "{range .items[*]}", "{end}", "[::-1]", "[1:0]", "1.5", "+",
+        "{",
+        "}",
+        ".",
+        "..",
+        "[",
+        "]",
+        "*",
+        "@",
+        "$",
+        "?(",
+        ")",
+        "==",
+        "<",
+        "!",
+        ",",
+        ":",
+        "-1",
+        "0",
+        "2",
+        "'",
+        "\"",
+        "\\",
+        "range",
+        "end",
+        "true",
+        " ",
+        "a",
+        "items",
+        "\n",
+        "\t",
+        "é",
+        "[?(@.a",
+        "{range .items[*]}",
+        "{end}",
+        "[::-1]",
+        "[1:0]",
+        "1.5",
+        "+",
     ];
-    let data = json!({"a": [1, {"a": "x"}, null, "str"], "items": [{"a": 1}, {"a": [2]}], "n": null});
+    let data =
+        json!({"a": [1, {"a": "x"}, null, "str"], "items": [{"a": 1}, {"a": [2]}], "n": null});
     // A small xorshift generator keeps the test deterministic without a dependency.
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
