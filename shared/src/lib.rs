@@ -7,7 +7,7 @@
 //!   kubeconfig flags every plugin shares ([`flags::ConfigFlags`]), `--dry-run`, `-o`.
 //! - [`generate`]: pure generators (parameters in, typed object out) for `run-pod`.
 //! - [`help`]: `--help` in kubectl's layout, rendered from the clap definitions.
-//! - [`printers`]: `-o json|yaml|name` and the `pod/web created` line.
+//! - [`printers`]: `-o json|yaml|name|jsonpath…` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol

@@ -456,3 +456,48 @@ async fn n_objects_are_n_requests() {
     assert_eq!(ours.len(), 40, "{ours:?}");
     assert!(ours.iter().all(|v| v == "create"), "{ours:?}");
 }
+
+/// `-o jsonpath=…` prints each created object through the template as
+/// `kubectl get -o jsonpath=…` does (whole numbers stay integers, so the `==2` filter
+/// and the replica count print the same in both).
+#[tokio::test]
+async fn jsonpath_output_matches_kubectl_get() {
+    let ns = cluster().namespace("create-file-jsonpath").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = write(
+        dir.path(),
+        "objs.yaml",
+        &format!(
+            "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {{app: web}}\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports:\n        - containerPort: 80\n",
+            configmap("settings", "app: web")
+        ),
+    );
+    let template = r#"{.kind}/{.metadata.name} {.metadata.labels} {.data.k}{.spec.replicas}{range .spec.template.spec.containers[?(@.ports[0].containerPort==80)]} {.image}{end}{"\n"}"#;
+    let out = create_file(&[
+        "-n",
+        ns.as_str(),
+        "-f",
+        &manifest,
+        "-o",
+        &format!("jsonpath={template}"),
+    ]);
+    out.success();
+    let mut expected = String::new();
+    for object in ["configmap/settings", "deployment/web"] {
+        let get = cluster()
+            .kubectl()
+            .args(["get", object, "-n", ns.as_str(), "-o"])
+            .arg(format!("jsonpath={template}"))
+            .run();
+        get.success();
+        expected.push_str(&get.stdout);
+    }
+    assert_eq!(out.stdout, expected);
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            r#"ConfigMap/settings {"app":"web"} v"#,
+            r#"Deployment/web {"app":"web"} 2 nginx:1.27"#
+        ]
+    );
+}

@@ -465,3 +465,58 @@ async fn creating_a_pod_is_exactly_one_request() {
         "{summary:?}"
     );
 }
+
+/// `-o jsonpath=…` on the created pod prints what `kubectl get -o jsonpath=…` prints
+/// for the same template (fields the server does not change between the two reads).
+#[tokio::test]
+async fn jsonpath_output_matches_kubectl_get() {
+    let ns = cluster().namespace("run-pod-jsonpath").await;
+    let templates = [
+        "{.metadata.name}",
+        r#"{.kind}/{.metadata.name} {.spec.containers[*].image} {.metadata.labels}{"\n"}"#,
+        r#"{range .spec.containers[*]}{.name}:{.ports[?(@.containerPort==80)].protocol}{"\n"}{end}"#,
+    ];
+    for (i, template) in templates.iter().enumerate() {
+        let name = format!("jp{i}");
+        let out = run_pod(
+            ns.as_str(),
+            &[
+                &name,
+                "--image=nginx",
+                "--port=80",
+                "--labels=app=web,tier=fe",
+                "-o",
+                &format!("jsonpath={template}"),
+            ],
+        );
+        out.success();
+        let get = cluster()
+            .kubectl()
+            .args(["get", "pod", &name, "-n", ns.as_str(), "-o"])
+            .arg(format!("jsonpath={template}"))
+            .run();
+        get.success();
+        assert_eq!(out.stdout, get.stdout, "template {template}");
+        assert!(!out.stdout.is_empty(), "template {template}");
+    }
+    // A missing key with --allow-missing-template-keys=false fails after the pod was
+    // created, as in kubectl (the message starts like kubectl's).
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "strict",
+            "--image=nginx",
+            "--allow-missing-template-keys=false",
+            "-o",
+            "jsonpath={.nope}",
+        ],
+    );
+    out.code(1);
+    assert!(
+        out.stderr.starts_with(
+            "error: error executing jsonpath \"{.nope}\": Error executing template: nope is not found."
+        ),
+        "{}",
+        out.stderr
+    );
+}

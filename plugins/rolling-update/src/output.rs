@@ -134,7 +134,7 @@ mod tests {
     fn print(output: Option<&str>) -> PrintFlags {
         PrintFlags {
             output: output.map(str::to_string),
-            show_managed_fields: false,
+            ..PrintFlags::default()
         }
     }
 

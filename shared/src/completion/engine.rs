@@ -75,16 +75,16 @@ impl Plan {
     }
 }
 
-/// `-o` formats our printers accept (shared's `PrintFlags`: json, yaml, name). A
+/// `-o` formats our printers accept (shared's `PrintFlags`), in kubectl's order. A
 /// plugin that declares possible values for `-o` in clap overrides this list.
-pub const OUTPUT_FORMATS: [&str; 3] = ["json", "yaml", "name"];
+pub const OUTPUT_FORMATS: &[&str] = crate::printers::OUTPUT_FORMATS;
 
 /// Values of well-known kubectl flags, by long name, for flags that clap declares as
 /// free strings (kubectl validates them itself, so our plugins do too). Possible
 /// values declared in clap take precedence.
 fn known_values(long: &str) -> Option<&'static [&'static str]> {
     Some(match long {
-        "output" => &OUTPUT_FORMATS,
+        "output" => OUTPUT_FORMATS,
         "restart" => &["Always", "OnFailure", "Never"],
         "dry-run" => &["none", "client", "server"],
         "image-pull-policy" => &["Always", "IfNotPresent", "Never"],

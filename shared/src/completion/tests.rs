@@ -108,7 +108,18 @@ fn repeatable_flags_are_offered_again() {
 fn output_values_after_space_after_equals_and_attached() {
     for w in [&["-o", ""][..], &["--output", ""][..]] {
         let p = plan(&command(), &words(w), RC);
-        assert_eq!(values(&p.reply), ["json", "yaml", "name"], "{w:?}");
+        assert_eq!(
+            values(&p.reply),
+            [
+                "json",
+                "yaml",
+                "name",
+                "jsonpath",
+                "jsonpath-as-json",
+                "jsonpath-file"
+            ],
+            "{w:?}"
+        );
         assert_eq!(p.reply.directive, Directive::NO_FILE_COMP);
     }
     let p = plan(&command(), &words(&["--output=y"]), RC);

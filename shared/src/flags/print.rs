@@ -1,4 +1,7 @@
-//! `-o/--output` and `--show-managed-fields`: cli-runtime's `PrintFlags`.
+//! `-o/--output`, `--show-managed-fields`, `--template` and
+//! `--allow-missing-template-keys`: cli-runtime's `PrintFlags` with its JSON/YAML, name
+//! and JSONPath printer flags (kubectl's Go-template printers are not offered, see
+//! [`crate::printers`]).
 //!
 //! A command flattens [`PrintFlags`] into its arguments and, once it knows the
 //! dry-run strategy, calls [`PrintFlags::to_printer`] with the verb it performs:
@@ -14,19 +17,50 @@
 //! ```
 
 use crate::flags::DryRunStrategy;
-use crate::printers::{self, JsonPrinter, NamePrinter, OperationPrinter, Printer, YamlPrinter};
+use crate::printers::{
+    self, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter, Printer, YamlPrinter,
+};
+
+/// The JSONPath formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
+/// (cli-runtime's `jsonFormats`).
+const JSONPATH_FORMATS: [&str; 3] = ["jsonpath", "jsonpath-file", "jsonpath-as-json"];
 
 /// The output flags of a command that prints the objects it touched.
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct PrintFlags {
     /// `-o`: the output format, `None` when absent.
     #[arg(
         short = 'o',
         long = "output",
         value_name = "FORMAT",
-        help = "Output format. One of: (json, yaml, name)."
+        help = "Output format. One of: (json, yaml, name, jsonpath, jsonpath-as-json, jsonpath-file)."
     )]
     pub output: Option<String>,
+
+    /// `--template`: the template for `-o jsonpath|jsonpath-file|jsonpath-as-json`
+    /// when it is not given after `=`. kubectl's wording for commands that have only
+    /// JSONPath templates (its default text names the Go-template formats we lack).
+    #[arg(
+        long = "template",
+        value_name = "TEMPLATE",
+        help = "Template string or path to template file to use when --output=jsonpath, --output=jsonpath-file."
+    )]
+    pub template: Option<String>,
+
+    /// `--allow-missing-template-keys` (default true).
+    #[arg(
+        long = "allow-missing-template-keys",
+        help = "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.",
+        // `Set`, not clap's `SetTrue` for a bool, so that the default reads `true`
+        // in the help.
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "true",
+        default_missing_value = "true",
+        value_parser = crate::flags::parse_go_bool
+    )]
+    pub allow_missing_template_keys: bool,
 
     /// `--show-managed-fields`.
     #[arg(
@@ -39,6 +73,18 @@ pub struct PrintFlags {
         value_parser = crate::flags::parse_go_bool
     )]
     pub show_managed_fields: bool,
+}
+
+impl Default for PrintFlags {
+    /// No `-o`, kubectl's defaults for the rest (missing template keys allowed).
+    fn default() -> Self {
+        Self {
+            output: None,
+            show_managed_fields: false,
+            template: None,
+            allow_missing_template_keys: true,
+        }
+    }
 }
 
 impl PrintFlags {
@@ -64,6 +110,17 @@ impl PrintFlags {
         dry_run: DryRunStrategy,
     ) -> Result<Box<dyn Printer>, printers::Error> {
         let show = self.show_managed_fields;
+        let template = self.template.as_deref().filter(|t| !t.is_empty());
+        if self.format().is_none() && template.is_some() {
+            // kubectl reads `--template` without `-o` as `-o go-template`, which we do
+            // not offer.
+            return Err(printers::Error::UnsupportedFormat {
+                format: "go-template".to_string(),
+            });
+        }
+        if let Some(printer) = self.jsonpath_printer(template)? {
+            return Ok(Box::new(printer));
+        }
         Ok(match self.format() {
             None => Box::new(OperationPrinter {
                 operation: format!("{operation}{}", dry_run.operation_suffix()),
@@ -82,6 +139,75 @@ impl PrintFlags {
     }
 }
 
+impl PrintFlags {
+    /// cli-runtime's `JSONPathPrintFlags.ToPrinter`: `None` when `-o` is no JSONPath
+    /// format. The template comes from `--template` if given, else from after `=`.
+    fn jsonpath_printer(
+        &self,
+        template: Option<&str>,
+    ) -> Result<Option<JsonPathPrinter>, printers::Error> {
+        let Some(output) = self.format() else {
+            return Ok(None);
+        };
+        let (format, value) = match template {
+            Some(t) => (output, t),
+            None => JSONPATH_FORMATS
+                .iter()
+                .find_map(|f| {
+                    output
+                        .strip_prefix(f)
+                        .and_then(|rest| rest.strip_prefix('='))
+                        .map(|rest| (*f, rest))
+                })
+                .unwrap_or((output, "")),
+        };
+        if !JSONPATH_FORMATS.contains(&format) {
+            return Ok(None);
+        }
+        if value.is_empty() {
+            return Err(printers::Error::NoTemplate);
+        }
+        let text;
+        let template = if format == "jsonpath-file" {
+            text = read_template(value)?;
+            text.as_str()
+        } else {
+            value
+        };
+        JsonPathPrinter::new(
+            template,
+            self.allow_missing_template_keys,
+            format == "jsonpath-as-json",
+        )
+        .map(Some)
+    }
+}
+
+/// Reads a `jsonpath-file` template, with Go's `os.ReadFile` wording on failure.
+fn read_template(path: &str) -> Result<String, printers::Error> {
+    use std::io::Read as _;
+    let failed = |op: &str, err: std::io::Error| {
+        // Rust says "No such file or directory (os error 2)", Go "no such file or
+        // directory": the same strerror text, without the code, lower-cased.
+        let text = err.to_string();
+        let text = text.split(" (os error").next().unwrap_or_default();
+        let mut chars = text.chars();
+        let lowered = chars
+            .next()
+            .map(|c| c.to_lowercase().chain(chars).collect::<String>())
+            .unwrap_or_default();
+        printers::Error::TemplateFile {
+            path: path.to_string(),
+            reason: format!("{op} {path}: {lowered}"),
+        }
+    };
+    let mut file = std::fs::File::open(path).map_err(|e| failed("open", e))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| failed("read", e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,7 +215,7 @@ mod tests {
     fn flags(output: &str) -> PrintFlags {
         PrintFlags {
             output: Some(output.to_string()),
-            show_managed_fields: false,
+            ..PrintFlags::default()
         }
     }
 
@@ -139,14 +265,111 @@ mod tests {
 
     #[test]
     fn unsupported_formats_get_kubectls_message() {
-        let err = flags("jsonpath={.metadata.name}")
+        let err = flags("wide")
             .to_printer("created", DryRunStrategy::None)
             .err();
         assert_eq!(
             err.map(|e| e.to_string()).as_deref(),
             Some(
-                "unable to match a printer suitable for the output format \"jsonpath={.metadata.name}\", allowed formats are: json,name,yaml"
+                "unable to match a printer suitable for the output format \"wide\", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml"
             )
         );
+    }
+
+    fn to_err(flags: &PrintFlags) -> Option<String> {
+        flags
+            .to_printer("created", DryRunStrategy::None)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn jsonpath_formats_take_the_template_after_the_equals_sign() {
+        assert_eq!(
+            render(&flags("jsonpath={.metadata.name}"), DryRunStrategy::None),
+            "web"
+        );
+        assert_eq!(
+            render(&flags("jsonpath-as-json={.kind}"), DryRunStrategy::None),
+            "[\n    \"Deployment\"\n]\n"
+        );
+    }
+
+    #[test]
+    fn template_flag_supplies_the_template() {
+        let with_template = |output: &str| PrintFlags {
+            output: Some(output.to_string()),
+            template: Some("{.kind}".to_string()),
+            ..PrintFlags::default()
+        };
+        assert_eq!(
+            render(&with_template("jsonpath"), DryRunStrategy::None),
+            "Deployment"
+        );
+        // kubectl: with --template, `-o jsonpath=…` is no known format.
+        assert_eq!(
+            to_err(&with_template("jsonpath={.a}")).as_deref(),
+            Some(
+                "unable to match a printer suitable for the output format \"jsonpath={.a}\", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml"
+            )
+        );
+        // kubectl reads --template without -o as go-template, which we lack.
+        let bare = PrintFlags {
+            template: Some("{{.kind}}".to_string()),
+            ..PrintFlags::default()
+        };
+        assert!(to_err(&bare).is_some_and(|e| e.contains("output format \"go-template\"")));
+    }
+
+    #[test]
+    fn jsonpath_without_template_is_kubectls_error() {
+        for output in [
+            "jsonpath",
+            "jsonpath=",
+            "jsonpath-file",
+            "jsonpath-as-json=",
+        ] {
+            assert_eq!(
+                to_err(&flags(output)).as_deref(),
+                Some("template format specified but no template given"),
+                "{output}"
+            );
+        }
+    }
+
+    #[test]
+    fn jsonpath_file_reads_the_template_or_says_why_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("t.jsonpath");
+        std::fs::write(&file, "{.metadata.name}/{.kind}").expect("write");
+        let output = format!("jsonpath-file={}", file.display());
+        assert_eq!(
+            render(&flags(&output), DryRunStrategy::None),
+            "web/Deployment"
+        );
+
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            to_err(&flags(&format!("jsonpath-file={}", missing.display()))),
+            Some(format!(
+                "error reading --template {0}, open {0}: no such file or directory",
+                missing.display()
+            ))
+        );
+    }
+
+    #[test]
+    fn go_templates_are_not_offered() {
+        for output in [
+            "go-template={{.kind}}",
+            "template={{.kind}}",
+            "go-template-file=x",
+            "templatefile=x",
+        ] {
+            assert!(
+                to_err(&flags(output)).is_some_and(|e| e.starts_with("unable to match a printer")),
+                "{output}"
+            );
+        }
     }
 }

@@ -118,3 +118,49 @@ fn operation_printer() {
     };
     assert_eq!(print(&printer, &pod()), "pod/x created (server dry run)\n");
 }
+
+#[test]
+fn jsonpath_prints_the_template_without_a_trailing_newline() {
+    let printer = JsonPathPrinter::new("{.metadata.name} {.spec.containers[*].image}", true, false)
+        .expect("parses");
+    assert_eq!(print(&printer, &pod()), "x nginx");
+}
+
+#[test]
+fn jsonpath_as_json_prints_one_indented_list_per_action() {
+    let printer = JsonPathPrinter::new("{.metadata.labels}", true, true).expect("parses");
+    assert_eq!(
+        print(&printer, &pod()),
+        "[\n    {\n        \"run\": \"x\"\n    }\n]\n"
+    );
+}
+
+#[test]
+fn jsonpath_missing_keys_are_empty_or_kubectls_error() {
+    let lenient = JsonPathPrinter::new("a{.nope}b", true, false).expect("parses");
+    assert_eq!(print(&lenient, &pod()), "ab");
+
+    // kubectl 1.32 `run x --image=nginx --dry-run=client -o jsonpath='{.nope}'
+    // --allow-missing-template-keys=false`, without the null creationTimestamp.
+    let strict = JsonPathPrinter::new("{.nope}", false, false).expect("parses");
+    let mut out = Vec::new();
+    let err = strict.print(&pod(), &mut out).expect_err("missing key");
+    assert!(out.is_empty());
+    assert_eq!(
+        err.to_string(),
+        "error executing jsonpath \"{.nope}\": Error executing template: nope is not found. \
+         Printing more information for debugging the template:\n\
+         \ttemplate was:\n\t\t{.nope}\n\
+         \tobject given to jsonpath engine was:\n\
+         \t\tmap[string]interface {}{\"apiVersion\":\"v1\", \"kind\":\"Pod\", \"metadata\":map[string]interface {}{\"labels\":map[string]interface {}{\"run\":\"x\"}, \"name\":\"x\"}, \"spec\":map[string]interface {}{\"containers\":[]interface {}{map[string]interface {}{\"image\":\"nginx\", \"name\":\"x\", \"resources\":map[string]interface {}{}}}, \"dnsPolicy\":\"ClusterFirst\", \"restartPolicy\":\"Always\"}, \"status\":map[string]interface {}{}}\n\n"
+    );
+}
+
+#[test]
+fn jsonpath_parse_errors_name_the_template() {
+    let err = JsonPathPrinter::new("{.metadata.name", true, false).err();
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some("error parsing jsonpath {.metadata.name, unclosed action")
+    );
+}
