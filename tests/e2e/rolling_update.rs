@@ -359,6 +359,112 @@ async fn from_a_file_and_from_stdin() {
     );
 }
 
+/// Serves `routes` (path → body) over plain HTTP on a loopback port from a thread,
+/// 404 for anything else; returns the base URL. A thread rather than a task: the
+/// plugin runs as a blocking child process while it answers.
+fn serve_http(routes: Vec<(&'static str, String)>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = request_line.split_whitespace().nth(1).unwrap_or_default();
+            let answer = match routes.iter().find(|(p, _)| *p == path) {
+                Some((_, body)) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string(),
+            };
+            let _ = std::io::Write::write_all(&mut conn, answer.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn from_a_url_through_the_resource_builder() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-url").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "url-v1",
+            "url",
+            &[("version", "v1")],
+            &[("c", OLD_IMAGE)],
+            2,
+            READY_300MS,
+        ),
+    )
+    .await;
+    let v2 = new_rc_yaml("url-v2", "v2", NEW_IMAGE).replace("app: file", "app: url");
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels:\n      app: d\n  template:\n    metadata:\n      labels:\n        app: d\n    spec:\n      containers:\n      - name: c\n        image: x\n";
+    let base = serve_http(vec![
+        ("/v2.yaml", v2),
+        ("/deployment.yaml", deployment.to_string()),
+    ]);
+
+    // Errors: create-file's for an unreadable URL, 1.17's for the wrong kind; the
+    // old RC is left alone.
+    let missing = format!("{base}/missing.yaml");
+    let out = rolling_update(cluster, ns.as_str(), &["url-v1", "-f", &missing]);
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: unable to read URL \"{missing}\", server reported 404 Not Found, status code=404\n"
+        )
+    );
+    let wrong = format!("{base}/deployment.yaml");
+    let out = rolling_update(cluster, ns.as_str(), &["url-v1", "-f", &wrong]);
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        format!("error: {wrong} contains a apps/v1, Kind=Deployment not a ReplicationController\n")
+    );
+    assert_eq!(
+        rcs.list(&ListParams::default()).await.unwrap().items.len(),
+        1,
+        "nothing created"
+    );
+
+    // One name: the RC from the URL is renamed to the old name at the end.
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "url-v1",
+            "-f",
+            &format!("{base}/v2.yaml"),
+            "--update-period=0",
+        ],
+    );
+    out.success();
+    assert_eq!(lines(&out)[0], "Created url-v2");
+    assert_eq!(
+        lines(&out)[lines(&out).len() - 3..],
+        [
+            "Update succeeded. Deleting old controller: url-v1",
+            "Renaming url-v2 to url-v1",
+            "replicationcontroller/url-v1 rolling updated",
+        ]
+    );
+    let renamed = rcs.get("url-v1").await.unwrap();
+    assert_eq!(image_of(&renamed, 0), NEW_IMAGE);
+    assert_eq!(renamed.spec.as_ref().unwrap().replicas, Some(2));
+    assert!(rcs.get_opt("url-v2").await.unwrap().is_none());
+}
+
 #[tokio::test]
 async fn same_image_needs_a_pull_policy() {
     let cluster = cluster();

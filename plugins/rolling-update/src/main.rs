@@ -7,6 +7,7 @@
 mod cluster;
 mod controller;
 mod fencepost;
+mod file;
 mod flags;
 mod interrupt;
 mod names;
@@ -52,9 +53,12 @@ fn main() -> ExitCode {
         shared::cli::install_crypto_provider();
         let interrupt = interrupt::Interrupt::install();
         let config = args.config.to_config().await?;
-        let (namespace, enforce) = args.config.namespace_of(&config);
+        // `-f` objects are always held to this namespace (see file.rs), so whether
+        // -n was explicit does not matter here.
+        let (namespace, _explicit) = args.config.namespace_of(&config);
+        let cache = shared::resource::DiscoveryCache::for_server(&config.cluster_url);
         let client = kube::Client::try_from(config)?;
-        options.run(client, &namespace, enforce, interrupt).await
+        options.run(client, cache, &namespace, interrupt).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
