@@ -277,6 +277,8 @@ async fn image_with_two_names_deletes_the_old_rc() {
             "replicationcontroller/api-v2 rolling updated to \"api-v2\"",
         ]
     );
+    // Without a terminal there is no bar: stderr stays empty.
+    assert_eq!(out.stderr, "");
     assert!(rcs.get_opt("api").await.unwrap().is_none());
     assert_eq!(image_of(&rcs.get("api-v2").await.unwrap(), 0), NEW_IMAGE);
 }
@@ -463,6 +465,230 @@ async fn from_a_url_through_the_resource_builder() {
     assert_eq!(image_of(&renamed, 0), NEW_IMAGE);
     assert_eq!(renamed.spec.as_ref().unwrap().replicas, Some(2));
     assert!(rcs.get_opt("url-v2").await.unwrap().is_none());
+}
+
+/// A pseudo-terminal (master, slave) of `width` columns. Written here with rustix
+/// (already a dependency for the simulated node's TTYs) rather than reusing the
+/// node's private helper: this one must not be a controlling terminal either.
+fn open_pty(width: u16) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use rustix::fs::{Mode, OFlags, open};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = open(
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .unwrap();
+    let size = rustix::termios::Winsize {
+        ws_row: 24,
+        ws_col: width,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&slave, size).unwrap();
+    (master, slave)
+}
+
+/// Everything written to the terminal until its last writer closes it (Linux
+/// reports that as EIO on the master).
+fn read_terminal(master: std::os::fd::OwnedFd) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut master, &mut buf) {
+                Ok(0) | Err(_) => return all,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// The lines a terminal shows after `bytes`, trailing blanks trimmed: text
+/// overwrites from the cursor, `\r` returns to the start of the line, `\n` moves
+/// down, and of the escape sequences indicatif writes only "erase line" (`ESC[2K`)
+/// and "cursor up" (`ESC[nA`) move or change text.
+fn terminal_screen(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                if row == lines.len() {
+                    lines.push(Vec::new());
+                }
+            }
+            '\u{1b}' => {
+                let mut params = String::new();
+                if chars.next() != Some('[') {
+                    continue;
+                }
+                for f in chars.by_ref() {
+                    if !f.is_ascii_alphabetic() {
+                        params.push(f);
+                        continue;
+                    }
+                    match f {
+                        'K' => lines[row].clear(),
+                        'A' => row = row.saturating_sub(params.parse().unwrap_or(1)),
+                        _ => {}
+                    }
+                    break;
+                }
+            }
+            c => {
+                let line = &mut lines[row];
+                if line.len() <= col {
+                    line.resize(col, ' ');
+                    line.push(c);
+                } else {
+                    line[col] = c;
+                }
+                col += 1;
+            }
+        }
+    }
+    let mut screen: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect();
+    while screen.last().is_some_and(String::is_empty) {
+        screen.pop();
+    }
+    screen
+}
+
+/// Runs the plugin with stderr on a pseudo-terminal, and stdout on it too or on a
+/// pipe. Returns the exit code, what the pipe got, and what the terminal got.
+async fn rolling_update_on_terminal(
+    cluster: &'static Cluster,
+    args: Vec<String>,
+    stdout_on_terminal: bool,
+) -> (Option<i32>, String, Vec<u8>) {
+    let (master, slave) = open_pty(120);
+    let terminal = read_terminal(master);
+    let child = {
+        let mut command = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")));
+        command
+            .args(&args)
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null());
+        if stdout_on_terminal {
+            command.stdout(Stdio::from(slave.try_clone().unwrap()));
+        } else {
+            command.stdout(Stdio::piped());
+        }
+        command.stderr(Stdio::from(slave));
+        // The command, and with it this process's copies of the slave, is dropped
+        // here, so the terminal reads EOF once the plugin exits.
+        command.spawn().unwrap()
+    };
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let screen = terminal.join().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        screen,
+    )
+}
+
+#[tokio::test]
+async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-tty").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "tty",
+            "tty",
+            &[],
+            &[("c", OLD_IMAGE)],
+            2,
+            &[("sim.kubeplug.io/ready-after-ms", "1200")],
+        ),
+    )
+    .await;
+    let args = |old: &str, new: &str, image: &str| -> Vec<String> {
+        [
+            old,
+            new,
+            &format!("--image={image}"),
+            "--update-period=0",
+            "-n",
+            ns.as_str(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let classic = |old: &str, new: &str| -> Vec<String> {
+        vec![
+            format!("Created {new}"),
+            format!(
+                "Scaling up {new} from 0 to 2, scaling down {old} from 2 to 0 (keep 2 pods available, don't exceed 3 pods)"
+            ),
+            format!("Scaling {new} up to 1"),
+            format!("Scaling {old} down to 1"),
+            format!("Scaling {new} up to 2"),
+            format!("Scaling {old} down to 0"),
+            format!("Update succeeded. Deleting {old}"),
+            format!("replicationcontroller/{new} rolling updated to \"{new}\""),
+        ]
+    };
+
+    // stderr a terminal, stdout a pipe: the bar on the one, the lines on the other,
+    // byte for byte.
+    let (code, stdout, terminal) =
+        rolling_update_on_terminal(cluster, args("tty", "tty-v2", NEW_IMAGE), false).await;
+    let shown = String::from_utf8_lossy(&terminal).into_owned();
+    assert_eq!(code, Some(0), "{stdout}\n{shown:?}");
+    assert_eq!(stdout, classic("tty", "tty-v2").join("\n") + "\n");
+    // Frames while waiting, then with counts as the new RC grows and pods get ready.
+    for frame in [
+        "starting",
+        "new 1/2 old 2  ready 0",
+        "new 2/2 old 0  ready 2",
+    ] {
+        assert!(shown.contains(frame), "no frame {frame:?} in {shown:?}");
+    }
+    assert!(
+        !shown.contains("new 0/0"),
+        "a bar without a total: {shown:?}"
+    );
+    // Frames redraw one line in place, and the bar is erased at the end.
+    assert!(!shown.contains('\n'), "{shown:?}");
+    assert_eq!(
+        terminal_screen(&terminal),
+        Vec::<String>::new(),
+        "{shown:?}"
+    );
+
+    // Both on the terminal (an interactive run): the bar steps aside for every
+    // line, so the screen ends up holding exactly the classic lines.
+    let (code, _, terminal) =
+        rolling_update_on_terminal(cluster, args("tty-v2", "tty-v3", OLD_IMAGE), true).await;
+    let shown = String::from_utf8_lossy(&terminal).into_owned();
+    assert_eq!(code, Some(0), "{shown:?}");
+    assert!(shown.contains("new 1/2"), "{shown:?}");
+    assert_eq!(
+        terminal_screen(&terminal),
+        classic("tty-v2", "tty-v3"),
+        "{shown:?}"
+    );
 }
 
 #[tokio::test]
