@@ -135,8 +135,10 @@ pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args,
     Args::try_parse_from(argv)
 }
 
-/// kubectl's (cobra's) message for a flag parsing error.
-pub fn flag_error_message(err: &clap::Error) -> String {
+/// kubectl's (cobra's) message for a flag parsing error; `argv` is the command line
+/// that failed (clap names a flag by its long form whichever form was typed, cobra
+/// by the form typed).
+pub fn flag_error_message(err: &clap::Error, argv: &[std::ffi::OsString]) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let context = |kind| match err.get(kind) {
         Some(ContextValue::String(s)) => Some(s.clone()),
@@ -156,7 +158,7 @@ pub fn flag_error_message(err: &clap::Error) -> String {
         }
         ErrorKind::InvalidValue if context(ContextKind::InvalidValue).as_deref() == Some("") => {
             let arg = context(ContextKind::InvalidArg).unwrap_or_default();
-            format!("flag needs an argument: {}", short_or_long(&arg))
+            format!("flag needs an argument: {}", as_typed(&arg, argv))
         }
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let arg = context(ContextKind::InvalidArg).unwrap_or_default();
@@ -173,6 +175,36 @@ pub fn flag_error_message(err: &clap::Error) -> String {
         }
     };
     format!("Error: {body}\nSee 'kubectl create-file --help' for usage.")
+}
+
+/// How pflag names a flag that lacks its value: `'f' in -f` when it was typed as a
+/// shorthand (alone or last in a group, `-Rf`), `--filename` otherwise. clap's
+/// context only holds the long form (`--filename <FILE>`), so the last word of the
+/// command line that spells this flag decides.
+fn as_typed(arg: &str, argv: &[std::ffi::OsString]) -> String {
+    let flag = arg.split_whitespace().next().unwrap_or(arg);
+    let Some(long) = flag.strip_prefix("--") else {
+        return short_or_long(arg);
+    };
+    let command = <Args as clap::CommandFactory>::command();
+    let short = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(clap::Arg::get_short);
+    let typed = argv.iter().skip(1).rev().find_map(|word| {
+        let word = word.to_str()?;
+        if word == flag || word.starts_with(&format!("{flag}=")) {
+            return Some(None);
+        }
+        let cluster = word.strip_prefix('-').filter(|w| !w.starts_with('-'))?;
+        short
+            .filter(|c| cluster.contains(*c))
+            .map(|c| Some(format!("'{c}' in -{c}")))
+    });
+    match typed {
+        Some(Some(shorthand)) => shorthand,
+        _ => flag.to_string(),
+    }
 }
 
 /// clap names an argument as `--filename <FILENAME>` or `-f <FILENAME>`; cobra says
@@ -193,12 +225,20 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
-    fn parse_args(argv: &[&str]) -> Result<Args, clap::Error> {
-        parse(
-            std::iter::once("kubectl-create_file")
-                .chain(argv.iter().copied())
-                .map(Into::into),
-        )
+    fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("kubectl-create_file")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    fn parse_args(args: &[&str]) -> Result<Args, clap::Error> {
+        parse(argv(args))
+    }
+
+    fn message(args: &[&str]) -> String {
+        let err = parse_args(args).expect_err("a flag error");
+        flag_error_message(&err, &argv(args))
     }
 
     #[test]
@@ -235,20 +275,37 @@ mod tests {
 
     #[test]
     fn flag_errors_use_cobras_wording() {
-        let err = parse_args(&["--foo"]).expect_err("unknown");
         assert_eq!(
-            flag_error_message(&err),
+            message(&["--foo"]),
             "Error: unknown flag: --foo\nSee 'kubectl create-file --help' for usage."
         );
-        let err = parse_args(&["-f"]).expect_err("missing value");
-        assert_eq!(
-            flag_error_message(&err),
-            "Error: flag needs an argument: --filename\nSee 'kubectl create-file --help' for usage."
-        );
-        let err = parse_args(&["--concurrency=many"]).expect_err("not a number");
         assert!(
-            flag_error_message(&err)
+            message(&["--concurrency=many"])
                 .starts_with("Error: invalid argument \"many\" for \"--concurrency\" flag")
         );
+    }
+
+    #[test]
+    fn a_missing_value_is_named_as_typed() {
+        let needs = |flag: &str| {
+            format!(
+                "Error: flag needs an argument: {flag}\nSee 'kubectl create-file --help' for usage."
+            )
+        };
+        assert_eq!(message(&["-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-R", "-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-Rf"]), needs("'f' in -f"));
+        assert_eq!(message(&["--filename"]), needs("--filename"));
+        assert_eq!(
+            message(&["-f", "a.yaml", "--filename"]),
+            needs("--filename")
+        );
+        assert_eq!(message(&["--filename", "a.yaml", "-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-f", "a.yaml", "-n"]), needs("'n' in -n"));
+        assert_eq!(
+            message(&["-f", "a.yaml", "--namespace"]),
+            needs("--namespace")
+        );
+        assert_eq!(message(&["-f", "a.yaml", "-o"]), needs("'o' in -o"));
     }
 }

@@ -24,10 +24,11 @@ fn main() -> ExitCode {
     {
         return code;
     }
-    let args = match args::parse(std::env::args_os()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = match args::parse(argv.clone()) {
         Ok(args) => args,
         Err(err) => {
-            eprintln!("{}", args::flag_error_message(&err));
+            eprintln!("{}", args::flag_error_message(&err, &argv));
             return ExitCode::from(1);
         }
     };

@@ -33,9 +33,10 @@ fn main() -> ExitCode {
     ) {
         return code;
     }
-    let args = match flags::Args::try_parse() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = match flags::Args::try_parse_from(&argv) {
         Ok(args) => args,
-        Err(err) => return flag_error(err),
+        Err(err) => return flag_error(err, &argv),
     };
     shared::cli::init_logging(args.config.verbosity);
     let options = RollingUpdateOptions::complete(&args);
@@ -81,8 +82,8 @@ fn report(err: anyhow::Error) -> ExitCode {
 }
 
 /// Flag-parse errors in kubectl's shape (`Error: …` and a pointer to --help);
-/// --help and --version print normally.
-fn flag_error(err: clap::Error) -> ExitCode {
+/// --help and --version print normally. `argv` is the command line that failed.
+fn flag_error(err: clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
         err.kind(),
@@ -114,7 +115,10 @@ fn flag_error(err: clap::Error) -> ExitCode {
             let flag = flag.split([' ', '[', '=']).next().unwrap_or_default();
             let value = context(ContextKind::InvalidValue);
             if value.is_empty() && err.kind() == ErrorKind::InvalidValue {
-                return finish_flag_error(&format!("flag needs an argument: {flag}"));
+                return finish_flag_error(&format!(
+                    "flag needs an argument: {}",
+                    as_typed(flag, argv)
+                ));
             }
             let reason = err
                 .source()
@@ -129,6 +133,34 @@ fn flag_error(err: clap::Error) -> ExitCode {
         }
     };
     finish_flag_error(&message)
+}
+
+/// How pflag names a flag that lacks its value: `'f' in -f` when it was typed as a
+/// shorthand (alone or last in a group), `--filename` otherwise. clap's context only
+/// holds the long form, so the last word of the command line spelling the flag decides.
+fn as_typed(flag: &str, argv: &[std::ffi::OsString]) -> String {
+    let Some(long) = flag.strip_prefix("--") else {
+        return flag.to_string();
+    };
+    let command = <flags::Args as clap::CommandFactory>::command();
+    let short = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))
+        .and_then(clap::Arg::get_short);
+    let typed = argv.iter().skip(1).rev().find_map(|word| {
+        let word = word.to_str()?;
+        if word == flag || word.starts_with(&format!("{flag}=")) {
+            return Some(None);
+        }
+        let cluster = word.strip_prefix('-').filter(|w| !w.starts_with('-'))?;
+        short
+            .filter(|c| cluster.contains(*c))
+            .map(|c| Some(format!("'{c}' in -{c}")))
+    });
+    match typed {
+        Some(Some(shorthand)) => shorthand,
+        _ => flag.to_string(),
+    }
 }
 
 fn finish_flag_error(message: &str) -> ExitCode {
