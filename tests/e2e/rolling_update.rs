@@ -1104,6 +1104,40 @@ async fn validation_errors_through_kubectl() {
     }
 }
 
+/// `-f -` is read before Ctrl-C is caught (nothing has been changed yet): a
+/// forgotten stdin ends at once with the signal, as any command reading input would.
+#[tokio::test]
+async fn ctrl_c_while_reading_stdin_ends_at_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let cluster = cluster();
+    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(["waiting", "-f", "-"])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn plugin");
+    // Keep stdin open (never written) so the plugin is still reading.
+    let stdin = child.stdin.take().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let exit = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("ended within 5 s of SIGINT")
+        .unwrap();
+    drop(stdin);
+    assert_eq!(exit.signal(), Some(2), "{exit:?}");
+}
+
 #[tokio::test]
 async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
     let cluster = cluster();

@@ -52,14 +52,16 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         shared::cli::install_crypto_provider();
-        let interrupt = interrupt::Interrupt::install();
         let config = args.config.to_config().await?;
         // `-f` objects are always held to this namespace (see file.rs), so whether
         // -n was explicit does not matter here.
         let (namespace, _explicit) = args.config.namespace_of(&config);
         let cache = shared::resource::DiscoveryCache::for_server(&config.cluster_url);
         let client = kube::Client::try_from(config)?;
-        options.run(client, cache, &namespace, interrupt).await
+        // -f is read before Ctrl-C is caught: nothing has been changed yet.
+        let from_file = options.read_file(client.clone(), cache, &namespace).await?;
+        let interrupt = interrupt::Interrupt::install();
+        options.run(client, from_file, &namespace, interrupt).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

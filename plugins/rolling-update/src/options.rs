@@ -116,18 +116,48 @@ impl RollingUpdateOptions {
         Ok(())
     }
 
-    /// kubectl's `Run`. `cache` is the discovery cache of the server, for `-f`
-    /// objects of kinds k8s-openapi does not know.
-    pub async fn run(
+    /// Step 2 of 1.17's `Run` (spec §1.5), taken first: the new RC from `-f` (a
+    /// file, stdin or a URL, through the resource Builder), with whether its replica
+    /// count was left out; `None` without `-f`. `cache` is the server's discovery
+    /// cache, for objects of kinds k8s-openapi does not know.
+    ///
+    /// Read before anything is sent (1.17 fetched the old RC first), so a bad input
+    /// fails fast, the same way with or without a reachable cluster; and before the
+    /// signal handlers are installed, so Ctrl-C ends a slow URL or a forgotten stdin at
+    /// once (nothing has been changed yet).
+    pub async fn read_file(
         &self,
         client: Client,
         cache: Option<DiscoveryCache>,
+        namespace: &str,
+    ) -> anyhow::Result<Option<(ReplicationController, bool)>> {
+        let Some(filename) = self.filenames.first() else {
+            return Ok(None);
+        };
+        // Built-in kinds (ReplicationController among them) are mapped from
+        // k8s-openapi's table, so a plain RC needs no discovery request; other kinds
+        // only need mapping to be reported as "not a ReplicationController".
+        let mut mapper = RestMapper::for_client(client, cache).prefer_builtins(true);
+        let source = FileSource {
+            filename,
+            validate: self.validate_schema,
+            namespace,
+            stdin: None,
+        };
+        Ok(Some(read_new_controller(source, &mut mapper).await?))
+    }
+
+    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned.
+    pub async fn run(
+        &self,
+        client: Client,
+        from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
         interrupt: Interrupt,
     ) -> anyhow::Result<()> {
         let mut console = Console::new();
         let result = self
-            .run_inner(client, cache, namespace, &interrupt, &mut console)
+            .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
         result.map_err(|err| self.explain_interrupt(err))
@@ -136,35 +166,18 @@ impl RollingUpdateOptions {
     async fn run_inner(
         &self,
         client: Client,
-        cache: Option<DiscoveryCache>,
+        from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
         interrupt: &Interrupt,
         console: &mut Console,
     ) -> anyhow::Result<()> {
         let dry = self.dry_run != DryRun::None;
         let filename = self.filenames.first().cloned().unwrap_or_default();
-
-        // 2. -f (spec §1.5): the new RC from a file, stdin or a URL, through the
-        //    resource Builder.
-        // Read before anything is sent (1.17 fetched the old RC first), so a bad
-        // input fails fast, the same way with or without a reachable cluster.
-        let mut new_rc: Option<ReplicationController> = None;
-        let mut replicas_defaulted = false;
-        if !filename.is_empty() {
-            // Built-in kinds (ReplicationController among them) are mapped from
-            // k8s-openapi's table, so a plain RC needs no discovery request; other
-            // kinds only need mapping to be reported as "not a ReplicationController".
-            let mut mapper = RestMapper::for_client(client.clone(), cache).prefer_builtins(true);
-            let source = FileSource {
-                filename: &filename,
-                validate: self.validate_schema,
-                namespace,
-                stdin: None,
-            };
-            let (rc, defaulted) = read_new_controller(source, &mut mapper).await?;
-            replicas_defaulted = defaulted;
-            new_rc = Some(rc);
-        }
+        // 2. -f, already read (see read_file).
+        let (mut new_rc, replicas_defaulted) = match from_file {
+            Some((rc, defaulted)) => (Some(rc), defaulted),
+            None => (None, false),
+        };
 
         let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), namespace);
         let pods: Api<Pod> = Api::namespaced(client, namespace);
