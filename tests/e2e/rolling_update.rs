@@ -657,11 +657,12 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
     let shown = String::from_utf8_lossy(&terminal).into_owned();
     assert_eq!(code, Some(0), "{stdout}\n{shown:?}");
     assert_eq!(stdout, classic("tty", "tty-v2").join("\n") + "\n");
-    // Frames while waiting, then with counts as the new RC grows and pods get ready.
+    // Frames while starting, then with counts as the new RC grows and pods get ready
+    // (each of these states lasts while a new pod takes 1.2 s to become ready).
     for frame in [
         "starting",
         "new 1/2 old 2  ready 0",
-        "new 2/2 old 0  ready 2",
+        "new 2/2 old 1  ready 1",
     ] {
         assert!(shown.contains(frame), "no frame {frame:?} in {shown:?}");
     }
