@@ -501,3 +501,88 @@ async fn jsonpath_output_matches_kubectl_get() {
         ]
     );
 }
+
+/// Runs `create-file` through kubectl with `script` as the editor and `tmp` as the
+/// temporary directory (where the edited files and any kept copy go).
+fn create_file_editing(args: &[&str], script: &str, tmp: &Path) -> Output {
+    let editor = write(tmp, "editor.sh", script);
+    cluster()
+        .kubectl()
+        .arg("create-file")
+        .args(args)
+        .env("KUBE_EDITOR", format!("sh {editor}"))
+        .env("TMPDIR", tmp)
+        .run()
+}
+
+/// The edited files left in `tmp` (the kept copies).
+fn kept_copies(tmp: &Path) -> Vec<std::path::PathBuf> {
+    let mut kept: Vec<_> = std::fs::read_dir(tmp)
+        .expect("read tmp")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("kubectl-create_file-edit-"))
+        })
+        .collect();
+    kept.sort();
+    kept
+}
+
+/// `--edit` against the server: a file that fails validation is reopened with the
+/// reason, the fixed object is created, and no edited file is left behind.
+#[tokio::test]
+async fn edit_reopens_an_invalid_file_then_creates_the_fix() {
+    let ns = cluster().namespace("cf-edit-fix").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(dir.path(), "cm.yaml", &configmap("edited", ""));
+    // First call: an unknown field; on the reopened file: fix it, change the value.
+    let script = "if grep -q 'was not valid' \"$1\"; then\n  sed -i 's/^dta:/data:/; s/k: v/k: fixed/' \"$1\"\nelse\n  sed -i 's/^data:/dta:/' \"$1\"\nfi\n";
+    let out = create_file_editing(&["-f", &f, "--edit", "-n", ns.as_str()], script, dir.path());
+    out.success();
+    assert_eq!(out.stdout, "configmap/edited created\n");
+    assert_eq!(out.stderr, "error: configmaps \"edited\" is invalid\n");
+    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns.as_str());
+    let cm = api.get("edited").await.expect("created");
+    assert_eq!(
+        cm.data.unwrap_or_default().get("k").map(String::as_str),
+        Some("fixed")
+    );
+    assert!(kept_copies(dir.path()).is_empty());
+}
+
+/// A create the server refuses is not retried: kubectl keeps the edited file, says
+/// where, reports the server's error and stops before the next object.
+#[tokio::test]
+async fn edit_keeps_a_copy_when_the_server_refuses() {
+    let ns = cluster().namespace("cf-edit-refused").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "two.yaml",
+        &format!("{}---\n{}", configmap("taken", ""), configmap("after", "")),
+    );
+    let setup = cluster()
+        .kubectl()
+        .args(["create", "configmap", "taken", "-n", ns.as_str()])
+        .run();
+    setup.success();
+    let script = "sed -i 's/k: v/k: edited/' \"$1\"\n";
+    let out = create_file_editing(&["-f", &f, "--edit", "-n", ns.as_str()], script, dir.path());
+    out.code(1);
+    let kept = kept_copies(dir.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "A copy of your changes has been stored to {:?}\nError from server (AlreadyExists): configmaps \"taken\" already exists\n",
+            kept[0].display().to_string()
+        )
+    );
+    let copy = std::fs::read_to_string(&kept[0]).expect("kept copy");
+    assert!(copy.contains("k: edited"), "{copy}");
+    // Nothing after the refused object was edited or created.
+    assert_eq!(configmap_names(ns.as_str()).await, ["taken"]);
+}

@@ -264,19 +264,21 @@ async fn image_with_two_names_deletes_the_old_rc() {
         ],
     );
     out.success();
+    // Without a terminal: exactly 1.17's lines, byte for byte, and nothing on stderr.
     assert_eq!(
-        lines(&out),
+        out.stdout.split_inclusive('\n').collect::<Vec<_>>(),
         [
-            "Created api-v2",
-            "Scaling up api-v2 from 0 to 2, scaling down api from 2 to 0 (keep 2 pods available, don't exceed 3 pods)",
-            "Scaling api-v2 up to 1",
-            "Scaling api down to 1",
-            "Scaling api-v2 up to 2",
-            "Scaling api down to 0",
-            "Update succeeded. Deleting api",
-            "replicationcontroller/api-v2 rolling updated to \"api-v2\"",
+            "Created api-v2\n",
+            "Scaling up api-v2 from 0 to 2, scaling down api from 2 to 0 (keep 2 pods available, don't exceed 3 pods)\n",
+            "Scaling api-v2 up to 1\n",
+            "Scaling api down to 1\n",
+            "Scaling api-v2 up to 2\n",
+            "Scaling api down to 0\n",
+            "Update succeeded. Deleting api\n",
+            "replicationcontroller/api-v2 rolling updated to \"api-v2\"\n",
         ]
     );
+    assert_eq!(out.stderr, "");
     assert!(rcs.get_opt("api").await.unwrap().is_none());
     assert_eq!(image_of(&rcs.get("api-v2").await.unwrap(), 0), NEW_IMAGE);
 }
@@ -356,6 +358,337 @@ async fn from_a_file_and_from_stdin() {
     assert_eq!(
         renamed.spec.as_ref().unwrap().selector.as_ref().unwrap()["version"],
         "v3"
+    );
+}
+
+/// Serves `routes` (path → body) over plain HTTP on a loopback port from a thread,
+/// 404 for anything else; returns the base URL. A thread rather than a task: the
+/// plugin runs as a blocking child process while it answers.
+fn serve_http(routes: Vec<(&'static str, String)>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = request_line.split_whitespace().nth(1).unwrap_or_default();
+            let answer = match routes.iter().find(|(p, _)| *p == path) {
+                Some((_, body)) => format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string(),
+            };
+            let _ = std::io::Write::write_all(&mut conn, answer.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn from_a_url_through_the_resource_builder() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-url").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "url-v1",
+            "url",
+            &[("version", "v1")],
+            &[("c", OLD_IMAGE)],
+            2,
+            READY_300MS,
+        ),
+    )
+    .await;
+    let v2 = new_rc_yaml("url-v2", "v2", NEW_IMAGE).replace("app: file", "app: url");
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    matchLabels:\n      app: d\n  template:\n    metadata:\n      labels:\n        app: d\n    spec:\n      containers:\n      - name: c\n        image: x\n";
+    let base = serve_http(vec![
+        ("/v2.yaml", v2),
+        ("/deployment.yaml", deployment.to_string()),
+    ]);
+
+    // Errors: create-file's for an unreadable URL, 1.17's for the wrong kind; the
+    // old RC is left alone.
+    let missing = format!("{base}/missing.yaml");
+    let out = rolling_update(cluster, ns.as_str(), &["url-v1", "-f", &missing]);
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: unable to read URL \"{missing}\", server reported 404 Not Found, status code=404\n"
+        )
+    );
+    let wrong = format!("{base}/deployment.yaml");
+    let out = rolling_update(cluster, ns.as_str(), &["url-v1", "-f", &wrong]);
+    out.code(1);
+    assert_eq!(
+        out.stderr,
+        format!("error: {wrong} contains a apps/v1, Kind=Deployment not a ReplicationController\n")
+    );
+    assert_eq!(
+        rcs.list(&ListParams::default()).await.unwrap().items.len(),
+        1,
+        "nothing created"
+    );
+
+    // One name: the RC from the URL is renamed to the old name at the end.
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "url-v1",
+            "-f",
+            &format!("{base}/v2.yaml"),
+            "--update-period=0",
+        ],
+    );
+    out.success();
+    assert_eq!(lines(&out)[0], "Created url-v2");
+    assert_eq!(
+        lines(&out)[lines(&out).len() - 3..],
+        [
+            "Update succeeded. Deleting old controller: url-v1",
+            "Renaming url-v2 to url-v1",
+            "replicationcontroller/url-v1 rolling updated",
+        ]
+    );
+    let renamed = rcs.get("url-v1").await.unwrap();
+    assert_eq!(image_of(&renamed, 0), NEW_IMAGE);
+    assert_eq!(renamed.spec.as_ref().unwrap().replicas, Some(2));
+    assert!(rcs.get_opt("url-v2").await.unwrap().is_none());
+}
+
+/// A pseudo-terminal (master, slave) of `width` columns. Written here with rustix
+/// (already a dependency for the simulated node's TTYs) rather than reusing the
+/// node's private helper: this one must not be a controlling terminal either.
+fn open_pty(width: u16) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use rustix::fs::{Mode, OFlags, open};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = open(
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .unwrap();
+    let size = rustix::termios::Winsize {
+        ws_row: 24,
+        ws_col: width,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&slave, size).unwrap();
+    (master, slave)
+}
+
+/// Everything written to the terminal until its last writer closes it (Linux
+/// reports that as EIO on the master).
+fn read_terminal(master: std::os::fd::OwnedFd) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut master = std::fs::File::from(master);
+        let mut all = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut master, &mut buf) {
+                Ok(0) | Err(_) => return all,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// The lines a terminal shows after `bytes`, trailing blanks trimmed: text
+/// overwrites from the cursor, `\r` returns to the start of the line, `\n` moves
+/// down, and of the escape sequences indicatif writes only "erase line" (`ESC[2K`)
+/// and "cursor up" (`ESC[nA`) move or change text.
+fn terminal_screen(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                if row == lines.len() {
+                    lines.push(Vec::new());
+                }
+            }
+            '\u{1b}' => {
+                let mut params = String::new();
+                if chars.next() != Some('[') {
+                    continue;
+                }
+                for f in chars.by_ref() {
+                    if !f.is_ascii_alphabetic() {
+                        params.push(f);
+                        continue;
+                    }
+                    match f {
+                        'K' => lines[row].clear(),
+                        'A' => row = row.saturating_sub(params.parse().unwrap_or(1)),
+                        _ => {}
+                    }
+                    break;
+                }
+            }
+            c => {
+                let line = &mut lines[row];
+                if line.len() <= col {
+                    line.resize(col, ' ');
+                    line.push(c);
+                } else {
+                    line[col] = c;
+                }
+                col += 1;
+            }
+        }
+    }
+    let mut screen: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect();
+    while screen.last().is_some_and(String::is_empty) {
+        screen.pop();
+    }
+    screen
+}
+
+/// Runs the plugin with stderr on a pseudo-terminal, and stdout on it too or on a
+/// pipe. Returns the exit code, what the pipe got, and what the terminal got.
+async fn rolling_update_on_terminal(
+    cluster: &'static Cluster,
+    args: Vec<String>,
+    stdout_on_terminal: bool,
+) -> (Option<i32>, String, Vec<u8>) {
+    let (master, slave) = open_pty(120);
+    let terminal = read_terminal(master);
+    let child = {
+        let mut command = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")));
+        command
+            .args(&args)
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::null());
+        if stdout_on_terminal {
+            command.stdout(Stdio::from(slave.try_clone().unwrap()));
+        } else {
+            command.stdout(Stdio::piped());
+        }
+        command.stderr(Stdio::from(slave));
+        // The command, and with it this process's copies of the slave, is dropped
+        // here, so the terminal reads EOF once the plugin exits.
+        command.spawn().unwrap()
+    };
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let screen = terminal.join().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        screen,
+    )
+}
+
+#[tokio::test]
+async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-tty").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc(
+            "tty",
+            "tty",
+            &[],
+            &[("c", OLD_IMAGE)],
+            2,
+            &[("sim.kubeplug.io/ready-after-ms", "1200")],
+        ),
+    )
+    .await;
+    let args = |old: &str, new: &str, image: &str| -> Vec<String> {
+        [
+            old,
+            new,
+            &format!("--image={image}"),
+            "--update-period=0",
+            "-n",
+            ns.as_str(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let classic = |old: &str, new: &str| -> Vec<String> {
+        vec![
+            format!("Created {new}"),
+            format!(
+                "Scaling up {new} from 0 to 2, scaling down {old} from 2 to 0 (keep 2 pods available, don't exceed 3 pods)"
+            ),
+            format!("Scaling {new} up to 1"),
+            format!("Scaling {old} down to 1"),
+            format!("Scaling {new} up to 2"),
+            format!("Scaling {old} down to 0"),
+            format!("Update succeeded. Deleting {old}"),
+            format!("replicationcontroller/{new} rolling updated to \"{new}\""),
+        ]
+    };
+
+    // stderr a terminal, stdout a pipe: the bar on the one, the lines on the other,
+    // byte for byte.
+    let (code, stdout, terminal) =
+        rolling_update_on_terminal(cluster, args("tty", "tty-v2", NEW_IMAGE), false).await;
+    let shown = String::from_utf8_lossy(&terminal).into_owned();
+    assert_eq!(code, Some(0), "{stdout}\n{shown:?}");
+    assert_eq!(stdout, classic("tty", "tty-v2").join("\n") + "\n");
+    // Frames while starting, then with counts as the new RC grows and pods get ready
+    // (each of these states lasts while a new pod takes 1.2 s to become ready).
+    for frame in [
+        "starting",
+        "new 1/2 old 2  ready 0",
+        "new 2/2 old 1  ready 1",
+    ] {
+        assert!(shown.contains(frame), "no frame {frame:?} in {shown:?}");
+    }
+    assert!(
+        !shown.contains("new 0/0"),
+        "a bar without a total: {shown:?}"
+    );
+    // Frames redraw one line in place, and the bar is erased at the end.
+    assert!(!shown.contains('\n'), "{shown:?}");
+    assert_eq!(
+        terminal_screen(&terminal),
+        Vec::<String>::new(),
+        "{shown:?}"
+    );
+
+    // Both on the terminal (an interactive run): the bar steps aside for every
+    // line, so the screen ends up holding exactly the classic lines.
+    let (code, _, terminal) =
+        rolling_update_on_terminal(cluster, args("tty-v2", "tty-v3", OLD_IMAGE), true).await;
+    let shown = String::from_utf8_lossy(&terminal).into_owned();
+    assert_eq!(code, Some(0), "{shown:?}");
+    assert!(shown.contains("new 1/2"), "{shown:?}");
+    assert_eq!(
+        terminal_screen(&terminal),
+        classic("tty-v2", "tty-v3"),
+        "{shown:?}"
     );
 }
 
@@ -770,6 +1103,40 @@ async fn validation_errors_through_kubectl() {
         out.code(1);
         assert_eq!(&out.stderr, want, "{args:?}");
     }
+}
+
+/// `-f -` is read before Ctrl-C is caught (nothing has been changed yet): a
+/// forgotten stdin ends at once with the signal, as any command reading input would.
+#[tokio::test]
+async fn ctrl_c_while_reading_stdin_ends_at_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let cluster = cluster();
+    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(["waiting", "-f", "-"])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn plugin");
+    // Keep stdin open (never written) so the plugin is still reading.
+    let stdin = child.stdin.take().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let exit = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("ended within 5 s of SIGINT")
+        .unwrap();
+    drop(stdin);
+    assert_eq!(exit.signal(), Some(2), "{exit:?}");
 }
 
 #[tokio::test]

@@ -146,12 +146,20 @@ pub fn command() -> clap::Command {
 mod tests {
     use super::*;
 
-    fn parse_args(argv: &[&str]) -> Result<Args, clap::Error> {
-        parse(
-            std::iter::once("kubectl-create_file")
-                .chain(argv.iter().copied())
-                .map(Into::into),
-        )
+    fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("kubectl-create_file")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
+    fn parse_args(args: &[&str]) -> Result<Args, clap::Error> {
+        parse(argv(args))
+    }
+
+    fn message(args: &[&str]) -> String {
+        let err = parse_args(args).expect_err("a flag error");
+        shared::cli::flag_error_message(&command(), &err, &argv(args))
     }
 
     #[test]
@@ -197,14 +205,6 @@ mod tests {
 
     #[test]
     fn flag_errors_use_cobras_wording() {
-        let message = |argv: &[&str]| {
-            let err = parse_args(argv).expect_err("a bad command line");
-            let argv: Vec<std::ffi::OsString> = std::iter::once("kubectl-create_file")
-                .chain(argv.iter().copied())
-                .map(Into::into)
-                .collect();
-            shared::cli::flag_error_message(&command(), &err, &argv)
-        };
         assert_eq!(message(&["--foo"]), "unknown flag: --foo");
         assert_eq!(message(&["-f"]), "flag needs an argument: 'f' in -f");
         assert_eq!(
@@ -219,5 +219,25 @@ mod tests {
             message(&["--concurrency=many"])
                 .starts_with("invalid argument \"many\" for \"--concurrency\" flag: ")
         );
+    }
+
+    #[test]
+    fn a_missing_value_is_named_as_typed() {
+        let needs = |flag: &str| format!("flag needs an argument: {flag}");
+        assert_eq!(message(&["-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-R", "-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-Rf"]), needs("'f' in -f"));
+        assert_eq!(message(&["--filename"]), needs("--filename"));
+        assert_eq!(
+            message(&["-f", "a.yaml", "--filename"]),
+            needs("--filename")
+        );
+        assert_eq!(message(&["--filename", "a.yaml", "-f"]), needs("'f' in -f"));
+        assert_eq!(message(&["-f", "a.yaml", "-n"]), needs("'n' in -n"));
+        assert_eq!(
+            message(&["-f", "a.yaml", "--namespace"]),
+            needs("--namespace")
+        );
+        assert_eq!(message(&["-f", "a.yaml", "-o"]), needs("'o' in -o"));
     }
 }

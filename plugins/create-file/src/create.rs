@@ -23,7 +23,7 @@ use kube::runtime::wait::await_condition;
 use serde_json::Value;
 use shared::cli::SilentExit;
 use shared::flags::DryRunStrategy;
-use shared::resource::{Info, ResourceError, Visited};
+use shared::resource::{Info, Visited};
 use shared::rest::Helper;
 
 use crate::options::CreateFileOptions;
@@ -83,22 +83,42 @@ enum Job {
     Create(Box<Info>),
 }
 
-/// Creates every object of `visited` (or prints it, for a client dry run). `prior`
-/// are errors found before (by `--edit`'s first read), reported first.
-pub async fn create_all(
-    opts: &CreateFileOptions,
-    prior: Vec<ResourceError>,
-    visited: Visited,
-) -> anyhow::Result<ExitCode> {
+/// Creates every object of `visited` (or prints it, for a client dry run) and reports
+/// the failures at the end.
+pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<ExitCode> {
+    let created = create_entries(opts, visited).await?;
+    if !created.seen {
+        anyhow::bail!("no objects passed to create");
+    }
+    report(&created.failures)
+}
+
+/// Exit 0 without failures; otherwise prints them (kubectl's `CheckErr` format) and
+/// exits 1.
+pub fn report(failures: &[Failure]) -> anyhow::Result<ExitCode> {
+    if failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_failures(failures, &mut std::io::stderr().lock())?;
+    Err(SilentExit(1).into())
+}
+
+/// What [`create_entries`] did: whether the input held any entry at all, and what
+/// failed, in input order (the successes are already printed).
+pub struct Created {
+    pub seen: bool,
+    pub failures: Vec<Failure>,
+}
+
+/// Creates every object of `visited` (or prints it, for a client dry run), printing
+/// each result in input order; failures are returned, not printed.
+pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<Created> {
     let mut output = Output {
         pending: BTreeMap::new(),
         next: 0,
         failures: Vec::new(),
         opts,
     };
-    output
-        .failures
-        .extend(prior.iter().map(Failure::from_resource));
     let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
 
     let client = match (&opts.client, opts.dry_run) {
@@ -117,13 +137,13 @@ pub async fn create_all(
                 };
                 output.set(index, result)?;
             }
-            return finish(output, seen || !prior.is_empty());
+            return finish(output, seen);
         }
     };
 
     // First pass: Namespaces and CRDs, created before anything else.
     let mut first = Vec::new();
-    let mut seen = !prior.is_empty();
+    let mut seen = false;
     for (index, entry) in visited.entries().enumerate() {
         seen = true;
         if let Some(mut info) = entry.ok().filter(Info::is_namespace_or_crd) {
@@ -136,7 +156,7 @@ pub async fn create_all(
         }
     }
     if !seen {
-        anyhow::bail!("no objects passed to create");
+        return finish(output, false);
     }
     let created_crds = create_batch(
         opts,
@@ -230,16 +250,12 @@ fn object_key(info: &Info) -> String {
     )
 }
 
-fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<ExitCode> {
-    if !seen {
-        anyhow::bail!("no objects passed to create");
-    }
+fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
     output.flush()?;
-    if output.failures.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    write_failures(&output.failures, &mut std::io::stderr().lock())?;
-    Err(SilentExit(1).into())
+    Ok(Created {
+        seen,
+        failures: output.failures,
+    })
 }
 
 /// Creates `batch` with bounded concurrency and records each result. Returns the

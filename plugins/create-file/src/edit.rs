@@ -1,18 +1,37 @@
-//! `--edit`: kubectl's `RunEditOnCreate`. The objects are written to a temporary file,
-//! the user's editor is run on it, and the edited file goes through the Builder again.
+//! `--edit`: kubectl's edit-before-create (`EditOptions.Run` in `EditBeforeCreateMode`,
+//! `k8s.io/kubectl/pkg/cmd/util/editor/editoptions.go`).
 //!
-//! Like `kubectl edit`, an empty file or unchanged content (comments aside) cancels
-//! cleanly: nothing is created and the exit code is 0. Unlike kubectl, a file that no
-//! longer parses is not reopened in the editor; its errors are reported as for any
-//! input, with the temporary file's path.
+//! As in kubectl, each object of the input gets its own editor session, in input
+//! order, and is created as soon as its session ends:
+//! - the object is written to `kubectl-create_file-edit-*.yaml` (`.json` with
+//!   `-o json`, then without the comment header) and the editor is run on it;
+//! - unchanged content (comments and formatting aside) cancels this object ("Edit
+//!   cancelled, no changes made."), as does a file without content;
+//! - a file that fails validation or no longer reads (syntax, unknown kind) is reopened
+//!   with the reasons as `#` comments under the header, kubectl's wording; reopened and
+//!   saved without a change, the session gives up: "A copy of your changes has been
+//!   stored to …" and "error: Edit cancelled, no valid changes were saved.";
+//! - an object moved to another namespace, or a create the server refuses, is not
+//!   retried: the file is kept ("A copy of your changes …"), the error is reported and
+//!   nothing after it is edited or created.
+//!
+//! Deliberate difference: kubectl validates before checking for an empty file, so with
+//! validation on its "an empty file will abort the edit" never happens (the empty file
+//! "failed validation"); here an empty file always cancels, as the header promises.
 
-use std::io::Write;
+use std::io::Write as _;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Context as _;
-use shared::resource::{FilenameOptions, ResourceError, RestMapper, Visited};
+use serde_json::Value;
+use shared::cli::SilentExit;
+use shared::resource::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
+use tempfile::NamedTempFile;
 
+use crate::create::{create_entries, report};
 use crate::options::CreateFileOptions;
+use crate::report::{Failure, write_failures};
 
 const HEADER: &str = "# Please edit the object below. Lines beginning with a '#' will be ignored,
 # and an empty file will abort the edit. If an error occurs while saving this file will be
@@ -20,69 +39,330 @@ const HEADER: &str = "# Please edit the object below. Lines beginning with a '#'
 #
 ";
 
-/// What to create after editing: the errors of the first read, and the edited input.
-pub type Edited = (Vec<ResourceError>, Visited);
+/// The name kubectl gives the edited text in messages.
+const EDITED_SOURCE: &str = "edited-file";
 
-/// Lets the user edit the objects of `visited`; `None` when the edit was cancelled.
-pub async fn edit(
+/// Why the file is reopened (kubectl's `editReason`): a head line and details.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub head: String,
+    pub other: Vec<String>,
+}
+
+/// kubectl's `editHeader.writeTo`: the fixed header, then each reason as comments.
+pub fn header(reasons: &[Reason]) -> String {
+    let mut out = String::from(HEADER);
+    for reason in reasons {
+        let colon = if reason.other.is_empty() { "" } else { ":" };
+        out.push_str(&format!("# {}{colon}\n", hash_on_line_break(&reason.head)));
+        for other in &reason.other {
+            out.push_str(&format!("# * {}\n", hash_on_line_break(other)));
+        }
+        out.push_str("#\n");
+    }
+    out
+}
+
+/// kubectl's `hashOnLineBreak`: continues a comment over the line breaks of `s`.
+pub fn hash_on_line_break(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '\n' && chars.peek().is_some_and(|next| *next != '#') {
+            out.push_str("# ");
+        }
+    }
+    out
+}
+
+/// kubectl's `ManualStrip`: the text without its comment lines (blank lines and the
+/// final line break kept).
+pub fn manual_strip(text: &str) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len() - 1;
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        out.push_str(line);
+        if i < last {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// What two versions of the file are compared by (kubectl's `StripComments`): the
+/// documents as data when the text parses, else the text without comment lines. So
+/// reformatting or comments alone are "no change".
+#[derive(Debug, PartialEq)]
+pub enum Stripped {
+    Data(Vec<Value>),
+    Text(String),
+}
+
+pub fn strip_comments(text: &str) -> Stripped {
+    match serde_saphyr::from_multiple::<Value>(text) {
+        Ok(docs) => Stripped::Data(docs.into_iter().filter(|d| !d.is_null()).collect()),
+        Err(_) => Stripped::Text(manual_strip(text)),
+    }
+}
+
+/// kubectl's `hasLines`: whether any line is neither blank nor a comment.
+pub fn has_lines(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim();
+        !l.is_empty() && !l.starts_with('#')
+    })
+}
+
+/// A utilerrors aggregate as kubectl prints it: one message alone, several in brackets.
+fn aggregate(messages: &[String]) -> String {
+    match messages {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+/// `configmaps`, `deployments.apps`: how kubectl names the resource in edit errors.
+fn resource_string(info: &Info) -> String {
+    match &info.mapping {
+        Some(m) if m.group.is_empty() => m.resource.clone(),
+        Some(m) => format!("{}.{}", m.resource, m.group),
+        None => info.gvk.kind.to_ascii_lowercase(),
+    }
+}
+
+/// What an edited file's errors become: the reasons to show in the reopened file, and
+/// the line kubectl prints on stderr for a validation failure.
+///
+/// kubectl validates the edited text first and reports any failure (a YAML syntax
+/// error included) as `<resource> "<name>" was not valid` with the validator's
+/// message; only a file that validates and still does not read (an unknown kind, or
+/// any error with validation off) gets "The edited file had a syntax error".
+pub fn reasons_for(
+    errors: &[ResourceError],
+    validation: Validation,
+    original: &Info,
+) -> (Vec<Reason>, Option<String>) {
+    let validating = validation != Validation::Ignore;
+    let failed_validation: Vec<String> = errors
+        .iter()
+        .filter_map(|e| match e {
+            ResourceError::Invalid { reason, .. } => Some(reason.clone()),
+            ResourceError::Parse { line, reason, .. } if validating => {
+                Some(format!("line {line}: {reason}"))
+            }
+            ResourceError::NotText { reason, .. } if validating => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    if !failed_validation.is_empty() {
+        let resource = resource_string(original);
+        let name = original.name();
+        let reason = Reason {
+            head: format!("{resource} {name:?} was not valid"),
+            other: vec![format!(
+                "<nil>: Invalid value: \"The edited file failed validation\": {}",
+                aggregate(&failed_validation)
+            )],
+        };
+        return (
+            vec![reason],
+            Some(format!("error: {resource} {name:?} is invalid")),
+        );
+    }
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    let reason = Reason {
+        head: format!(
+            "The edited file had a syntax error: {}",
+            aggregate(&messages)
+        ),
+        other: Vec::new(),
+    };
+    (vec![reason], None)
+}
+
+/// How one object's session ended.
+enum Outcome {
+    /// Nothing to create for this object.
+    Cancelled,
+    /// The edited objects, and the file they came from (kept if creating fails);
+    /// boxed, being much larger than the other variant.
+    Create(Box<(Visited, NamedTempFile)>),
+}
+
+/// Runs a session for each object of `visited`, creating what each one produces.
+pub async fn run(
     opts: &CreateFileOptions,
     visited: Visited,
     mapper: &mut RestMapper,
-) -> anyhow::Result<Option<Edited>> {
-    let (objects, errors): (Vec<_>, Vec<_>) = visited.entries().partition(|e| e.is_ok());
-    if objects.is_empty() {
-        // Nothing to edit: report the errors as usual.
-        return Ok(Some((Vec::new(), visited)));
+) -> anyhow::Result<ExitCode> {
+    let entries: Vec<_> = visited.entries().collect();
+    if entries.is_empty() {
+        anyhow::bail!("no objects passed to create");
     }
-    let kept: Vec<ResourceError> = errors.into_iter().filter_map(Result::err).collect();
-    let json = opts.print.format() == Some("json");
-    let mut text = String::from(HEADER);
-    for (i, object) in objects.iter().filter_map(|e| e.as_ref().ok()).enumerate() {
-        if json {
-            text.push_str(&serde_json::to_string_pretty(&object.object)?);
-            text.push('\n');
-        } else {
-            if i > 0 {
-                text.push_str("---\n");
+    // Errors of the first read are reported at the end, as without --edit.
+    let mut failures = Vec::new();
+    for entry in entries {
+        let info = match entry {
+            Ok(info) => info,
+            Err(err) => {
+                failures.push(Failure::from_resource(&err));
+                continue;
             }
-            text.push_str(&shared::printers::to_yaml(&object.object)?);
+        };
+        let (edited, file) = match session(opts, &info, mapper).await? {
+            Outcome::Cancelled => continue,
+            Outcome::Create(created) => *created,
+        };
+        let created = create_entries(opts, edited).await?;
+        if !created.failures.is_empty() {
+            // kubectl stops at the first failed create, keeping the edited file, and
+            // reports the server's error as it is (there is no file to name).
+            keep(file)?;
+            failures.extend(created.failures.into_iter().map(without_edited_source));
+            write_failures(&failures, &mut std::io::stderr().lock())?;
+            return Err(SilentExit(1).into());
         }
     }
-    if opts.windows_line_endings {
-        text = text.replace('\n', "\r\n");
+    report(&failures)
+}
+
+/// A create failure without the `error when creating "edited-file": ` prefix.
+fn without_edited_source(failure: Failure) -> Failure {
+    let strip = |message: String| -> String {
+        let prefix = format!("error when creating {EDITED_SOURCE:?}");
+        match message.strip_prefix(&prefix) {
+            // After the origin (which may add " (document N)") comes ": ".
+            Some(rest) => rest
+                .split_once(": ")
+                .map_or(message.clone(), |(_, m)| m.to_string()),
+            None => message,
+        }
+    };
+    match failure {
+        Failure::Api(mut status) => {
+            status.message = strip(std::mem::take(&mut status.message));
+            Failure::Api(status)
+        }
+        Failure::Other(message) => Failure::Other(strip(message)),
     }
+}
+
+/// Keeps `file` and says where, as kubectl's `preservedFile` does.
+fn keep(file: NamedTempFile) -> anyhow::Result<()> {
+    let (_, path) = file.keep().context("unable to keep the edited file")?;
+    eprintln!(
+        "A copy of your changes has been stored to {:?}",
+        path.display().to_string()
+    );
+    Ok(())
+}
+
+/// One object's editor session, reopened until the file reads or the user gives up.
+async fn session(
+    opts: &CreateFileOptions,
+    info: &Info,
+    mapper: &mut RestMapper,
+) -> anyhow::Result<Outcome> {
+    let json = opts.print.format() == Some("json");
+    let original = if json {
+        let mut text = serde_json::to_string_pretty(&info.object)?;
+        text.push('\n');
+        text
+    } else {
+        shared::printers::to_yaml(&info.object)?
+    };
+    let mut reasons: Vec<Reason> = Vec::new();
+    // After an error: the text the user saved, and its file (kept until the next save).
+    let mut failed: Option<(String, NamedTempFile)> = None;
+    loop {
+        let mut text = if json {
+            // kubectl writes no comment header into JSON.
+            String::new()
+        } else {
+            header(&reasons)
+        };
+        match &failed {
+            None => text.push_str(&original),
+            Some((edited, _)) => text.push_str(&manual_strip(edited)),
+        }
+        if opts.windows_line_endings {
+            text = text.replace("\r\n", "\n").replace('\n', "\r\n");
+        }
+        let file = write_temp(&text, json)?;
+        if let Err(err) = run_editor(file.path()) {
+            if let Some((_, previous)) = failed {
+                keep(previous)?;
+            }
+            return Err(err);
+        }
+        let edited =
+            std::fs::read_to_string(file.path()).context("unable to read the edited file")?;
+
+        if let Some((previous, _)) = &failed
+            && strip_comments(previous) == strip_comments(&edited)
+        {
+            keep(file)?;
+            anyhow::bail!("Edit cancelled, no valid changes were saved.");
+        }
+        // The previous pass's file goes (dropping it removes it).
+        drop(failed.take());
+        if strip_comments(&original) == strip_comments(&edited) {
+            eprintln!("Edit cancelled, no changes made.");
+            return Ok(Outcome::Cancelled);
+        }
+        if !has_lines(&edited) {
+            eprintln!("Edit cancelled, saved file was empty.");
+            return Ok(Outcome::Cancelled);
+        }
+
+        // kubectl reads the edited text as the stream "edited-file", then requires
+        // the command's namespace (whether or not -n was given). The selector already
+        // chose the object: edited labels must not drop it now.
+        let rebuilt = Builder::new()
+            .schema(opts.validation)
+            .continue_on_error()
+            .namespace_param(opts.namespace.clone())
+            .require_namespace()
+            .stream(EDITED_SOURCE, edited.as_bytes())
+            .flatten()
+            .build(mapper)
+            .await?;
+        let errors: Vec<ResourceError> = rebuilt.entries().filter_map(Result::err).collect();
+        if let Some(moved) = errors
+            .iter()
+            .find(|e| matches!(e, ResourceError::NamespaceMismatch { .. }))
+        {
+            let message = moved.to_string();
+            keep(file)?;
+            return Err(anyhow::Error::msg(message));
+        }
+        if errors.is_empty() {
+            return Ok(Outcome::Create(Box::new((rebuilt, file))));
+        }
+        let (next, complaint) = reasons_for(&errors, opts.validation, info);
+        if let Some(line) = complaint {
+            eprintln!("{line}");
+        }
+        reasons = next;
+        failed = Some((edited, file));
+    }
+}
+
+/// A new file for one editing pass, named as kubectl names it after the binary.
+fn write_temp(text: &str, json: bool) -> anyhow::Result<NamedTempFile> {
     let mut file = tempfile::Builder::new()
-        .prefix("kubectl-create-file-")
+        .prefix("kubectl-create_file-edit-")
         .suffix(if json { ".json" } else { ".yaml" })
         .tempfile()
         .context("unable to create a temporary file for editing")?;
     file.write_all(text.as_bytes())?;
     file.flush()?;
-    run_editor(file.path())?;
-    let edited = std::fs::read_to_string(file.path()).context("unable to read the edited file")?;
-
-    let meaningful = |s: &str| -> String {
-        s.lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .map(str::trim_end)
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    if meaningful(&edited).trim().is_empty() {
-        eprintln!("Edit cancelled, saved file was empty.");
-        return Ok(None);
-    }
-    if meaningful(&edited) == meaningful(&text) {
-        eprintln!("Edit cancelled, no changes made.");
-        return Ok(None);
-    }
-    let inputs = FilenameOptions {
-        filenames: vec![file.path().display().to_string()],
-        ..Default::default()
-    };
-    // The selector already chose the objects; edited labels must not drop them now.
-    let rebuilt = opts.builder(&inputs, "").build(mapper).await?;
-    Ok(Some((kept, rebuilt)))
+    Ok(file)
 }
 
 /// Runs `$KUBE_EDITOR`, else `$EDITOR`, else `vi`, on `path`, as kubectl does: a value
@@ -114,3 +394,6 @@ fn run_editor(path: &Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

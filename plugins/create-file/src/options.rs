@@ -176,15 +176,10 @@ impl CreateFileOptions {
             .builder(&self.filenames, &self.selector)
             .build(&mut mapper)
             .await?;
-        let (prior, visited) = if self.edit {
-            match crate::edit::edit(&self, visited, &mut mapper).await? {
-                Some(edited) => edited,
-                None => return Ok(ExitCode::SUCCESS),
-            }
-        } else {
-            (Vec::new(), visited)
-        };
-        crate::create::create_all(&self, prior, visited).await
+        if self.edit {
+            return crate::edit::run(&self, visited, &mut mapper).await;
+        }
+        crate::create::create_all(&self, visited).await
     }
 
     /// The mapper: discovery through the client (built-in kinds first for a client dry

@@ -1,5 +1,5 @@
 //! Pure transformations of ReplicationControllers: the next RC for `--image`, the
-//! marks on the old RC, the selector rule, reading `-f`, and the rollback swap.
+//! marks on the old RC, the selector rule and the rollback swap.
 //!
 //! No IO here: the cluster calls that surround these live in `cluster.rs`, so each
 //! rule can be tested on plain objects.
@@ -22,14 +22,6 @@ pub enum ControllerError {
     MultiContainer,
     #[error("pod has no containers! ({0})")]
     NoContainers(String),
-    #[error("{0} specifies multiple items")]
-    MultipleItems(String),
-    #[error("please make sure {0} exists and is not empty")]
-    Empty(String),
-    #[error("{filename} contains a {gvk} not a ReplicationController")]
-    NotAnRc { filename: String, gvk: String },
-    #[error("error parsing {filename}: {reason}")]
-    Parse { filename: String, reason: String },
     #[error("couldn't find original replica count of {0:?}")]
     NoOriginalReplicas(String),
 }
@@ -221,82 +213,6 @@ pub fn set_replicas(rc: &mut ReplicationController, n: i32) {
 /// The RC's name.
 pub fn name(rc: &ReplicationController) -> &str {
     rc.metadata.name.as_deref().unwrap_or_default()
-}
-
-/// Parses the single object of `-f FILE` into a ReplicationController.
-///
-/// A resource Builder is being written elsewhere in the workspace; until it can be
-/// used here this reads the one YAML or JSON document directly. Multi-document
-/// input and `List` kinds give 1.17's "specifies multiple items" error.
-pub fn parse_controller_file(
-    filename: &str,
-    data: &str,
-) -> Result<(ReplicationController, bool), ControllerError> {
-    let parse_err = |reason: String| ControllerError::Parse {
-        filename: filename.to_string(),
-        reason,
-    };
-    let docs: Vec<serde_json::Value> = if data.trim_start().starts_with('{') {
-        // A JSON stream may still hold several objects back to back.
-        serde_json::Deserializer::from_str(data)
-            .into_iter::<serde_json::Value>()
-            .collect::<Result<_, _>>()
-            .map_err(|e| parse_err(e.to_string()))?
-    } else {
-        serde_saphyr::from_multiple::<serde_json::Value>(data)
-            .map_err(|e| parse_err(e.to_string()))?
-    };
-    let mut objects: Vec<serde_json::Value> = Vec::new();
-    for doc in docs {
-        if doc.is_null() {
-            continue;
-        }
-        // Flatten `kind: List` (kubectl's Flatten()).
-        let is_list = doc
-            .get("kind")
-            .and_then(|k| k.as_str())
-            .is_some_and(|k| k.ends_with("List"));
-        if is_list && let Some(items) = doc.get("items").and_then(|i| i.as_array()) {
-            objects.extend(items.iter().cloned());
-            continue;
-        }
-        objects.push(doc);
-    }
-    if objects.len() > 1 {
-        return Err(ControllerError::MultipleItems(filename.to_string()));
-    }
-    let Some(object) = objects.pop() else {
-        return Err(ControllerError::Empty(filename.to_string()));
-    };
-    let api_version = object
-        .get("apiVersion")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    let kind = object
-        .get("kind")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    if kind.is_empty() {
-        return Err(parse_err("Object 'Kind' is missing".into()));
-    }
-    if api_version != "v1" || kind != "ReplicationController" {
-        // Go's GroupVersionKind formatting: "apps/v1, Kind=Deployment", "/v1, Kind=Pod".
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
-        return Err(ControllerError::NotAnRc {
-            filename: filename.to_string(),
-            gvk: format!("{group}/{version}, Kind={kind}"),
-        });
-    }
-    let defaulted = object
-        .get("spec")
-        .and_then(|s| s.get("replicas"))
-        .is_none_or(|r| r.is_null());
-    let rc: ReplicationController =
-        serde_json::from_value(object).map_err(|e| parse_err(e.to_string()))?;
-    Ok((rc, defaulted))
 }
 
 /// kubectl's `AbortRollingUpdate`: the partially rolled-out RC becomes the old one

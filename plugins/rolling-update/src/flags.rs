@@ -21,6 +21,7 @@ Differences from kubectl 1.17 (same flags, annotations, output lines and exit co
   * --timeout is honoured (1.17 always used 5m).
   * --dry-run changes nothing in the cluster, also with --image; --dry-run=client|server are accepted.
   * --container is respected when comparing images.
+  * -f (a file, - or a URL) is read and checked before the cluster is contacted, and its object must be in the command's namespace even without -n.
   * Waiting follows watch events: a step is taken as soon as replica counts and pod readiness allow; --update-period is the minimum time between a scale-up and the following scale-down.
   * --max-surge, --max-unavailable and --min-ready-seconds are flags (1.17 fixed them at 1, 0, 0).
   * Ctrl-C/SIGTERM stop between API calls; re-running the same command resumes.";
@@ -107,7 +108,7 @@ pub struct Args {
     #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = go_duration)]
     pub timeout: Duration,
 
-    /// Filename to use to create the new replication controller (- for stdin; URLs are not supported yet).
+    /// Filename or URL to file to use to create the new replication controller.
     #[arg(
         verbatim_doc_comment,
         short = 'f',
@@ -159,7 +160,7 @@ pub struct Args {
     #[arg(verbatim_doc_comment, long, value_name = "STRATEGY", num_args = 0..=1, require_equals = true, default_value = "none", default_missing_value = "client", value_parser = dry_run)]
     pub dry_run: DryRun,
 
-    /// If true, use a schema to validate the input before sending it (accepted for compatibility: -f input is always checked by decoding it as a ReplicationController)
+    /// If true, use a schema to validate the input before sending it
     #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
     pub validate: bool,
 

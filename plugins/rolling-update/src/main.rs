@@ -7,6 +7,7 @@
 mod cluster;
 mod controller;
 mod fencepost;
+mod file;
 mod flags;
 mod interrupt;
 mod names;
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
     ) {
         return code;
     }
-    let argv: Vec<_> = std::env::args_os().collect();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let args = match flags::Args::try_parse_from(&argv) {
         Ok(args) => args,
         Err(err) => {
@@ -53,11 +54,16 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         shared::cli::install_crypto_provider();
-        let interrupt = interrupt::Interrupt::install();
         let config = args.config.to_config().await?;
-        let (namespace, enforce) = args.config.namespace_of(&config);
+        // `-f` objects are always held to this namespace (see file.rs), so whether
+        // -n was explicit does not matter here.
+        let (namespace, _explicit) = args.config.namespace_of(&config);
+        let cache = shared::resource::DiscoveryCache::for_server(&config.cluster_url);
         let client = kube::Client::try_from(config)?;
-        options.run(client, &namespace, enforce, interrupt).await
+        // -f is read before Ctrl-C is caught: nothing has been changed yet.
+        let from_file = options.read_file(client.clone(), cache, &namespace).await?;
+        let interrupt = interrupt::Interrupt::install();
+        options.run(client, from_file, &namespace, interrupt).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,10 +2,9 @@
 //! kubectl 1.17's order (spec §1.5), with the deliberate improvements listed in
 //! `--help`.
 
-use std::io::Read;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
@@ -16,9 +15,10 @@ use crate::cluster::{
 use crate::controller::{
     self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label,
     current_image, needs_deployment_key, new_controller_from_current, original_deployment_value,
-    parse_controller_file, selectors_differ, set_next_controller, set_replicas,
+    selectors_differ, set_next_controller, set_replicas,
 };
 use crate::fencepost::IntOrPercent;
+use crate::file::{FileSource, read_new_controller};
 use crate::flags::{Args, DryRun};
 use crate::interrupt::{Interrupt, Interrupted};
 use crate::names::{
@@ -29,12 +29,10 @@ use crate::output::{Console, dry_run_summary, render};
 use crate::updater::{CleanupPolicy, RollingUpdater, UpdaterConfig};
 use crate::validate::{format_usage_errors, validate_arguments};
 use shared::flags::{DryRunStrategy, PrintFlags};
+use shared::resource::{DiscoveryCache, RestMapper};
 
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
-
-/// Largest `-f` input accepted; an RC manifest is a few kilobytes.
-const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Usage errors, already formatted the way kubectl prints them.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +56,8 @@ pub struct RollingUpdateOptions {
     /// One name given: the new RC is renamed to the old name at the end.
     pub keep_old_name: bool,
     pub filenames: Vec<String>,
+    /// `--validate`: schema validation of the `-f` object.
+    pub validate_schema: bool,
     pub image: String,
     pub deployment_key: String,
     pub container: String,
@@ -81,6 +81,7 @@ impl RollingUpdateOptions {
             old_name: args.args.first().cloned().unwrap_or_default(),
             keep_old_name: args.args.len() == 1,
             filenames: args.filenames.clone(),
+            validate_schema: args.validate,
             image: args.image.clone(),
             deployment_key: args.deployment_label_key.clone(),
             container: args.container.clone(),
@@ -115,23 +116,48 @@ impl RollingUpdateOptions {
         Ok(())
     }
 
-    /// kubectl's `Run`.
+    /// Step 2 of 1.17's `Run` (spec §1.5), taken first: the new RC from `-f` (a
+    /// file, stdin or a URL, through the resource Builder), with whether its replica
+    /// count was left out; `None` without `-f`. `cache` is the server's discovery
+    /// cache, for objects of kinds k8s-openapi does not know.
+    ///
+    /// Read before anything is sent (1.17 fetched the old RC first), so a bad input
+    /// fails fast, the same way with or without a reachable cluster; and before the
+    /// signal handlers are installed, so Ctrl-C ends a slow URL or a forgotten stdin at
+    /// once (nothing has been changed yet).
+    pub async fn read_file(
+        &self,
+        client: Client,
+        cache: Option<DiscoveryCache>,
+        namespace: &str,
+    ) -> anyhow::Result<Option<(ReplicationController, bool)>> {
+        let Some(filename) = self.filenames.first() else {
+            return Ok(None);
+        };
+        // Built-in kinds (ReplicationController among them) are mapped from
+        // k8s-openapi's table, so a plain RC needs no discovery request; other kinds
+        // only need mapping to be reported as "not a ReplicationController".
+        let mut mapper = RestMapper::for_client(client, cache).prefer_builtins(true);
+        let source = FileSource {
+            filename,
+            validate: self.validate_schema,
+            namespace,
+            stdin: None,
+        };
+        Ok(Some(read_new_controller(source, &mut mapper).await?))
+    }
+
+    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned.
     pub async fn run(
         &self,
         client: Client,
+        from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
-        enforce_namespace: bool,
         interrupt: Interrupt,
     ) -> anyhow::Result<()> {
         let mut console = Console::new();
         let result = self
-            .run_inner(
-                client,
-                namespace,
-                enforce_namespace,
-                &interrupt,
-                &mut console,
-            )
+            .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
         result.map_err(|err| self.explain_interrupt(err))
@@ -140,15 +166,21 @@ impl RollingUpdateOptions {
     async fn run_inner(
         &self,
         client: Client,
+        from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
-        enforce_namespace: bool,
         interrupt: &Interrupt,
         console: &mut Console,
     ) -> anyhow::Result<()> {
-        let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), namespace);
-        let pods: Api<Pod> = Api::namespaced(client, namespace);
         let dry = self.dry_run != DryRun::None;
         let filename = self.filenames.first().cloned().unwrap_or_default();
+        // 2. -f, already read (see read_file).
+        let (mut new_rc, replicas_defaulted) = match from_file {
+            Some((rc, defaulted)) => (Some(rc), defaulted),
+            None => (None, false),
+        };
+
+        let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), namespace);
+        let pods: Api<Pod> = Api::namespaced(client, namespace);
 
         // 1. The old RC. When it is missing, an earlier run may have been stopped
         //    after deleting it: with one name, the rename is still to do (1.17 did
@@ -198,28 +230,6 @@ impl RollingUpdateOptions {
             }
             Err(e) => return Err(e.into()),
         };
-
-        // 2. -f: the new RC from a file or stdin.
-        let mut new_rc: Option<ReplicationController> = None;
-        let mut replicas_defaulted = false;
-        if !filename.is_empty() {
-            let data = read_input(&filename)?;
-            let (mut rc, defaulted) = parse_controller_file(&filename, &data)?;
-            match rc.metadata.namespace.as_deref() {
-                None | Some("") => rc.metadata.namespace = Some(namespace.to_string()),
-                Some(ns) if ns != namespace => {
-                    // Checked even without an explicit -n: the updater works in one
-                    // namespace, and 1.17 silently split the two RCs across two.
-                    let _ = enforce_namespace;
-                    bail!(
-                        "the namespace from the provided object \"{ns}\" does not match the namespace \"{namespace}\". You must pass '--namespace={ns}' to perform this operation."
-                    );
-                }
-                Some(_) => {}
-            }
-            replicas_defaulted = defaulted;
-            new_rc = Some(rc);
-        }
 
         // 3. --image: resume an in-progress update or derive the next RC.
         if !self.image.is_empty() {
@@ -502,34 +512,4 @@ async fn mark_old_controller(
     // label; a label selector match already implies the label, so that step could
     // never delete anything and is left out.
     update_rc_with_retries(rcs, interrupt, &rc, |rc| add_selector_label(rc, key, value)).await
-}
-
-/// Reads `-f` input: a file or `-` for stdin, bounded in size.
-fn read_input(filename: &str) -> anyhow::Result<String> {
-    if filename.starts_with("http://") || filename.starts_with("https://") {
-        bail!(
-            "reading {filename}: URLs are not supported by this plugin yet; download the file and pass its path"
-        );
-    }
-    let mut data = String::new();
-    let read = if filename == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_FILE_BYTES + 1)
-            .read_to_string(&mut data)
-    } else {
-        std::fs::File::open(filename)
-            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_string(&mut data))
-    };
-    read.with_context(|| {
-        if filename == "-" {
-            "reading standard input".to_string()
-        } else {
-            format!("the path {filename:?} cannot be read")
-        }
-    })?;
-    if data.len() as u64 > MAX_FILE_BYTES {
-        bail!("{filename} is larger than {MAX_FILE_BYTES} bytes");
-    }
-    Ok(data)
 }

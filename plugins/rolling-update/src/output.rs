@@ -50,6 +50,20 @@ pub fn dry_run_summary(
 /// kubectl's lines, so CI logs stay greppable.
 pub struct Console {
     bar: Option<ProgressBar>,
+    /// Whether the bar shows counts yet: until the first [`Progress`] the total is
+    /// unknown, and indicatif draws a bar of length 0 as full.
+    counting: bool,
+}
+
+/// The bar's look before the counts are known, and after.
+const WAITING_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {msg}";
+const COUNTING_TEMPLATE: &str = "{spinner} [{elapsed_precise}] {bar:30} new {pos}/{len} {msg}";
+
+fn set_template(bar: &ProgressBar, template: &str) {
+    // The templates are literals; keep the current style if one were rejected.
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
 }
 
 impl Console {
@@ -57,16 +71,15 @@ impl Console {
     pub fn new() -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(0);
-            // The template is a literal; fall back to the default style if it is rejected.
-            if let Ok(style) = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} new {pos}/{len} {msg}",
-            ) {
-                bar.set_style(style);
-            }
+            set_template(&bar, WAITING_TEMPLATE);
+            bar.set_message("starting");
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Console { bar }
+        Console {
+            bar,
+            counting: false,
+        }
     }
 
     /// Prints a line on stdout, keeping the bar intact.
@@ -103,8 +116,16 @@ impl Report for Console {
 
     fn progress(&mut self, p: &Progress) {
         if let Some(bar) = &self.bar {
-            bar.set_length(p.desired.max(0) as u64);
-            bar.set_position(p.new_replicas.max(0) as u64);
+            // Counts first, in one update so no frame mixes old and new ones; then
+            // the style that shows them, then the message, which draws.
+            bar.update(|state| {
+                state.set_len(p.desired.max(0) as u64);
+                state.set_pos(p.new_replicas.max(0) as u64);
+            });
+            if !self.counting {
+                set_template(bar, COUNTING_TEMPLATE);
+                self.counting = true;
+            }
             bar.set_message(format!("old {}  ready {}", p.old_replicas, p.new_ready));
         }
     }

@@ -216,6 +216,16 @@ impl Builder {
         self
     }
 
+    /// Adds `bytes` as an input named `name` in messages (kubectl's `Stream`; `--edit`
+    /// reads the edited text as `edited-file`).
+    pub fn stream(mut self, name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+        self.inputs.push(Input::Bytes {
+            name: name.into(),
+            bytes: bytes.into(),
+        });
+        self
+    }
+
     /// Keeps only objects whose labels match `selector` (`-l`); empty selects all.
     pub fn label_selector_param(mut self, selector: &str) -> Self {
         if selector.trim().is_empty() {

@@ -20,6 +20,8 @@ pub(crate) enum Input {
     Path { path: PathBuf, recursive: bool },
     /// `-k DIR`.
     Kustomize(PathBuf),
+    /// Bytes already in memory under a name of the caller's (kubectl's `Stream(r, name)`).
+    Bytes { name: String, bytes: Vec<u8> },
 }
 
 /// A named stream of manifests, or why it could not be read.
@@ -75,6 +77,7 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
                 .await
                 .map(|bytes| (u.to_string(), bytes)),
         ],
+        Input::Bytes { name, bytes } => vec![Ok((name.clone(), bytes.clone()))],
         Input::Kustomize(dir) => {
             vec![
                 kustomize::build(dir, cx.search_path)

@@ -175,54 +175,6 @@ fn selector_rule() {
 }
 
 #[test]
-fn controller_files() {
-    let yaml = "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: foo-v2\nspec:\n  selector:\n    version: v2\n  template:\n    metadata:\n      labels:\n        version: v2\n    spec:\n      containers:\n      - name: c\n        image: nginx\n";
-    let (rc, defaulted) = parse_controller_file("new.yaml", yaml).unwrap();
-    assert_eq!(name(&rc), "foo-v2");
-    assert!(defaulted);
-    let json = r#"{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"x"},"spec":{"replicas":2}}"#;
-    let (rc, defaulted) = parse_controller_file("-", json).unwrap();
-    assert_eq!((replicas(&rc), defaulted), (2, false));
-
-    let err = |file: &str, data: &str| parse_controller_file(file, data).unwrap_err().to_string();
-    assert_eq!(
-        err(
-            "d.yaml",
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n"
-        ),
-        "d.yaml contains a apps/v1, Kind=Deployment not a ReplicationController"
-    );
-    assert_eq!(
-        err(
-            "p.yaml",
-            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
-        ),
-        "p.yaml contains a /v1, Kind=Pod not a ReplicationController"
-    );
-    assert_eq!(
-        err("e.yaml", ""),
-        "please make sure e.yaml exists and is not empty"
-    );
-    assert_eq!(
-        err("e.yaml", "---\n"),
-        "please make sure e.yaml exists and is not empty"
-    );
-    assert_eq!(
-        err("m.yaml", &format!("{yaml}---\n{yaml}")),
-        "m.yaml specifies multiple items"
-    );
-    assert_eq!(
-        err(
-            "l.json",
-            r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod"},{"kind":"Pod"}]}"#
-        ),
-        "l.json specifies multiple items"
-    );
-    assert!(err("bad.yaml", "a: [").starts_with("error parsing bad.yaml: "));
-    assert!(err("k.yaml", "metadata: {}\n").contains("Object 'Kind' is missing"));
-}
-
-#[test]
 fn rollback_swaps_and_annotates() {
     let mut original = rc("foo", &[("v", "1")], &[("c", "i")]);
     let partial = rc("foo-next", &[("v", "2")], &[("c", "j")]);

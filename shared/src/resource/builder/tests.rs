@@ -281,3 +281,25 @@ async fn command_line_errors_are_returned_before_reading() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_named_stream_is_read_like_a_file_and_errors_carry_its_name() {
+    let fake = FakeDiscovery::standard();
+    let v = Builder::new()
+        .namespace_param("ns1")
+        .require_namespace()
+        .continue_on_error()
+        .stream(
+            "edited-file",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMapp\nmetadata: {name: b}\n",
+        )
+        .build(&mut mapper(&fake))
+        .await
+        .expect("build");
+    let got = summary(&v);
+    assert_eq!(got[0], "ConfigMap/a@ns1");
+    assert!(
+        got[1].starts_with("ERR resource mapping not found for name: \"b\" namespace: \"\" from \"edited-file\" (document 2)"),
+        "{got:?}"
+    );
+}
