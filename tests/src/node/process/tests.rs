@@ -113,8 +113,9 @@ async fn runs_the_command_and_reports_its_exit_and_output() {
         .get("ns", "p", "main")
         .unwrap_or_else(|| panic!("not registered"));
     let run = handle.current().unwrap_or_else(|| panic!("no run"));
-    let (chunks, exit) = run.read_from(0);
-    let text: Vec<u8> = chunks.iter().flat_map(|c| c.data.to_vec()).collect();
+    let read = run.read_from(0);
+    let exit = read.exit;
+    let text: Vec<u8> = read.chunks.iter().flat_map(|c| c.data.to_vec()).collect();
     let text = String::from_utf8_lossy(&text);
     assert!(text.contains("out 1-$(A)-$(NOPE)\n"), "{text}");
     assert!(text.contains("err\n"), "{text}");

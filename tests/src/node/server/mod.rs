@@ -223,7 +223,8 @@ fn logs(
     let follow = query.flag("follow") && !previous;
     let mut renderer = LogRenderer::new(query.flag("timestamps"));
 
-    let (chunks, _) = run.read_from(0);
+    let read = run.read_from(0);
+    let chunks = read.chunks;
     let (first, offset) = tail.map_or((0, 0), |n| tail_start(&chunks, n));
     let mut head = Vec::new();
     for (i, chunk) in chunks.iter().enumerate().skip(first) {
@@ -240,7 +241,7 @@ fn logs(
     }
 
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let seen = chunks.len();
+    let seen = read.next;
     tokio::spawn(async move {
         if !head.is_empty() && tx.send(Bytes::from(head)).await.is_err() {
             return;
