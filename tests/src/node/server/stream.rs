@@ -127,8 +127,8 @@ pub(super) async fn handle(
             Ok(started) => {
                 let finisher = Arc::clone(&run);
                 tokio::spawn(async move {
+                    // `spawn` killed the rest of the group when it exited.
                     let code = started.exited.await.unwrap_or(128 + libc::SIGKILL);
-                    spawn::signal_group(started.pid, libc::SIGKILL);
                     finisher.finish(code);
                 });
                 run
