@@ -459,6 +459,46 @@ async fn kube_rs_attach_ends_when_the_container_exits() {
 }
 
 #[tokio::test]
+async fn kube_rs_stdin_shutdown_is_end_of_file_for_the_process() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-stdin-eof").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod("cat", "Never", &["sh", "-c", "cat; echo eof"], true, false),
+    )
+    .await;
+    wait_for(&pods, "cat", "Running", running).await;
+    let mut attached = pods
+        .attach(
+            "cat",
+            &AttachParams::default()
+                .stdin(true)
+                .stdout(true)
+                .stderr(false),
+        )
+        .await
+        .expect("attach");
+    let mut stdin = attached.stdin().expect("stdin");
+    stdin.write_all(b"a\n").await.expect("write stdin");
+    // kube-rs's stdin is one half of an in-memory pipe: dropping it is not
+    // end of file, shutting it down is (kube-rs then closes the stdin
+    // channel, v5.channel.k8s.io).
+    stdin.shutdown().await.expect("close stdin");
+    let mut stdout = attached.stdout().expect("stdout");
+    let mut out = String::new();
+    tokio::time::timeout(SESSION_BOUND, stdout.read_to_string(&mut out))
+        .await
+        .expect("the process read end of file and the session ended")
+        .expect("read stdout");
+    assert_eq!(out, "a\neof\n");
+    tokio::time::timeout(SESSION_BOUND, attached.join())
+        .await
+        .expect("session ends")
+        .expect("session ends cleanly");
+}
+
+#[tokio::test]
 async fn the_kubelet_closes_the_attach_stream_after_the_status() {
     use futures::StreamExt as _;
     use tokio_tungstenite::tungstenite::Message;
