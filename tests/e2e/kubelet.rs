@@ -385,6 +385,51 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
 }
 
 #[tokio::test]
+async fn logs_since_a_time_or_a_duration() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-logs-since").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "two",
+            "Never",
+            &["sh", "-c", "echo early; sleep 2; echo late; sleep 3600"],
+            false,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "two", "Running", running).await;
+    let logs = |extra: &[&str]| {
+        let out = cluster
+            .kubectl()
+            .args(["logs", "-n", ns.as_str(), "two"])
+            .args(extra)
+            .run();
+        out.success();
+        out.stdout
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let stamped = loop {
+        let stamped = logs(&["--timestamps"]);
+        if stamped.contains(" late\n") {
+            break stamped;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stamped:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let late = stamped
+        .lines()
+        .find_map(|l| l.strip_suffix(" late"))
+        .expect("the late line's timestamp");
+    // The API server passes sinceTime on with whole seconds: 2s between the
+    // lines keep "early" before it.
+    assert_eq!(logs(&[&format!("--since-time={late}")]), "late\n");
+    assert_eq!(logs(&["--since=1h"]), "early\nlate\n");
+}
+
+#[tokio::test]
 async fn timer_based_pods_have_empty_logs() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-sim-logs").await;

@@ -310,6 +310,13 @@ pub fn format_timestamp(at: Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ").to_string()
 }
 
+/// The index of the first chunk written at or after `since` (`sinceSeconds`,
+/// `sinceTime`): the kubelet filters log lines by their timestamps, which
+/// here are the chunks'.
+pub fn since_start(chunks: &[Chunk], since: Timestamp) -> usize {
+    chunks.partition_point(|c| c.at < since)
+}
+
 /// The index of the first chunk and byte offset in it where the last
 /// `lines` lines begin (a trailing line without newline counts as a line).
 pub fn tail_start(chunks: &[Chunk], lines: usize) -> (usize, usize) {
@@ -375,6 +382,20 @@ mod tests {
         let partial = [chunk("a\nb\npart")];
         assert_eq!(tail(&partial, 1), "part");
         assert_eq!(tail(&partial, 2), "b\npart");
+    }
+
+    #[test]
+    fn since_skips_chunks_written_before() {
+        let at = |s| Chunk {
+            at: Timestamp::from_second(s).unwrap_or(Timestamp::UNIX_EPOCH),
+            ..chunk("x")
+        };
+        let chunks = [at(10), at(20), at(20), at(30)];
+        let second = |s| Timestamp::from_second(s).unwrap_or(Timestamp::UNIX_EPOCH);
+        assert_eq!(since_start(&chunks, second(0)), 0);
+        assert_eq!(since_start(&chunks, second(20)), 1);
+        assert_eq!(since_start(&chunks, second(21)), 3);
+        assert_eq!(since_start(&chunks, second(31)), 4);
     }
 
     #[test]
