@@ -385,6 +385,51 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
 }
 
 #[tokio::test]
+async fn logs_since_a_time_or_a_duration() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-logs-since").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "two",
+            "Never",
+            &["sh", "-c", "echo early; sleep 2; echo late; sleep 3600"],
+            false,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "two", "Running", running).await;
+    let logs = |extra: &[&str]| {
+        let out = cluster
+            .kubectl()
+            .args(["logs", "-n", ns.as_str(), "two"])
+            .args(extra)
+            .run();
+        out.success();
+        out.stdout
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let stamped = loop {
+        let stamped = logs(&["--timestamps"]);
+        if stamped.contains(" late\n") {
+            break stamped;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stamped:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let late = stamped
+        .lines()
+        .find_map(|l| l.strip_suffix(" late"))
+        .expect("the late line's timestamp");
+    // The API server passes sinceTime on with whole seconds: 2s between the
+    // lines keep "early" before it.
+    assert_eq!(logs(&[&format!("--since-time={late}")]), "late\n");
+    assert_eq!(logs(&["--since=1h"]), "early\nlate\n");
+}
+
+#[tokio::test]
 async fn timer_based_pods_have_empty_logs() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-sim-logs").await;
@@ -401,4 +446,214 @@ async fn timer_based_pods_have_empty_logs() {
         .run();
     logs.success();
     assert_eq!(logs.stdout, "");
+}
+
+/// The longest any attach below may take: generous, so a slow machine passes;
+/// reaching it means the session never ended.
+const SESSION_BOUND: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn kube_rs_attach_ends_when_the_container_exits() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-attach-end").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    // The shell leaves a background job holding its stdout: the container
+    // still ends with its main process, and so does the session.
+    for (name, tty) in [("plain", false), ("term", true)] {
+        create(
+            &pods,
+            &pod(
+                name,
+                "Never",
+                &["sh", "-c", "read x; echo got $x; sleep 300 & exit 0"],
+                true,
+                tty,
+            ),
+        )
+        .await;
+        wait_for(&pods, name, "Running", running).await;
+        let params = AttachParams::default()
+            .stdin(true)
+            .stdout(true)
+            .stderr(!tty)
+            .tty(tty);
+        let mut attached = pods.attach(name, &params).await.expect("attach");
+        // stdin stays open on our side: only the server can end the session.
+        let mut stdin = attached.stdin().expect("stdin");
+        stdin.write_all(b"kube\n").await.expect("write stdin");
+        let mut stdout = attached.stdout().expect("stdout");
+        let status = attached.take_status().expect("status channel");
+        let session = async {
+            let mut out = String::new();
+            stdout.read_to_string(&mut out).await.expect("read stdout");
+            let status = status.await;
+            attached.join().await.expect("session ends cleanly");
+            (out, status)
+        };
+        let (out, status) = tokio::time::timeout(SESSION_BOUND, session)
+            .await
+            .unwrap_or_else(|_| panic!("{name}: the attach session did not end"));
+        assert!(out.contains("got kube"), "{name}: {out:?}");
+        assert_eq!(
+            status.and_then(|s| s.status).as_deref(),
+            Some("Success"),
+            "{name}"
+        );
+        drop(stdin);
+    }
+}
+
+#[tokio::test]
+async fn kube_rs_stdin_shutdown_is_end_of_file_for_the_process() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-stdin-eof").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    create(
+        &pods,
+        &pod("cat", "Never", &["sh", "-c", "cat; echo eof"], true, false),
+    )
+    .await;
+    wait_for(&pods, "cat", "Running", running).await;
+    let mut attached = pods
+        .attach(
+            "cat",
+            &AttachParams::default()
+                .stdin(true)
+                .stdout(true)
+                .stderr(false),
+        )
+        .await
+        .expect("attach");
+    let mut stdin = attached.stdin().expect("stdin");
+    stdin.write_all(b"a\n").await.expect("write stdin");
+    // kube-rs's stdin is one half of an in-memory pipe: dropping it is not
+    // end of file, shutting it down is (kube-rs then closes the stdin
+    // channel, v5.channel.k8s.io).
+    stdin.shutdown().await.expect("close stdin");
+    let mut stdout = attached.stdout().expect("stdout");
+    let mut out = String::new();
+    tokio::time::timeout(SESSION_BOUND, stdout.read_to_string(&mut out))
+        .await
+        .expect("the process read end of file and the session ended")
+        .expect("read stdout");
+    assert_eq!(out, "a\neof\n");
+    tokio::time::timeout(SESSION_BOUND, attached.join())
+        .await
+        .expect("session ends")
+        .expect("session ends cleanly");
+}
+
+#[tokio::test]
+async fn the_kubelet_closes_the_attach_stream_after_the_status() {
+    use futures::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-attach-close").await;
+    let client = cluster.client().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    create(
+        &pods,
+        &pod(
+            "fin",
+            "Never",
+            &["sh", "-c", "sleep 1; echo bye"],
+            false,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "fin", "Running", running).await;
+    let request = kube::core::Request::new(format!("/api/v1/namespaces/{}/pods", ns.as_str()))
+        .attach("fin", &AttachParams::default().stderr(false))
+        .expect("attach request");
+    let mut ws = client
+        .connect(request)
+        .await
+        .expect("connect")
+        .into_stream();
+    // We send nothing, not even a close frame: every message until the end
+    // of the stream, in order.
+    let messages = tokio::time::timeout(SESSION_BOUND, async {
+        let mut messages = Vec::new();
+        while let Some(message) = ws.next().await {
+            messages.push(message.expect("websocket message"));
+        }
+        messages
+    })
+    .await
+    .expect("the kubelet ended the stream");
+    let binary: Vec<Vec<u8>> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Binary(b) => Some(b.to_vec()),
+            _ => None,
+        })
+        .collect();
+    let stdout: Vec<u8> = binary
+        .iter()
+        .filter(|b| b.first() == Some(&1))
+        .flat_map(|b| b[1..].to_vec())
+        .collect();
+    assert_eq!(stdout, b"bye\n", "{messages:?}");
+    let status = binary
+        .iter()
+        .find(|b| b.first() == Some(&3))
+        .expect("a status on the error channel");
+    let status: serde_json::Value = serde_json::from_slice(&status[1..]).expect("status JSON");
+    assert_eq!(status["status"], "Success");
+    match messages.last() {
+        Some(Message::Close(Some(frame))) => assert_eq!(frame.code, CloseCode::Normal),
+        other => panic!("the stream ends with a normal close frame, not {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn logs_keep_the_last_10mi_and_tail_still_works() {
+    let cluster = cluster();
+    let ns = cluster.namespace("kubelet-log-cap").await;
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    // 12Mi of numbered lines (15 bytes each), then a last one.
+    create(
+        &pods,
+        &pod(
+            "chatty",
+            "Never",
+            &["sh", "-c", "seq -f '%014g' 1 838861; echo last"],
+            false,
+            false,
+        ),
+    )
+    .await;
+    wait_for(&pods, "chatty", "Succeeded", |p| {
+        p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Succeeded")
+    })
+    .await;
+    let text = pods
+        .logs("chatty", &Default::default())
+        .await
+        .expect("logs");
+    assert_eq!(text.len(), 10 * 1024 * 1024, "the log is cut to 10Mi");
+    assert!(
+        text.ends_with("00000000838861\nlast\n"),
+        "{:?}",
+        &text[text.len() - 40..]
+    );
+    assert!(
+        !text.contains("\n00000000000002\n"),
+        "the oldest lines are gone"
+    );
+    let tail = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "chatty", "--tail=2"])
+        .run();
+    tail.success();
+    assert_eq!(tail.stdout, "00000000838861\nlast\n");
+    let limited = cluster
+        .kubectl()
+        .args(["logs", "-n", ns.as_str(), "chatty", "--limit-bytes=7"])
+        .run();
+    limited.success();
+    assert_eq!(limited.stdout.len(), 7, "{limited:?}");
 }

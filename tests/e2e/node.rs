@@ -550,3 +550,127 @@ async fn thirty_replicas_run_concurrently_and_go_away() {
         .expect("delete rc");
     tests::harness::wait_for_no_pods(&pods, "app=many", Duration::from_secs(120)).await;
 }
+
+/// The pod's events as `reason: message` lines, oldest first.
+async fn event_lines(events: &Api<k8s_openapi::api::core::v1::Event>, pod: &str) -> Vec<String> {
+    let params = ListParams::default().fields(&format!("involvedObject.name={pod}"));
+    let mut list = events.list(&params).await.expect("list events").items;
+    list.sort_by_key(|e| e.metadata.name.clone());
+    list.iter()
+        .map(|e| {
+            format!(
+                "{} {}: {} [{}]",
+                e.type_.as_deref().unwrap_or_default(),
+                e.reason.as_deref().unwrap_or_default(),
+                e.message.as_deref().unwrap_or_default(),
+                e.source
+                    .as_ref()
+                    .and_then(|s| s.component.as_deref())
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// Waits up to 30s until the pod's events include `wanted` (each a prefix of
+/// one line of [`event_lines`]); returns all lines.
+async fn wait_events(
+    events: &Api<k8s_openapi::api::core::v1::Event>,
+    pod: &str,
+    wanted: &[String],
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let lines = event_lines(events, pod).await;
+        let missing: Vec<&String> = wanted
+            .iter()
+            .filter(|w| !lines.iter().any(|l| l.starts_with(w.as_str())))
+            .collect();
+        if missing.is_empty() {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "events of {pod} missing {missing:?}; have {lines:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn pods_get_the_scheduler_and_kubelet_events_kubectl_describe_shows() {
+    let cluster = cluster();
+    let ns = cluster.namespace("node-events").await;
+    let client = cluster.client().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client, ns.as_str());
+    // A process (sleep) and the default pull policy of a tagged image.
+    let mut web = pod("web", "Always", &[]);
+    if let Some(spec) = web.spec.as_mut() {
+        spec.containers[0].command = Some(vec!["sleep".into(), "3600".into()]);
+    }
+    create_pod(&pods, &web).await;
+    wait_pod(&pods, "web", 30, "Running", |p| phase(p) == Some("Running")).await;
+    let node = "kubeplug-node-0";
+    let lines = wait_events(
+        &events,
+        "web",
+        &[
+            format!(
+                "Normal Scheduled: Successfully assigned {}/web to {node} [default-scheduler]",
+                ns.as_str()
+            ),
+            "Normal Pulled: Container image \"busybox:1.36\" already present on machine [kubelet]"
+                .to_owned(),
+            "Normal Created: Created container main [kubelet]".to_owned(),
+            "Normal Started: Started container main [kubelet]".to_owned(),
+        ],
+    )
+    .await;
+    assert_eq!(lines.len(), 4, "each event once: {lines:?}");
+
+    let describe = cluster
+        .kubectl()
+        .args(["describe", "pod", "-n", ns.as_str(), "web"])
+        .run();
+    describe.success();
+    let text = describe.stdout;
+    assert!(text.contains("Events:"), "{text}");
+    for line in [
+        format!(
+            "default-scheduler  Successfully assigned {}/web to {node}",
+            ns.as_str()
+        ),
+        "kubelet            Started container main".to_owned(),
+    ] {
+        assert!(text.contains(&line), "{line:?} in:\n{text}");
+    }
+
+    pods.delete("web", &DeleteParams::default().grace_period(1))
+        .await
+        .expect("delete");
+    wait_events(
+        &events,
+        "web",
+        &["Normal Killing: Stopping container main [kubelet]".to_owned()],
+    )
+    .await;
+
+    // A crash loop: the restarts and the back-off.
+    let mut crash = pod("crash", "Always", &[]);
+    if let Some(spec) = crash.spec.as_mut() {
+        spec.containers[0].command = Some(vec!["sh".into(), "-c".into(), "exit 1".into()]);
+        spec.containers[0].image = Some("busybox".into());
+    }
+    create_pod(&pods, &crash).await;
+    wait_events(
+        &events,
+        "crash",
+        &[
+            "Normal Pulling: Pulling image \"busybox\" [kubelet]".to_owned(),
+            "Normal Pulled: Successfully pulled image \"busybox\" in 0s [kubelet]".to_owned(),
+            "Warning BackOff: Back-off restarting failed container [kubelet]".to_owned(),
+        ],
+    )
+    .await;
+}

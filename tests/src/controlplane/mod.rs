@@ -20,6 +20,7 @@
 mod binaries;
 mod pki;
 mod process;
+pub mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -332,14 +333,17 @@ pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube
     Ok(kube::Client::try_from(config)?)
 }
 
+/// etcd's data directory: in `/dev/shm` (after sweeping the directories of
+/// supervisors that died without removing theirs, see [`sweep`]), named after
+/// this process and its start time, or in the state directory.
 fn etcd_data_dir(state: &Path) -> PathBuf {
     let shm = Path::new("/dev/shm");
     if shm.is_dir() {
-        let unique = format!(
-            "kubeplug-etcd-{}-{}",
-            std::process::id(),
-            free_port().unwrap_or(0)
-        );
+        for removed in sweep::sweep(shm, sweep::probe) {
+            tracing::info!(path = %removed.display(), "removed the etcd data of a cluster whose supervisor is gone");
+        }
+        let pid = std::process::id();
+        let unique = sweep::dir_name(pid, sweep::start_time(pid), free_port().unwrap_or(0));
         shm.join(unique)
     } else {
         state.join("etcd")

@@ -25,6 +25,7 @@ use kube::runtime::watcher::{self, Event};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::events::{self, KubeletEvents};
 use super::ip_pool::{IpPool, PodIp};
 use super::nodes::{NODE_IP, patch_params};
 use super::runtime::{PodRuntime, Runtime};
@@ -157,8 +158,13 @@ impl Kubelet {
         let client = self.client.clone();
         let binding = Arc::clone(&self.binding);
         self.tasks.spawn(async move {
-            if let Err(e) = bind(&client, &pod, &node).await {
-                tracing::warn!(pod = %key(&pod), node, error = %e, "binding failed");
+            match bind(&client, &pod, &node).await {
+                Ok(true) => {
+                    let event = events::scheduled(&pod, &node);
+                    events::post(&client, &pod, vec![event], "default-scheduler", &node);
+                }
+                Ok(false) => {}
+                Err(e) => tracing::warn!(pod = %key(&pod), node, error = %e, "binding failed"),
             }
             binding
                 .lock()
@@ -194,8 +200,16 @@ impl Kubelet {
             return;
         };
         tracing::debug!(pod = %key(&pod), ip = %ip.addr(), "starting pod");
+        let node = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default();
         let (tx, rx) = watch::channel(Some(Arc::new(pod)));
         let worker = PodWorker {
+            client: self.client.clone(),
+            node,
+            events: KubeletEvents::default(),
             pods: Api::namespaced(self.client.clone(), &namespace),
             key: format!("{namespace}/{name}"),
             name,
@@ -264,6 +278,12 @@ fn key(pod: &Pod) -> String {
 
 /// Drives one pod: start, status, stop, finalize.
 struct PodWorker {
+    /// For posting events.
+    client: Client,
+    /// The node the pod is bound to.
+    node: String,
+    /// The events posted so far.
+    events: KubeletEvents,
     pods: Api<Pod>,
     name: String,
     /// `namespace/name`, for logs.
@@ -333,6 +353,8 @@ impl PodWorker {
             self.request_stop(pod, now);
         }
         let observation = self.runtime.observe(now);
+        let due = self.events.due(pod, &observation, deleting);
+        events::post(&self.client, pod, due, "kubelet", &self.node);
         let status = pod_status(
             pod,
             &self.placement,

@@ -26,6 +26,11 @@
 //!   stopped (SIGTERM, SIGKILL after the grace period), its terminated status
 //!   posted, and is then deleted with `gracePeriodSeconds: 0` and a uid
 //!   precondition, as the kubelet does.
+//! - **Events** ([`events`]): `Scheduled` from `default-scheduler` on
+//!   binding; `Pulling`/`Pulled`/`Created`/`Started` for every container run,
+//!   `BackOff` in a crash loop and `Killing` on deletion from `kubelet`, with
+//!   the kubelet's reasons, messages and field paths, so `kubectl describe
+//!   pod` shows what it shows on a real cluster.
 //!
 //! # Steering annotations
 //!
@@ -72,6 +77,7 @@
 //! which the nodes advertise, so the API server proxies `pods/log`,
 //! `pods/attach` and `pods/exec` to it.
 
+pub mod events;
 pub mod ip_pool;
 mod kubelet;
 pub mod nodes;

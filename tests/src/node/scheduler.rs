@@ -111,16 +111,16 @@ pub fn binding(pod: &Pod, node: &str) -> Binding {
     }
 }
 
-/// POSTs `pods/NAME/binding`. A pod that is gone or already bound is not an
-/// error (another node process, or a re-delivered event, got there first);
+/// POSTs `pods/NAME/binding`; true when this call bound the pod. A pod that
+/// is gone or already bound is not an error (another node process, or a re-delivered event, got there first);
 /// server-side and connection trouble is retried with back-off until it
 /// passes; other client errors (403, 422) are returned.
-pub(crate) async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<()> {
+pub(crate) async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result<bool> {
     let (Some(name), Some(namespace)) = (
         pod.metadata.name.as_deref(),
         pod.metadata.namespace.as_deref(),
     ) else {
-        return Ok(());
+        return Ok(false);
     };
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let body = binding(pod, node);
@@ -139,11 +139,11 @@ pub(crate) async fn bind(client: &Client, pod: &Pod, node: &str) -> kube::Result
         match result {
             Ok(_) => {
                 tracing::debug!(pod = %format!("{namespace}/{name}"), node, "bound pod");
-                return Ok(());
+                return Ok(true);
             }
             Err(kube::Error::Api(s)) if s.is_not_found() || s.is_conflict() => {
                 tracing::debug!(pod = %format!("{namespace}/{name}"), reason = %s.reason, "binding skipped");
-                return Ok(());
+                return Ok(false);
             }
             Err(kube::Error::Api(s)) if s.code < 500 && s.code != 429 => {
                 return Err(kube::Error::Api(s));

@@ -2,10 +2,18 @@
 //! kept in memory (the container log), its exit, and a way to feed its
 //! stdin or resize its terminal.
 //!
+//! The log is bounded like the kubelet's: it rotates a container's log file
+//! at `containerLogMaxSize` (10Mi by default) and `kubectl logs` reads the
+//! current file only, so older output is lost. Here the last
+//! [`LOG_MAX_BYTES`] bytes of a run are kept (a rolling window rather than
+//! whole files), and readers that fell behind the window continue at its
+//! start, as a reader of a rotated file would.
+//!
 //! Readers (`containerLogs?follow`, attach, exec) never block writers: they
 //! remember how many chunks they have seen and sleep on a version counter
 //! that every write bumps.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -49,10 +57,50 @@ pub enum Input {
     },
 }
 
+/// The kubelet's default `containerLogMaxSize` (10Mi): how much output of a
+/// run is kept.
+pub const LOG_MAX_BYTES: usize = 10 * 1024 * 1024;
+
 #[derive(Default)]
 struct Output {
-    chunks: Vec<Chunk>,
+    /// The kept chunks; chunk `i` (counting every chunk ever pushed) is at
+    /// `i - dropped`.
+    chunks: VecDeque<Chunk>,
+    /// Chunks dropped from the front to stay within the limit.
+    dropped: usize,
+    /// Bytes in `chunks`.
+    bytes: usize,
     exit: Option<i32>,
+}
+
+impl Output {
+    /// Drops the oldest output until at most `limit` bytes are left.
+    fn trim(&mut self, limit: usize) {
+        while self.bytes > limit {
+            let excess = self.bytes - limit;
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            if front.data.len() <= excess {
+                self.bytes -= front.data.len();
+                self.chunks.pop_front();
+                self.dropped += 1;
+            } else {
+                front.data = front.data.slice(excess..);
+                self.bytes -= excess;
+            }
+        }
+    }
+}
+
+/// Output read from a [`Run`].
+pub struct Read {
+    /// The chunks from the requested index on (or from the oldest one kept).
+    pub chunks: Vec<Chunk>,
+    /// The exit code, once the run is over.
+    pub exit: Option<i32>,
+    /// The index of the next chunk to read.
+    pub next: usize,
 }
 
 /// One process run.
@@ -65,6 +113,8 @@ pub struct Run {
     /// `stdinOnce`: the first attach session that detaches closes stdin.
     stdin_once: bool,
     stdin_closed: AtomicBool,
+    /// How many bytes of output are kept.
+    log_limit: usize,
 }
 
 impl Run {
@@ -77,7 +127,15 @@ impl Run {
             input: Mutex::new(input),
             stdin_once,
             stdin_closed: AtomicBool::new(false),
+            log_limit: LOG_MAX_BYTES,
         }
+    }
+
+    /// The same run keeping only the last `bytes` bytes of output.
+    #[must_use]
+    pub fn with_log_limit(mut self, bytes: usize) -> Self {
+        self.log_limit = bytes;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Output> {
@@ -89,11 +147,16 @@ impl Run {
         if data.is_empty() {
             return;
         }
-        self.lock().chunks.push(Chunk {
-            at: Timestamp::now(),
-            stream,
-            data: Bytes::copy_from_slice(data),
-        });
+        {
+            let mut out = self.lock();
+            out.chunks.push_back(Chunk {
+                at: Timestamp::now(),
+                stream,
+                data: Bytes::copy_from_slice(data),
+            });
+            out.bytes += data.len();
+            out.trim(self.log_limit);
+        }
         self.version.send_modify(|v| *v = v.wrapping_add(1));
     }
 
@@ -109,26 +172,32 @@ impl Run {
         self.lock().exit
     }
 
-    /// Chunks from index `from` on, and the exit code if the run is over.
-    pub fn read_from(&self, from: usize) -> (Vec<Chunk>, Option<i32>) {
+    /// Chunks from index `from` on (or from the oldest one still kept), and
+    /// the exit code if the run is over.
+    pub fn read_from(&self, from: usize) -> Read {
         let out = self.lock();
-        (
-            out.chunks
-                .get(from..)
-                .map(<[Chunk]>::to_vec)
-                .unwrap_or_default(),
-            out.exit,
-        )
+        let start = from.saturating_sub(out.dropped);
+        Read {
+            chunks: out.chunks.iter().skip(start).cloned().collect(),
+            exit: out.exit,
+            next: out.dropped + out.chunks.len(),
+        }
     }
 
-    /// Number of chunks so far.
+    /// Number of chunks pushed so far (the index of the next one).
     pub fn len(&self) -> usize {
-        self.lock().chunks.len()
+        let out = self.lock();
+        out.dropped + out.chunks.len()
     }
 
     /// Whether nothing was written yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes of output kept.
+    pub fn kept_bytes(&self) -> usize {
+        self.lock().bytes
     }
 
     /// Wakes on every change; see [`Follower`].
@@ -186,12 +255,12 @@ impl Follower {
     pub async fn next(&mut self, run: &Run) -> Option<Vec<Chunk>> {
         loop {
             self.changes.mark_unchanged();
-            let (chunks, exit) = run.read_from(self.next);
-            if !chunks.is_empty() {
-                self.next += chunks.len();
-                return Some(chunks);
+            let read = run.read_from(self.next);
+            if !read.chunks.is_empty() {
+                self.next = read.next;
+                return Some(read.chunks);
             }
-            if exit.is_some() {
+            if read.exit.is_some() {
                 return None;
             }
             if self.changes.changed().await.is_err() {
@@ -239,6 +308,13 @@ impl LogRenderer {
 /// RFC 3339 with nanoseconds, as the kubelet prints log timestamps.
 pub fn format_timestamp(at: Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%S.%9fZ").to_string()
+}
+
+/// The index of the first chunk written at or after `since` (`sinceSeconds`,
+/// `sinceTime`): the kubelet filters log lines by their timestamps, which
+/// here are the chunks'.
+pub fn since_start(chunks: &[Chunk], since: Timestamp) -> usize {
+    chunks.partition_point(|c| c.at < since)
 }
 
 /// The index of the first chunk and byte offset in it where the last
@@ -309,6 +385,20 @@ mod tests {
     }
 
     #[test]
+    fn since_skips_chunks_written_before() {
+        let at = |s| Chunk {
+            at: Timestamp::from_second(s).unwrap_or(Timestamp::UNIX_EPOCH),
+            ..chunk("x")
+        };
+        let chunks = [at(10), at(20), at(20), at(30)];
+        let second = |s| Timestamp::from_second(s).unwrap_or(Timestamp::UNIX_EPOCH);
+        assert_eq!(since_start(&chunks, second(0)), 0);
+        assert_eq!(since_start(&chunks, second(20)), 1);
+        assert_eq!(since_start(&chunks, second(21)), 3);
+        assert_eq!(since_start(&chunks, second(31)), 4);
+    }
+
+    #[test]
     fn timestamps_prefix_every_line_even_across_chunks() {
         let mut r = LogRenderer::new(true);
         let first = String::from_utf8(r.render(&chunk("a\nb"))).unwrap_or_default();
@@ -338,6 +428,59 @@ mod tests {
         }
         assert_eq!(text, b"onetwo");
         assert_eq!(run.exit_code(), Some(3));
+    }
+
+    #[test]
+    fn output_beyond_the_limit_drops_the_oldest_bytes() {
+        let run = Run::new(false, false, None).with_log_limit(10);
+        let text = |run: &Run, from| {
+            let read = run.read_from(from);
+            let bytes: Vec<u8> = read.chunks.iter().flat_map(|c| c.data.to_vec()).collect();
+            (String::from_utf8(bytes).unwrap_or_default(), read.next)
+        };
+        run.push(Stream::Stdout, b"0123");
+        run.push(Stream::Stdout, b"4567");
+        assert_eq!(text(&run, 0), ("01234567".to_owned(), 2));
+        run.push(Stream::Stderr, b"89ab");
+        // 12 bytes: the first two are gone, from the middle of a chunk.
+        assert_eq!(text(&run, 0), ("23456789ab".to_owned(), 3));
+        assert_eq!(run.kept_bytes(), 10);
+        run.push(Stream::Stdout, b"cdefgh");
+        // Whole chunks dropped; indices keep counting every chunk pushed.
+        assert_eq!(run.len(), 4);
+        assert_eq!(text(&run, 0), ("89abcdefgh".to_owned(), 4));
+        assert_eq!(text(&run, 3), ("cdefgh".to_owned(), 4));
+        assert_eq!(text(&run, 4), (String::new(), 4));
+        // One chunk larger than the limit keeps its tail.
+        run.push(Stream::Stdout, b"ABCDEFGHIJKLMNOP");
+        assert_eq!(text(&run, 0), ("GHIJKLMNOP".to_owned(), 5));
+        assert_eq!(run.kept_bytes(), 10);
+    }
+
+    #[tokio::test]
+    async fn a_follower_behind_the_window_continues_at_its_start() {
+        let run = Run::new(false, false, None).with_log_limit(4);
+        let mut follower = Follower::new(&run, 0);
+        for piece in [b"aa", b"bb", b"cc", b"dd"] {
+            run.push(Stream::Stdout, piece);
+        }
+        run.finish(0);
+        let mut seen = Vec::new();
+        while let Some(chunks) = follower.next(&run).await {
+            seen.extend(chunks.iter().flat_map(|c| c.data.to_vec()));
+        }
+        assert_eq!(seen, b"ccdd");
+    }
+
+    #[test]
+    fn the_default_limit_is_the_kubelets_container_log_max_size() {
+        let run = Run::new(false, false, None);
+        let mib = vec![b'x'; 1024 * 1024];
+        for _ in 0..12 {
+            run.push(Stream::Stdout, &mib);
+        }
+        assert_eq!(run.kept_bytes(), 10 * 1024 * 1024);
+        assert_eq!(run.len(), 12);
     }
 
     #[test]

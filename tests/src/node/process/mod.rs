@@ -22,14 +22,18 @@
 //!   delay (or `sim.kubeplug.io/ready-after-ms`; never with
 //!   `sim.kubeplug.io/never-ready`).
 //! - Stopping: SIGTERM to the container's process group, SIGKILL at the
-//!   deadline. Every process also dies with the node: `PR_SET_PDEATHSIG`,
-//!   and dropping a pod (the node shutting down) SIGKILLs what still runs.
+//!   deadline; when the main process exits, the rest of its group is killed.
+//!   Every process also dies with the node, even with a node killed by
+//!   SIGKILL: `PR_SET_PDEATHSIG` for the main process, a watchdog process for
+//!   its group (see `watchdog`), and dropping a pod (the node shutting down)
+//!   SIGKILLs what still runs.
 //!
 //! Output and stdin of every run are kept in a [`Registry`] for the kubelet
 //! API (`containerLogs`, `attach`, `exec`), see `super::server`.
 
 pub mod io;
 pub mod spawn;
+mod watchdog;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -652,9 +656,8 @@ impl Supervisor {
                 }
             }
         };
+        // `spawn` killed the rest of the group when the process exited.
         self.shared.groups().retain(|g| *g != pgid);
-        // Leftovers of the group (a shell's background children) go with it.
-        spawn::signal_group(pgid, libc::SIGKILL);
         run.finish(code);
         Outcome::Exited(termination(code, started_at, id))
     }

@@ -1,7 +1,12 @@
 //! Starting one container process: the argv exec'd directly (no shell, as a
 //! container runtime does it), in its own process group (session, with a
-//! terminal), dying with the node (`PR_SET_PDEATHSIG`), its output pumped
+//! terminal), dying with the node (`PR_SET_PDEATHSIG` for the process itself,
+//! the [`watchdog`](super::watchdog) for its whole group), its output pumped
 //! into a [`Run`] and its stdin fed from it.
+//!
+//! When the process exits, what is left of its group is killed at once: a
+//! container ends with its main process (its PID namespace's init), so a
+//! shell's background job does not outlive it.
 //!
 //! Output and input are moved by plain threads doing blocking reads and
 //! writes: pipes and pseudo-terminals then behave the same, and a container
@@ -38,8 +43,9 @@ pub struct Started {
     /// Process (and process group) id.
     pub pid: i32,
     /// Resolves with the exit code (128+N after signal N) once the process
-    /// exited and its output was read to the end (or for at most 2s more,
-    /// when a leftover grandchild keeps the output open).
+    /// exited, the rest of its group was killed, and its output was read to
+    /// the end (or for at most 2s more, when a process that left the group
+    /// keeps the output open).
     pub exited: oneshot::Receiver<i32>,
 }
 
@@ -111,6 +117,7 @@ pub fn spawn(
     };
 
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+    super::watchdog::register(pid);
     let (tx, exited) = oneshot::channel();
     let mut child = child;
     std::thread::Builder::new()
@@ -120,6 +127,8 @@ pub fn spawn(
                 Ok(status) => exit_code(status),
                 Err(_) => 128 + libc::SIGKILL,
             };
+            signal_group(pid, libc::SIGKILL);
+            super::watchdog::unregister(pid);
             let deadline = std::time::Instant::now() + Duration::from_secs(2);
             for reader in readers {
                 while !reader.is_finished() && std::time::Instant::now() < deadline {

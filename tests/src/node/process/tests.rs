@@ -113,8 +113,9 @@ async fn runs_the_command_and_reports_its_exit_and_output() {
         .get("ns", "p", "main")
         .unwrap_or_else(|| panic!("not registered"));
     let run = handle.current().unwrap_or_else(|| panic!("no run"));
-    let (chunks, exit) = run.read_from(0);
-    let text: Vec<u8> = chunks.iter().flat_map(|c| c.data.to_vec()).collect();
+    let read = run.read_from(0);
+    let exit = read.exit;
+    let text: Vec<u8> = read.chunks.iter().flat_map(|c| c.data.to_vec()).collect();
     let text = String::from_utf8_lossy(&text);
     assert!(text.contains("out 1-$(A)-$(NOPE)\n"), "{text}");
     assert!(text.contains("err\n"), "{text}");
@@ -160,4 +161,133 @@ async fn stop_sends_sigterm_then_sigkill() {
         panic!("not terminated: {obs:?}");
     };
     assert_eq!(t.exit_code, 137);
+}
+
+/// Set in the child process of [`grandchildren_die_with_a_node_killed_by_sigkill`].
+const KILL_HELPER: &str = "KUBEPLUG_TEST_NODE_KILL_HELPER";
+
+/// Whether `pid` is gone (or a zombie nobody reaped yet: it runs no more).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|at| stat[at + 1..].split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+#[test]
+fn grandchildren_die_with_a_node_killed_by_sigkill() {
+    use std::io::BufRead as _;
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    let mut node = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "node::process::tests::kill_helper",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(KILL_HELPER, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start the helper: {e}"));
+    let stdout = node.stdout.take().unwrap_or_else(|| panic!("piped"));
+    let mut pids = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap_or_else(|e| panic!("{e}"));
+        // The test harness prints its own "test … " before the line.
+        if let Some((_, rest)) = line.split_once("pids ") {
+            pids = Some(rest.to_owned());
+            break;
+        }
+    }
+    let _ = node.kill(); // SIGKILL: the node runs no code of its own any more.
+    let _ = node.wait();
+    let pids = pids.unwrap_or_else(|| panic!("the helper printed no pids"));
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(
+        pids.len(),
+        3,
+        "main, grandchild, great-grandchild: {pids:?}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !pids.iter().all(|p| dead(p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let alive: Vec<&&str> = pids.iter().filter(|p| !dead(p)).collect();
+    for pid in &alive {
+        // Do not leak them from the test either.
+        if let Ok(pid) = pid.parse::<i32>() {
+            #[allow(unsafe_code)]
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+    assert!(
+        alive.is_empty(),
+        "still running after the node was killed: {alive:?}"
+    );
+}
+
+/// The node of [`grandchildren_die_with_a_node_killed_by_sigkill`]: runs a pod
+/// whose shell starts a background job with a child of its own, prints the
+/// pids, and waits to be killed.
+#[test]
+#[ignore = "runs as a child process of grandchildren_die_with_a_node_killed_by_sigkill"]
+fn kill_helper() {
+    if std::env::var_os(KILL_HELPER).is_none() {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let registry = Arc::new(Registry::default());
+        let scratch = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let runtime =
+            NodeRuntime::new(Duration::ZERO, Arc::clone(&registry), scratch.path().into());
+        // The background job's own child is a great-grandchild of the node.
+        let p = pod(
+            Some(vec![
+                "sh",
+                "-c",
+                "sh -c 'sleep 300 & echo $!; wait' & sleep 0.2; echo $$ $!; wait",
+            ]),
+            &[],
+        );
+        let _pod_rt = runtime
+            .start_pod(&p, Timestamp::now())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let handle = registry
+            .get("ns", "p", "main")
+            .unwrap_or_else(|| panic!("not registered"));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let text: String = handle
+                .current()
+                .map(|run| {
+                    run.read_from(0)
+                        .chunks
+                        .iter()
+                        .map(|c| String::from_utf8_lossy(&c.data).into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let words: Vec<&str> = text.split_whitespace().collect();
+            if let [sleep, main, job] = words.as_slice() {
+                println!("pids {main} {job} {sleep}");
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "output: {text:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        std::future::pending::<()>().await;
+    });
 }

@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::process::Registry;
-use super::process::io::{Follower, LogRenderer, tail_start};
+use super::process::io::{Follower, LogRenderer, since_start, tail_start};
 
 /// A response body: whole, or streamed.
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -169,9 +169,10 @@ pub(crate) fn text(status: StatusCode, message: &str) -> Response<Body> {
 }
 
 /// `GET /containerLogs/{ns}/{pod}/{container}`: the current (or with
-/// `previous` the previous) run's output, optionally only the last
-/// `tailLines`, with `timestamps`, and with `follow` streamed until the run
-/// ends.
+/// `previous` the previous) run's output, optionally only what was written
+/// since `sinceSeconds` ago or `sinceTime`, of that only the last
+/// `tailLines`, at most `limitBytes`, with `timestamps`, and with `follow`
+/// streamed until the run ends.
 fn logs(
     registry: &Registry,
     ns: &str,
@@ -216,6 +217,29 @@ fn logs(
             );
         }
     };
+    let since = match (query.get("sinceSeconds"), query.get("sinceTime")) {
+        (Some(seconds), _) => match seconds.parse::<i64>() {
+            Ok(n) if n > 0 => k8s_openapi::jiff::Timestamp::now()
+                .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(n))
+                .ok(),
+            _ => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "sinceSeconds must be a positive integer",
+                );
+            }
+        },
+        (None, Some(time)) => match time.parse::<k8s_openapi::jiff::Timestamp>() {
+            Ok(t) => Some(t),
+            Err(_) => {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "sinceTime must be an RFC 3339 time",
+                );
+            }
+        },
+        (None, None) => None,
+    };
     let limit = query
         .get("limitBytes")
         .and_then(|v| v.parse::<usize>().ok())
@@ -223,8 +247,10 @@ fn logs(
     let follow = query.flag("follow") && !previous;
     let mut renderer = LogRenderer::new(query.flag("timestamps"));
 
-    let (chunks, _) = run.read_from(0);
-    let (first, offset) = tail.map_or((0, 0), |n| tail_start(&chunks, n));
+    let read = run.read_from(0);
+    let skip = since.map_or(0, |t| since_start(&read.chunks, t));
+    let chunks = &read.chunks[skip..];
+    let (first, offset) = tail.map_or((0, 0), |n| tail_start(chunks, n));
     let mut head = Vec::new();
     for (i, chunk) in chunks.iter().enumerate().skip(first) {
         let mut chunk = chunk.clone();
@@ -240,7 +266,7 @@ fn logs(
     }
 
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let seen = chunks.len();
+    let seen = read.next;
     tokio::spawn(async move {
         if !head.is_empty() && tx.send(Bytes::from(head)).await.is_err() {
             return;

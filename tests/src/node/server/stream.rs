@@ -127,8 +127,8 @@ pub(super) async fn handle(
             Ok(started) => {
                 let finisher = Arc::clone(&run);
                 tokio::spawn(async move {
+                    // `spawn` killed the rest of the group when it exited.
                     let code = started.exited.await.unwrap_or(128 + libc::SIGKILL);
-                    spawn::signal_group(started.pid, libc::SIGKILL);
                     finisher.finish(code);
                 });
                 run
@@ -193,6 +193,10 @@ pub(super) async fn handle(
 
 type Ws = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 
+/// How long the end of a session waits for the client's answer to our close
+/// frame before closing the connection anyway.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 async fn session(ws: Ws, run: Arc<Run>, from: usize, wanted: Wanted) {
     let (mut sink, mut source) = ws.split();
     let output_run = Arc::clone(&run);
@@ -210,29 +214,35 @@ async fn session(ws: Ws, run: Arc<Run>, from: usize, wanted: Wanted) {
                 frame.push(channel);
                 frame.extend_from_slice(&chunk.data);
                 if sink.send(Message::Binary(frame.into())).await.is_err() {
-                    return;
+                    return None;
                 }
             }
         }
         let status = final_status(output_run.exit_code().unwrap_or(0), wanted.exec);
         let mut frame = vec![ERROR];
         frame.extend_from_slice(status.to_string().as_bytes());
-        let _ = sink.send(Message::Binary(frame.into())).await;
+        if sink.send(Message::Binary(frame.into())).await.is_err() {
+            return None;
+        }
         // A close frame without a code reads as an error (1005) to Go
         // clients; 1000 is the end of the streams.
-        let _ = sink
-            .send(Message::Close(Some(CloseFrame {
-                code: CloseCode::Normal,
-                reason: "".into(),
-            })))
-            .await;
-        let _ = sink.close().await;
+        sink.send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        })))
+        .await
+        .ok()?;
+        Some(sink)
     });
 
     let mut wrote_stdin = false;
+    let mut sink = None;
     loop {
         tokio::select! {
-            _ = &mut output => break,
+            ended = &mut output => {
+                sink = ended.ok().flatten();
+                break;
+            }
             message = source.next() => {
                 let data = match message {
                     Some(Ok(Message::Binary(data))) => data,
@@ -270,6 +280,34 @@ async fn session(ws: Ws, run: Arc<Run>, from: usize, wanted: Wanted) {
         // An exec'd process whose client left reads end of file.
         run.send_input(Input::Eof);
     }
+    if let Some(sink) = sink
+        && let Ok(ws) = sink.reunite(source)
+    {
+        close(ws).await;
+    }
+}
+
+/// Ends a session whose close frame was sent: reads (and drops) what the
+/// client still sends until its close frame answers ours, then shuts the
+/// connection down (TLS close_notify, then FIN) rather than just dropping it.
+///
+/// The kubelet closes the connection right after its close frame; dropping a
+/// socket with unread input (stdin in flight, the client's close frame) makes
+/// the kernel answer with a reset instead of a FIN, and a reset may discard
+/// the last frames (the status) before the API server has passed them on.
+async fn close(mut ws: Ws) {
+    let drained = tokio::time::timeout(CLOSE_WAIT, async {
+        while let Some(Ok(message)) = ws.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tracing::debug!("the attach/exec client did not answer the close frame");
+    }
+    let _ = tokio::io::AsyncWriteExt::shutdown(ws.get_mut()).await;
 }
 
 #[derive(serde::Deserialize)]
