@@ -67,6 +67,46 @@ async fn stdin_reaches_the_container_and_its_exit_code_comes_back() {
     assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
 }
 
+/// Regression: the end of our stdin must reach the container as end of file (kube's
+/// stdin writer needs an explicit shutdown). Before, a container waiting in `read`
+/// kept the plugin attached forever; kubectl ends at once.
+#[tokio::test]
+async fn end_of_stdin_reaches_the_container() {
+    let ns = cluster().namespace("attach-eof").await;
+    let name = ns.as_str().to_string();
+    // Bounded from outside: a regression must fail the test, not hang the run.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let out = run_pod(
+            &name,
+            &[
+                "eof",
+                "--image=busybox",
+                "-i",
+                "--rm",
+                "--restart=Never",
+                "--",
+                "sh",
+                "-c",
+                "read x; echo \"got [$x]\"; exit 3",
+            ],
+            "",
+        );
+        let _ = tx.send(out);
+    });
+    let out = rx
+        .recv_timeout(Duration::from_secs(90))
+        .expect("run-pod -i ends when its stdin does");
+    out.code(3);
+    assert!(
+        out.stdout.contains("got []"),
+        "stdout:\n{}\nstderr:\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
+}
+
 #[tokio::test]
 async fn attach_to_a_finished_pod_falls_back_to_its_logs() {
     let ns = cluster().namespace("attach-finished").await;

@@ -224,7 +224,11 @@ impl Session {
         let stdin_task = attached.stdin().map(|mut remote_in| {
             tokio::spawn(async move {
                 let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut remote_in).await;
-                // Dropping the writer half-closes stdin (v5 protocol), as kubectl does.
+                // End of file for the container, as kubectl sends it (v5 protocol's
+                // close-stdin). It must be an explicit shutdown: kube's writer is one
+                // half of an in-memory pipe, and dropping it signals nothing, so a
+                // container reading stdin would wait forever.
+                let _ = tokio::io::AsyncWriteExt::shutdown(&mut remote_in).await;
             })
         });
         let resize_task = if tty {
