@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube::Api;
-use kube::api::{AttachParams, ObjectMeta, PostParams};
+use kube::api::{AttachParams, AttachedProcess, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
 use tests::harness::cluster;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -260,28 +260,7 @@ async fn kube_rs_attach_with_stdin_and_a_terminal() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-kube-attach").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
-        &pods,
-        &pod(
-            "cat",
-            "Never",
-            &["sh", "-c", "read x; echo got $x"],
-            true,
-            false,
-        ),
-    )
-    .await;
-    wait_for(&pods, "cat", "Running", running).await;
-    let mut attached = pods
-        .attach(
-            "cat",
-            &AttachParams::default()
-                .stdin(true)
-                .stdout(true)
-                .stderr(false),
-        )
-        .await
-        .expect("attach");
+    let mut attached = attach_stdin(&pods, "cat", "read x; echo got $x").await;
     let mut stdin = attached.stdin().expect("stdin");
     stdin.write_all(b"kube\n").await.expect("write stdin");
     let mut stdout = attached.stdout().expect("stdout");
@@ -503,27 +482,32 @@ async fn kube_rs_attach_ends_when_the_container_exits() {
     }
 }
 
+/// Starts pod `name` running `sh -c script` with stdin open, and attaches to its
+/// stdin and stdout with kube-rs once it runs.
+async fn attach_stdin(pods: &Api<Pod>, name: &str, script: &str) -> AttachedProcess {
+    create(
+        pods,
+        &pod(name, "Never", &["sh", "-c", script], true, false),
+    )
+    .await;
+    wait_for(pods, name, "Running", running).await;
+    pods.attach(
+        name,
+        &AttachParams::default()
+            .stdin(true)
+            .stdout(true)
+            .stderr(false),
+    )
+    .await
+    .expect("attach")
+}
+
 #[tokio::test]
 async fn kube_rs_stdin_shutdown_is_end_of_file_for_the_process() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-stdin-eof").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
-        &pods,
-        &pod("cat", "Never", &["sh", "-c", "cat; echo eof"], true, false),
-    )
-    .await;
-    wait_for(&pods, "cat", "Running", running).await;
-    let mut attached = pods
-        .attach(
-            "cat",
-            &AttachParams::default()
-                .stdin(true)
-                .stdout(true)
-                .stderr(false),
-        )
-        .await
-        .expect("attach");
+    let mut attached = attach_stdin(&pods, "cat", "cat; echo eof").await;
     let mut stdin = attached.stdin().expect("stdin");
     stdin.write_all(b"a\n").await.expect("write stdin");
     // kube-rs's stdin is one half of an in-memory pipe: dropping it is not
