@@ -918,6 +918,35 @@ async fn never_ready_times_out_with_kubectl_message() {
     );
 }
 
+/// Starts the plugin directly (no kubectl in between, so signals reach it) with
+/// stdout piped and stderr as given.
+fn spawn_rolling_update(
+    cluster: &Cluster,
+    ns: &str,
+    args: &[&str],
+    stderr: Stdio,
+) -> std::process::Child {
+    Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
+        .args(args)
+        .args(["-n", ns])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("spawn plugin")
+}
+
+/// Sends SIGINT with kill(1) (the workspace denies the unsafe libc::kill).
+fn interrupt(child: &std::process::Child) {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Runs the plugin directly and SIGKILLs it as soon as a stdout line satisfies
 /// `kill_when`; returns the lines seen.
 fn run_and_kill(
@@ -926,16 +955,7 @@ fn run_and_kill(
     args: &[&str],
     kill_when: impl Fn(&str) -> bool,
 ) -> Vec<String> {
-    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
-        .args(args)
-        .args(["-n", ns])
-        .env("KUBECONFIG", &cluster.kubeconfig)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn plugin");
+    let mut child = spawn_rolling_update(cluster, ns, args, Stdio::null());
     let stdout = child.stdout.take().unwrap();
     let mut seen = Vec::new();
     for line in BufReader::new(stdout).lines() {
@@ -1161,16 +1181,7 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
     create_ready(&rcs, &rc("sig", "sig", &[], &[("c", OLD_IMAGE)], 2, slow)).await;
     let image = format!("--image={NEW_IMAGE}");
     let args = ["sig", "sig-v2", image.as_str(), "--update-period=0"];
-    let mut child = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
-        .args(args)
-        .args(["-n", ns.as_str()])
-        .env("KUBECONFIG", &cluster.kubeconfig)
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn plugin");
+    let mut child = spawn_rolling_update(cluster, ns.as_str(), &args, Stdio::piped());
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     while stdout.read_line(&mut line).unwrap() > 0 {
@@ -1179,13 +1190,7 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
         }
     }
     // The pod needs 3 s to become ready: the process is waiting when the signal comes.
-    let pid = i32::try_from(child.id()).unwrap();
-    // kill(1) rather than libc::kill: the workspace denies unsafe code.
-    let status = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    interrupt(&child);
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -1213,6 +1218,91 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
         ]
     );
     assert_gone(&rcs, "sig", "").await;
+}
+
+/// The last step of a one-name update orphans the new RC's pods and re-creates the
+/// RC under the old name. A Ctrl-C while the garbage collector releases the pods must
+/// not strand them without a controller: the step runs to its end, and whatever the
+/// exit code, the RC exists afterwards (or a re-run finishes the update).
+#[tokio::test]
+async fn ctrl_c_during_the_rename_never_strands_the_pods() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-sigint-rename").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("sr", "sr", &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
+    )
+    .await;
+    let image = format!("--image={NEW_IMAGE}");
+    let args = ["sr", image.as_str(), "--update-period=0"];
+    let mut child = spawn_rolling_update(cluster, ns.as_str(), &args, Stdio::piped());
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        if line.starts_with("Renaming ") {
+            break;
+        }
+    }
+    assert!(line.starts_with("Renaming "), "no rename step: {line}");
+    interrupt(&child);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        // The signal came during the rename, which finished.
+        Some(0) => assert_eq!(
+            rest, "replicationcontroller/sr rolling updated\n",
+            "{stderr}"
+        ),
+        // The signal came before the orphaning delete: nothing was lost, and a
+        // re-run finishes.
+        Some(130) => {
+            assert!(
+                stderr.starts_with("error: interrupted by SIGINT\n"),
+                "{stderr}"
+            );
+            rolling_update(cluster, ns.as_str(), &args).success();
+        }
+        other => panic!("exit {other:?}: {stderr}"),
+    }
+    let sr = rcs
+        .get("sr")
+        .await
+        .expect("the RC exists under its old name");
+    assert_eq!(image_of(&sr, 0), NEW_IMAGE);
+    wait_ready(&rcs, "sr", 2).await;
+    // The pods are the RC's again (adopted), not orphans.
+    let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
+    let uid = sr.metadata.uid.clone().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let list = pods
+            .list(&ListParams::default().labels("app=sr"))
+            .await
+            .unwrap();
+        let owned = list
+            .items
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .filter(|p| {
+                p.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == uid && o.controller == Some(true))
+            })
+            .count();
+        if owned == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{owned} of 2 pods owned by sr"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test]

@@ -437,16 +437,20 @@ pub async fn rename(
         Err(e) if is_not_found(&e) => {}
         Err(e) => return Err(e.into()),
     }
-    wait_gone(api, interrupt, &old_name, Duration::from_secs(60)).await?;
-    // No interrupt check between the delete and the create: stopping here would
-    // leave the pods without a controller.
+    // From here to the create, a signal is not obeyed: the orphaned pods have no
+    // controller until the copy exists, and no annotation is left anywhere for a
+    // re-run to find them by. The garbage collector needs a moment to release the
+    // orphans; a Ctrl-C in that moment waits for the create (bounded by the
+    // timeout) instead of stranding the pods.
+    wait_gone(api, None, &old_name, Duration::from_secs(60)).await?;
     Ok(api.create(&PostParams::default(), &renamed).await?)
 }
 
-/// Waits (watch-driven) until no RC named `rc_name` exists.
+/// Waits (watch-driven) until no RC named `rc_name` exists; a signal ends the wait
+/// unless `interrupt` is `None`.
 pub async fn wait_gone(
     api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
+    interrupt: Option<&Interrupt>,
     rc_name: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
@@ -455,13 +459,19 @@ pub async fn wait_gone(
         rc_name,
         |rc: Option<&ReplicationController>| rc.is_none(),
     );
+    let interrupted = async {
+        match interrupt {
+            Some(interrupt) => interrupt.fired().await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         r = tokio::time::timeout(timeout, gone) => match r {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(anyhow!(e).context(format!("waiting for replicationcontroller {rc_name:?} to be deleted"))),
             Err(_) => bail!("timed out waiting for the condition"),
         },
-        i = interrupt.fired() => Err(i.into()),
+        i = interrupted => Err(i.into()),
     }
 }
 
@@ -653,7 +663,7 @@ impl UpdaterOps for KubeOps {
                 Err(e) => return Err(e.into()),
             }
             // 1.17 raced the old RC's finalizers here; wait for the name to be free.
-            wait_gone(&self.rcs, &self.interrupt, &old_name, config.timeout).await?;
+            wait_gone(&self.rcs, Some(&self.interrupt), &old_name, config.timeout).await?;
             report.line(&format!("Renaming {new_name} to {old_name}"));
             self.observer = None; // the renamed RC is a new object; stop watching
             self.rename(&fresh, &old_name).await?;

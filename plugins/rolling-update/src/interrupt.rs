@@ -2,7 +2,9 @@
 //!
 //! A signal only sets a flag. Each cluster operation checks it before sending a
 //! request, and waits race it, so the state left behind is always one a re-run of
-//! the same command (or `--rollback`) picks up from the annotations.
+//! the same command (or `--rollback`) picks up from the annotations. The one step
+//! that runs to its end regardless is the rename's orphan-delete → re-create
+//! (`cluster::rename`): between the two, nothing on the cluster records the update.
 
 use tokio::sync::watch;
 
