@@ -1239,8 +1239,9 @@ async fn ctrl_c_during_the_rename_never_strands_the_pods() {
     let mut child = spawn_rolling_update(cluster, ns.as_str(), &args, Stdio::piped());
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    while stdout.read_line(&mut line).unwrap() > 0 {
-        if line.starts_with("Renaming ") {
+    loop {
+        line.clear();
+        if stdout.read_line(&mut line).unwrap() == 0 || line.starts_with("Renaming ") {
             break;
         }
     }
