@@ -7,7 +7,9 @@
 //! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1;
 //! - command-line (flag) errors are pflag's, `Error: …` and `See '… --help' for
 //!   usage.`, exit 1 ([`flag_error`]);
-//! - a command that reports a container's exit code (`run-pod --attach`) exits with it.
+//! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
+//! - with `--warnings-as-errors`, a command that succeeded but saw server warnings
+//!   prints `error: N warning(s) received` and exits 1 ([`crate::warnings`]).
 
 mod flag_error;
 
@@ -98,6 +100,11 @@ pub fn format_error(err: &anyhow::Error) -> String {
 /// `command` is the user-facing name (`kubectl run-pod`) for the usage hint.
 pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     let err = match result {
+        // kubectl checks --warnings-as-errors only after a command that succeeded.
+        Ok(code) if code == ExitCode::SUCCESS => match crate::warnings::as_error() {
+            Some(message) => anyhow::anyhow!(message),
+            None => return code,
+        },
         Ok(code) => return code,
         Err(err) => err,
     };

@@ -10,6 +10,8 @@
 //! - [`printers`]: `-o json|yaml|name|jsonpath…` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
+//! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr as
+//!   kubectl shows them, and `--warnings-as-errors`.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
 //!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
@@ -35,5 +37,6 @@ pub mod help;
 pub mod printers;
 pub mod resource;
 pub mod rest;
+pub mod warnings;
 
 pub use error::Error;

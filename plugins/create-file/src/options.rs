@@ -70,9 +70,11 @@ impl CreateFileOptions {
             match args.config.to_config().await {
                 Ok(config) => {
                     let (namespace, enforce) = args.config.namespace_of(&config);
-                    let cache = DiscoveryCache::for_server(&config.cluster_url);
-                    let client =
-                        kube::Client::try_from(config).context("unable to create a client")?;
+                    let cache = args.config.discovery_cache(&config);
+                    let client = args
+                        .config
+                        .client(config)
+                        .context("unable to create a client")?;
                     (namespace, enforce, Some(client), cache, None)
                 }
                 // Kept for `run`: a client dry run can go on without a server (see the

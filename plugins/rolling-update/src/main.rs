@@ -58,15 +58,16 @@ fn main() -> ExitCode {
         // `-f` objects are always held to this namespace (see file.rs), so whether
         // -n was explicit does not matter here.
         let (namespace, _explicit) = args.config.namespace_of(&config);
-        let cache = shared::resource::DiscoveryCache::for_server(&config.cluster_url);
-        let client = kube::Client::try_from(config)?;
+        let cache = args.config.discovery_cache(&config);
+        let client = args.config.client(config)?;
         // -f is read before Ctrl-C is caught: nothing has been changed yet.
         let from_file = options.read_file(client.clone(), cache, &namespace).await?;
         let interrupt = interrupt::Interrupt::install();
         options.run(client, from_file, &namespace, interrupt).await
     });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        // Through finish for --warnings-as-errors.
+        Ok(()) => shared::cli::finish(COMMAND, Ok(ExitCode::SUCCESS)),
         Err(err) => report(err),
     }
 }

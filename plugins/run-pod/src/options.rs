@@ -365,8 +365,7 @@ impl RunPodOptions {
     ) -> Result<ExitCode> {
         let config = self.config.to_config().await?;
         let (namespace, _enforce) = self.config.namespace_of(&config);
-        shared::cli::install_crypto_provider();
-        let client = kube::Client::try_from(config).map_err(shared::Error::Client)?;
+        let client = self.config.client(config)?;
         let generator = match v.generator {
             GeneratorChoice::Implicit(RunGenerator::CronJobV1) => {
                 let g = create::cron_job_generator(&client).await?;

@@ -52,6 +52,10 @@ pub struct ConfigFlags {
     #[arg(long = "as-group", global = true, value_name = "GROUP")]
     pub impersonate_group: Vec<String>,
 
+    /// UID to impersonate for the operation.
+    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    pub impersonate_uid: Option<String>,
+
     /// Path to a cert file for the certificate authority
     #[arg(long, global = true, value_name = "PATH")]
     pub certificate_authority: Option<PathBuf>,
@@ -86,6 +90,24 @@ pub struct ConfigFlags {
     #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
     pub request_timeout: String,
 
+    /// Default cache directory
+    #[arg(long, global = true, value_name = "PATH")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Treat warnings received from the server as errors and exit with a non-zero exit code
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_name = "BOOL",
+        hide_default_value = true,
+        value_parser = super::parse_go_bool
+    )]
+    pub warnings_as_errors: bool,
+
     /// number for the log level verbosity
     #[arg(
         short = 'v',
@@ -110,12 +132,15 @@ impl std::fmt::Debug for ConfigFlags {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("impersonate", &self.impersonate)
             .field("impersonate_group", &self.impersonate_group)
+            .field("impersonate_uid", &self.impersonate_uid)
             .field("certificate_authority", &self.certificate_authority)
             .field("client_certificate", &self.client_certificate)
             .field("client_key", &self.client_key)
             .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
             .field("tls_server_name", &self.tls_server_name)
             .field("request_timeout", &self.request_timeout)
+            .field("cache_dir", &self.cache_dir)
+            .field("warnings_as_errors", &self.warnings_as_errors)
             .field("verbosity", &self.verbosity)
             .finish()
     }
@@ -266,6 +291,9 @@ impl ConfigFlags {
         if let Some(user) = self.impersonate.as_deref().filter(|s| !s.is_empty()) {
             config.auth_info.impersonate = Some(user.to_string());
         }
+        if let Some(uid) = self.impersonate_uid.as_deref().filter(|s| !s.is_empty()) {
+            config.auth_info.impersonate_uid = Some(uid.to_string());
+        }
         if !self.impersonate_group.is_empty() {
             config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
         }
@@ -311,9 +339,32 @@ impl ConfigFlags {
 
     /// Builds a [`Client`] from the flags. No request is sent.
     pub async fn to_client(&self) -> Result<Client> {
-        crate::cli::install_crypto_provider();
         let config = self.to_config().await?;
-        Client::try_from(config).map_err(Error::Client)
+        self.client(config)
+    }
+
+    /// The client of a command for `config` (from [`Self::to_config`]): kube's
+    /// default stack plus the API server's warnings shown as kubectl shows them
+    /// ([`crate::warnings`]), which also records `--warnings-as-errors` for
+    /// [`crate::cli::finish`]. No request is sent.
+    pub fn client(&self, config: Config) -> Result<Client> {
+        crate::cli::install_crypto_provider();
+        crate::warnings::set_as_errors(self.warnings_as_errors);
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(Error::Client)?;
+        Ok(builder.with_layer(&crate::warnings::layer()).build())
+    }
+
+    /// The discovery cache of the server of `config`: under `--cache-dir`, else
+    /// `$KUBECACHEDIR`, else `~/.kube/cache` (kubectl's default). `None` without any.
+    pub fn discovery_cache(&self, config: &Config) -> Option<crate::resource::DiscoveryCache> {
+        let root = match &self.cache_dir {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.clone(),
+            _ => crate::resource::DiscoveryCache::default_root()?,
+        };
+        Some(crate::resource::DiscoveryCache::for_server(
+            &root,
+            &config.cluster_url,
+        ))
     }
 }
 

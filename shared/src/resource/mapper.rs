@@ -6,7 +6,7 @@
 //! actually uses (one `GET /apis/<group>/<version>` each, in parallel) and keeps each
 //! answer on disk for a TTL, in kubectl's layout and format under
 //! `~/.kube/cache/kubeplug/discovery/<host_port>/<group>/<version>/serverresources.json`
-//! (or `$KUBECACHEDIR/kubeplug/…`). A cached group-version that lacks a kind the input
+//! (or `<--cache-dir>/kubeplug/…`, `$KUBECACHEDIR/kubeplug/…`). A cached group-version that lacks a kind the input
 //! needs is fetched again, so a CRD installed since the last run is found.
 //!
 //! Two more sources answer without the server: CRDs in the input itself (so a CRD and
@@ -78,21 +78,33 @@ impl DiscoveryCache {
         }
     }
 
-    /// The default cache of the server at `server`: `$KUBECACHEDIR` or
-    /// `~/.kube/cache`, then `kubeplug/discovery/<host_port>`. `None` without a home.
-    pub fn for_server(server: &http::Uri) -> Option<Self> {
-        let root = match std::env::var_os("KUBECACHEDIR").filter(|v| !v.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
-                .join(".kube")
-                .join("cache"),
-        };
-        Some(Self::new(
+    /// kubectl's default `--cache-dir`: `$KUBECACHEDIR`, else `~/.kube/cache`. `None`
+    /// without either.
+    pub fn default_root() -> Option<PathBuf> {
+        match std::env::var_os("KUBECACHEDIR").filter(|v| !v.is_empty()) {
+            Some(dir) => Some(PathBuf::from(dir)),
+            None => Some(
+                PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
+                    .join(".kube")
+                    .join("cache"),
+            ),
+        }
+    }
+
+    /// The cache of the server at `server` under the cache directory `root`
+    /// (`--cache-dir`): `<root>/kubeplug/discovery/<host_port>`.
+    pub fn for_server(root: &Path, server: &http::Uri) -> Self {
+        Self::new(
             root.join("kubeplug")
                 .join("discovery")
                 .join(server_dir_name(server)),
             Self::DEFAULT_TTL,
-        ))
+        )
+    }
+
+    /// The directory of this server's cache.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     fn file(&self, group_version: &str) -> PathBuf {

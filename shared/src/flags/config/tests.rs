@@ -126,6 +126,7 @@ async fn flags_override_the_kubeconfig() {
         token: Some("flag-token".into()),
         impersonate: Some("jane".into()),
         impersonate_group: vec!["devs".into(), "ops".into()],
+        impersonate_uid: Some("1234".into()),
         tls_server_name: Some("kubernetes".into()),
         request_timeout: "5s".into(),
         ..Default::default()
@@ -144,6 +145,7 @@ async fn flags_override_the_kubeconfig() {
         config.auth_info.impersonate_groups,
         Some(vec!["devs".to_string(), "ops".to_string()])
     );
+    assert_eq!(config.auth_info.impersonate_uid.as_deref(), Some("1234"));
     assert_eq!(config.tls_server_name.as_deref(), Some("kubernetes"));
     assert_eq!(config.read_timeout, Some(Duration::from_secs(5)));
 }
@@ -221,4 +223,18 @@ fn insecure_flag_takes_go_booleans() {
     );
     assert!(!parse(&[]).unwrap().config.insecure_skip_tls_verify);
     assert!(parse(&["--insecure-skip-tls-verify=maybe"]).is_err());
+}
+
+#[tokio::test]
+async fn cache_dir_roots_the_discovery_cache() {
+    let flags = ConfigFlags {
+        cache_dir: Some(PathBuf::from("/tmp/kc")),
+        ..ConfigFlags::default()
+    };
+    let config = config_for(flags.clone(), ADMIN).await;
+    let cache = flags.discovery_cache(&config).expect("a cache");
+    assert_eq!(
+        cache.dir(),
+        Path::new("/tmp/kc/kubeplug/discovery/127.0.0.1_6443")
+    );
 }
