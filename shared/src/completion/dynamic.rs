@@ -83,6 +83,8 @@ async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<Strin
     crate::cli::install_crypto_provider();
     let config = flags.to_config().await.ok()?;
     let (namespace, _) = flags.namespace_of(&config);
+    // Not `ConfigFlags::client`: a completion answer stays silent, server warnings
+    // included (they would land on the user's prompt).
     let client = Client::try_from(config).ok()?;
     // Metadata-only lists: the names are all we need, and the objects can be large.
     let names = match resource {
