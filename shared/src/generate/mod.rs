@@ -39,7 +39,7 @@ pub use image::is_valid_image_reference;
 pub use overrides::{OverrideType, apply_overrides, normalize};
 pub use params::{RunParams, atoi, parse_env, parse_labels, parse_pairs, parse_resource_list};
 pub use pod::pod;
-pub use quantity::{QuantityError, validate_quantity};
+pub use quantity::{QuantityError, canonical_quantity, validate_quantity};
 pub use service::{ServiceParams, service};
 pub use strategic::strategic_merge;
 pub use workload::{cron_job, deployment, job};

@@ -115,5 +115,17 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
 fn round_trip<K: DeserializeOwned + Serialize>(obj: Value) -> Result<Value, Error> {
     let typed: K = serde_json::from_value(obj)
         .map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
-    serde_json::to_value(&typed).map_err(Error::Serialize)
+    let mut value = serde_json::to_value(&typed).map_err(Error::Serialize)?;
+    // k8s-openapi keeps a Quantity as the text it was given; kubectl's typed decode
+    // canonicalises it (`0.5` → `500m`) and rejects an invalid one.
+    let pod_spec = match value.get("kind").and_then(Value::as_str) {
+        Some("Pod") => "/spec",
+        Some("Deployment" | "Job") => "/spec/template/spec",
+        Some("CronJob") => "/spec/jobTemplate/spec/template/spec",
+        _ => return Ok(value),
+    };
+    if let Some(spec) = value.pointer_mut(pod_spec) {
+        super::quantity::canonicalize_pod_spec(spec)?;
+    }
+    Ok(value)
 }

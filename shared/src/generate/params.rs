@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::EnvVar;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::Error;
-use super::quantity::validate_quantity;
+use super::quantity::canonical_quantity;
 
 /// Everything `kubectl run` can put into the object it generates.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -198,8 +198,8 @@ pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, Quantit
                 "Invalid argument syntax {statement}, expected <resource>=<value>"
             )));
         };
-        validate_quantity(quantity)?;
-        list.insert(name.to_string(), Quantity(quantity.to_string()));
+        // Canonical, as kubectl's typed Quantity prints it (`0.1` → `100m`).
+        list.insert(name.to_string(), Quantity(canonical_quantity(quantity)?));
     }
     Ok(Some(list))
 }
