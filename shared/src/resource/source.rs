@@ -58,14 +58,13 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
     match input {
         Input::Stdin => {
             // kubectl reads stdin once; a second `-f -` sees an empty stream.
-            let mut bytes = Vec::new();
-            let result = match cx.stdin.take() {
-                Some(mut reader) => reader.read_to_end(&mut bytes).map(|_| ()),
-                None => Ok(()),
+            let bytes = match cx.stdin.take() {
+                Some(reader) => read_bounded(reader, MAX_LOCAL_BYTES),
+                None => Ok(Vec::new()),
             };
             vec![
-                result
-                    .map(|()| ("STDIN".to_string(), bytes))
+                bytes
+                    .map(|bytes| ("STDIN".to_string(), bytes))
                     .map_err(|source| ResourceError::Read {
                         path: "STDIN".into(),
                         source,
@@ -94,9 +93,31 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
 
 fn read_file(path: &Path) -> Stream {
     let name = path.display().to_string();
-    std::fs::read(path)
+    std::fs::File::open(path)
+        .and_then(|file| read_bounded(file, MAX_LOCAL_BYTES))
         .map(|bytes| (name.clone(), bytes))
         .map_err(|source| io_error(&name, source))
+}
+
+/// The most a file or standard input may hold. kubectl reads without a bound, so a
+/// mistaken `-f /dev/zero` or a runaway pipe fills memory until the process is
+/// killed; this fails instead. Eight times the URL bound ([`UrlOptions`]), since a
+/// local export of a large cluster is legitimately big.
+
+pub const MAX_LOCAL_BYTES: u64 = 256 << 20;
+
+/// Reads everything, failing once more than `limit` bytes arrive.
+fn read_bounded(reader: impl Read, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "the document is larger than the limit of {limit} bytes"
+        )));
+    }
+    Ok(bytes)
 }
 
 fn io_error(path: &str, source: std::io::Error) -> ResourceError {
@@ -234,6 +255,17 @@ mod tests {
             err.to_string()
                 .ends_with("]: recognized file extensions are [.json .yaml .yml]"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn local_reads_are_bounded() {
+        let ok = read_bounded(std::io::repeat(b'a').take(10), 10).expect("at the limit");
+        assert_eq!(ok.len(), 10);
+        let err = read_bounded(std::io::repeat(b'a'), 10).expect_err("endless input");
+        assert_eq!(
+            err.to_string(),
+            "the document is larger than the limit of 10 bytes"
         );
     }
 
