@@ -206,3 +206,75 @@ fn kubectl_reaches_our_binaries() {
         );
     }
 }
+
+/// No verbosity prints a credential: each plugin, at every `-v` level kubectl users
+/// reach for, on success and on API errors, with the token from the kubeconfig and
+/// with `--token` on the command line. The high levels must really log the traffic
+/// (the request URLs), or this would prove nothing.
+#[tokio::test]
+async fn no_verbosity_prints_the_token() {
+    let cluster = cluster();
+    let ns = cluster.namespace("smoke-verbose").await;
+    // The harness writes one `token: <hex>` line per user.
+    let tokens: Vec<String> = std::fs::read_to_string(&cluster.kubeconfig)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("token:"))
+        .map(|t| t.trim().trim_matches('"').to_string())
+        .filter(|t| t.len() >= 16)
+        .collect();
+    assert!(!tokens.is_empty(), "the test kubeconfig uses tokens");
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: verbose\ndata:\n  a: b\n";
+    let token_flag = format!("--token={}", tokens[0]);
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        ("run-pod", vec!["v", "--image=nginx", "--dry-run=server"]),
+        // 403: the API error path.
+        ("run-pod", vec!["v", "--image=nginx", "--as=nobody"]),
+        (
+            "run-pod",
+            vec!["v", "--image=nginx", "--dry-run=server", &token_flag],
+        ),
+        ("create-file", vec!["-f", "-"]),
+        ("create-file", vec!["-f", "-", &token_flag]),
+        // 404.
+        ("rolling-update", vec!["missing", "--image=x", &token_flag]),
+    ];
+    for v in ["-v=0", "-v=6", "-v=9", "-v=10"] {
+        for (plugin, args) in &runs {
+            let out = cluster
+                .plugin(plugin)
+                .args(args)
+                .args(["-n", ns.as_str(), v])
+                .stdin(manifest)
+                .run();
+            for token in &tokens {
+                assert!(
+                    !out.stdout.contains(token.as_str()) && !out.stderr.contains(token.as_str()),
+                    "{plugin} {args:?} {v} printed a token:\n{}\n{}",
+                    out.stdout,
+                    out.stderr
+                );
+            }
+            if v == "-v=9" {
+                assert!(
+                    out.stderr.contains("https://127.0.0.1"),
+                    "{plugin} {args:?} {v} logs its requests:\n{}",
+                    out.stderr
+                );
+                assert!(!out.stderr.contains('\x1b'), "no colour into a pipe");
+            }
+        }
+        // The ConfigMap of the create-file runs is created once per level.
+        let _ = cluster
+            .kubectl()
+            .args([
+                "delete",
+                "configmap",
+                "verbose",
+                "-n",
+                ns.as_str(),
+                "--ignore-not-found",
+            ])
+            .run();
+    }
+}
