@@ -103,7 +103,8 @@ fn read_file(path: &Path) -> Stream {
 /// mistaken `-f /dev/zero` or a runaway pipe fills memory until the process is
 /// killed; this fails instead. Eight times the URL bound ([`UrlOptions`]), since a
 /// local export of a large cluster is legitimately big.
-
+///
+/// [`UrlOptions`]: super::UrlOptions
 pub const MAX_LOCAL_BYTES: u64 = 256 << 20;
 
 /// Reads everything, failing once more than `limit` bytes arrive.
