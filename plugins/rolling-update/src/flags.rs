@@ -48,15 +48,6 @@ fn go_duration(s: &str) -> Result<Duration, String> {
     shared::flags::parse_go_duration(s, false)
 }
 
-fn go_bool(s: &str) -> Result<bool, String> {
-    // Go's strconv.ParseBool, which is what `--flag=value` accepts in kubectl.
-    match s {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        _ => Err(format!("strconv.ParseBool: parsing {s:?}: invalid syntax")),
-    }
-}
-
 /// `--dry-run` values. Parsed here rather than with `shared::flags::DryRunFlags`
 /// because a bare `--dry-run` is this command's own 1.17 syntax, not a deprecated
 /// spelling: scripts written for it must not get a deprecation warning on stderr.
@@ -153,7 +144,7 @@ pub struct Args {
     pub image_pull_policy: String,
 
     /// If true, this is a request to abort an existing rollout that is partially rolled out. It effectively reverses current and next and runs a rollout
-    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = go_bool)]
+    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = shared::flags::parse_go_bool)]
     pub rollback: bool,
 
     /// Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource. A bare --dry-run means client.
@@ -161,7 +152,7 @@ pub struct Args {
     pub dry_run: DryRun,
 
     /// If true, use a schema to validate the input before sending it
-    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = go_bool)]
+    #[arg(verbatim_doc_comment, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "true", default_missing_value = "true", value_parser = shared::flags::parse_go_bool)]
     pub validate: bool,
 
     /// The maximum number of pods that can be scheduled above the desired number of pods (an integer or a percentage of the desired pods, rounded up).
