@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::go_fmt;
+use crate::printers::go_fmt;
 use super::parser::{Node, Param};
 
 /// One result of a path step: a value of the object, a literal of the template,
