@@ -17,13 +17,18 @@
 
 use crate::flags::DryRunStrategy;
 use crate::printers::{
-    self, GoTemplatePrinter, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter,
-    Printer, YamlPrinter,
+    self, GoTemplatePrinter, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter, Printer,
+    YamlPrinter,
 };
 
 /// The Go-template formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
 /// (cli-runtime's `templateFormats`).
-const GO_TEMPLATE_FORMATS: [&str; 4] = ["go-template", "go-template-file", "template", "templatefile"];
+const GO_TEMPLATE_FORMATS: [&str; 4] = [
+    "go-template",
+    "go-template-file",
+    "template",
+    "templatefile",
+];
 
 /// The JSONPath formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
 /// (cli-runtime's `jsonFormats`).

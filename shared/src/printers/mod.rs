@@ -245,12 +245,11 @@ pub struct GoTemplatePrinter {
 impl GoTemplatePrinter {
     /// Parses `template`; `allow_missing_keys` is `--allow-missing-template-keys`.
     pub fn new(template: &str, allow_missing_keys: bool) -> Result<Self, Error> {
-        let parsed = gotemplate::Template::parse(template).map_err(|reason| {
-            Error::GoTemplateParse {
+        let parsed =
+            gotemplate::Template::parse(template).map_err(|reason| Error::GoTemplateParse {
                 template: template.to_string(),
                 reason,
-            }
-        })?;
+            })?;
         Ok(Self {
             text: template.to_string(),
             template: parsed.allow_missing_keys(allow_missing_keys),

@@ -21,11 +21,26 @@ use crate::printers::go_fmt;
 /// Nested `{{template}}` calls (Go: 100000).
 pub(crate) const MAX_TEMPLATE_DEPTH: usize = 100;
 /// Nested bodies and pipelines being executed, across template calls.
-pub(crate) const MAX_EXEC_NESTING: usize = 1000;
+pub(crate) const MAX_EXEC_NESTING: usize = 500;
 /// Actions, commands and loop iterations executed for one object.
 pub(crate) const MAX_STEPS: u64 = 10_000_000;
 /// Bytes of output for one object.
 pub(crate) const MAX_OUTPUT: usize = 64 << 20;
+
+/// The work and output allowed for one execution; [`Limits::DEFAULT`] in use, smaller
+/// in tests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub steps: u64,
+    pub output: usize,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        steps: MAX_STEPS,
+        output: MAX_OUTPUT,
+    };
+}
 
 /// Why execution stopped early: an error (Go's full message) or a `{{break}}` /
 /// `{{continue}}` on its way to the enclosing `{{range}}`.
@@ -93,6 +108,7 @@ pub(crate) struct Exec<'a> {
     depth: usize,
     nesting: usize,
     steps: u64,
+    limits: Limits,
     missing_key_error: bool,
     pub out: Vec<u8>,
 }
@@ -103,6 +119,7 @@ impl<'a> Exec<'a> {
         text: &'a str,
         name: &'a str,
         missing_key_error: bool,
+        limits: Limits,
     ) -> Self {
         Self {
             trees,
@@ -114,6 +131,7 @@ impl<'a> Exec<'a> {
             depth: 0,
             nesting: 0,
             steps: 0,
+            limits,
             missing_key_error,
             out: Vec::new(),
         }
@@ -159,9 +177,19 @@ impl<'a> Exec<'a> {
     }
 
     fn tick(&mut self) -> R<()> {
-        self.steps += 1;
-        if self.steps > MAX_STEPS {
-            return self.errorf(format_args!("exceeded maximum number of steps ({MAX_STEPS})"));
+        self.charge(1)
+    }
+
+    /// Counts `steps` of work: one per action, command and iteration, and one per
+    /// 256 bytes a function returns (a `printf` with a huge width is real work even
+    /// when its result is never printed).
+    fn charge(&mut self, steps: u64) -> R<()> {
+        self.steps = self.steps.saturating_add(steps);
+        if self.steps > self.limits.steps {
+            return self.errorf(format_args!(
+                "exceeded maximum number of steps ({})",
+                self.limits.steps
+            ));
         }
         Ok(())
     }
@@ -169,16 +197,18 @@ impl<'a> Exec<'a> {
     fn nest(&mut self) -> R<()> {
         self.nesting += 1;
         if self.nesting > MAX_EXEC_NESTING {
-            return self.errorf(format_args!("exceeded maximum nesting depth ({MAX_EXEC_NESTING})"));
+            return self.errorf(format_args!(
+                "exceeded maximum nesting depth ({MAX_EXEC_NESTING})"
+            ));
         }
         Ok(())
     }
 
     fn write(&mut self, bytes: &[u8]) -> R<()> {
-        if self.out.len() + bytes.len() > MAX_OUTPUT {
+        if self.out.len() + bytes.len() > self.limits.output {
             return self.errorf(format_args!(
-                "exceeded maximum output size ({} MiB)",
-                MAX_OUTPUT >> 20
+                "exceeded maximum output size ({} bytes)",
+                self.limits.output
             ));
         }
         self.out.extend_from_slice(bytes);
@@ -298,15 +328,15 @@ impl<'a> Exec<'a> {
         let decl = r.pipe.decl.len();
         let top = self.vars.len();
         // The last declared variable gets the element, the one before it the index.
-        if decl > 0 {
-            if let Some(slot) = top.checked_sub(1).and_then(|i| self.vars.get_mut(i)) {
-                slot.1 = elem.clone();
-            }
+        if decl > 0
+            && let Some(slot) = top.checked_sub(1).and_then(|i| self.vars.get_mut(i))
+        {
+            slot.1 = elem.clone();
         }
-        if decl > 1 {
-            if let Some(slot) = top.checked_sub(2).and_then(|i| self.vars.get_mut(i)) {
-                slot.1 = index;
-            }
+        if decl > 1
+            && let Some(slot) = top.checked_sub(2).and_then(|i| self.vars.get_mut(i))
+        {
+            slot.1 = index;
         }
         let result = self.walk_list(&elem, &r.list);
         self.vars.truncate(mark);
@@ -400,15 +430,20 @@ impl<'a> Exec<'a> {
     }
 
     fn not_a_function(&self, args: &[Operand], final_: &Option<Val<'a>>) -> R<()> {
-        if args.len() > 1 || final_.is_some() {
-            if let Some(first) = args.first() {
-                return self.errorf(format_args!("can't give argument to non-function {first}"));
-            }
+        if (args.len() > 1 || final_.is_some())
+            && let Some(first) = args.first()
+        {
+            return self.errorf(format_args!("can't give argument to non-function {first}"));
         }
         Ok(())
     }
 
-    fn eval_command(&mut self, dot: &Val<'a>, cmd: &'a Command, final_: Option<Val<'a>>) -> R<Val<'a>> {
+    fn eval_command(
+        &mut self,
+        dot: &Val<'a>,
+        cmd: &'a Command,
+        final_: Option<Val<'a>>,
+    ) -> R<Val<'a>> {
         self.tick()?;
         let Some(first) = cmd.args.first() else {
             return self.errorf("empty command");
@@ -417,7 +452,14 @@ impl<'a> Exec<'a> {
             Operand::Field { .. } => return self.eval_field_node(dot, first, &cmd.args, final_),
             Operand::Chain { .. } => return self.eval_chain_node(dot, first, &cmd.args, final_),
             Operand::Identifier { name, .. } => {
-                return self.eval_function(dot, first, name, At::Command(cmd), Some(&cmd.args), final_);
+                return self.eval_function(
+                    dot,
+                    first,
+                    name,
+                    At::Command(cmd),
+                    Some(&cmd.args),
+                    final_,
+                );
             }
             Operand::Pipe(pipe) => {
                 // Parenthesised: the arguments are all inside.
@@ -435,7 +477,10 @@ impl<'a> Exec<'a> {
             Operand::Nil { .. } => self.errorf("nil is not a command"),
             Operand::Number(n) => self.ideal_constant(first, n),
             Operand::String { text, .. } => Ok(Val::str(text.as_slice())),
-            _ => self.errorf(format_args!("can't evaluate command {}", go_fmt::quote(&first.to_string()))),
+            _ => self.errorf(format_args!(
+                "can't evaluate command {}",
+                go_fmt::quote(&first.to_string())
+            )),
         }
     }
 
@@ -584,7 +629,10 @@ impl<'a> Exec<'a> {
     ) -> R<Val<'a>> {
         self.at(At::Operand(node));
         let Some(function) = funcs::lookup(name) else {
-            return self.errorf(format_args!("{} is not a defined function", go_fmt::quote(name)));
+            return self.errorf(format_args!(
+                "{} is not a defined function",
+                go_fmt::quote(name)
+            ));
         };
         self.eval_call(dot, function, cmd, name, args, final_)
     }
@@ -616,7 +664,13 @@ impl<'a> Exec<'a> {
                 "wrong number of args for {name}: want {fixed} got {num_in}"
             ));
         }
-        let param = |i: usize| f.fixed.get(i).copied().or(f.variadic).unwrap_or(Param::Value);
+        let param = |i: usize| {
+            f.fixed
+                .get(i)
+                .copied()
+                .or(f.variadic)
+                .unwrap_or(Param::Value)
+        };
         if name == "and" || name == "or" {
             let mut v = Val::INVALID;
             for arg in args {
@@ -646,7 +700,7 @@ impl<'a> Exec<'a> {
             argv.push(self.eval_arg(dot, Some(param(i)), arg)?);
         }
         if let Some(last) = final_ {
-            let p = if f.variadic.is_some() && num_in - 1 >= fixed {
+            let p = if f.variadic.is_some() && num_in > fixed {
                 f.variadic.unwrap_or(Param::Value)
             } else {
                 param(num_in - 1)
@@ -654,7 +708,12 @@ impl<'a> Exec<'a> {
             argv.push(self.validate_type(last, Some(p))?);
         }
         match (f.call)(argv, &callee) {
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                if let Kind::Str(s) = &v.kind {
+                    self.charge(s.len() as u64 / 256)?;
+                }
+                Ok(v)
+            }
             Err(e) => {
                 self.at(node);
                 self.errorf(format_args!("error calling {name}: {e}"))
@@ -697,9 +756,7 @@ impl<'a> Exec<'a> {
                     Some(Param::Str) => self.errorf("cannot assign nil to string"),
                 };
             }
-            Operand::Field { .. } => {
-                self.eval_field_node(dot, n, std::slice::from_ref(n), None)?
-            }
+            Operand::Field { .. } => self.eval_field_node(dot, n, std::slice::from_ref(n), None)?,
             Operand::Variable(v) => self.eval_variable_node(dot, v, &[], None)?,
             Operand::Pipe(p) => self.eval_pipeline(dot, p)?,
             Operand::Identifier { name, .. } => {

@@ -33,28 +33,133 @@ pub(crate) struct Builtin {
 use Param::{Any, Str, Value};
 
 static BUILTINS: &[Builtin] = &[
-    Builtin { name: "and", fixed: &[Value], variadic: Some(Value), call: short_circuit },
-    Builtin { name: "or", fixed: &[Value], variadic: Some(Value), call: short_circuit },
-    Builtin { name: "not", fixed: &[Value], variadic: None, call: not },
-    Builtin { name: "len", fixed: &[Value], variadic: None, call: length },
-    Builtin { name: "index", fixed: &[Value], variadic: Some(Value), call: index },
-    Builtin { name: "slice", fixed: &[Value], variadic: Some(Value), call: slice },
-    Builtin { name: "call", fixed: &[Value], variadic: Some(Value), call },
-    Builtin { name: "print", fixed: &[], variadic: Some(Any), call: print },
-    Builtin { name: "printf", fixed: &[Str], variadic: Some(Any), call: printf },
-    Builtin { name: "println", fixed: &[], variadic: Some(Any), call: println },
-    Builtin { name: "html", fixed: &[], variadic: Some(Any), call: html },
-    Builtin { name: "js", fixed: &[], variadic: Some(Any), call: js },
-    Builtin { name: "urlquery", fixed: &[], variadic: Some(Any), call: urlquery },
-    Builtin { name: "eq", fixed: &[Value], variadic: Some(Value), call: eq },
-    Builtin { name: "ne", fixed: &[Value, Value], variadic: None, call: ne },
-    Builtin { name: "lt", fixed: &[Value, Value], variadic: None, call: lt },
-    Builtin { name: "le", fixed: &[Value, Value], variadic: None, call: le },
-    Builtin { name: "gt", fixed: &[Value, Value], variadic: None, call: gt },
-    Builtin { name: "ge", fixed: &[Value, Value], variadic: None, call: ge },
+    Builtin {
+        name: "and",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call: short_circuit,
+    },
+    Builtin {
+        name: "or",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call: short_circuit,
+    },
+    Builtin {
+        name: "not",
+        fixed: &[Value],
+        variadic: None,
+        call: not,
+    },
+    Builtin {
+        name: "len",
+        fixed: &[Value],
+        variadic: None,
+        call: length,
+    },
+    Builtin {
+        name: "index",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call: index,
+    },
+    Builtin {
+        name: "slice",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call: slice,
+    },
+    Builtin {
+        name: "call",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call,
+    },
+    Builtin {
+        name: "print",
+        fixed: &[],
+        variadic: Some(Any),
+        call: print,
+    },
+    Builtin {
+        name: "printf",
+        fixed: &[Str],
+        variadic: Some(Any),
+        call: printf,
+    },
+    Builtin {
+        name: "println",
+        fixed: &[],
+        variadic: Some(Any),
+        call: println,
+    },
+    Builtin {
+        name: "html",
+        fixed: &[],
+        variadic: Some(Any),
+        call: html,
+    },
+    Builtin {
+        name: "js",
+        fixed: &[],
+        variadic: Some(Any),
+        call: js,
+    },
+    Builtin {
+        name: "urlquery",
+        fixed: &[],
+        variadic: Some(Any),
+        call: urlquery,
+    },
+    Builtin {
+        name: "eq",
+        fixed: &[Value],
+        variadic: Some(Value),
+        call: eq,
+    },
+    Builtin {
+        name: "ne",
+        fixed: &[Value, Value],
+        variadic: None,
+        call: ne,
+    },
+    Builtin {
+        name: "lt",
+        fixed: &[Value, Value],
+        variadic: None,
+        call: lt,
+    },
+    Builtin {
+        name: "le",
+        fixed: &[Value, Value],
+        variadic: None,
+        call: le,
+    },
+    Builtin {
+        name: "gt",
+        fixed: &[Value, Value],
+        variadic: None,
+        call: gt,
+    },
+    Builtin {
+        name: "ge",
+        fixed: &[Value, Value],
+        variadic: None,
+        call: ge,
+    },
     // kubectl's additions.
-    Builtin { name: "exists", fixed: &[Any], variadic: Some(Any), call: exists },
-    Builtin { name: "base64decode", fixed: &[Str], variadic: None, call: base64decode },
+    Builtin {
+        name: "exists",
+        fixed: &[Any],
+        variadic: Some(Any),
+        call: exists,
+    },
+    Builtin {
+        name: "base64decode",
+        fixed: &[Str],
+        variadic: None,
+        call: base64decode,
+    },
 ];
 
 /// The function called `name`, if any.
@@ -220,10 +325,13 @@ fn call<'a>(args: Vec<Val<'a>>, callee: &str) -> Result<Val<'a>, String> {
     if !f.is_valid() {
         return Err("call of nil".into());
     }
-    Err(format!("non-function {callee} of type {}", f.kind.type_name()))
+    Err(format!(
+        "non-function {callee} of type {}",
+        f.kind.type_name()
+    ))
 }
 
-fn kinds<'v, 'a>(args: &'v [Val<'a>]) -> Vec<Kind<'a>> {
+fn kinds<'a>(args: &[Val<'a>]) -> Vec<Kind<'a>> {
     args.iter().map(|a| a.clone().unboxed().kind).collect()
 }
 
@@ -240,15 +348,18 @@ fn printf<'a>(args: Vec<Val<'a>>, _: &str) -> Result<Val<'a>, String> {
         Kind::Str(s) => s.clone(),
         _ => Cow::Borrowed(&b""[..]),
     };
-    Ok(Val::str(printf::sprintf(&format, &kinds(args.get(1..).unwrap_or_default()))))
+    Ok(Val::str(printf::sprintf(
+        &format,
+        &kinds(args.get(1..).unwrap_or_default()),
+    )))
 }
 
 /// Go's `evalArgs`: `fmt.Sprint` of the arguments, a nil one printed `<no value>`.
 fn eval_args(args: &[Val<'_>]) -> Vec<u8> {
-    if let [only] = args {
-        if let Kind::Str(s) = &only.kind {
-            return s.to_vec();
-        }
+    if let [only] = args
+        && let Kind::Str(s) = &only.kind
+    {
+        return s.to_vec();
     }
     let printable: Vec<Kind<'_>> = args
         .iter()

@@ -191,12 +191,16 @@ impl Lexer<'_> {
     }
 
     fn backup(&mut self) {
-        if !self.at_eof && self.pos > 0 {
-            if let Some(c) = self.input.get(..self.pos).and_then(|s| s.chars().next_back()) {
-                self.pos -= c.len_utf8();
-                if c == '\n' {
-                    self.line -= 1;
-                }
+        if !self.at_eof
+            && self.pos > 0
+            && let Some(c) = self
+                .input
+                .get(..self.pos)
+                .and_then(|s| s.chars().next_back())
+        {
+            self.pos -= c.len_utf8();
+            if c == '\n' {
+                self.line -= 1;
             }
         }
     }
@@ -281,7 +285,11 @@ impl Lexer<'_> {
             State::Identifier => self.lex_identifier(),
             State::Field => self.lex_field_or_variable(ItemType::Field),
             State::Variable => self.lex_variable(),
-            State::Char => self.lex_quoted('\'', "unterminated character constant", ItemType::CharConstant),
+            State::Char => self.lex_quoted(
+                '\'',
+                "unterminated character constant",
+                ItemType::CharConstant,
+            ),
             State::Number => self.lex_number(),
             State::Quote => self.lex_quoted('"', "unterminated quoted string", ItemType::String),
             State::RawQuote => self.lex_raw_quote(),
@@ -292,7 +300,11 @@ impl Lexer<'_> {
         if let Some(x) = self.rest().find(LEFT_DELIM) {
             self.pos += x;
             let mut trim = 0;
-            if has_left_trim_marker(self.input.get(self.pos + LEFT_DELIM.len()..).unwrap_or_default()) {
+            if has_left_trim_marker(
+                self.input
+                    .get(self.pos + LEFT_DELIM.len()..)
+                    .unwrap_or_default(),
+            ) {
                 let text = self.slice(self.start, self.pos);
                 trim = text.len() - text.trim_end_matches(SPACE_CHARS).len();
             }
@@ -401,7 +413,12 @@ impl Lexer<'_> {
             Some('\'') => return Some(State::Char),
             Some('.') => {
                 // ".field", unless a digit follows: then '.' starts a number.
-                if self.input.as_bytes().get(self.pos).is_some_and(|b| !b.is_ascii_digit()) {
+                if self
+                    .input
+                    .as_bytes()
+                    .get(self.pos)
+                    .is_some_and(|b| !b.is_ascii_digit())
+                {
                     return Some(State::Field);
                 }
                 self.backup();

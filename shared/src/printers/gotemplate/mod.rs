@@ -72,6 +72,7 @@ pub struct Template {
     text: String,
     trees: HashMap<String, parse::List>,
     missing_key_error: bool,
+    limits: exec::Limits,
 }
 
 /// A failed execution: Go's message, and what the template had written before
@@ -93,6 +94,7 @@ impl Template {
             text: text.to_string(),
             trees: parse::parse(NAME, text)?,
             missing_key_error: false,
+            limits: exec::Limits::DEFAULT,
         })
     }
 
@@ -107,7 +109,13 @@ impl Template {
     /// Runs the template on `data`. The output is bytes: Go strings need not be
     /// UTF-8 (`base64decode` of binary data).
     pub fn execute(&self, data: &Value) -> Result<Vec<u8>, ExecError> {
-        let mut exec = exec::Exec::new(&self.trees, &self.text, NAME, self.missing_key_error);
+        let mut exec = exec::Exec::new(
+            &self.trees,
+            &self.text,
+            NAME,
+            self.missing_key_error,
+            self.limits,
+        );
         match exec.run(value::Val::root(data)) {
             Ok(()) => Ok(exec.out),
             Err(message) => Err(ExecError {

@@ -56,7 +56,10 @@ pub(crate) fn parse(pos: usize, text: &str, typ: ItemType) -> Result<Number, Str
         }
         ItemType::Complex => {
             let (re, im) = parse_complex(text).ok_or_else(|| {
-                format!("strconv.ParseFloat: parsing {}: invalid syntax", go_fmt::quote(text))
+                format!(
+                    "strconv.ParseFloat: parsing {}: invalid syntax",
+                    go_fmt::quote(text)
+                )
             })?;
             n.is_complex = true;
             n.complex = (re, im);
@@ -65,13 +68,13 @@ pub(crate) fn parse(pos: usize, text: &str, typ: ItemType) -> Result<Number, Str
         }
         _ => {}
     }
-    if let Some(imaginary) = text.strip_suffix('i') {
-        if let Some(f) = parse_float(imaginary) {
-            n.is_complex = true;
-            n.complex = (0.0, f);
-            simplify_complex(&mut n);
-            return Ok(n);
-        }
+    if let Some(imaginary) = text.strip_suffix('i')
+        && let Some(f) = parse_float(imaginary)
+    {
+        n.is_complex = true;
+        n.complex = (0.0, f);
+        simplify_complex(&mut n);
+        return Ok(n);
     }
     let unsigned = parse_uint(text);
     if let Some(u) = unsigned {
@@ -154,7 +157,7 @@ fn underscore_ok(s: &str) -> bool {
     if b.len() >= 2 && b[0] == b'0' && matches!(b[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
         i = 2;
         saw = b'0';
-        hex = b[1].to_ascii_lowercase() == b'x';
+        hex = b[1].eq_ignore_ascii_case(&b'x');
     }
     while i < b.len() {
         let c = b[i];

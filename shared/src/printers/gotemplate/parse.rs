@@ -94,19 +94,32 @@ pub(crate) struct Variable {
 #[derive(Debug, Clone)]
 pub(crate) enum Operand {
     /// A function name.
-    Identifier { pos: usize, name: String },
-    Dot { pos: usize },
-    Nil { pos: usize },
+    Identifier {
+        pos: usize,
+        name: String,
+    },
+    Dot {
+        pos: usize,
+    },
+    Nil {
+        pos: usize,
+    },
     Variable(Variable),
     /// `.a.b.c`.
-    Field { pos: usize, ident: Vec<String> },
+    Field {
+        pos: usize,
+        ident: Vec<String>,
+    },
     /// `(pipeline).a.b`.
     Chain {
         pos: usize,
         node: Box<Operand>,
         fields: Vec<String>,
     },
-    Bool { pos: usize, value: bool },
+    Bool {
+        pos: usize,
+        value: bool,
+    },
     Number(Box<Number>),
     /// A quoted or raw string: its source text and its bytes (Go strings may hold
     /// bytes that are not UTF-8, such as `"\xff"`).
@@ -329,7 +342,11 @@ pub(crate) fn parse(name: &str, text: &str) -> PResult<HashMap<String, List>> {
 
 impl Parser {
     fn lex_next(&mut self) -> Item {
-        let item = self.items.get(self.next_item).or_else(|| self.items.last()).cloned();
+        let item = self
+            .items
+            .get(self.next_item)
+            .or_else(|| self.items.last())
+            .cloned();
         if self.next_item < self.items.len() {
             self.next_item += 1;
         }
@@ -427,7 +444,9 @@ impl Parser {
     fn enter(&mut self) -> PResult<()> {
         self.nesting += 1;
         if self.nesting > MAX_NESTING {
-            return self.errorf(format_args!("exceeded maximum nesting depth ({MAX_NESTING})"));
+            return self.errorf(format_args!(
+                "exceeded maximum nesting depth ({MAX_NESTING})"
+            ));
         }
         Ok(())
     }
@@ -463,7 +482,8 @@ impl Parser {
             if self.peek().typ == ItemType::LeftDelim {
                 let delim = self.next();
                 if self.next_non_space().typ == ItemType::Define {
-                    let outer = std::mem::replace(&mut self.st, TreeState::new("definition".into()));
+                    let outer =
+                        std::mem::replace(&mut self.st, TreeState::new("definition".into()));
                     let result = self.parse_definition();
                     self.st = outer;
                     result?;

@@ -156,7 +156,8 @@ impl Pp {
 
     fn write_rune(&mut self, c: char) {
         let mut tmp = [0; 4];
-        self.buf.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+        self.buf
+            .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
     }
 
     fn print_arg(&mut self, arg: &Kind<'_>, verb: char) {
@@ -295,12 +296,18 @@ impl Pp {
             'x' => self.fmt_integer_base(v, 16, signed, verb, LDIGITS),
             'X' => self.fmt_integer_base(v, 16, signed, verb, UDIGITS),
             'c' => {
-                let c = u32::try_from(v).ok().and_then(char::from_u32).unwrap_or('\u{fffd}');
+                let c = u32::try_from(v)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{fffd}');
                 let mut tmp = [0; 4];
                 self.pad(c.encode_utf8(&mut tmp).as_bytes());
             }
             'q' => {
-                let c = u32::try_from(v).ok().and_then(char::from_u32).unwrap_or('\u{fffd}');
+                let c = u32::try_from(v)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{fffd}');
                 let quoted = go_fmt::quote_rune(c, self.f.plus);
                 self.pad_string(&quoted);
             }
@@ -312,7 +319,11 @@ impl Pp {
     /// Go's `fmt.fmtInteger`.
     fn fmt_integer_base(&mut self, u: u64, base: u64, signed: bool, verb: char, digits: &[u8; 17]) {
         let negative = signed && (u as i64) < 0;
-        let mut u = if negative { (u as i64).unsigned_abs() } else { u };
+        let mut u = if negative {
+            (u as i64).unsigned_abs()
+        } else {
+            u
+        };
         let mut prec = 0usize;
         if self.f.prec_present {
             prec = self.f.prec;
@@ -344,10 +355,8 @@ impl Pp {
         if self.f.sharp {
             match base {
                 2 => out.extend_from_slice(b"b0"),
-                8 => {
-                    if out.last() != Some(&b'0') {
-                        out.push(b'0');
-                    }
+                8 if out.last() != Some(&b'0') => {
+                    out.push(b'0');
                 }
                 16 => {
                     out.push(digits[16]);
@@ -381,12 +390,11 @@ impl Pp {
             4
         };
         let mut s = format!("U+{u:0prec$X}");
-        if self.f.sharp {
-            if let Some(c) = u32::try_from(u).ok().and_then(char::from_u32) {
-                if go_fmt::is_print(c) {
-                    s.push_str(&format!(" '{c}'"));
-                }
-            }
+        if self.f.sharp
+            && let Some(c) = u32::try_from(u).ok().and_then(char::from_u32)
+            && go_fmt::is_print(c)
+        {
+            s.push_str(&format!(" '{c}'"));
         }
         let zero = self.f.zero;
         self.f.zero = false;

@@ -152,7 +152,8 @@ fn number(n: &serde_json::Number) -> Kind<'static> {
     }
     let f = n.as_f64().unwrap_or(0.0);
     // -2^63 <= f < 2^63, whole: JSON writes it as an integer that fits an int64.
-    if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+    if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
+    {
         return Kind::Int64(f as i64);
     }
     Kind::Float(f)
