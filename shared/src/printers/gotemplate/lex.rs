@@ -356,6 +356,11 @@ impl Lexer<'_> {
         if !delim {
             return self.errorf("comment ends before closing delimiter".into());
         }
+        // Go 1.23 takes the comment as an item here (`thisItem`) without counting
+        // its newlines, so lines after a multi-line comment are numbered that many
+        // lower in its parse errors; kubectl shows those numbers.
+        self.start = self.pos;
+        self.start_line = self.line;
         if trim {
             self.pos += TRIM_MARKER_LEN;
         }

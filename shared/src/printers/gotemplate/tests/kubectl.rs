@@ -502,6 +502,110 @@ pub(super) const OUTPUTS: &[Case] = &[
         "{{index \"abc\" 1 | printf \"%v %T %c %d\"}}",
         "98 %!T(MISSING) %!c(MISSING) %!d(MISSING)",
     ),
+    ("{{if .kind}}\n{{.a\n\n}}\n{{end}}", "\n<no value>\n"),
+    (
+        "{{define \"a\"}}{{end}}{{define \"b\"}}{{.kind}}{{end}}\n{{- template \"b\" . -}}\n",
+        "ConfigMap",
+    ),
+    (
+        "{{\t.kind\t}}|{{\r.kind\r}}|{{\n.kind\n}}",
+        "ConfigMap|ConfigMap|ConfigMap",
+    ),
+    ("{{.kind\t-}}  x", "ConfigMapx"),
+    ("{{.kind -}}\t\r\n x {{- \"y\"}}", "ConfigMapxy"),
+    (
+        "{{with .nope}}1{{else with .nope2}}2{{else with .kind}}3{{.}}{{else}}4{{end}}",
+        "3ConfigMap",
+    ),
+    (
+        "{{range .spec.items}}{{with .}}{{if eq . \"b\"}}{{continue}}{{end}}{{.}}{{end}}{{end}}",
+        "ac",
+    ),
+    (
+        "{{range $i, $x := .spec.items}}{{if eq $i 1}}{{break}}{{end}}{{$x}}{{end}}|{{range .spec.emptylist}}{{else}}e{{end}}",
+        "a|e",
+    ),
+    (
+        "{{range $k, $v := .metadata}}{{$k}};{{end}}",
+        "annotations;labels;name;namespace;",
+    ),
+    (
+        "{{range $k := .spec.items}}{{$k}}{{end}} {{range $i, $e := .metadata.labels}}{{$i}}={{$e}} {{end}}",
+        "abc app=web tier=fe ",
+    ),
+    (
+        "{{$x := .spec.items}}{{range $x}}{{$x}}{{end}}",
+        "[a b c][a b c][a b c]",
+    ),
+    (
+        "{{range .spec.containers}}{{$.kind}}:{{.name}} {{end}}",
+        "ConfigMap:web ConfigMap:log ",
+    ),
+    (
+        "{{$a := 1}}{{range .spec.items}}{{$a = .}}{{end}}{{$a}}",
+        "c",
+    ),
+    ("{{$a := 1}}{{with .kind}}{{$a = 2}}{{end}}{{$a}}", "2"),
+    ("{{$a := 1}}{{with .kind}}{{$a := 2}}{{end}}{{$a}}", "1"),
+    (
+        "{{template \"x\" 1}}{{define \"x\"}}{{.}}{{$}}{{end}}",
+        "11",
+    ),
+    ("{{with $x := 1}}{{$x}}{{end}}", "1"),
+    ("{{if $x := .kind}}{{$x}}{{end}}", "ConfigMap"),
+    (
+        "{{if $x := .nope}}{{$x}}{{else}}{{$x}}{{end}}",
+        "<no value>",
+    ),
+    (
+        "{{index (index .spec.containers 0).ports 0 | printf \"%v\"}}",
+        "map[containerPort:80]",
+    ),
+    (
+        "{{printf \"%v\" .spec.mixed}} {{printf \"%q\" .spec.mixed}} {{printf \"%x\" .spec.nums}} {{printf \"%5.1f\" .spec.nums}} {{printf \"%t\" .spec.mixed}}",
+        "[1 x true <nil> map[k:v] [1 2]] ['\\x01' \"x\" %!q(bool=true) <nil> map[\"k\":\"v\"] ['\\x01' '\\x02']] [1 0x1.4p+01 -3] [%!f(int64=    1)   2.5 %!f(int64=   -3)] [%!t(int64=1) %!t(string=x) true <nil> map[%!t(string=k):%!t(string=v)] [%!t(int64=1) %!t(int64=2)]]",
+    ),
+    (
+        "{{printf \"%s\" .metadata}} {{printf \"%d\" .metadata.labels}} {{printf \"%v\" .spec.emptymap}} {{printf \"%+v\" .spec.containers}}",
+        "map[annotations:map[note:a <b> & \"c\"] labels:map[app:web tier:fe] name:web namespace:team] map[%!d(string=app):%!d(string=web) %!d(string=tier):%!d(string=fe)] map[] [map[image:nginx name:web ports:[map[containerPort:80]]] map[image:busybox name:log]]",
+    ),
+    (
+        "{{printf \"%c%c%c\" 72 105 33}} {{printf \"%q\" 0x1F600}} {{printf \"%+q\" 0x1F600}} {{printf \"%U\" 0x1F600}} {{printf \"%x\" -1}} {{printf \"%o\" -8}}",
+        "Hi! '😀' '\\U0001f600' U+1F600 -1 -10",
+    ),
+    (
+        "{{printf \"%08b|%-8b|%#08x|%# x\" 5 5 255 255}}",
+        "00000101|101     |0x000000ff| 0xff",
+    ),
+    (
+        "{{printf \"%.3s|%.10s|%5.2s|\" \"héllo\" \"hi\" \"héllo\"}}",
+        "hél|hi|   hé|",
+    ),
+    (
+        "{{printf \"%g|%g|%g|%g\" 0.0 -0.0 1e-300 123456789.0}} {{printf \"%.2e|%.0f|%5.1g\" 9.995 2.5 0.000123}}",
+        "0|-0|1e-300|1.23456789e+08 9.99e+00|2|0.0001",
+    ),
+    (
+        "{{printf \"%v %v\" 1.0e6 123456.0}} {{1e6}} {{123456.7}} {{0.000001}} {{1e-7}}",
+        "1e+06 123456 1e+06 123456.7 1e-06 1e-07",
+    ),
+    (
+        "{{print .spec.small .spec.ratio .spec.huge .spec.big .spec.neg}}",
+        "1e-05 0.5 1.2345678901234567e+19 1000000 -2",
+    ),
+    (
+        "{{printf \"%e %f %g %v %d %x\" .spec.huge .spec.huge .spec.huge .spec.huge .spec.huge .spec.big}}",
+        "1.234568e+19 12345678901234567168.000000 1.2345678901234567e+19 1.2345678901234567e+19 %!d(float64=1.2345678901234567e+19) f4240",
+    ),
+    (
+        "{{js \"\\u007f\\u0080\\ufeff\"}} {{html \"a\\x00b\"}} {{urlquery \"\\x00\\xff\"}}",
+        "\u{7f}\\u0080\\uFEFF a�b %00%FF",
+    ),
+    (
+        "{{index .data \"token\" | base64decode}} {{.data.token | base64decode | len}}",
+        "hello world 11",
+    ),
+    ("{{base64decode \"YR==\"}}", "a"),
 ];
 
 pub(super) const OUTPUTS_STRICT: &[Case] = &[
@@ -940,6 +1044,61 @@ pub(super) const EXEC_ERRORS: &[ErrCase] = &[
         "",
         "template: output:1:8: executing \"output\" at <call \"y\">: error calling call: non-function \"y\" of type string",
     ),
+    (
+        "a\n  b {{.kind}}\n{{.nope.x | printf \"%s\" | len}}\n  {{len .spec.replicas}}",
+        "a\n  b ConfigMap\n10\n  ",
+        "template: output:4:4: executing \"output\" at <len .spec.replicas>: error calling len: len of type int64",
+    ),
+    (
+        "l1\nl2 {{if .kind}}\n  {{- range .spec.items}}\n    {{.}} {{len 3}}\n  {{- end}}\n{{end}}",
+        "l1\nl2 \n    a ",
+        "template: output:4:12: executing \"output\" at <len 3>: error calling len: len of type int",
+    ),
+    (
+        "x\n{{`raw\nstring`}} {{3 4\n}}",
+        "x\nraw\nstring ",
+        "template: output:3:12: executing \"output\" at <3>: can't give argument to non-function 3",
+    ),
+    (
+        "\n{{define \"a\"}}\n{{.x.y}}\n{{end}}\n{{template \"a\" .spec.items}}",
+        "\n\n\n",
+        "template: output:3:4: executing \"a\" at <.x.y>: can't evaluate field x in type []interface {}",
+    ),
+    (
+        "{{(.spec).items}} {{(index .spec.containers 0).name | len}} {{((.spec.containers)).x}}",
+        "[a b c] 3 ",
+        "template: output:1:69: executing \"output\" at <.spec.containers>: can't evaluate field x in type []interface {}",
+    ),
+    (
+        "{{(len .kind).x}}",
+        "",
+        "template: output:1:7: executing \"output\" at <.kind>: can't evaluate field x in type int",
+    ),
+    (
+        "{{len.x}}",
+        "",
+        "template: output:1:2: executing \"output\" at <len>: wrong number of args for len: want 1 got 0",
+    ),
+    (
+        "{{base64decode \"YQ==\\n\"}} {{base64decode \"YQ\\r\\n==\"}} {{base64decode \"Y Q==\"}}",
+        "a a ",
+        "template: output:1:56: executing \"output\" at <base64decode \"Y Q==\">: error calling base64decode: base64 decode failed: illegal base64 data at input byte 1",
+    ),
+    (
+        "{{base64decode \"YQ=\"}}",
+        "",
+        "template: output:1:2: executing \"output\" at <base64decode \"YQ=\">: error calling base64decode: base64 decode failed: illegal base64 data at input byte 3",
+    ),
+    (
+        "{{base64decode \"YQ==YQ==\"}}",
+        "",
+        "template: output:1:2: executing \"output\" at <base64decode \"YQ==YQ==\">: error calling base64decode: base64 decode failed: illegal base64 data at input byte 4",
+    ),
+    (
+        "{{base64decode \"=\"}}",
+        "",
+        "template: output:1:2: executing \"output\" at <base64decode \"=\">: error calling base64decode: base64 decode failed: illegal base64 data at input byte 0",
+    ),
 ];
 
 pub(super) const EXEC_ERRORS_STRICT: &[ErrCase] = &[
@@ -987,6 +1146,36 @@ pub(super) const EXEC_ERRORS_STRICT: &[ErrCase] = &[
         "{{(.nope).x}}",
         "",
         "template: output:1:3: executing \"output\" at <.nope>: map has no entry for key \"nope\"",
+    ),
+    (
+        "{{.kind.x.y}}",
+        "",
+        "template: output:1:7: executing \"output\" at <.kind.x.y>: can't evaluate field x in type interface {}",
+    ),
+    (
+        "{{$.nope}}",
+        "",
+        "template: output:1:3: executing \"output\" at <$.nope>: map has no entry for key \"nope\"",
+    ),
+    (
+        "{{$x := .nope}}{{$x}}",
+        "",
+        "template: output:1:8: executing \"output\" at <.nope>: map has no entry for key \"nope\"",
+    ),
+    (
+        "{{range .nope}}{{end}}",
+        "",
+        "template: output:1:8: executing \"output\" at <.nope>: map has no entry for key \"nope\"",
+    ),
+    (
+        "{{exists . \"a\"}}{{index . \"zz\" | printf \"%v\"}}{{eq .nope .nope}}",
+        "false<nil>",
+        "template: output:1:51: executing \"output\" at <.nope>: map has no entry for key \"nope\"",
+    ),
+    (
+        "{{/*\n*/}}\n{{.a.b}}",
+        "\n",
+        "template: output:3:4: executing \"output\" at <.a.b>: map has no entry for key \"a\"",
     ),
 ];
 
@@ -1199,4 +1388,80 @@ pub(super) const PARSE_ERRORS: &[Case] = &[
     ("{{\"\\'\"}}", "template: output:1: invalid syntax"),
     ("{{\"\\400\"}}", "template: output:1: invalid syntax"),
     ("{{\"\\ud800\"}}", "template: output:1: invalid syntax"),
+    (
+        "{{if .kind}}\n{{.a\n\n",
+        "template: output:4: unclosed action started at output:2",
+    ),
+    (
+        "{{/* one\ntwo */}}\n{{.x\n",
+        "template: output:3: unclosed action started at output:2",
+    ),
+    (
+        "x\n{{\"abc\n\"}}",
+        "template: output:2: unterminated quoted string",
+    ),
+    (
+        "x\n{{'\n'}}",
+        "template: output:2: unterminated character constant",
+    ),
+    (
+        "\n{{define \"a\"}}\n{{.x.y\n{{end}}",
+        "template: output:4: unexpected \"{\" in operand",
+    ),
+    (
+        "{{with .nope}}1{{else if .kind}}2{{end}}",
+        "template: output:1: unexpected <if> in input",
+    ),
+    (
+        "{{if .nope}}1{{else with .kind}}2{{end}}",
+        "template: output:1: unexpected <with> in input",
+    ),
+    (
+        "{{range .spec.items}}{{else}}{{continue}}{{end}}",
+        "template: output:1: {{continue}} outside {{range}}",
+    ),
+    (
+        "{{range $e := .spec.items}}{{$e}}{{end}}{{$e}}",
+        "template: output:1: undefined variable \"$e\"",
+    ),
+    (
+        "{{- /* one\ntwo\n */ -}}\n\n{{.x\n",
+        "template: output:4: unclosed action started at output:3",
+    ),
+    (
+        "a\n{{/* c */}}\nb\n{{/* d\n*/}}{{if}}",
+        "template: output:4: missing value for if",
+    ),
+    (
+        "{{/*\n*/}}{{/*\n*/}}x\n{{end}}",
+        "template: output:2: unexpected {{end}}",
+    ),
+    (
+        "\n\n{{- .a -}}\n\n{{- if -}}",
+        "template: output:5: missing value for if",
+    ),
+    (
+        "{{ .a -}}\n\n{{ if }}",
+        "template: output:3: missing value for if",
+    ),
+    (
+        "{{if 1}}\n{{else}}\n{{else}}\n{{end}}",
+        "template: output:3: expected end; found {{else}}",
+    ),
+    (
+        "{{if 1}}\n{{\n.a\n}}\n{{end}}\n{{end}}",
+        "template: output:6: unexpected {{end}}",
+    ),
+    (
+        "{{define \"a\"}}\nx\n{{end}}\n{{define \"a\"}}\ny\n{{end}}",
+        "template: output:6: template: multiple definition of template \"a\"",
+    ),
+    (
+        "{{block \"b\" .}}\n{{else}}{{end}}",
+        "template: output:1: unexpected {{else}} in block clause",
+    ),
+    (
+        "{{range .x}}\n{{define \"z\"}}{{end}}\n{{end}}",
+        "template: output:2: unexpected <define> in command",
+    ),
 ];
