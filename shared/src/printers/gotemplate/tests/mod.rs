@@ -1,9 +1,11 @@
 //! Tests of the Go-template engine. Most expectations are kubectl's own output,
-//! recorded in [`kubectl`]; the tests here cover the same ground by piece (lexer,
-//! parser, values, functions, missing keys) in a readable form, plus what kubectl
-//! cannot show: byte output that is not UTF-8, the resource bounds, and that no
-//! template makes the engine panic.
+//! recorded in [`kubectl`], and Go's `fmt.Sprintf` output for `printf`, recorded in
+//! [`go_fmt`]; the tests here cover the same ground by piece (lexer, parser, values,
+//! functions, missing keys) in a readable form, plus what kubectl cannot show: byte
+//! output that is not UTF-8, the resource bounds, and that no template makes the
+//! engine panic.
 
+mod go_fmt;
 mod kubectl;
 
 use serde_json::{Value, json};
@@ -165,6 +167,23 @@ fn kubectl_parse_errors() {
     for (template, message) in kubectl::PARSE_ERRORS {
         let err = Template::parse(template).expect_err(template);
         assert_eq!(err.to_string(), *message, "{template}");
+    }
+}
+
+#[test]
+fn printf_matches_gos_fmt() {
+    let data = json!({"m": {"a": 1, "b": "x"}, "l": [1, "y", null]});
+    for (format, expected) in go_fmt::PRINTF {
+        let template = format!("{{{{printf `{format}` {}}}}}", go_fmt::PRINTF_ARGS);
+        assert_eq!(run(&template, &data).as_deref(), Ok(*expected), "{format}");
+    }
+    for (format, value, expected) in go_fmt::FLOATS {
+        let template = format!("{{{{printf `{format}` .f}}}}");
+        assert_eq!(
+            run(&template, &json!({ "f": value })).as_deref(),
+            Ok(*expected),
+            "{format} {value:?}"
+        );
     }
 }
 
