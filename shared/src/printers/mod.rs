@@ -96,10 +96,9 @@ pub enum Error {
         reason: jsonpath::ParseError,
     },
     /// The template failed on an object: kubectl's message with the template and the
-    /// object in Go syntax. It ends in one blank line fewer than kubectl's text,
-    /// because [`crate::cli::finish`] ends every message with a newline.
+    /// object in Go syntax, up to its three final newlines.
     #[error(
-        "error executing jsonpath {}: Error executing template: {message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{object}\n\n",
+        "error executing jsonpath {}: Error executing template: {message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{object}\n\n\n",
         go_fmt::quote(.template)
     )]
     JsonPathExecute {

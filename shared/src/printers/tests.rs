@@ -152,7 +152,7 @@ fn jsonpath_missing_keys_are_empty_or_kubectls_error() {
          Printing more information for debugging the template:\n\
          \ttemplate was:\n\t\t{.nope}\n\
          \tobject given to jsonpath engine was:\n\
-         \t\tmap[string]interface {}{\"apiVersion\":\"v1\", \"kind\":\"Pod\", \"metadata\":map[string]interface {}{\"labels\":map[string]interface {}{\"run\":\"x\"}, \"name\":\"x\"}, \"spec\":map[string]interface {}{\"containers\":[]interface {}{map[string]interface {}{\"image\":\"nginx\", \"name\":\"x\", \"resources\":map[string]interface {}{}}}, \"dnsPolicy\":\"ClusterFirst\", \"restartPolicy\":\"Always\"}, \"status\":map[string]interface {}{}}\n\n"
+         \t\tmap[string]interface {}{\"apiVersion\":\"v1\", \"kind\":\"Pod\", \"metadata\":map[string]interface {}{\"labels\":map[string]interface {}{\"run\":\"x\"}, \"name\":\"x\"}, \"spec\":map[string]interface {}{\"containers\":[]interface {}{map[string]interface {}{\"image\":\"nginx\", \"name\":\"x\", \"resources\":map[string]interface {}{}}}, \"dnsPolicy\":\"ClusterFirst\", \"restartPolicy\":\"Always\"}, \"status\":map[string]interface {}{}}\n\n\n"
     );
 }
 
