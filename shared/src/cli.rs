@@ -123,7 +123,14 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "{}", format_error(&err));
+    // kubectl's `fatal` adds a newline only to a message that lacks one (a Go
+    // template's error can end in one, from the value it quotes).
+    let message = format_error(&err);
+    let _ = if message.ends_with('\n') {
+        write!(stderr, "{message}")
+    } else {
+        writeln!(stderr, "{message}")
+    };
     if err.downcast_ref::<UsageError>().is_some() {
         let _ = writeln!(stderr, "See '{command} -h' for help and examples");
     }

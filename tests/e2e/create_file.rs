@@ -502,6 +502,93 @@ async fn jsonpath_output_matches_kubectl_get() {
     );
 }
 
+/// `-o go-template=…` prints each created object through the template as
+/// `kubectl get -o go-template=…` does: maps as `map[k:v]`, a missing key as
+/// `<no value>`, whole numbers as integers (so `eq .replicas 2` holds), and a
+/// template failing on one object reported with kubectl's message.
+#[tokio::test]
+async fn go_template_output_matches_kubectl_get() {
+    let ns = cluster().namespace("create-file-gotemplate").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = write(
+        dir.path(),
+        "objs.yaml",
+        &format!(
+            "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {{app: web}}\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports:\n        - containerPort: 80\n",
+            configmap("settings", "app: web")
+        ),
+    );
+    let template = r#"{{.kind}}/{{.metadata.name}} {{.metadata.labels}} {{.data.k}}{{with .spec}} {{.replicas}}{{if eq .replicas 2}} two{{end}}{{range .template.spec.containers}} {{.image}}{{range .ports}}:{{.containerPort}}{{end}}{{end}}{{end}}{{"\n"}}"#;
+    let out = create_file(&[
+        "-n",
+        ns.as_str(),
+        "-f",
+        &manifest,
+        "-o",
+        &format!("go-template={template}"),
+    ]);
+    out.success();
+    let mut expected = String::new();
+    for object in ["configmap/settings", "deployment/web"] {
+        let get = cluster()
+            .kubectl()
+            .args(["get", object, "-n", ns.as_str(), "-o"])
+            .arg(format!("go-template={template}"))
+            .run();
+        get.success();
+        expected.push_str(&get.stdout);
+    }
+    assert_eq!(out.stdout, expected);
+    assert_eq!(
+        lines(&out.stdout),
+        [
+            "ConfigMap/settings map[app:web] v",
+            "Deployment/web map[app:web] <no value> 2 two nginx:1.27:80"
+        ]
+    );
+
+    // With missing keys refused, the ConfigMap (no .spec) fails and the Deployment
+    // still prints (a client dry run: the objects exist already); `kubectl get` of
+    // the two fails on the ConfigMap with the same message.
+    let strict = r#"{{.metadata.name}} {{.spec.replicas}}{{"\n"}}"#;
+    let out = create_file(&[
+        "-n",
+        ns.as_str(),
+        "-f",
+        &manifest,
+        "--dry-run=client",
+        "--allow-missing-template-keys=false",
+        "-o",
+        &format!("go-template={strict}"),
+    ]);
+    out.code(1);
+    let get = cluster()
+        .kubectl()
+        .args([
+            "get",
+            "configmap/settings",
+            "deployment/web",
+            "-n",
+            ns.as_str(),
+            "--allow-missing-template-keys=false",
+            "-o",
+        ])
+        .arg(format!("go-template={strict}"))
+        .run();
+    get.code(1);
+    let message = "template: output:1:26: executing \"output\" at <.spec.replicas>: map has no entry for key \"spec\"";
+    for text in [&out.stderr, &get.stderr] {
+        assert!(text.contains(message), "{text}");
+    }
+    assert!(
+        out.stdout
+            .starts_with(&format!("settings Error executing template: {message}. ")),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with("\n\nweb 2\n"), "{}", out.stdout);
+}
+
 /// Runs `create-file` through kubectl with `script` as the editor and `tmp` as the
 /// temporary directory (where the edited files and any kept copy go).
 fn create_file_editing(args: &[&str], script: &str, tmp: &Path) -> Output {

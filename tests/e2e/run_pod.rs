@@ -520,3 +520,81 @@ async fn jsonpath_output_matches_kubectl_get() {
         out.stderr
     );
 }
+
+/// `-o go-template=…` on the created pod prints what `kubectl get -o go-template=…`
+/// prints for the same template (fields the server does not change between the two
+/// reads).
+#[tokio::test]
+async fn go_template_output_matches_kubectl_get() {
+    let ns = cluster().namespace("run-pod-gotemplate").await;
+    let templates = [
+        "{{.metadata.name}}",
+        r#"{{.kind}}/{{.metadata.name}} {{range .spec.containers}}{{.image}} {{end}}{{.metadata.labels}}{{"\n"}}"#,
+        r#"{{range .spec.containers}}{{.name}}:{{range .ports}}{{if eq .containerPort 80}}{{.protocol}}{{end}}{{end}}{{"\n"}}{{end}}"#,
+        r#"{{index .metadata.labels "app"}} {{len .spec.containers}} {{printf "%s/%s" .metadata.namespace .metadata.name}} {{.spec.restartPolicy}} {{.status.nope}}{{"\n"}}"#,
+    ];
+    for (i, template) in templates.iter().enumerate() {
+        let name = format!("gt{i}");
+        let out = run_pod(
+            ns.as_str(),
+            &[
+                &name,
+                "--image=nginx",
+                "--port=80",
+                "--labels=app=web,tier=fe",
+                "-o",
+                &format!("go-template={template}"),
+            ],
+        );
+        out.success();
+        let get = cluster()
+            .kubectl()
+            .args(["get", "pod", &name, "-n", ns.as_str(), "-o"])
+            .arg(format!("go-template={template}"))
+            .run();
+        get.success();
+        assert_eq!(out.stdout, get.stdout, "template {template}");
+        assert!(!out.stdout.is_empty(), "template {template}");
+    }
+    // `--template` alone means go-template, as in kubectl.
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "bare",
+            "--image=nginx",
+            "--template",
+            "{{.kind}} {{.metadata.name}}",
+        ],
+    );
+    out.success();
+    assert_eq!(out.stdout, "Pod bare");
+    // A missing key with --allow-missing-template-keys=false fails after the pod was
+    // created, with kubectl's message and debugging text.
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "strict",
+            "--image=nginx",
+            "--allow-missing-template-keys=false",
+            "-o",
+            "go-template={{.nope}}",
+        ],
+    );
+    out.code(1);
+    let message =
+        "template: output:1:2: executing \"output\" at <.nope>: map has no entry for key \"nope\"";
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: error executing template \"{{{{.nope}}}}\": {message}"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.starts_with(&format!(
+            "Error executing template: {message}. Printing more information for debugging the template:\n"
+        )),
+        "{}",
+        out.stdout
+    );
+}

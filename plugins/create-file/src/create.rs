@@ -23,6 +23,7 @@ use kube::runtime::wait::await_condition;
 use serde_json::Value;
 use shared::cli::SilentExit;
 use shared::flags::DryRunStrategy;
+use shared::printers::Error as PrintError;
 use shared::resource::{Info, Visited};
 use shared::rest::Helper;
 
@@ -57,7 +58,19 @@ impl Output<'_> {
         let mut out = std::io::stdout().lock();
         while let Some(result) = self.pending.remove(&self.next) {
             match result {
-                Ok(obj) => self.opts.printer.print(&obj, &mut out)?,
+                Ok(obj) => {
+                    if let Err(err) = self.opts.printer.print(&obj, &mut out) {
+                        // A template that fails on one object is reported with the
+                        // other failures, as kubectl's continue-on-error visitor does;
+                        // a failing stdout still ends the run.
+                        match err.get_ref().and_then(|e| e.downcast_ref::<PrintError>()) {
+                            Some(print_error) => {
+                                self.failures.push(Failure::Other(print_error.to_string()));
+                            }
+                            None => return Err(err.into()),
+                        }
+                    }
+                }
                 Err(failure) => self.failures.push(failure),
             }
             self.next += 1;

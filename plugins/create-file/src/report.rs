@@ -64,7 +64,14 @@ fn chain(err: &dyn std::error::Error) -> String {
 pub fn write_failures(failures: &[Failure], out: &mut dyn Write) -> std::io::Result<()> {
     let alone = failures.len() == 1;
     for failure in failures {
-        writeln!(out, "{}", failure.render(alone))?;
+        let text = failure.render(alone);
+        // One error is printed as kubectl's `fatal` does, adding a newline only if
+        // it lacks one; each of several gets one (`MultipleErrors`).
+        if alone && text.ends_with('\n') {
+            write!(out, "{text}")?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
     }
     Ok(())
 }
@@ -106,6 +113,22 @@ mod tests {
         assert_eq!(
             render(&[Failure::Other("a".into()), Failure::Other("b".into())]),
             "a\nb\n"
+        );
+    }
+
+    /// kubectl adds a newline to a lone error only if it lacks one (a Go template's
+    /// error can end in one), and always ends each of several errors with one.
+    #[test]
+    fn messages_ending_in_a_newline_are_not_doubled_when_alone() {
+        let ends =
+            || Failure::Other("error executing template \"x\": range can't iterate over \n".into());
+        assert_eq!(
+            render(&[ends()]),
+            "error: error executing template \"x\": range can't iterate over \n"
+        );
+        assert_eq!(
+            render(&[ends(), Failure::Other("second".into())]),
+            "error executing template \"x\": range can't iterate over \n\nsecond\n"
         );
     }
 }

@@ -333,12 +333,20 @@ impl RunPodOptions {
                 with_go_zero_values(o);
             }
             let printer = self.print.to_printer("created", self.dry_run)?;
+            // As kubectl: a service that fails to print (a template error) is
+            // reported after the pod, unless the pod fails too.
+            let mut service_error = None;
             if let Some(svc) = &service {
-                printer.print(svc, out)?;
-                self.yaml_separator(out)?;
+                match printer.print(svc, out) {
+                    Ok(()) => self.yaml_separator(out)?,
+                    Err(e) => service_error = Some(e),
+                }
             }
             printer.print(&obj, out)?;
-            return Ok(ExitCode::SUCCESS);
+            return match service_error {
+                Some(e) => Err(e.into()),
+                None => Ok(ExitCode::SUCCESS),
+            };
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -395,11 +403,15 @@ impl RunPodOptions {
         let mut service_error = None;
         if let Some(svc) = service {
             match target.create(svc).await {
-                Ok(svc) => {
-                    printer.print(&svc.object, out)?;
-                    self.yaml_separator(out)?;
-                    all_created.push(svc);
-                }
+                // kubectl reports a service it cannot print (a template error)
+                // like one it cannot create: after the pod.
+                Ok(svc) => match printer.print(&svc.object, out) {
+                    Ok(()) => {
+                        self.yaml_separator(out)?;
+                        all_created.push(svc);
+                    }
+                    Err(e) => service_error = Some(e.into()),
+                },
                 Err(e) => service_error = Some(e),
             }
         }

@@ -114,6 +114,10 @@ fn output_values_after_space_after_equals_and_attached() {
                 "json",
                 "yaml",
                 "name",
+                "go-template",
+                "go-template-file",
+                "template",
+                "templatefile",
                 "jsonpath",
                 "jsonpath-as-json",
                 "jsonpath-file"

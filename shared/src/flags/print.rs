@@ -1,7 +1,6 @@
 //! `-o/--output`, `--show-managed-fields`, `--template` and
-//! `--allow-missing-template-keys`: cli-runtime's `PrintFlags` with its JSON/YAML, name
-//! and JSONPath printer flags (kubectl's Go-template printers are not offered, see
-//! [`crate::printers`]).
+//! `--allow-missing-template-keys`: cli-runtime's `PrintFlags` with its JSON/YAML, name,
+//! Go-template and JSONPath printer flags, tried in kubectl's order.
 //!
 //! A command flattens [`PrintFlags`] into its arguments and, once it knows the
 //! dry-run strategy, calls [`PrintFlags::to_printer`] with the verb it performs:
@@ -18,8 +17,18 @@
 
 use crate::flags::DryRunStrategy;
 use crate::printers::{
-    self, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter, Printer, YamlPrinter,
+    self, GoTemplatePrinter, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter, Printer,
+    YamlPrinter,
 };
+
+/// The Go-template formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
+/// (cli-runtime's `templateFormats`).
+const GO_TEMPLATE_FORMATS: [&str; 4] = [
+    "go-template",
+    "go-template-file",
+    "template",
+    "templatefile",
+];
 
 /// The JSONPath formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
 /// (cli-runtime's `jsonFormats`).
@@ -33,17 +42,17 @@ pub struct PrintFlags {
         short = 'o',
         long = "output",
         value_name = "FORMAT",
-        help = "Output format. One of: (json, yaml, name, jsonpath, jsonpath-as-json, jsonpath-file)."
+        help = "Output format. One of: (json, yaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file)."
     )]
     pub output: Option<String>,
 
-    /// `--template`: the template for `-o jsonpath|jsonpath-file|jsonpath-as-json`
-    /// when it is not given after `=`. kubectl's wording for commands that have only
-    /// JSONPath templates (its default text names the Go-template formats we lack).
+    /// `--template`: the template (or, for the `-file` formats, its path) when it is
+    /// not given after `=`; without `-o` it means `-o go-template`. The help is
+    /// kubectl's.
     #[arg(
         long = "template",
         value_name = "TEMPLATE",
-        help = "Template string or path to template file to use when --output=jsonpath, --output=jsonpath-file."
+        help = "Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview]."
     )]
     pub template: Option<String>,
 
@@ -104,6 +113,9 @@ impl PrintFlags {
     /// with kubectl's dry-run suffix (`pod/web created (server dry run)`).
     ///
     /// `operation` is the past-tense verb of the command (`created`, `configured`).
+    /// As cli-runtime's `PrintFlags.ToPrinter`, the printer families are tried in
+    /// turn (JSON/YAML, name, Go template, JSONPath), each ignoring a format that is
+    /// not its own.
     pub fn to_printer(
         &self,
         operation: &str,
@@ -111,79 +123,84 @@ impl PrintFlags {
     ) -> Result<Box<dyn Printer>, printers::Error> {
         let show = self.show_managed_fields;
         let template = self.template.as_deref().filter(|t| !t.is_empty());
-        if self.format().is_none() && template.is_some() {
-            // kubectl reads `--template` without `-o` as `-o go-template`, which we do
-            // not offer.
-            return Err(printers::Error::UnsupportedFormat {
-                format: "go-template".to_string(),
-            });
+        // kubectl reads `--template` without `-o` as `-o go-template`; an explicit
+        // `-o ''` keeps the default output.
+        let output = match (self.output.as_deref(), template) {
+            (None, Some(_)) => "go-template",
+            (output, _) => output.unwrap_or_default(),
+        };
+        match output {
+            "json" => {
+                return Ok(Box::new(JsonPrinter {
+                    show_managed_fields: show,
+                }));
+            }
+            "yaml" => return Ok(Box::new(YamlPrinter::new(show))),
+            "name" => return Ok(Box::new(NamePrinter)),
+            "" => {
+                return Ok(Box::new(OperationPrinter {
+                    operation: format!("{operation}{}", dry_run.operation_suffix()),
+                }));
+            }
+            _ => {}
         }
-        if let Some(printer) = self.jsonpath_printer(template)? {
+        if let Some((format, text)) = template_format(output, template, &GO_TEMPLATE_FORMATS)? {
+            let text = match format {
+                "go-template-file" | "templatefile" => read_template(text)?,
+                _ => text.to_string(),
+            };
+            let printer = GoTemplatePrinter::new(&text, self.allow_missing_template_keys)?;
             return Ok(Box::new(printer));
         }
-        Ok(match self.format() {
-            None => Box::new(OperationPrinter {
-                operation: format!("{operation}{}", dry_run.operation_suffix()),
-            }),
-            Some("json") => Box::new(JsonPrinter {
-                show_managed_fields: show,
-            }),
-            Some("yaml") => Box::new(YamlPrinter::new(show)),
-            Some("name") => Box::new(NamePrinter),
-            Some(other) => {
-                return Err(printers::Error::UnsupportedFormat {
-                    format: other.to_string(),
-                });
-            }
+        if let Some((format, text)) = template_format(output, template, &JSONPATH_FORMATS)? {
+            let text = match format {
+                "jsonpath-file" => read_template(text)?,
+                _ => text.to_string(),
+            };
+            let printer = JsonPathPrinter::new(
+                &text,
+                self.allow_missing_template_keys,
+                format == "jsonpath-as-json",
+            )?;
+            return Ok(Box::new(printer));
+        }
+        Err(printers::Error::UnsupportedFormat {
+            format: output.to_string(),
         })
     }
 }
 
-impl PrintFlags {
-    /// cli-runtime's `JSONPathPrintFlags.ToPrinter`: `None` when `-o` is no JSONPath
-    /// format. The template comes from `--template` if given, else from after `=`.
-    fn jsonpath_printer(
-        &self,
-        template: Option<&str>,
-    ) -> Result<Option<JsonPathPrinter>, printers::Error> {
-        let Some(output) = self.format() else {
-            return Ok(None);
-        };
-        let (format, value) = match template {
-            Some(t) => (output, t),
-            None => JSONPATH_FORMATS
-                .iter()
-                .find_map(|f| {
-                    output
-                        .strip_prefix(f)
-                        .and_then(|rest| rest.strip_prefix('='))
-                        .map(|rest| (*f, rest))
-                })
-                .unwrap_or((output, "")),
-        };
-        if !JSONPATH_FORMATS.contains(&format) {
-            return Ok(None);
-        }
-        if value.is_empty() {
-            return Err(printers::Error::NoTemplate);
-        }
-        let text;
-        let template = if format == "jsonpath-file" {
-            text = read_template(value)?;
-            text.as_str()
-        } else {
-            value
-        };
-        JsonPathPrinter::new(
-            template,
-            self.allow_missing_template_keys,
-            format == "jsonpath-as-json",
-        )
-        .map(Some)
+/// cli-runtime's template printer flags (`GoTemplatePrintFlags`, `JSONPathPrintFlags`):
+/// the format of `formats` that `output` names and its template, taken from
+/// `--template` if given, else from after `FORMAT=`; `None` when `output` is no
+/// format of the family.
+fn template_format<'a>(
+    output: &'a str,
+    template: Option<&'a str>,
+    formats: &[&'static str],
+) -> Result<Option<(&'a str, &'a str)>, printers::Error> {
+    let (format, value) = match template {
+        Some(t) => (output, t),
+        None => formats
+            .iter()
+            .find_map(|f| {
+                output
+                    .strip_prefix(f)
+                    .and_then(|rest| rest.strip_prefix('='))
+                    .map(|rest| (*f, rest))
+            })
+            .unwrap_or((output, "")),
+    };
+    if !formats.contains(&format) {
+        return Ok(None);
     }
+    if value.is_empty() {
+        return Err(printers::Error::NoTemplate);
+    }
+    Ok(Some((format, value)))
 }
 
-/// Reads a `jsonpath-file` template, with Go's `os.ReadFile` wording on failure.
+/// Reads a `-file` template, with Go's `os.ReadFile` wording on failure.
 fn read_template(path: &str) -> Result<String, printers::Error> {
     use std::io::Read as _;
     let failed = |op: &str, err: std::io::Error| {
@@ -271,7 +288,7 @@ mod tests {
         assert_eq!(
             err.map(|e| e.to_string()).as_deref(),
             Some(
-                "unable to match a printer suitable for the output format \"wide\", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml"
+                "unable to match a printer suitable for the output format \"wide\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml"
             )
         );
     }
@@ -310,15 +327,25 @@ mod tests {
         assert_eq!(
             to_err(&with_template("jsonpath={.a}")).as_deref(),
             Some(
-                "unable to match a printer suitable for the output format \"jsonpath={.a}\", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml"
+                "unable to match a printer suitable for the output format \"jsonpath={.a}\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml"
             )
         );
-        // kubectl reads --template without -o as go-template, which we lack.
+        // kubectl reads --template without -o as go-template…
         let bare = PrintFlags {
-            template: Some("{{.kind}}".to_string()),
+            template: Some("{{.kind}}/{{.metadata.name}}".to_string()),
             ..PrintFlags::default()
         };
-        assert!(to_err(&bare).is_some_and(|e| e.contains("output format \"go-template\"")));
+        assert_eq!(render(&bare, DryRunStrategy::None), "Deployment/web");
+        // … but an explicit empty -o keeps the default output (kubectl run
+        // x --image=nginx --dry-run=client -o '' --template='{{.kind}}').
+        let empty = PrintFlags {
+            output: Some(String::new()),
+            ..bare
+        };
+        assert_eq!(
+            render(&empty, DryRunStrategy::Client),
+            "deployment.apps/web created (dry run)\n"
+        );
     }
 
     #[test]
@@ -359,17 +386,89 @@ mod tests {
     }
 
     #[test]
-    fn go_templates_are_not_offered() {
+    fn go_template_formats_take_the_template_after_the_equals_sign_or_from_template() {
         for output in [
-            "go-template={{.kind}}",
-            "template={{.kind}}",
-            "go-template-file=x",
-            "templatefile=x",
+            "go-template={{.kind}} {{.metadata.name}}",
+            "template={{.kind}} {{.metadata.name}}",
         ] {
-            assert!(
-                to_err(&flags(output)).is_some_and(|e| e.starts_with("unable to match a printer")),
+            assert_eq!(
+                render(&flags(output), DryRunStrategy::None),
+                "Deployment web",
                 "{output}"
             );
         }
+        let with_template = PrintFlags {
+            output: Some("go-template".to_string()),
+            template: Some("{{.apiVersion}}".to_string()),
+            ..PrintFlags::default()
+        };
+        assert_eq!(render(&with_template, DryRunStrategy::None), "apps/v1");
+    }
+
+    #[test]
+    fn go_template_errors_are_kubectls() {
+        for output in [
+            "go-template",
+            "go-template=",
+            "template",
+            "go-template-file",
+            "templatefile=",
+        ] {
+            assert_eq!(
+                to_err(&flags(output)).as_deref(),
+                Some("template format specified but no template given"),
+                "{output}"
+            );
+        }
+        // kubectl run x --image=nginx --dry-run=client -o go-template='{{.a'
+        assert_eq!(
+            to_err(&flags("go-template={{.a")).as_deref(),
+            Some("error parsing template {{.a, template: output:1: unclosed action")
+        );
+        // The printer applies --allow-missing-template-keys.
+        let strict = PrintFlags {
+            allow_missing_template_keys: false,
+            ..flags("go-template={{.nope}}")
+        };
+        let printer = strict
+            .to_printer("created", DryRunStrategy::None)
+            .expect("printer");
+        let mut out = Vec::new();
+        let err = printer
+            .print(&serde_json::json!({"kind": "Pod"}), &mut out)
+            .expect_err("missing key");
+        assert_eq!(
+            err.to_string(),
+            "error executing template \"{{.nope}}\": template: output:1:2: executing \"output\" at <.nope>: map has no entry for key \"nope\""
+        );
+    }
+
+    #[test]
+    fn go_template_files_are_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("t.tmpl");
+        std::fs::write(&file, "{{.metadata.name}}/{{.kind}}").expect("write");
+        for format in ["go-template-file", "templatefile"] {
+            let output = format!("{format}={}", file.display());
+            assert_eq!(
+                render(&flags(&output), DryRunStrategy::None),
+                "web/Deployment"
+            );
+        }
+        // --template is the path for the -file formats.
+        let via_flag = PrintFlags {
+            output: Some("go-template-file".to_string()),
+            template: Some(file.display().to_string()),
+            ..PrintFlags::default()
+        };
+        assert_eq!(render(&via_flag, DryRunStrategy::None), "web/Deployment");
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            to_err(&flags(&format!("templatefile={}", missing.display()))),
+            Some(format!(
+                "error reading --template {0}, open {0}: no such file or directory",
+                missing.display()
+            ))
+        );
     }
 }

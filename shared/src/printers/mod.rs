@@ -11,24 +11,22 @@
 //! | `json`                   | [`JsonPrinter`]     | the object, 4-space indented    |
 //! | `yaml`                   | [`YamlPrinter`]     | the object, `---` between objects |
 //! | `name`                   | [`NamePrinter`]     | `pod/web`, `deployment.apps/web` |
+//! | `go-template=T`, `template=T` | [`GoTemplatePrinter`] | template `T` ([`gotemplate`]) |
+//! | `go-template-file=F`, `templatefile=F` | [`GoTemplatePrinter`] | the template in file `F` |
 //! | `jsonpath=T`             | [`JsonPathPrinter`] | template `T` ([`jsonpath`])     |
 //! | `jsonpath-file=F`        | [`JsonPathPrinter`] | the template in file `F`        |
 //! | `jsonpath-as-json=T`     | [`JsonPathPrinter`] | each action's results as a JSON list |
 //!
-//! `--template=T` with `-o jsonpath` / `jsonpath-file` / `jsonpath-as-json` gives the
-//! template as kubectl allows, and `--allow-missing-template-keys=false` turns a
-//! missing key into an error.
+//! `--template=T` gives the template of any of these formats as kubectl allows, and
+//! on its own (no `-o`) means `-o go-template`; `--allow-missing-template-keys=false`
+//! turns a missing key into an error.
 //!
-//! kubectl's Go-template formats (`go-template`, `go-template-file`, `template`,
-//! `templatefile`) are not offered and fail with kubectl's "unable to match a printer"
-//! message listing the formats we have. The only Rust port of Go's `text/template`,
-//! `gtmpl` 0.7.1 (passively maintained, last release 2021), gets common kubectl
-//! templates wrong: `{{.metadata.labels}}` prints Rust debug text (`{"app":
-//! String("web")}`) in hash order instead of Go's `map[app:web]`, a null prints `nil`
-//! instead of `<no value>`, `printf "%q"` does not quote, and it has no
-//! `missingkey=error` for `--allow-missing-template-keys=false`. A Go template engine is
-//! too large to write by hand here. kubectl's JSONPath dialect has no crate either, but
-//! it is small, so [`jsonpath`] implements it.
+//! Neither template language has a faithful Rust implementation, so both are written
+//! here, each after its Go original: [`gotemplate`] is Go's `text/template` (the only
+//! Rust port, `gtmpl`, renders maps, nil and `printf` differently from Go and has no
+//! `missingkey=error`; see the module for details), [`jsonpath`] is client-go's
+//! JSONPath dialect (not RFC 9535). Both print values the Go way through
+//! `go_fmt`.
 //!
 //! ```
 //! use shared::printers::{NamePrinter, Printer};
@@ -41,6 +39,8 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub(crate) mod go_fmt;
+pub mod gotemplate;
 pub mod jsonpath;
 
 use serde_json::Value;
@@ -69,7 +69,24 @@ pub enum Error {
         /// Why it could not be read.
         reason: String,
     },
-    /// The template does not parse.
+    /// The Go template does not parse.
+    #[error("error parsing template {template}, {reason}")]
+    GoTemplateParse {
+        /// The template text.
+        template: String,
+        /// Go's parse error (`template: output:1: unclosed action`).
+        reason: gotemplate::ParseError,
+    },
+    /// The Go template failed on an object. kubectl has already written the
+    /// debugging text to the output by then (see [`GoTemplatePrinter`]).
+    #[error("error executing template {}: {message}", go_fmt::quote(.template))]
+    GoTemplateExecute {
+        /// The template text.
+        template: String,
+        /// Go's execution error (`template: output:1:7: executing …`).
+        message: String,
+    },
+    /// The JSONPath template does not parse.
     #[error("error parsing jsonpath {template}, {reason}")]
     JsonPathParse {
         /// The template text.
@@ -79,11 +96,10 @@ pub enum Error {
         reason: jsonpath::ParseError,
     },
     /// The template failed on an object: kubectl's message with the template and the
-    /// object in Go syntax. It ends in one blank line fewer than kubectl's text,
-    /// because [`crate::cli::finish`] ends every message with a newline.
+    /// object in Go syntax, up to its three final newlines.
     #[error(
-        "error executing jsonpath {}: Error executing template: {message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{object}\n\n",
-        jsonpath::go_fmt::quote(.template)
+        "error executing jsonpath {}: Error executing template: {message}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{template}\n\tobject given to jsonpath engine was:\n\t\t{object}\n\n\n",
+        go_fmt::quote(.template)
     )]
     JsonPathExecute {
         /// The template text.
@@ -98,19 +114,28 @@ pub enum Error {
 /// The `-o` values [`crate::flags::PrintFlags`] accepts, sorted as kubectl's "unable to
 /// match a printer" message lists them.
 pub const ALLOWED_FORMATS: &[&str] = &[
+    "go-template",
+    "go-template-file",
     "json",
     "jsonpath",
     "jsonpath-as-json",
     "jsonpath-file",
     "name",
+    "template",
+    "templatefile",
     "yaml",
 ];
 
-/// The same formats in the order of kubectl's `-o` help (JSON/YAML, name, templates).
+/// The same formats in the order of kubectl's `-o` help (JSON/YAML, name, Go
+/// templates, JSONPath).
 pub const OUTPUT_FORMATS: &[&str] = &[
     "json",
     "yaml",
     "name",
+    "go-template",
+    "go-template-file",
+    "template",
+    "templatefile",
     "jsonpath",
     "jsonpath-as-json",
     "jsonpath-file",
@@ -198,6 +223,61 @@ impl Printer for NamePrinter {
     }
 }
 
+/// `-o go-template=…`, `go-template-file=…`, `template=…`, `templatefile=…`: the
+/// object through a Go template ([`gotemplate`]), as cli-runtime's
+/// `GoTemplatePrinter`: nothing is added after the output (templates end with
+/// `{{"\n"}}` when they want a newline).
+///
+/// When the template fails, kubectl writes what the template printed so far and a
+/// debugging text to the *output* ("Error executing template: …. Printing more
+/// information for debugging the template:" with the template, the object as JSON and
+/// the object as Go sees it), then fails with `error executing template "T": …`; this
+/// printer does the same. The JSON is `encoding/json`'s, keys sorted: for objects
+/// read from files that is kubectl's text exactly; for objects kubectl builds itself
+/// (`kubectl run`) kubectl follows Go's struct field order instead.
+#[derive(Debug, Clone)]
+pub struct GoTemplatePrinter {
+    text: String,
+    template: gotemplate::Template,
+}
+
+impl GoTemplatePrinter {
+    /// Parses `template`; `allow_missing_keys` is `--allow-missing-template-keys`.
+    pub fn new(template: &str, allow_missing_keys: bool) -> Result<Self, Error> {
+        let parsed =
+            gotemplate::Template::parse(template).map_err(|reason| Error::GoTemplateParse {
+                template: template.to_string(),
+                reason,
+            })?;
+        Ok(Self {
+            text: template.to_string(),
+            template: parsed.allow_missing_keys(allow_missing_keys),
+        })
+    }
+}
+
+impl Printer for GoTemplatePrinter {
+    fn print(&self, obj: &Value, out: &mut dyn Write) -> io::Result<()> {
+        let err = match self.template.execute(obj) {
+            Ok(bytes) => return out.write_all(&bytes),
+            Err(err) => err,
+        };
+        out.write_all(&err.partial)?;
+        write!(
+            out,
+            "Error executing template: {}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{}\n\traw data was:\n\t\t{}\n\tobject given to template engine was:\n\t\t{}\n\n",
+            err.message,
+            self.text,
+            go_fmt::json(obj, None),
+            gotemplate::go_value(obj),
+        )?;
+        Err(io::Error::other(Error::GoTemplateExecute {
+            template: self.text.clone(),
+            message: err.message,
+        }))
+    }
+}
+
 /// `-o jsonpath=…`, `jsonpath-file=…`, `jsonpath-as-json=…`: the object through a
 /// kubectl JSONPath template ([`jsonpath`]). Nothing is added after the output (no
 /// newline), as in kubectl; templates end with `{"\n"}` when they want one.
@@ -233,7 +313,7 @@ impl Printer for JsonPathPrinter {
             Err(message) => Err(io::Error::other(Error::JsonPathExecute {
                 template: self.template.clone(),
                 message,
-                object: jsonpath::go_fmt::sharp_v(obj),
+                object: go_fmt::sharp_v(obj),
             })),
         }
     }

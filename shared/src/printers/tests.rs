@@ -152,7 +152,7 @@ fn jsonpath_missing_keys_are_empty_or_kubectls_error() {
          Printing more information for debugging the template:\n\
          \ttemplate was:\n\t\t{.nope}\n\
          \tobject given to jsonpath engine was:\n\
-         \t\tmap[string]interface {}{\"apiVersion\":\"v1\", \"kind\":\"Pod\", \"metadata\":map[string]interface {}{\"labels\":map[string]interface {}{\"run\":\"x\"}, \"name\":\"x\"}, \"spec\":map[string]interface {}{\"containers\":[]interface {}{map[string]interface {}{\"image\":\"nginx\", \"name\":\"x\", \"resources\":map[string]interface {}{}}}, \"dnsPolicy\":\"ClusterFirst\", \"restartPolicy\":\"Always\"}, \"status\":map[string]interface {}{}}\n\n"
+         \t\tmap[string]interface {}{\"apiVersion\":\"v1\", \"kind\":\"Pod\", \"metadata\":map[string]interface {}{\"labels\":map[string]interface {}{\"run\":\"x\"}, \"name\":\"x\"}, \"spec\":map[string]interface {}{\"containers\":[]interface {}{map[string]interface {}{\"image\":\"nginx\", \"name\":\"x\", \"resources\":map[string]interface {}{}}}, \"dnsPolicy\":\"ClusterFirst\", \"restartPolicy\":\"Always\"}, \"status\":map[string]interface {}{}}\n\n\n"
     );
 }
 
@@ -162,5 +162,62 @@ fn jsonpath_parse_errors_name_the_template() {
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
         Some("error parsing jsonpath {.metadata.name, unclosed action")
+    );
+}
+
+#[test]
+fn go_template_prints_the_template_without_a_trailing_newline() {
+    let printer = GoTemplatePrinter::new(
+        "{{.metadata.name}} {{range .spec.containers}}{{.image}}{{end}}",
+        true,
+    )
+    .expect("parses");
+    assert_eq!(print(&printer, &pod()), "x nginx");
+}
+
+/// On a failing template kubectl writes the output so far and a debugging text to
+/// stdout, and fails with the message; recorded from kubectl 1.32:
+/// `kubectl create -f cm.yaml --dry-run=client --validate=false -o
+/// go-template='{{.metadata.name}} {{.data.nope}}/{{.data.nope.x}}'
+/// --allow-missing-template-keys=false`.
+#[test]
+fn go_template_errors_print_kubectls_debugging_text() {
+    let cm = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"labels": {"app": "web"}, "name": "web", "namespace": "default"},
+        "data": {"mode": "<on>", "size": "3"}
+    });
+    let template = "{{.metadata.name}} {{.data.nope}}/{{.data.nope.x}}";
+    let printer = GoTemplatePrinter::new(template, false).expect("parses");
+    let mut out = Vec::new();
+    let err = printer.print(&cm, &mut out).expect_err("missing key");
+    assert_eq!(
+        String::from_utf8(out).expect("utf-8"),
+        "web Error executing template: template: output:1:26: executing \"output\" at <.data.nope>: map has no entry for key \"nope\". Printing more information for debugging the template:
+\ttemplate was:
+\t\t{{.metadata.name}} {{.data.nope}}/{{.data.nope.x}}
+\traw data was:
+\t\t{\"apiVersion\":\"v1\",\"data\":{\"mode\":\"\\u003con\\u003e\",\"size\":\"3\"},\"kind\":\"ConfigMap\",\"metadata\":{\"labels\":{\"app\":\"web\"},\"name\":\"web\",\"namespace\":\"default\"}}
+\tobject given to template engine was:
+\t\tmap[apiVersion:v1 data:map[mode:<on> size:3] kind:ConfigMap metadata:map[labels:map[app:web] name:web namespace:default]]
+
+"
+    );
+    assert_eq!(
+        err.to_string(),
+        "error executing template \"{{.metadata.name}} {{.data.nope}}/{{.data.nope.x}}\": template: output:1:26: executing \"output\" at <.data.nope>: map has no entry for key \"nope\""
+    );
+    // With missing keys allowed the same template prints.
+    let lenient = GoTemplatePrinter::new(template, true).expect("parses");
+    assert_eq!(print(&lenient, &cm), "web <no value>/<no value>");
+}
+
+#[test]
+fn go_template_parse_errors_name_the_template() {
+    // kubectl run x --image=nginx --dry-run=client -o go-template='{{.a'
+    let err = GoTemplatePrinter::new("{{.a", true).err();
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some("error parsing template {{.a, template: output:1: unclosed action")
     );
 }

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::go_fmt;
 use super::parser::{Node, Param};
+use crate::printers::go_fmt;
 
 /// One result of a path step: a value of the object, a literal of the template,
 /// a byte of a string (`.*` on a string yields its bytes, as Go's reflection does),

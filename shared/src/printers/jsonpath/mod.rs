@@ -39,7 +39,7 @@
 //! ```
 
 mod eval;
-pub(crate) mod go_fmt;
+use super::go_fmt;
 mod parser;
 
 pub use parser::{Node, Param, ParseError, parse};

@@ -192,7 +192,7 @@ impl<'a> Parser<'a> {
                 Some(c) => {
                     return err(format!(
                         "unrecognized character in action: {}",
-                        super::go_fmt::sharp_u(c)
+                        crate::printers::go_fmt::sharp_u(c)
                     ));
                 }
             }
