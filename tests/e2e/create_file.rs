@@ -549,7 +549,8 @@ async fn go_template_output_matches_kubectl_get() {
 
     // With missing keys refused, the ConfigMap (no .spec) fails and the Deployment
     // still prints (a client dry run: the objects exist already); `kubectl get` of
-    // the two fails on the ConfigMap with the same message.
+    // the ConfigMap fails with the same message. (One `kubectl get` of both would
+    // hand the template a List, which has no .metadata.name.)
     let strict = r#"{{.metadata.name}} {{.spec.replicas}}{{"\n"}}"#;
     let out = create_file(&[
         "-n",
@@ -567,7 +568,6 @@ async fn go_template_output_matches_kubectl_get() {
         .args([
             "get",
             "configmap/settings",
-            "deployment/web",
             "-n",
             ns.as_str(),
             "--allow-missing-template-keys=false",
