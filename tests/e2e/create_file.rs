@@ -457,6 +457,38 @@ async fn n_objects_are_n_requests() {
     assert!(ours.iter().all(|v| v == "create"), "{ours:?}");
 }
 
+/// The ConfigMap `settings` and the Deployment `web` (2 replicas, nginx:1.27 on port
+/// 80) that the output-template tests create, in one file under `dir`.
+fn settings_and_web(dir: &Path) -> String {
+    write(
+        dir,
+        "objs.yaml",
+        &format!(
+            "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {{app: web}}\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports:\n        - containerPort: 80\n",
+            configmap("settings", "app: web")
+        ),
+    )
+}
+
+/// Creates [`settings_and_web`] with `-o OUTPUT`, checks that it printed what
+/// `kubectl get OBJECT -o OUTPUT` prints for each of the two objects in turn, and
+/// returns the output.
+fn created_like_kubectl_get(ns: &str, manifest: &str, output: &str) -> Output {
+    let out = create_file(&["-n", ns, "-f", manifest, "-o", output]);
+    out.success();
+    let mut expected = String::new();
+    for object in ["configmap/settings", "deployment/web"] {
+        let get = cluster()
+            .kubectl()
+            .args(["get", object, "-n", ns, "-o", output])
+            .run();
+        get.success();
+        expected.push_str(&get.stdout);
+    }
+    assert_eq!(out.stdout, expected, "{output}");
+    out
+}
+
 /// `-o jsonpath=…` prints each created object through the template as
 /// `kubectl get -o jsonpath=…` does (whole numbers stay integers, so the `==2` filter
 /// and the replica count print the same in both).
@@ -464,35 +496,9 @@ async fn n_objects_are_n_requests() {
 async fn jsonpath_output_matches_kubectl_get() {
     let ns = cluster().namespace("create-file-jsonpath").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let manifest = write(
-        dir.path(),
-        "objs.yaml",
-        &format!(
-            "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {{app: web}}\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports:\n        - containerPort: 80\n",
-            configmap("settings", "app: web")
-        ),
-    );
+    let manifest = settings_and_web(dir.path());
     let template = r#"{.kind}/{.metadata.name} {.metadata.labels} {.data.k}{.spec.replicas}{range .spec.template.spec.containers[?(@.ports[0].containerPort==80)]} {.image}{end}{"\n"}"#;
-    let out = create_file(&[
-        "-n",
-        ns.as_str(),
-        "-f",
-        &manifest,
-        "-o",
-        &format!("jsonpath={template}"),
-    ]);
-    out.success();
-    let mut expected = String::new();
-    for object in ["configmap/settings", "deployment/web"] {
-        let get = cluster()
-            .kubectl()
-            .args(["get", object, "-n", ns.as_str(), "-o"])
-            .arg(format!("jsonpath={template}"))
-            .run();
-        get.success();
-        expected.push_str(&get.stdout);
-    }
-    assert_eq!(out.stdout, expected);
+    let out = created_like_kubectl_get(ns.as_str(), &manifest, &format!("jsonpath={template}"));
     assert_eq!(
         lines(&out.stdout),
         [
@@ -510,35 +516,9 @@ async fn jsonpath_output_matches_kubectl_get() {
 async fn go_template_output_matches_kubectl_get() {
     let ns = cluster().namespace("create-file-gotemplate").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let manifest = write(
-        dir.path(),
-        "objs.yaml",
-        &format!(
-            "{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {{app: web}}\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n        ports:\n        - containerPort: 80\n",
-            configmap("settings", "app: web")
-        ),
-    );
+    let manifest = settings_and_web(dir.path());
     let template = r#"{{.kind}}/{{.metadata.name}} {{.metadata.labels}} {{.data.k}}{{with .spec}} {{.replicas}}{{if eq .replicas 2}} two{{end}}{{range .template.spec.containers}} {{.image}}{{range .ports}}:{{.containerPort}}{{end}}{{end}}{{end}}{{"\n"}}"#;
-    let out = create_file(&[
-        "-n",
-        ns.as_str(),
-        "-f",
-        &manifest,
-        "-o",
-        &format!("go-template={template}"),
-    ]);
-    out.success();
-    let mut expected = String::new();
-    for object in ["configmap/settings", "deployment/web"] {
-        let get = cluster()
-            .kubectl()
-            .args(["get", object, "-n", ns.as_str(), "-o"])
-            .arg(format!("go-template={template}"))
-            .run();
-        get.success();
-        expected.push_str(&get.stdout);
-    }
-    assert_eq!(out.stdout, expected);
+    let out = created_like_kubectl_get(ns.as_str(), &manifest, &format!("go-template={template}"));
     assert_eq!(
         lines(&out.stdout),
         [

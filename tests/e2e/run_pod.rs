@@ -466,6 +466,30 @@ async fn creating_a_pod_is_exactly_one_request() {
     );
 }
 
+/// Creates pod `name` (nginx, port 80, two labels) with `-o OUTPUT` and checks that
+/// it printed what `kubectl get pod NAME -o OUTPUT` prints, and not nothing.
+fn run_and_get_match(ns: &str, name: &str, output: &str) {
+    let out = run_pod(
+        ns,
+        &[
+            name,
+            "--image=nginx",
+            "--port=80",
+            "--labels=app=web,tier=fe",
+            "-o",
+            output,
+        ],
+    );
+    out.success();
+    let get = cluster()
+        .kubectl()
+        .args(["get", "pod", name, "-n", ns, "-o", output])
+        .run();
+    get.success();
+    assert_eq!(out.stdout, get.stdout, "{output}");
+    assert!(!out.stdout.is_empty(), "{output}");
+}
+
 /// `-o jsonpath=…` on the created pod prints what `kubectl get -o jsonpath=…` prints
 /// for the same template (fields the server does not change between the two reads).
 #[tokio::test]
@@ -477,27 +501,11 @@ async fn jsonpath_output_matches_kubectl_get() {
         r#"{range .spec.containers[*]}{.name}:{.ports[?(@.containerPort==80)].protocol}{"\n"}{end}"#,
     ];
     for (i, template) in templates.iter().enumerate() {
-        let name = format!("jp{i}");
-        let out = run_pod(
+        run_and_get_match(
             ns.as_str(),
-            &[
-                &name,
-                "--image=nginx",
-                "--port=80",
-                "--labels=app=web,tier=fe",
-                "-o",
-                &format!("jsonpath={template}"),
-            ],
+            &format!("jp{i}"),
+            &format!("jsonpath={template}"),
         );
-        out.success();
-        let get = cluster()
-            .kubectl()
-            .args(["get", "pod", &name, "-n", ns.as_str(), "-o"])
-            .arg(format!("jsonpath={template}"))
-            .run();
-        get.success();
-        assert_eq!(out.stdout, get.stdout, "template {template}");
-        assert!(!out.stdout.is_empty(), "template {template}");
     }
     // A missing key with --allow-missing-template-keys=false fails after the pod was
     // created, as in kubectl (the message starts like kubectl's).
@@ -534,27 +542,11 @@ async fn go_template_output_matches_kubectl_get() {
         r#"{{index .metadata.labels "app"}} {{len .spec.containers}} {{printf "%s/%s" .metadata.namespace .metadata.name}} {{.spec.restartPolicy}} {{.status.nope}}{{"\n"}}"#,
     ];
     for (i, template) in templates.iter().enumerate() {
-        let name = format!("gt{i}");
-        let out = run_pod(
+        run_and_get_match(
             ns.as_str(),
-            &[
-                &name,
-                "--image=nginx",
-                "--port=80",
-                "--labels=app=web,tier=fe",
-                "-o",
-                &format!("go-template={template}"),
-            ],
+            &format!("gt{i}"),
+            &format!("go-template={template}"),
         );
-        out.success();
-        let get = cluster()
-            .kubectl()
-            .args(["get", "pod", &name, "-n", ns.as_str(), "-o"])
-            .arg(format!("go-template={template}"))
-            .run();
-        get.success();
-        assert_eq!(out.stdout, get.stdout, "template {template}");
-        assert!(!out.stdout.is_empty(), "template {template}");
     }
     // `--template` alone means go-template, as in kubectl.
     let out = run_pod(
