@@ -373,3 +373,29 @@ fn strip_managed_fields(obj: &Value, keep: bool) -> std::borrow::Cow<'_, Value> 
 
 #[cfg(test)]
 mod tests;
+
+/// Test support shared by the template languages' no-panic tests.
+#[cfg(test)]
+pub(crate) mod random {
+    /// `count` deterministic concatenations of up to `max_len - 1` of `pieces`, drawn
+    /// by a small xorshift generator (reproducible, and no dependency for it).
+    pub(crate) fn templates<'a>(
+        pieces: &'a [&'a str],
+        max_len: u64,
+        count: usize,
+    ) -> impl Iterator<Item = String> + 'a {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        (0..count).map(move |_| {
+            let len = next() % max_len;
+            (0..len)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect()
+        })
+    }
+}

@@ -921,19 +921,7 @@ fn random_templates_never_panic() {
     ];
     let data =
         json!({"a": [1, {"a": "x"}, null, "str"], "items": [{"a": 1}, {"a": [2]}], "n": null});
-    // A small xorshift generator keeps the test deterministic without a dependency.
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for _ in 0..20_000 {
-        let len = (next() % 12) as usize;
-        let template: String = (0..len)
-            .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
-            .collect();
+    for template in crate::printers::random::templates(PIECES, 12, 20_000) {
         for allow in [true, false] {
             let _ = run(&template, &data, allow);
             if let Ok(path) = JsonPath::parse(&template) {
