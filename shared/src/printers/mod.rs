@@ -8,7 +8,7 @@
 //! | `-o`                     | printer             | output for a pod `web`          |
 //! |--------------------------|---------------------|---------------------------------|
 //! | *(absent)*               | [`OperationPrinter`]| `pod/web created` (`… (dry run)`) |
-//! | `json`                   | [`JsonPrinter`]     | the object, 4-space indented    |
+//! | `json`                   | [`JsonPrinter`]     | the object, Go's `MarshalIndent` |
 //! | `yaml`                   | [`YamlPrinter`]     | the object, `---` between objects |
 //! | `name`                   | [`NamePrinter`]     | `pod/web`, `deployment.apps/web` |
 //! | `go-template=T`, `template=T` | [`GoTemplatePrinter`] | template `T` ([`gotemplate`]) |
@@ -159,12 +159,12 @@ pub struct JsonPrinter {
 impl Printer for JsonPrinter {
     fn print(&self, obj: &Value, out: &mut dyn Write) -> io::Result<()> {
         let obj = strip_managed_fields(obj, self.show_managed_fields);
-        let mut ser = serde_json::Serializer::with_formatter(
-            &mut *out,
-            serde_json::ser::PrettyFormatter::with_indent(b"    "),
-        );
-        serde::Serialize::serialize(obj.as_ref(), &mut ser).map_err(io::Error::other)?;
-        out.write_all(b"\n")
+        // Go's json.MarshalIndent, not serde_json's pretty printer: kubectl escapes
+        // `<`, `>`, `&`, U+2028 and U+2029 (`\u003c` …) and writes floats Go's way
+        // (`1e+21`), and scripts diff the two outputs.
+        let mut text = go_fmt::json(obj.as_ref(), Some("    "));
+        text.push('\n');
+        out.write_all(text.as_bytes())
     }
 }
 

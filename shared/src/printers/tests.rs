@@ -74,6 +74,23 @@ fn json_is_indented_with_four_spaces() {
     assert_eq!(print(&JsonPrinter::default(), &obj), expected);
 }
 
+/// What `kubectl create -f … --dry-run=client -o json` 1.32 printed for these values:
+/// Go's json.MarshalIndent escapes `<`, `>`, `&` and U+2028/U+2029, and writes a large
+/// whole number as the float64 it decoded (`12345678901234567000`) and exponents with
+/// a sign (`1e+21`).
+#[test]
+fn json_is_gos_marshal_indent() {
+    let obj = json!({
+        "a": "x<y>&z \u{2028} é \u{7f} \t",
+        "big": 1e21,
+        "e": 1.5e-7,
+        "i": 12345678901234567890u64,
+        "neg": -3
+    });
+    let expected = "{\n    \"a\": \"x\\u003cy\\u003e\\u0026z \\u2028 é \u{7f} \\t\",\n    \"big\": 1e+21,\n    \"e\": 1.5e-7,\n    \"i\": 12345678901234567000,\n    \"neg\": -3\n}\n";
+    assert_eq!(print(&JsonPrinter::default(), &obj), expected);
+}
+
 #[test]
 fn managed_fields_are_hidden_unless_asked_for() {
     let obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "managedFields": [{"manager": "kubectl-run"}]}});
