@@ -190,3 +190,47 @@ async fn on_failure_restarts_until_success_and_exits_zero() {
     out.success();
     assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
 }
+
+/// `--expose --rm` with an output template that fails on the Service (it has no
+/// `.spec.containers`): the error is reported after the session, as kubectl reports
+/// it, and — unlike kubectl, which forgets a service it could not print — `--rm`
+/// removes the service along with the pod.
+#[tokio::test]
+async fn rm_removes_an_exposed_service_even_when_printing_it_failed() {
+    let ns = cluster().namespace("attach-rm-svc").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "exposed",
+            "--image=busybox",
+            "-i",
+            "--rm",
+            "--restart=Never",
+            "--expose",
+            "--port=80",
+            "--allow-missing-template-keys=false",
+            "-o",
+            "go-template={{.spec.containers}}",
+            "--",
+            "sh",
+            "-c",
+            "echo ran",
+        ],
+        "",
+    );
+    out.code(1);
+    assert!(out.stdout.contains("ran"), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("map has no entry for key \"containers\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(pods_left(ns.as_str()).await, 0, "--rm leaves no pod");
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(cluster().client().await, ns.as_str());
+    assert!(
+        services.get_opt("exposed").await.unwrap().is_none(),
+        "--rm leaves no service"
+    );
+}

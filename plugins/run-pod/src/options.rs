@@ -404,14 +404,15 @@ impl RunPodOptions {
         if let Some(svc) = service {
             match target.create(svc).await {
                 // kubectl reports a service it cannot print (a template error)
-                // like one it cannot create: after the pod.
-                Ok(svc) => match printer.print(&svc.object, out) {
-                    Ok(()) => {
-                        self.yaml_separator(out)?;
-                        all_created.push(svc);
+                // like one it cannot create: after the pod. Unlike kubectl, which then
+                // forgets it, the service is still removed by --rm: it exists.
+                Ok(svc) => {
+                    match printer.print(&svc.object, out) {
+                        Ok(()) => self.yaml_separator(out)?,
+                        Err(e) => service_error = Some(e.into()),
                     }
-                    Err(e) => service_error = Some(e.into()),
-                },
+                    all_created.push(svc);
+                }
                 Err(e) => service_error = Some(e),
             }
         }
