@@ -3,6 +3,9 @@
 //!
 //! - [`controlplane`]: etcd + kube-apiserver + kube-controller-manager on loopback.
 //! - [`bootstrap`]: what a fresh cluster needs before tests (the limited user's RBAC).
+//! - [`faults`]: real faults for e2e tests: a loopback API proxy that SIGKILLs a
+//!   client right after the server applied its k-th write, signals to control-plane
+//!   processes, and the rolling-update invariant checker.
 //! - [`harness`]: one control plane per test run, one namespace per test, helpers to
 //!   run the plugins directly and through the real `kubectl`.
 //! - The `kubeplug-cluster` binary supervises a control plane plus the simulated node;
@@ -10,6 +13,7 @@
 
 pub mod bootstrap;
 pub mod controlplane;
+pub mod faults;
 pub mod harness;
 pub mod node;
 pub mod state;

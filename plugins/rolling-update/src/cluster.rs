@@ -41,6 +41,32 @@ fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(s) if s.is_not_found())
 }
 
+/// Whether a failed request may succeed if sent again: throttling (429), a server
+/// error (5xx: a restarting or overloaded API server), or a connection that failed
+/// or timed out before an answer arrived.
+pub fn is_transient(err: &kube::Error) -> bool {
+    match err {
+        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether a watch error means the watch can never succeed (no permission, no such
+/// resource): reported at once instead of retried until the timeout.
+fn is_fatal_watch_error(err: &watcher::Error) -> Option<Box<kube::core::Status>> {
+    let api = match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => e,
+        _ => return None,
+    };
+    match api {
+        kube::Error::Api(s) if matches!(s.code, 401 | 403 | 404) => Some(s.clone()),
+        _ => None,
+    }
+}
+
 /// kubectl's `updateRcWithRetries`: apply `mutate` to `rc` and PUT it; on a 409
 /// fetch the latest version and try again.
 pub async fn update_rc_with_retries(
@@ -147,10 +173,14 @@ where
     }
 }
 
+/// The first watch error that retrying cannot cure, shared by an observer's watches.
+type Fatal = Arc<std::sync::Mutex<Option<Box<kube::core::Status>>>>;
+
 fn watch_into_store<K>(
     api: Api<K>,
     config: watcher::Config,
     changed: Arc<watch::Sender<u64>>,
+    fatal: Fatal,
 ) -> Watched<K>
 where
     K: kube::Resource
@@ -169,7 +199,18 @@ where
         while let Some(event) = stream.next().await {
             match event {
                 Ok(_) => changed.send_modify(|n| *n = n.wrapping_add(1)),
-                Err(e) => tracing::debug!("watch error (retrying): {e}"),
+                Err(e) => match is_fatal_watch_error(&e) {
+                    Some(status) => {
+                        // 1.17 had no watch; a 403 here used to be logged at debug
+                        // level while the user waited out the whole timeout.
+                        *fatal
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(status);
+                        changed.send_modify(|n| *n = n.wrapping_add(1));
+                        return;
+                    }
+                    None => tracing::debug!("watch error (retrying): {e}"),
+                },
             }
         }
     });
@@ -186,32 +227,56 @@ struct Observer {
     new_name: String,
     rc_changes: watch::Receiver<u64>,
     pod_changes: watch::Receiver<u64>,
+    fatal: Fatal,
 }
 
 impl Observer {
+    /// `watch_timeout` is the server-side bound of each watch request; it stays
+    /// below the client's read timeout, so a quiet watch is renewed, not cut.
     fn start(
         rcs: &Api<ReplicationController>,
         pods: &Api<Pod>,
         old_rc: &ReplicationController,
         new_rc: &ReplicationController,
+        watch_timeout: u32,
     ) -> Self {
         let (rc_tx, rc_changes) = watch::channel(0u64);
         let (pod_tx, pod_changes) = watch::channel(0u64);
         let (rc_tx, pod_tx) = (Arc::new(rc_tx), Arc::new(pod_tx));
+        let fatal: Fatal = Arc::default();
+        let base = watcher::Config::default().timeout(watch_timeout);
         let by_name = |rc: &ReplicationController| {
-            watcher::Config::default().fields(&format!("metadata.name={}", name(rc)))
+            base.clone().fields(&format!("metadata.name={}", name(rc)))
         };
-        let by_selector =
-            |rc: &ReplicationController| watcher::Config::default().labels(&selector_string(rc));
+        let by_selector = |rc: &ReplicationController| base.clone().labels(&selector_string(rc));
         Observer {
-            old_rc: watch_into_store(rcs.clone(), by_name(old_rc), rc_tx.clone()),
-            new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx),
-            old_pods: watch_into_store(pods.clone(), by_selector(old_rc), pod_tx.clone()),
-            new_pods: watch_into_store(pods.clone(), by_selector(new_rc), pod_tx),
+            old_rc: watch_into_store(rcs.clone(), by_name(old_rc), rc_tx.clone(), fatal.clone()),
+            new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx, fatal.clone()),
+            old_pods: watch_into_store(
+                pods.clone(),
+                by_selector(old_rc),
+                pod_tx.clone(),
+                fatal.clone(),
+            ),
+            new_pods: watch_into_store(pods.clone(), by_selector(new_rc), pod_tx, fatal.clone()),
             old_name: name(old_rc).to_string(),
             new_name: name(new_rc).to_string(),
             rc_changes,
             pod_changes,
+            fatal,
+        }
+    }
+
+    /// The error that ended a watch for good, as the API error it was.
+    fn fatal(&self) -> anyhow::Result<()> {
+        match self
+            .fatal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            Some(status) => Err(kube::Error::Api(status).into()),
+            None => Ok(()),
         }
     }
 
@@ -222,10 +287,21 @@ impl Observer {
             self.old_pods.store.wait_until_ready().await?;
             self.new_pods.store.wait_until_ready().await
         };
-        tokio::time::timeout(timeout, all)
-            .await
-            .map_err(|_| anyhow!("timed out waiting for the watches on the replication controllers and their pods"))?
-            .map_err(|e| anyhow!("watch ended: {e}"))
+        let (mut rcs, mut pods) = (self.rc_changes.clone(), self.pod_changes.clone());
+        let failed = async {
+            while self.fatal().is_ok() {
+                tokio::select! {
+                    r = rcs.changed() => if r.is_err() { std::future::pending::<()>().await },
+                    r = pods.changed() => if r.is_err() { std::future::pending::<()>().await },
+                }
+            }
+        };
+        tokio::select! {
+            r = tokio::time::timeout(timeout, all) => r
+                .map_err(|_| anyhow!("timed out waiting for the watches on the replication controllers and their pods"))?
+                .map_err(|e| anyhow!("watch ended: {e}")),
+            () = failed => self.fatal(),
+        }
     }
 
     /// Active pods (not being deleted) of the old or new RC, by name.
@@ -319,13 +395,22 @@ pub struct KubeOps {
     pub pods: Api<Pod>,
     pub interrupt: Interrupt,
     /// Upper bound between re-evaluations even without watch events (1.17's
-    /// `--poll-interval`), a safety net should a watch silently stall.
+    /// `--poll-interval`); a wait that reaches it with no event re-lists, in case a
+    /// watch silently stalled. Zero means the default safety net ([`QUIET_RELIST`]).
     pub poll_interval: Duration,
     pub timeout: Duration,
+    /// The server-side bound of each watch request (below the client's read timeout).
+    pub watch_timeout: u32,
     /// The threshold of the last readiness count, for [`next_available_at`].
     min_ready_seconds: i32,
     observer: Option<Observer>,
+    /// The two RCs being watched, to start the watches again.
+    watched: Option<(ReplicationController, ReplicationController)>,
 }
+
+/// The re-list period of `--poll-interval=0` (1.17 would have polled in a busy
+/// loop; a zero period here means "watch events only, plus this safety net").
+pub const QUIET_RELIST: Duration = Duration::from_secs(30);
 
 impl KubeOps {
     pub fn new(
@@ -341,15 +426,54 @@ impl KubeOps {
             interrupt,
             poll_interval,
             timeout,
+            watch_timeout: 290,
             min_ready_seconds: 0,
             observer: None,
+            watched: None,
+        }
+    }
+
+    fn poll(&self) -> Duration {
+        if self.poll_interval.is_zero() {
+            QUIET_RELIST
+        } else {
+            self.poll_interval
         }
     }
 
     fn observer(&mut self) -> anyhow::Result<&mut Observer> {
-        self.observer
+        let observer = self
+            .observer
             .as_mut()
-            .ok_or_else(|| anyhow!("internal error: watches not started"))
+            .ok_or_else(|| anyhow!("internal error: watches not started"))?;
+        observer.fatal()?;
+        Ok(observer)
+    }
+
+    /// Starts (or restarts, which re-lists) the watches on `old` and `new`.
+    async fn watch(
+        &mut self,
+        old: &ReplicationController,
+        new: &ReplicationController,
+    ) -> anyhow::Result<()> {
+        self.observer = None;
+        let observer = Observer::start(&self.rcs, &self.pods, old, new, self.watch_timeout);
+        tokio::select! {
+            r = observer.ready(self.timeout) => r?,
+            i = self.interrupt.fired() => return Err(i.into()),
+        }
+        self.observer = Some(observer);
+        self.watched = Some((old.clone(), new.clone()));
+        Ok(())
+    }
+
+    /// A wait reached the poll interval without any event: list again.
+    async fn relist(&mut self) -> anyhow::Result<()> {
+        let Some((old, new)) = self.watched.clone() else {
+            return Ok(());
+        };
+        tracing::debug!("no watch event for {:?}: listing again", self.poll());
+        self.watch(&old, &new).await
     }
 
     /// Waits until the RC named `rc_name` satisfies `cond` in the store. `cond`
@@ -362,14 +486,14 @@ impl KubeOps {
         cond: impl Fn(&ReplicationController, Option<i32>) -> bool,
     ) -> Result<ReplicationController, WaitError> {
         let interrupt = self.interrupt.clone();
-        let poll = self.poll_interval;
-        let observer = self.observer.as_mut().ok_or(WaitError::TimedOut)?;
-        // Own receivers: waking on pod events here must not hide them from
-        // wait_for_change, which tracks what ready_pods last saw.
-        let mut rc_changes = observer.rc_changes.clone();
-        let mut pod_changes = observer.pod_changes.clone();
+        let poll = self.poll();
         let deadline = Instant::now() + timeout;
         loop {
+            let observer = self.observer().map_err(WaitError::Failed)?;
+            // Own receivers: waking on pod events here must not hide them from
+            // wait_for_change, which tracks what ready_pods last saw.
+            let mut rc_changes = observer.rc_changes.clone();
+            let mut pod_changes = observer.pod_changes.clone();
             rc_changes.borrow_and_update();
             pod_changes.borrow_and_update();
             if let Some(rc) = observer.rc(rc_name) {
@@ -382,97 +506,45 @@ impl KubeOps {
                 return Err(WaitError::TimedOut);
             }
             let wake = deadline.min(Instant::now() + poll);
-            tokio::select! {
-                _ = rc_changes.changed() => {}
-                _ = pod_changes.changed() => {}
-                _ = tokio::time::sleep_until(wake) => {}
+            let quiet = tokio::select! {
+                _ = rc_changes.changed() => false,
+                _ = pod_changes.changed() => false,
+                _ = tokio::time::sleep_until(wake) => Instant::now() < deadline,
                 i = interrupt.fired() => return Err(WaitError::Interrupted(i)),
+            };
+            if quiet {
+                self.relist().await.map_err(WaitError::Failed)?;
             }
         }
     }
 
-    /// Kubectl's `Rename`: orphan-delete `rc`, wait until its name is free, create
-    /// it under `new_name` (its pods are adopted again through the selector). The
-    /// created copy no longer carries the update annotations.
-    pub async fn rename(
-        &self,
-        rc: &ReplicationController,
-        new_name: &str,
-    ) -> anyhow::Result<ReplicationController> {
-        rename(&self.rcs, &self.interrupt, rc, new_name).await
+    /// The classic step error for a wait that failed.
+    fn wait_failed(err: WaitError, timed_out: String) -> anyhow::Error {
+        match err {
+            WaitError::TimedOut => anyhow!(timed_out),
+            WaitError::Interrupted(i) => i.into(),
+            WaitError::Failed(e) => e,
+        }
     }
 }
 
 enum WaitError {
     TimedOut,
     Interrupted(crate::interrupt::Interrupted),
+    Failed(anyhow::Error),
 }
 
-/// See [`KubeOps::rename`].
+/// Finishes a one-name update whose old RC is gone: hands the pods of `rc` (the new
+/// RC, found by its `update-source-id`) over to a copy named `old_name`
+/// ([`crate::handover`]).
 pub async fn rename(
     api: &Api<ReplicationController>,
     interrupt: &Interrupt,
     rc: &ReplicationController,
-    new_name: &str,
-) -> anyhow::Result<ReplicationController> {
-    let old_name = name(rc).to_string();
-    let mut renamed = rc.clone();
-    renamed.metadata.name = Some(new_name.to_string());
-    renamed.metadata.resource_version = None;
-    renamed.metadata.uid = None;
-    renamed.metadata.creation_timestamp = None;
-    renamed.metadata.deletion_timestamp = None;
-    renamed.metadata.deletion_grace_period_seconds = None;
-    renamed.metadata.generation = None;
-    renamed.metadata.managed_fields = None;
-    renamed.metadata.finalizers = None;
-    renamed.status = None;
-    if let Some(a) = renamed.metadata.annotations.as_mut() {
-        a.remove(SOURCE_ID_ANNOTATION);
-        a.remove(DESIRED_REPLICAS_ANNOTATION);
-    }
-    interrupt.check()?;
-    match api.delete(&old_name, &DeleteParams::orphan()).await {
-        Ok(_) => {}
-        Err(e) if is_not_found(&e) => {}
-        Err(e) => return Err(e.into()),
-    }
-    // From here to the create, a signal is not obeyed: the orphaned pods have no
-    // controller until the copy exists, and no annotation is left anywhere for a
-    // re-run to find them by. The garbage collector needs a moment to release the
-    // orphans; a Ctrl-C in that moment waits for the create (bounded by the
-    // timeout) instead of stranding the pods.
-    wait_gone(api, None, &old_name, Duration::from_secs(60)).await?;
-    Ok(api.create(&PostParams::default(), &renamed).await?)
-}
-
-/// Waits (watch-driven) until no RC named `rc_name` exists; a signal ends the wait
-/// unless `interrupt` is `None`.
-pub async fn wait_gone(
-    api: &Api<ReplicationController>,
-    interrupt: Option<&Interrupt>,
-    rc_name: &str,
+    old_name: &str,
     timeout: Duration,
-) -> anyhow::Result<()> {
-    let gone = kube::runtime::wait::await_condition(
-        api.clone(),
-        rc_name,
-        |rc: Option<&ReplicationController>| rc.is_none(),
-    );
-    let interrupted = async {
-        match interrupt {
-            Some(interrupt) => interrupt.fired().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        r = tokio::time::timeout(timeout, gone) => match r {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(anyhow!(e).context(format!("waiting for replicationcontroller {rc_name:?} to be deleted"))),
-            Err(_) => bail!("timed out waiting for the condition"),
-        },
-        i = interrupted => Err(i.into()),
-    }
+) -> anyhow::Result<ReplicationController> {
+    crate::handover::hand_over(api, interrupt, rc, old_name, timeout).await
 }
 
 impl UpdaterOps for KubeOps {
@@ -524,10 +596,9 @@ impl UpdaterOps for KubeOps {
             .rsplit_once(':')
             .map(|(n, _)| n)
             .unwrap_or(source_id);
+        self.interrupt.check()?;
         let old = self.rcs.get(old_name).await?;
-        let observer = Observer::start(&self.rcs, &self.pods, &old, &target);
-        observer.ready(self.timeout).await?;
-        self.observer = Some(observer);
+        self.watch(&old, &target).await?;
         Ok((target, existed))
     }
 
@@ -570,11 +641,9 @@ impl UpdaterOps for KubeOps {
                     >= rc.metadata.generation.unwrap_or(0);
             replicas(rc) == to && (status_synced || active == Some(to))
         };
-        match self.wait_rc(&rc_name, timeout, synced).await {
-            Ok(rc) => Ok(rc),
-            Err(WaitError::TimedOut) => bail!("timed out waiting for {rc_name:?} to be synced"),
-            Err(WaitError::Interrupted(i)) => Err(i.into()),
-        }
+        self.wait_rc(&rc_name, timeout, synced).await.map_err(|e| {
+            Self::wait_failed(e, format!("timed out waiting for {rc_name:?} to be synced"))
+        })
     }
 
     async fn ready_pods(
@@ -604,7 +673,8 @@ impl UpdaterOps for KubeOps {
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
         let interrupt = self.interrupt.clone();
-        let mut wake = until.min(Instant::now() + self.poll_interval);
+        let poll_wake = Instant::now() + self.poll();
+        let mut wake = until.min(poll_wake);
         let min_ready_seconds = self.min_ready_seconds;
         let observer = self.observer()?;
         // With --min-ready-seconds a pod becomes available without any event:
@@ -616,11 +686,19 @@ impl UpdaterOps for KubeOps {
             let delay = now.duration_until(at).unsigned_abs();
             wake = wake.min(Instant::now() + delay + Duration::from_millis(10));
         }
-        tokio::select! {
-            _ = observer.pod_changes.changed() => Ok(()),
-            _ = tokio::time::sleep_until(wake) => Ok(()),
-            i = interrupt.fired() => Err(i.into()),
+        let mut rc_changes = observer.rc_changes.clone();
+        let quiet = tokio::select! {
+            _ = observer.pod_changes.changed() => false,
+            // An RC event may carry a fatal watch error (see Observer::fatal).
+            _ = rc_changes.changed() => false,
+            _ = tokio::time::sleep_until(wake) => wake == poll_wake,
+            i = interrupt.fired() => return Err(i.into()),
+        };
+        if quiet {
+            self.relist().await?;
         }
+        self.observer()?;
+        Ok(())
     }
 
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -642,15 +720,14 @@ impl UpdaterOps for KubeOps {
                 >= rc.metadata.generation.unwrap_or(0)
                 && status.is_some_and(|s| s.replicas == replicas(rc))
         };
+        let timed_out = || "timed out waiting for the condition".to_string();
         if config.cleanup_policy == CleanupPolicy::Rename {
             // Unlike 1.17, the update annotations stay on the new RC until the
-            // renamed copy exists: if we are stopped in between, a re-run finds it
-            // through update-source-id and finishes the rename.
-            match self.wait_rc(&new_name, config.timeout, settled).await {
-                Ok(_) => {}
-                Err(WaitError::TimedOut) => bail!("timed out waiting for the condition"),
-                Err(WaitError::Interrupted(i)) => return Err(i.into()),
-            }
+            // hand-over is done: if we are stopped in between, a re-run finds it
+            // through update-source-id (or the pending copy) and finishes it.
+            self.wait_rc(&new_name, config.timeout, settled)
+                .await
+                .map_err(|e| Self::wait_failed(e, timed_out()))?;
             self.interrupt.check()?;
             let fresh = self.rcs.get(&new_name).await?;
             report.line(&format!(
@@ -662,22 +739,28 @@ impl UpdaterOps for KubeOps {
                 Err(e) if is_not_found(&e) => {}
                 Err(e) => return Err(e.into()),
             }
+            self.observer = None; // the old RC is going, and the new one's name too
             // 1.17 raced the old RC's finalizers here; wait for the name to be free.
-            wait_gone(&self.rcs, Some(&self.interrupt), &old_name, config.timeout).await?;
+            let deadline = Instant::now() + config.timeout;
+            crate::handover::wait_gone(&self.rcs, &self.interrupt, &old_name, deadline).await?;
             report.line(&format!("Renaming {new_name} to {old_name}"));
-            self.observer = None; // the renamed RC is a new object; stop watching
-            self.rename(&fresh, &old_name).await?;
+            rename(
+                &self.rcs,
+                &self.interrupt,
+                &fresh,
+                &old_name,
+                config.timeout,
+            )
+            .await?;
             return Ok(());
         }
 
         // 1.17 stripped the annotations first; then a stop before the delete left
         // an RC that a re-run refused ("Missing/unexpected annotations"). Deleting
         // first leaves the annotations that let a re-run recognise and finish it.
-        match self.wait_rc(&new_name, config.timeout, settled).await {
-            Ok(_) => {}
-            Err(WaitError::TimedOut) => bail!("timed out waiting for the condition"),
-            Err(WaitError::Interrupted(i)) => return Err(i.into()),
-        }
+        self.wait_rc(&new_name, config.timeout, settled)
+            .await
+            .map_err(|e| Self::wait_failed(e, timed_out()))?;
         report.line(&format!("Update succeeded. Deleting {old_name}"));
         self.interrupt.check()?;
         match self.rcs.delete(&old_name, &DeleteParams::default()).await {
@@ -685,6 +768,8 @@ impl UpdaterOps for KubeOps {
             Err(e) if is_not_found(&e) => {}
             Err(e) => return Err(e.into()),
         }
+        self.observer = None;
+        self.interrupt.check()?;
         let fresh = self.rcs.get(&new_name).await?;
         strip_update_annotations(&self.rcs, &self.interrupt, &fresh).await?;
         Ok(())

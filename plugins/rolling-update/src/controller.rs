@@ -124,6 +124,12 @@ pub fn new_controller_from_current(
         .labels
         .get_or_insert_with(BTreeMap::new)
         .insert(cfg.deployment_key.clone(), hash);
+    // The old RC's own update marks are not the new RC's: a stale
+    // original-replicas or next-controller-id would mislead a later rollback.
+    if let Some(a) = rc.metadata.annotations.as_mut() {
+        a.remove(ORIGINAL_REPLICAS_ANNOTATION);
+        a.remove(NEXT_CONTROLLER_ANNOTATION);
+    }
     // A create must not carry server-owned fields of the object it was cloned from.
     rc.metadata.resource_version = None;
     rc.metadata.uid = None;

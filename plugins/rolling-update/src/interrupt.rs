@@ -2,11 +2,22 @@
 //!
 //! A signal only sets a flag. Each cluster operation checks it before sending a
 //! request, and waits race it, so the state left behind is always one a re-run of
-//! the same command (or `--rollback`) picks up from the annotations. The one step
-//! that runs to its end regardless is the rename's orphan-delete → re-create
-//! (`cluster::rename`): between the two, nothing on the cluster records the update.
+//! the same command (or `--rollback`) picks up from the annotations (the one-name
+//! hand-over included, see `handover.rs`).
+//!
+//! A request in flight is not cut: against a paused or black-holed API server it
+//! may take up to the client's timeout. A second signal therefore exits at once,
+//! with the same resume hint: every state the cluster can be in is one a re-run
+//! finishes.
+
+use std::io::Write as _;
 
 use tokio::sync::watch;
+
+/// The exit code of a run ended by `signal` (128 + its number, as shells report it).
+pub fn exit_code(signal: &str) -> u8 {
+    if signal == "SIGTERM" { 143 } else { 130 }
+}
 
 /// The error that ends an interrupted run; `main` turns it into the resume hint.
 #[derive(Debug, thiserror::Error)]
@@ -22,12 +33,20 @@ pub struct Interrupt {
 }
 
 impl Interrupt {
-    /// Installs the SIGINT/SIGTERM handlers (must run inside the runtime).
-    pub fn install() -> Self {
+    /// Installs the SIGINT/SIGTERM handlers (must run inside the runtime). `hint`
+    /// is printed if a second signal ends the process at once.
+    pub fn install(hint: String) -> Self {
         let (tx, rx) = watch::channel(None);
+        let mut signals = Signals::new();
         tokio::spawn(async move {
-            let signal = wait_for_signal().await;
+            let signal = signals.next().await;
             let _ = tx.send(Some(signal));
+            let again = signals.next().await;
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: interrupted by {again} again: stopping at once\n{hint}"
+            );
+            std::process::exit(exit_code(again).into());
         });
         Interrupt { rx }
     }
@@ -63,28 +82,41 @@ impl Interrupt {
     }
 }
 
-#[cfg(unix)]
-async fn wait_for_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => tokio::select! {
-            _ = int.recv() => "SIGINT",
-            _ = term.recv() => "SIGTERM",
-        },
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-            "SIGINT"
-        }
-    }
+/// SIGINT and SIGTERM, registered once so that no signal between two waits is lost.
+struct Signals {
+    #[cfg(unix)]
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
 }
 
-#[cfg(not(unix))]
-async fn wait_for_signal() -> &'static str {
-    let _ = tokio::signal::ctrl_c().await;
-    "SIGINT"
+impl Signals {
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let streams = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(int), Ok(term)) => Some((int, term)),
+                _ => None,
+            };
+            Signals { streams }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        if let Some((int, term)) = self.streams.as_mut() {
+            return tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            };
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        "SIGINT"
+    }
 }
 
 #[cfg(test)]

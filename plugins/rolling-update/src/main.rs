@@ -9,6 +9,8 @@ mod controller;
 mod fencepost;
 mod file;
 mod flags;
+mod handover;
+mod hint;
 mod interrupt;
 mod names;
 mod options;
@@ -41,7 +43,7 @@ fn main() -> ExitCode {
         }
     };
     shared::cli::init_logging(args.config.verbosity);
-    let options = RollingUpdateOptions::complete(&args);
+    let mut options = RollingUpdateOptions::complete(&args);
     if let Err(err) = options.validate() {
         return report(err);
     }
@@ -54,15 +56,29 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         shared::cli::install_crypto_provider();
-        let config = args.config.to_config().await?;
+        let mut config = args.config.to_config().await?;
+        // No request may outlast --timeout: against a paused or black-holed API
+        // server every request would otherwise wait for kube's 295 s read timeout
+        // (or forever for a connection that never answers). The read timeout is
+        // per read, so watches stay open (their server-side bound is set below it).
+        let bound = options.timeout.max(std::time::Duration::from_secs(1));
+        for t in [
+            &mut config.connect_timeout,
+            &mut config.read_timeout,
+            &mut config.write_timeout,
+        ] {
+            *t = Some(t.map_or(bound, |t| t.min(bound)));
+        }
         // `-f` objects are always held to this namespace (see file.rs), so whether
         // -n was explicit does not matter here.
         let (namespace, _explicit) = args.config.namespace_of(&config);
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        options.hints = hint::Hints::new(COMMAND, &argv, &options.args, &namespace);
         let cache = args.config.discovery_cache(&config);
         let client = args.config.client(config)?;
         // -f is read before Ctrl-C is caught: nothing has been changed yet.
         let from_file = options.read_file(client.clone(), cache, &namespace).await?;
-        let interrupt = interrupt::Interrupt::install();
+        let interrupt = interrupt::Interrupt::install(options.hints.text(options.rollback));
         options.run(client, from_file, &namespace, interrupt).await
     });
     match result {

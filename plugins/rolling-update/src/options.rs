@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::bail;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 use crate::cluster::{
     KubeOps, rename, strip_update_annotations, update_pod_with_retries, update_rc_with_retries,
@@ -20,6 +20,8 @@ use crate::controller::{
 use crate::fencepost::IntOrPercent;
 use crate::file::{FileSource, read_new_controller};
 use crate::flags::{Args, DryRun};
+use crate::handover;
+use crate::hint::Hints;
 use crate::interrupt::{Interrupt, Interrupted};
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
@@ -71,6 +73,8 @@ pub struct RollingUpdateOptions {
     pub max_surge: IntOrPercent,
     pub max_unavailable: IntOrPercent,
     pub min_ready_seconds: i32,
+    /// What to print when the run is stopped; set once the namespace is known.
+    pub hints: Hints,
 }
 
 impl RollingUpdateOptions {
@@ -95,6 +99,7 @@ impl RollingUpdateOptions {
             max_surge: args.max_surge.clone(),
             max_unavailable: args.max_unavailable.clone(),
             min_ready_seconds: args.min_ready_seconds,
+            hints: Hints::new(COMMAND, &[], &[], ""),
         }
     }
 
@@ -188,6 +193,13 @@ impl RollingUpdateOptions {
         //    recovered the same way); with two names, only the new RC's
         //    annotations are left to remove (1.17 failed with NotFound here).
         let mut old_rc = match rcs.get(&self.old_name).await {
+            // A one-name update stopped in its hand-over (see handover.rs): the old
+            // name already holds the pending copy; only the hand-over is left.
+            Ok(pending) if handover::renamed_from(&pending).is_some() => {
+                return self
+                    .finish_hand_over(&rcs, interrupt, console, pending, dry)
+                    .await;
+            }
             Ok(rc) => rc,
             Err(kube::Error::Api(s))
                 if s.is_not_found() && !self.rollback && self.keep_old_name =>
@@ -203,10 +215,18 @@ impl RollingUpdateOptions {
                         self.old_name
                     );
                 };
-                if !dry {
-                    rename(&rcs, interrupt, &found, &self.old_name).await?;
+                self.check_in_progress_image(&found)?;
+                if dry {
+                    return Ok(());
                 }
-                return Ok(());
+                let found = self.finish_scaling(&rcs, interrupt, console, found).await?;
+                console.println(&format!(
+                    "Renaming {} to {}",
+                    controller::name(&found),
+                    self.old_name
+                ));
+                let done = rename(&rcs, interrupt, &found, &self.old_name, self.timeout).await?;
+                return self.print_final(console, &done, "rolling updated");
             }
             Err(kube::Error::Api(s))
                 if s.is_not_found() && !self.rollback && self.args.len() > 1 =>
@@ -220,11 +240,14 @@ impl RollingUpdateOptions {
                     }
                     _ => return Err(kube::Error::Api(s).into()),
                 };
+                self.check_in_progress_image(&finished)?;
                 if !dry {
+                    let finished = self
+                        .finish_scaling(&rcs, interrupt, console, finished)
+                        .await?;
                     let done = strip_update_annotations(&rcs, interrupt, &finished).await?;
                     let operation = format!("rolling updated to {:?}", controller::name(&done));
-                    let printer = self.print.to_printer(&operation, DryRunStrategy::None)?;
-                    print!("{}", render(&done, printer.as_ref())?);
+                    return self.print_final(console, &done, &operation);
                 }
                 return Ok(());
             }
@@ -315,11 +338,7 @@ impl RollingUpdateOptions {
                     .is_some_and(|v| !new_name.is_empty() && source_id_names(v, &new_name));
                 if finished && !dry {
                     let done = strip_update_annotations(&rcs, interrupt, &old_rc).await?;
-                    let printer = self
-                        .print
-                        .to_printer("rolling updated", DryRunStrategy::None)?;
-                    print!("{}", render(&done, printer.as_ref())?);
-                    return Ok(());
+                    return self.print_final(console, &done, "rolling updated");
                 }
                 // 1.17's message ends in "\n", which CheckErr does not double.
                 bail!("Could not find {new_name} to rollback.");
@@ -352,7 +371,7 @@ impl RollingUpdateOptions {
         match self.dry_run {
             DryRun::None => {}
             DryRun::Client => {
-                print!("{}", dry_run_summary(&old_rc, &new_rc, &self.print)?);
+                console.print(&dry_run_summary(&old_rc, &new_rc, &self.print)?);
                 return Ok(());
             }
             DryRun::Server => {
@@ -372,7 +391,7 @@ impl RollingUpdateOptions {
                         )
                         .await?
                     };
-                print!("{}", dry_run_summary(&old_rc, &shown, &self.print)?);
+                console.print(&dry_run_summary(&old_rc, &shown, &self.print)?);
                 return Ok(());
             }
         }
@@ -412,13 +431,18 @@ impl RollingUpdateOptions {
             config.new_rc = original;
             config.cleanup_policy = CleanupPolicy::Delete;
         }
-        let ops = KubeOps::new(
+        let mut ops = KubeOps::new(
             rcs.clone(),
             pods,
             interrupt.clone(),
             self.poll_interval,
             self.timeout,
         );
+        // Below the client's read timeout (main.rs bounds it by --timeout), so the
+        // server ends a quiet watch before the client would cut it.
+        ops.watch_timeout = u32::try_from(self.timeout.as_secs().saturating_sub(1))
+            .unwrap_or(290)
+            .clamp(1, 290);
         RollingUpdater::new(ops).update(&config, console).await?;
         console.finish();
 
@@ -431,10 +455,115 @@ impl RollingUpdateOptions {
             let n = controller::name(&new_rc).to_string();
             (n.clone(), format!("rolling updated to {n:?}"))
         };
+        interrupt.check()?;
         let rc = rcs.get(&final_name).await?;
-        let printer = self.print.to_printer(&operation, DryRunStrategy::None)?;
-        print!("{}", render(&rc, printer.as_ref())?);
+        self.print_final(console, &rc, &operation)
+    }
+
+    /// Prints the final object with `-o`'s printer.
+    fn print_final(
+        &self,
+        console: &mut Console,
+        rc: &ReplicationController,
+        operation: &str,
+    ) -> anyhow::Result<()> {
+        console.finish();
+        let printer = self.print.to_printer(operation, DryRunStrategy::None)?;
+        console.print(&render(rc, printer.as_ref())?);
         Ok(())
+    }
+
+    /// With `--image`, an update found in progress must be to the same image (1.17's
+    /// rule for a resumed update, applied as well when the old RC is already gone).
+    fn check_in_progress_image(&self, rc: &ReplicationController) -> anyhow::Result<()> {
+        if self.image.is_empty() {
+            return Ok(());
+        }
+        let in_progress = current_image(rc, &self.container).unwrap_or_default();
+        if in_progress != self.image {
+            bail!(
+                "Found existing in-progress update to image ({in_progress}).\nEither continue in-progress update with --image={in_progress} or rollback with --rollback"
+            );
+        }
+        Ok(())
+    }
+
+    /// Finishes a one-name hand-over found pending on the cluster.
+    async fn finish_hand_over(
+        &self,
+        rcs: &Api<ReplicationController>,
+        interrupt: &Interrupt,
+        console: &mut Console,
+        pending: ReplicationController,
+        dry: bool,
+    ) -> anyhow::Result<()> {
+        let from = handover::renamed_from(&pending)
+            .unwrap_or_default()
+            .to_string();
+        if self.rollback {
+            bail!(
+                "the update of {:?} is past its last step (its old replication controller is deleted and {from:?} is being renamed to it); finish it by running the update again, then roll back with a new update",
+                self.old_name
+            );
+        }
+        self.check_in_progress_image(&pending)?;
+        if dry {
+            return Ok(());
+        }
+        console.println(&format!("Renaming {from} to {}", self.old_name));
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let done = handover::resume(rcs, interrupt, &pending, deadline).await?;
+        self.print_final(console, &done, "rolling updated")
+    }
+
+    /// An update whose old RC is gone: before the last step, the new RC gets the
+    /// replicas its `desired-replicas` annotation asks for, all available. (A run
+    /// stopped half-way whose old RC was then deleted by hand would otherwise be
+    /// renamed or finished at half its size.)
+    async fn finish_scaling(
+        &self,
+        rcs: &Api<ReplicationController>,
+        interrupt: &Interrupt,
+        console: &mut Console,
+        rc: ReplicationController,
+    ) -> anyhow::Result<ReplicationController> {
+        let rc_name = controller::name(&rc).to_string();
+        let text = annotation(&rc, DESIRED_REPLICAS_ANNOTATION).unwrap_or_default();
+        let desired: i32 = text.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "Unable to parse annotation for {rc_name}: {DESIRED_REPLICAS_ANNOTATION}={text}"
+            )
+        })?;
+        console.println(&format!(
+            "Continuing update with existing controller {rc_name}."
+        ));
+        if controller::replicas(&rc) != desired {
+            console.println(&format!("Scaling {rc_name} up to {desired}"));
+            interrupt.check()?;
+            let patch = serde_json::json!({ "spec": { "replicas": desired } });
+            rcs.patch_scale(&rc_name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+        }
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        loop {
+            interrupt.check()?;
+            let current = rcs.get(&rc_name).await?;
+            let status = current.status.clone().unwrap_or_default();
+            let synced =
+                status.observed_generation.unwrap_or(0) >= current.metadata.generation.unwrap_or(0);
+            if synced
+                && status.replicas == desired
+                && status.available_replicas.unwrap_or(0) >= desired
+            {
+                return Ok(current);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!("timed out waiting for {rc_name:?} to have {desired} available pods");
+            }
+            interrupt
+                .sleep_until(tokio::time::Instant::now() + Duration::from_millis(250))
+                .await?;
+        }
     }
 
     /// Turns an interruption into the message that tells the user how to go on.
@@ -442,31 +571,10 @@ impl RollingUpdateOptions {
         let Some(interrupted) = err.chain().find_map(|c| c.downcast_ref::<Interrupted>()) else {
             return err;
         };
-        let again = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
-        let hint = if self.rollback {
-            format!(
-                "The rollback is left in progress. Run the same command again to finish it:\n  {COMMAND} {again}"
-            )
-        } else {
-            format!(
-                "The update is left in progress. Run the same command again to resume it:\n  {COMMAND} {again}\nor abort it with:\n  {COMMAND} {} --rollback",
-                self.args
-                    .iter()
-                    .take(2)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )
-        };
-        let exit_code = if interrupted.signal == "SIGTERM" {
-            143
-        } else {
-            130
-        };
         Stopped {
             signal_message: format!("error: {interrupted}"),
-            hint,
-            exit_code,
+            hint: self.hints.text(self.rollback),
+            exit_code: crate::interrupt::exit_code(interrupted.signal),
         }
         .into()
     }
@@ -508,8 +616,41 @@ async fn mark_old_controller(
         })
         .await?;
     }
-    // 1.17 then listed the pods of the new selector and deleted those without the
-    // label; a label selector match already implies the label, so that step could
-    // never delete anything and is left out.
-    update_rc_with_retries(rcs, interrupt, &rc, |rc| add_selector_label(rc, key, value)).await
+    let original_selector = selector;
+    let rc = update_rc_with_retries(rcs, interrupt, &rc, |rc| add_selector_label(rc, key, value))
+        .await?;
+    // 1.17's `selectorCopy` clean-up: the RC manager may have created a pod from the
+    // template it had cached before our first write, i.e. without the key. Such a pod
+    // no longer matches the RC's selector and would be left running the old image
+    // with no controller: delete it. Pods of another controller are not ours to touch.
+    interrupt.check()?;
+    let uid = rc.metadata.uid.clone();
+    let stray = pods
+        .list(&ListParams::default().labels(&original_selector))
+        .await?;
+    for pod in &stray.items {
+        let labelled = pod
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(key))
+            .is_some_and(|v| v == value);
+        let controller = pod
+            .metadata
+            .owner_references
+            .as_ref()
+            .and_then(|refs| refs.iter().find(|o| o.controller == Some(true)))
+            .map(|o| o.uid.clone());
+        if labelled || (controller.is_some() && controller != uid) {
+            continue;
+        }
+        interrupt.check()?;
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        match pods.delete(&pod_name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(rc)
 }

@@ -84,9 +84,20 @@ impl Console {
 
     /// Prints a line on stdout, keeping the bar intact.
     pub fn println(&self, line: &str) {
+        self.print(&format!("{line}\n"));
+    }
+
+    /// Prints text on stdout, keeping the bar intact.
+    ///
+    /// Write errors are ignored on purpose: once stdout is closed (`… | head -1`,
+    /// a CI log collector gone), the update runs to its end rather than stopping
+    /// between two steps; what it would have printed is lost, the cluster state is
+    /// not, and the exit code still tells success from failure. (`print!` panicked
+    /// there, and the release build's `panic = "abort"` killed the update mid-way.)
+    pub fn print(&self, text: &str) {
         let write = || {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
+            let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
         };
         match &self.bar {

@@ -219,8 +219,10 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             )
         })?;
 
-        // The original size is what a later --rollback restores; written once.
-        if annotation(&old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none() {
+        // The original size is what a later --rollback restores: written when this
+        // update starts (a value left by an earlier, finished update would make a
+        // rollback restore a stale size), kept when it is resumed.
+        if !existed || annotation(&old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none() {
             old_rc = self.ops.record_original_replicas(&old_rc).await?;
         }
 

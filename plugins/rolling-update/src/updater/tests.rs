@@ -555,7 +555,7 @@ async fn no_progress_times_out_with_kubectl_message() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn records_original_replicas_once() {
+async fn records_original_replicas_when_the_update_starts_and_keeps_it_on_resume() {
     let cfg = config(old_rc(1, None), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
     assert!(out.result.is_ok());
@@ -567,8 +567,16 @@ async fn records_original_replicas_once() {
         out.sim.calls.get(1).map(String::as_str),
         Some("record_original_replicas")
     );
-    let cfg = config(old_rc(1, Some(1)), new_rc(0, "1"), Int(0), Int(1));
+    // A value left by an earlier, finished update is stale: a new update rewrites it.
+    let cfg = config(old_rc(1, Some(5)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
+    assert_eq!(
+        out.sim.calls.get(1).map(String::as_str),
+        Some("record_original_replicas")
+    );
+    // A resumed update keeps what its start recorded.
+    let cfg = config(old_rc(1, Some(1)), new_rc(0, "1"), Int(0), Int(1));
+    let out = run(cfg, true, Duration::ZERO).await;
     assert!(
         !out.sim
             .calls

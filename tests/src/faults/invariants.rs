@@ -1,0 +1,342 @@
+//! The invariants of a ReplicationController rolling update, checked against the
+//! real cluster: watched over the whole run (the fewest ready pods while the client
+//! was alive, the most pods at any time), and at the end (one RC, the desired
+//! replicas, every pod on the new template, ready and owned by it, no update
+//! annotations left, no ownerless pod).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::{Pod, ReplicationController};
+use kube::api::ListParams;
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Api, Client};
+
+/// Annotations no finished update may leave behind (kubectl's three, and the
+/// plugin's hand-over record).
+pub const UPDATE_ANNOTATIONS: [&str; 4] = [
+    "kubectl.kubernetes.io/next-controller-id",
+    "kubectl.kubernetes.io/update-source-id",
+    "kubectl.kubernetes.io/desired-replicas",
+    "rolling-update.kubeplug.io/renamed-from",
+];
+
+/// What the update should end with.
+#[derive(Debug, Clone)]
+pub struct Expect {
+    /// The one RC left.
+    pub rc: String,
+    pub replicas: i32,
+    /// The image of container 0 of every pod.
+    pub image: String,
+    /// The fewest ready pods allowed while the client runs (desired − maxUnavailable).
+    pub min_ready: usize,
+    /// The most pods (not being deleted) allowed at any time (desired + maxSurge).
+    pub max_total: usize,
+}
+
+#[derive(Debug, Default)]
+struct Record {
+    min_ready_while_alive: Option<usize>,
+    max_total: usize,
+    /// The worst moment, for the failure message.
+    low_point: Option<String>,
+}
+
+/// A watcher on every pod of a namespace, recording readiness and totals.
+pub struct RcInvariants {
+    client: Client,
+    namespace: String,
+    record: Arc<Mutex<Record>>,
+    alive: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RcInvariants {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub fn pod_ready(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_none()
+        && pod
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn pod_image(pod: &Pod) -> String {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default()
+}
+
+fn controller_uid(pod: &Pod) -> Option<String> {
+    pod.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.clone())
+}
+
+impl RcInvariants {
+    /// Starts watching the pods of `namespace`; returns once the initial list is in.
+    pub async fn watch(client: Client, namespace: &str) -> Self {
+        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+        let record = Arc::new(Mutex::new(Record::default()));
+        let alive = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let task = {
+            let record = Arc::clone(&record);
+            let alive = Arc::clone(&alive);
+            tokio::spawn(async move {
+                let mut ready_tx = Some(ready_tx);
+                let mut state: HashMap<String, (bool, bool)> = HashMap::new(); // (counted, ready)
+                let mut initialised = false;
+                let mut stream =
+                    std::pin::pin!(watcher(pods, watcher::Config::default()).default_backoff());
+                while let Some(event) = stream.next().await {
+                    let Ok(event) = event else { continue };
+                    match event {
+                        watcher::Event::Init => state.clear(),
+                        watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
+                            let counted = p.metadata.deletion_timestamp.is_none();
+                            state.insert(
+                                p.metadata.name.clone().unwrap_or_default(),
+                                (counted, pod_ready(&p)),
+                            );
+                        }
+                        watcher::Event::Delete(p) => {
+                            state.remove(&p.metadata.name.clone().unwrap_or_default());
+                        }
+                        watcher::Event::InitDone => {
+                            initialised = true;
+                            if let Some(tx) = ready_tx.take() {
+                                let _ = tx.send(());
+                            }
+                        }
+                    }
+                    if !initialised {
+                        continue;
+                    }
+                    let total = state.values().filter(|(counted, _)| *counted).count();
+                    let ready = state.values().filter(|(_, ready)| *ready).count();
+                    let mut r = lock(&record);
+                    r.max_total = r.max_total.max(total);
+                    if alive.load(Ordering::SeqCst)
+                        && r.min_ready_while_alive.is_none_or(|m| ready < m)
+                    {
+                        r.min_ready_while_alive = Some(ready);
+                        r.low_point = Some(format!("{ready} ready of {total} pods"));
+                    }
+                }
+            })
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(30), ready_rx).await;
+        RcInvariants {
+            client,
+            namespace: namespace.to_string(),
+            record,
+            alive,
+            task,
+        }
+    }
+
+    /// Whether the client under test is running (readiness counts only then).
+    pub fn client_alive(&self, alive: bool) {
+        self.alive.store(alive, Ordering::SeqCst);
+    }
+
+    pub fn min_ready_while_alive(&self) -> Option<usize> {
+        lock(&self.record).min_ready_while_alive
+    }
+
+    pub fn max_total(&self) -> usize {
+        lock(&self.record).max_total
+    }
+
+    /// Checks the run-long bounds and waits (up to `timeout`, for the garbage
+    /// collector and the RC manager to settle) for the end state; the error describes
+    /// what is wrong and the whole namespace.
+    pub async fn check(&self, expect: &Expect, timeout: Duration) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let last = loop {
+            let problems = self.end_state_problems(expect).await;
+            if problems.is_empty() {
+                break Vec::new();
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break problems;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        let mut problems = last;
+        let record = lock(&self.record);
+        if let Some(min) = record.min_ready_while_alive
+            && min < expect.min_ready
+        {
+            problems.push(format!(
+                "ready pods fell to {min} (< {}) while the client ran ({})",
+                expect.min_ready,
+                record.low_point.clone().unwrap_or_default()
+            ));
+        }
+        if record.max_total > expect.max_total {
+            problems.push(format!(
+                "{} pods at once (> {})",
+                record.max_total, expect.max_total
+            ));
+        }
+        drop(record);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{}\n--- namespace {}\n{}",
+            problems.join("\n"),
+            self.namespace,
+            self.describe().await
+        ))
+    }
+
+    async fn end_state_problems(&self, expect: &Expect) -> Vec<String> {
+        let rcs: Api<ReplicationController> = Api::namespaced(self.client.clone(), &self.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let (Ok(rcs), Ok(pods)) = (
+            rcs.list(&ListParams::default()).await,
+            pods.list(&ListParams::default()).await,
+        ) else {
+            return vec!["cannot list".into()];
+        };
+        let mut problems = Vec::new();
+        let names: Vec<String> = rcs
+            .items
+            .iter()
+            .map(|rc| rc.metadata.name.clone().unwrap_or_default())
+            .collect();
+        if names != [expect.rc.clone()] {
+            problems.push(format!(
+                "replication controllers {names:?}, want exactly [{:?}]",
+                expect.rc
+            ));
+        }
+        let Some(rc) = rcs
+            .items
+            .iter()
+            .find(|rc| rc.metadata.name.as_deref() == Some(&expect.rc))
+        else {
+            return problems;
+        };
+        if rc.metadata.deletion_timestamp.is_some() {
+            problems.push(format!("{} is being deleted", expect.rc));
+        }
+        let spec = rc.spec.clone().unwrap_or_default();
+        if spec.replicas != Some(expect.replicas) {
+            problems.push(format!(
+                "{} has replicas {:?}, want {}",
+                expect.rc, spec.replicas, expect.replicas
+            ));
+        }
+        for key in UPDATE_ANNOTATIONS {
+            if rc
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(key))
+            {
+                problems.push(format!("{} still has annotation {key}", expect.rc));
+            }
+        }
+        let template_image = spec
+            .template
+            .as_ref()
+            .and_then(|t| t.spec.as_ref())
+            .and_then(|s| s.containers.first())
+            .and_then(|c| c.image.clone())
+            .unwrap_or_default();
+        if template_image != expect.image {
+            problems.push(format!(
+                "{} has template image {template_image}, want {}",
+                expect.rc, expect.image
+            ));
+        }
+        let uid = rc.metadata.uid.clone();
+        let mut live = 0;
+        for pod in &pods.items {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            let owner = controller_uid(pod);
+            if owner.is_none() {
+                problems.push(format!("pod {name} has no controller"));
+                continue;
+            }
+            if pod.metadata.deletion_timestamp.is_some() {
+                problems.push(format!("pod {name} is still being deleted"));
+                continue;
+            }
+            live += 1;
+            if owner != uid {
+                problems.push(format!("pod {name} is not owned by {}", expect.rc));
+            }
+            if pod_image(pod) != expect.image {
+                problems.push(format!("pod {name} runs {}", pod_image(pod)));
+            }
+            if !pod_ready(pod) {
+                problems.push(format!("pod {name} is not ready"));
+            }
+        }
+        if live != expect.replicas {
+            problems.push(format!("{live} pods, want {}", expect.replicas));
+        }
+        problems
+    }
+
+    /// The namespace's RCs and pods, one line each, for failure messages.
+    pub async fn describe(&self) -> String {
+        let rcs: Api<ReplicationController> = Api::namespaced(self.client.clone(), &self.namespace);
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let mut out = String::new();
+        if let Ok(list) = rcs.list(&ListParams::default()).await {
+            for rc in list.items {
+                let spec = rc.spec.clone().unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "rc {} uid={} replicas={:?} selector={:?} deleting={} annotations={:?}",
+                    rc.metadata.name.unwrap_or_default(),
+                    rc.metadata.uid.unwrap_or_default(),
+                    spec.replicas,
+                    spec.selector.unwrap_or_default(),
+                    rc.metadata.deletion_timestamp.is_some(),
+                    rc.metadata.annotations.unwrap_or_default()
+                );
+            }
+        }
+        if let Ok(list) = pods.list(&ListParams::default()).await {
+            for pod in list.items {
+                let _ = writeln!(
+                    out,
+                    "pod {} owner={:?} ready={} image={} deleting={} labels={:?}",
+                    pod.metadata.name.clone().unwrap_or_default(),
+                    controller_uid(&pod),
+                    pod_ready(&pod),
+                    pod_image(&pod),
+                    pod.metadata.deletion_timestamp.is_some(),
+                    pod.metadata.labels.clone().unwrap_or_default()
+                );
+            }
+        }
+        out
+    }
+}
