@@ -10,6 +10,8 @@
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
+//! - `rolling_update_faults`: rolling-update killed after every write, re-run,
+//!   invariants checked; control-plane faults (issue 15).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 
 mod create_file;
@@ -17,6 +19,7 @@ mod dist;
 mod kubelet;
 mod node;
 mod rolling_update;
+mod rolling_update_faults;
 mod run_pod;
 mod run_pod_attach;
 mod smoke;

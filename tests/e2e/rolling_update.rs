@@ -22,11 +22,11 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
 
-const OLD_IMAGE: &str = "registry.k8s.io/pause:3.8";
-const NEW_IMAGE: &str = "registry.k8s.io/pause:3.9";
+pub(crate) const OLD_IMAGE: &str = "registry.k8s.io/pause:3.8";
+pub(crate) const NEW_IMAGE: &str = "registry.k8s.io/pause:3.9";
 const DEPLOYMENT_KEY: &str = "deployment";
 
-fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub(crate) fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -35,7 +35,7 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// An RC named `name` selecting `app=<app>` plus `extra`, with pods ready
 /// `ready_after_ms` after they start.
-fn rc(
+pub(crate) fn rc(
     name: &str,
     app: &str,
     extra: &[(&str, &str)],

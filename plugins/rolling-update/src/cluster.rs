@@ -25,7 +25,8 @@ use tokio::time::Instant;
 use crate::controller::{name, replicas, selector_string, set_replicas};
 use crate::interrupt::Interrupt;
 use crate::names::{
-    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
+    DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
+    SOURCE_ID_ANNOTATION, set_annotation,
 };
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
 
@@ -127,7 +128,9 @@ pub async fn update_pod_with_retries(
     Err(anyhow!("too many conflicts updating pod {name:?}"))
 }
 
-/// Removes `update-source-id` and `desired-replicas`: the update is over.
+/// Removes `update-source-id`, `desired-replicas` and `next-controller-id`: the
+/// update is over. (1.17 left `next-controller-id` on a rolled-back RC, pointing at
+/// a deleted one.)
 pub async fn strip_update_annotations(
     api: &Api<ReplicationController>,
     interrupt: &Interrupt,
@@ -137,6 +140,7 @@ pub async fn strip_update_annotations(
         if let Some(a) = rc.metadata.annotations.as_mut() {
             a.remove(SOURCE_ID_ANNOTATION);
             a.remove(DESIRED_REPLICAS_ANNOTATION);
+            a.remove(NEXT_CONTROLLER_ANNOTATION);
         }
     })
     .await

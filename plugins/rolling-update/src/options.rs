@@ -192,7 +192,18 @@ impl RollingUpdateOptions {
         //    this for --image only; -f one-name updates rename too, so they are
         //    recovered the same way); with two names, only the new RC's
         //    annotations are left to remove (1.17 failed with NotFound here).
-        let mut old_rc = match rcs.get(&self.old_name).await {
+        // An old RC being deleted is an update stopped right after its delete:
+        // wait until it is gone (its garbage collection is quick), then finish
+        // the update the way a missing old RC is finished.
+        let mut current = rcs.get(&self.old_name).await;
+        if let Ok(rc) = &current
+            && rc.metadata.deletion_timestamp.is_some()
+        {
+            let deadline = tokio::time::Instant::now() + self.timeout;
+            handover::wait_gone(&rcs, interrupt, &self.old_name, deadline).await?;
+            current = rcs.get(&self.old_name).await;
+        }
+        let mut old_rc = match current {
             // A one-name update stopped in its hand-over (see handover.rs): the old
             // name already holds the pending copy; only the hand-over is left.
             Ok(pending) if handover::renamed_from(&pending).is_some() => {
