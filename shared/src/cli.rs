@@ -59,8 +59,9 @@ pub fn install_crypto_provider() {
 pub fn init_logging(verbosity: u8) {
     let filter = match verbosity {
         // kube-client logs every failed request at ERROR before returning the error we
-        // print ourselves; kubectl shows nothing extra at these levels.
-        0..=3 => "warn,kube_client=off",
+        // print ourselves, and kube-runtime's watcher every retried watch error with a
+        // Debug dump of the Status; kubectl shows nothing extra at these levels.
+        0..=3 => "warn,kube_client=off,kube_runtime=off",
         4..=5 => {
             "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
         }

@@ -92,7 +92,7 @@ async fn create_ready(rcs: &Api<ReplicationController>, rc: &ReplicationControll
     .await;
 }
 
-async fn wait_ready(rcs: &Api<ReplicationController>, name: &str, n: i32) {
+pub(crate) async fn wait_ready(rcs: &Api<ReplicationController>, name: &str, n: i32) {
     let cond = move |rc: Option<&ReplicationController>| {
         rc.and_then(|rc| rc.status.as_ref())
             .is_some_and(|s| s.ready_replicas.unwrap_or(0) == n && s.replicas == n)

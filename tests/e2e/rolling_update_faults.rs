@@ -501,3 +501,633 @@ async fn two_kills_in_a_row() {
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------
+// Control-plane faults, concurrent writers, chaos, permissions and output.
+
+/// A plugin run whose stdout is read line by line (to act at a given step).
+struct Live {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<String>,
+}
+
+impl Live {
+    fn spawn(kubeconfig: &Path, plugin_dir: &Path, args: &[String]) -> Live {
+        let mut child =
+            tokio::process::Command::new(plugin_dir.join(plugin_binary("rolling-update")))
+                .args(args)
+                .env("KUBECONFIG", kubeconfig)
+                .env("NO_PROXY", "127.0.0.1,localhost")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("spawn plugin");
+        let stdout = child.stdout.take().unwrap();
+        Live {
+            child,
+            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout)),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads stdout until a line starts with `prefix`.
+    async fn until(&mut self, prefix: &str) {
+        let found = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Ok(Some(line)) = self.lines.next_line().await {
+                let hit = line.starts_with(prefix);
+                self.seen.push(line);
+                if hit {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(found, Ok(true), "no line {prefix:?} in {:?}", self.seen);
+    }
+
+    fn signal(&self, sig: i32) {
+        assert!(tests::controlplane::signal(self.child.id().unwrap(), sig));
+    }
+
+    /// Waits for the end (at most `bound`, then fails the test: a hang is a bug).
+    async fn end(mut self, bound: Duration) -> (Option<i32>, Vec<String>, String) {
+        let mut stderr = self.child.stderr.take().unwrap();
+        let mut err = Vec::new();
+        let rest = async {
+            while let Ok(Some(line)) = self.lines.next_line().await {
+                self.seen.push(line);
+            }
+        };
+        let (_, _, status) = tokio::time::timeout(bound, async {
+            tokio::join!(
+                rest,
+                tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut err),
+                self.child.wait()
+            )
+        })
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the plugin hung for {bound:?}; output so far: {:?}",
+                self.seen
+            )
+        });
+        (
+            status.unwrap().code(),
+            self.seen,
+            String::from_utf8_lossy(&err).into_owned(),
+        )
+    }
+}
+
+/// The update used by the control-plane fault tests: 2 replicas, one name.
+fn fault_args(ns: &str, timeout: &str) -> Vec<String> {
+    s(&["web", &image_flag(), "-n", ns, "--update-period=0", timeout])
+}
+
+async fn start_web(
+    cluster: &'static Cluster,
+    label: &str,
+    ready_ms: &str,
+) -> (tests::harness::TestNamespace, RcInvariants) {
+    let scenario = Scenario {
+        name: "fault",
+        initial: rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            REPLICAS,
+            &[("sim.kubeplug.io/ready-after-ms", ready_ms)],
+        ),
+        before: None,
+        before_k: None,
+        args: Vec::new(),
+        kill_rerun: false,
+        final_rc: "web",
+        final_image: NEW_IMAGE,
+    };
+    let (ns, _) = prepare(cluster, &scenario, label).await;
+    let invariants = RcInvariants::watch(cluster.client().await, ns.as_str()).await;
+    (ns, invariants)
+}
+
+fn web_expect() -> Expect {
+    Expect {
+        rc: "web".into(),
+        replicas: REPLICAS,
+        image: NEW_IMAGE.into(),
+        min_ready: REPLICAS as usize,
+        max_total: REPLICAS as usize + 1,
+    }
+}
+
+/// Re-runs the update to the end and checks the invariants.
+async fn rerun_converges(cluster: &Cluster, ns: &str, invariants: &RcInvariants) {
+    invariants.client_alive(true);
+    let live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns, "--timeout=60s"),
+    );
+    let (code, out, err) = live.end(Duration::from_secs(120)).await;
+    invariants.client_alive(false);
+    assert_eq!(code, Some(0), "re-run failed\n{out:?}\n{err}");
+    if let Err(e) = invariants
+        .check(&web_expect(), Duration::from_secs(60))
+        .await
+    {
+        panic!("{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converges() {
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
+    let (ns, invariants) = start_web(cluster, "ru-paused-api", "1500").await;
+    invariants.client_alive(true);
+    let mut live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns.as_str(), "--timeout=5s"),
+    );
+    live.until("Scaling web-").await;
+    let paused = plane.pause("kube-apiserver").unwrap();
+    // Every request and watch is bounded by --timeout: the run ends on its own.
+    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    invariants.client_alive(false);
+    paused.resume();
+    assert_eq!(code, Some(1), "{out:?}\n{err}");
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("Unable to connect to the server: no answer within 5s"),
+        "a clear error, not a panic: {err}"
+    );
+    rerun_converges(cluster, ns.as_str(), &invariants).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
+    let (ns, invariants) = start_web(cluster, "ru-second-ctrl-c", "1500").await;
+    invariants.client_alive(true);
+    let mut live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns.as_str(), "--timeout=5m"),
+    );
+    live.until("Scaling web-").await;
+    let paused = plane.pause("kube-apiserver").unwrap();
+    live.signal(libc::SIGINT);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    live.signal(libc::SIGINT);
+    let (code, out, err) = live.end(Duration::from_secs(30)).await;
+    invariants.client_alive(false);
+    paused.resume();
+    assert_eq!(code, Some(130), "{out:?}\n{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "kubectl rolling-update web {} -n {} --update-period=0 --timeout=5m",
+            image_flag(),
+            ns.as_str()
+        )),
+        "the resume hint: {err}"
+    );
+    rerun_converges(cluster, ns.as_str(), &invariants).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges() {
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
+    let (ns, invariants) = start_web(cluster, "ru-paused-kcm", "200").await;
+    invariants.client_alive(true);
+    let mut live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns.as_str(), "--timeout=5s"),
+    );
+    // The garbage collector finishes the old RC's delete and the hand-over's orphan
+    // delete: stalled, the step times out.
+    live.until("Update succeeded. Deleting old controller")
+        .await;
+    let paused = plane.pause("kube-controller-manager").unwrap();
+    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    invariants.client_alive(false);
+    paused.resume();
+    assert_eq!(code, Some(1), "{out:?}\n{err}");
+    assert!(
+        err.contains("timed out waiting for replicationcontroller")
+            && err.contains("to be deleted"),
+        "{err}"
+    );
+    rerun_converges(cluster, ns.as_str(), &invariants).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_server_restarted_mid_update_then_the_rerun_converges() {
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
+    let (ns, invariants) = start_web(cluster, "ru-restart-api", "1500").await;
+    invariants.client_alive(true);
+    let mut live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns.as_str(), "--timeout=20s"),
+    );
+    live.until("Scaling web-").await;
+    plane.restart_apiserver().await.unwrap();
+    // The run may ride out the restart (watches reconnect) or stop with an error;
+    // either way it ends, and the same command finishes the job.
+    let (code, out, err) = live.end(Duration::from_secs(120)).await;
+    invariants.client_alive(false);
+    match code {
+        Some(0) => {
+            if let Err(e) = invariants
+                .check(&web_expect(), Duration::from_secs(60))
+                .await
+            {
+                panic!("{e}");
+            }
+        }
+        Some(1) if err.starts_with("error") => {
+            rerun_converges(cluster, ns.as_str(), &invariants).await;
+        }
+        _ => panic!("{code:?}\n{out:?}\n{err}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrent_writer_causes_conflicts_the_update_rides_them_out() {
+    let cluster = cluster();
+    let (ns, invariants) = start_web(cluster, "ru-conflicts", "200").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    // Another writer keeps updating every RC of the namespace (an annotation bump,
+    // GET then PUT), so the plugin's own PUTs meet 409 Conflicts.
+    let writer = {
+        let rcs = rcs.clone();
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            loop {
+                if let Ok(list) = rcs.list(&Default::default()).await {
+                    for mut rc in list.items {
+                        n += 1;
+                        rc.metadata
+                            .annotations
+                            .get_or_insert_with(Default::default)
+                            .insert("chaos.kubeplug.io/writes".into(), n.to_string());
+                        let name = rc.metadata.name.clone().unwrap_or_default();
+                        let _ = rcs.replace(&name, &PostParams::default(), &rc).await;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(30)).await;
+            }
+        })
+    };
+    rerun_converges(cluster, ns.as_str(), &invariants).await;
+    writer.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_deleting_chaos_during_a_30_replica_update() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-chaos").await;
+    let client = cluster.client().await;
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns.as_str());
+    // No deployment key: the old RC is relabelled (template, pods, selector) while
+    // pods die and the RC manager replaces them.
+    let web = rc("web", "web", &[], &[("c", OLD_IMAGE)], 30, READY_FAST);
+    rcs.create(&PostParams::default(), &web).await.unwrap();
+    crate::rolling_update::wait_ready(&rcs, "web", 30).await;
+    let invariants = RcInvariants::watch(client.clone(), ns.as_str()).await;
+    let chaos = {
+        let pods = pods.clone();
+        tokio::spawn(async move {
+            let mut i = 0usize;
+            loop {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let Ok(list) = pods.list(&Default::default()).await else {
+                    continue;
+                };
+                let live: Vec<_> = list
+                    .items
+                    .iter()
+                    .filter(|p| p.metadata.deletion_timestamp.is_none())
+                    .collect();
+                if live.is_empty() {
+                    continue;
+                }
+                i = i.wrapping_mul(31).wrapping_add(7);
+                let victim = live[i % live.len()]
+                    .metadata
+                    .name
+                    .clone()
+                    .unwrap_or_default();
+                let _ = pods.delete(&victim, &Default::default()).await;
+            }
+        })
+    };
+    let live = Live::spawn(
+        &cluster.kubeconfig,
+        &cluster.plugin_dir,
+        &s(&[
+            "web",
+            &image_flag(),
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+            "--timeout=60s",
+        ]),
+    );
+    let (code, out, err) = live.end(Duration::from_secs(300)).await;
+    chaos.abort();
+    assert_eq!(code, Some(0), "{out:?}\n{err}");
+    let expect = Expect {
+        rc: "web".into(),
+        replicas: 30,
+        image: NEW_IMAGE.into(),
+        // Chaos deletes ready pods: readiness is not the plugin's to keep here.
+        min_ready: 0,
+        max_total: 31,
+    };
+    if let Err(e) = invariants.check(&expect, Duration::from_secs(90)).await {
+        panic!("{e}");
+    }
+}
+
+/// A kubeconfig for a ServiceAccount of `ns` bound to `rules`, on `cluster`'s server.
+async fn service_account_kubeconfig(
+    cluster: &Cluster,
+    ns: &str,
+    rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
+    dir: &Path,
+) -> PathBuf {
+    use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding, RoleRef, Subject};
+    use kube::api::ObjectMeta;
+    let client = cluster.client().await;
+    let meta = |name: &str| ObjectMeta {
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
+    accounts
+        .create(
+            &PostParams::default(),
+            &ServiceAccount {
+                metadata: meta("updater"),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &Role {
+                metadata: meta("updater"),
+                rules: Some(rules),
+            },
+        )
+        .await
+        .unwrap();
+    Api::<RoleBinding>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &RoleBinding {
+                metadata: meta("updater"),
+                role_ref: RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "Role".into(),
+                    name: "updater".into(),
+                },
+                subjects: Some(vec![Subject {
+                    kind: "ServiceAccount".into(),
+                    name: "updater".into(),
+                    namespace: Some(ns.into()),
+                    ..Default::default()
+                }]),
+            },
+        )
+        .await
+        .unwrap();
+    // The 1.20 token controller gives the account a token Secret.
+    let secret = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if let Some(name) = accounts
+                .get("updater")
+                .await
+                .unwrap()
+                .secrets
+                .and_then(|s| s.first().and_then(|r| r.name.clone()))
+            {
+                return name;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("token secret");
+    let secret = Api::<Secret>::namespaced(client, ns)
+        .get(&secret)
+        .await
+        .unwrap();
+    let token = String::from_utf8(secret.data.unwrap()["token"].0.clone()).unwrap();
+    let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let server = admin
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .unwrap()
+        .to_string();
+    let ca = admin
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("certificate-authority: "))
+        .unwrap()
+        .to_string();
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\nusers:\n- name: u\n  user:\n    token: {token}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: {ns}\ncurrent-context: x\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn rule(resources: &[&str], verbs: &[&str]) -> k8s_openapi::api::rbac::v1::PolicyRule {
+    k8s_openapi::api::rbac::v1::PolicyRule {
+        api_groups: Some(vec![String::new()]),
+        resources: Some(resources.iter().map(|r| r.to_string()).collect()),
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_watch_is_reported_at_once() {
+    let cluster = cluster();
+    let (ns, _invariants) = start_web(cluster, "ru-forbidden-watch", "200").await;
+    let dir = tempfile::tempdir().unwrap();
+    // Everything the update needs except watching pods.
+    let kubeconfig = service_account_kubeconfig(
+        cluster,
+        ns.as_str(),
+        vec![
+            rule(
+                &["replicationcontrollers", "replicationcontrollers/scale"],
+                &[
+                    "get", "list", "watch", "create", "update", "patch", "delete",
+                ],
+            ),
+            rule(&["pods"], &["get", "list", "update", "delete"]),
+        ],
+        dir.path(),
+    )
+    .await;
+    let live = Live::spawn(
+        &kubeconfig,
+        &cluster.plugin_dir,
+        &fault_args(ns.as_str(), "--timeout=5m"),
+    );
+    // Far below --timeout: the 403 ends the run, it is not retried until then.
+    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    assert_eq!(code, Some(1), "{out:?}\n{err}");
+    assert!(
+        err.starts_with(
+            "Error from server (Forbidden): pods is forbidden: User \"system:serviceaccount:"
+        ) && err.contains("cannot watch resource \"pods\""),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resume_hint_works_and_prints_no_secret() {
+    let cluster = cluster();
+    let (ns, invariants) = start_web(cluster, "ru-hint", "1500").await;
+    let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let token = admin
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .unwrap()
+        .to_string();
+    // The namespace comes from the context, the token from the command line: the
+    // hint must pin the first and hide the second.
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        admin.replace("namespace: default", &format!("namespace: {}", ns.as_str())),
+    )
+    .unwrap();
+    let args = s(&[
+        "web",
+        &image_flag(),
+        "--update-period=0",
+        &format!("--token={token}"),
+    ]);
+    invariants.client_alive(true);
+    let mut live = Live::spawn(&kubeconfig, &cluster.plugin_dir, &args);
+    live.until("Scaling web-").await;
+    live.signal(libc::SIGTERM);
+    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    invariants.client_alive(false);
+    assert_eq!(code, Some(143), "{out:?}\n{err}");
+    assert!(
+        !err.contains(&token) && !out.concat().contains(&token),
+        "a token in the output: {err}"
+    );
+    let resume = err
+        .lines()
+        .skip_while(|l| !l.starts_with("The update is left in progress"))
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(
+        resume,
+        format!(
+            "kubectl rolling-update web {} --update-period=0 --token=REDACTED --namespace={}",
+            image_flag(),
+            ns.as_str()
+        )
+    );
+    assert!(err.contains(&format!(
+        "kubectl rolling-update web --rollback --token=REDACTED --namespace={}",
+        ns.as_str()
+    )));
+    // Pasted into a shell with the secret filled in, from a kubeconfig whose
+    // context now points elsewhere, the hint finishes the update in the right place.
+    std::fs::write(&kubeconfig, &admin).unwrap();
+    let line = resume.replace("REDACTED", &token);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                cluster.plugin_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("KUBECONFIG", &kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Err(e) = invariants
+        .check(&web_expect(), Duration::from_secs(60))
+        .await
+    {
+        panic!("{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_stdout_does_not_stop_the_update() {
+    let cluster = cluster();
+    let (ns, invariants) = start_web(cluster, "ru-closed-stdout", "200").await;
+    let plugin = cluster.plugin_dir.join(plugin_binary("rolling-update"));
+    invariants.client_alive(true);
+    // `| head -1`: the reader goes away after the first line.
+    let script = format!(
+        "{} web {} -n {} --update-period=0 | head -1; echo \"rc=${{PIPESTATUS[0]}}\"",
+        plugin.display(),
+        image_flag(),
+        ns.as_str()
+    );
+    let out = tokio::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .output()
+        .await
+        .unwrap();
+    invariants.client_alive(false);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.starts_with("Created web-"), "{stdout}");
+    assert!(
+        stdout.ends_with("rc=0\n"),
+        "the update ran to its end: {stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if let Err(e) = invariants
+        .check(&web_expect(), Duration::from_secs(60))
+        .await
+    {
+        panic!("{e}");
+    }
+}

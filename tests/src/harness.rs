@@ -69,6 +69,26 @@ pub fn target_bin_dir() -> PathBuf {
     }
 }
 
+static ISOLATED: OnceLock<Result<Cluster, String>> = OnceLock::new();
+static ISOLATED_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A second cluster of its own, for tests that pause, restart or starve the control
+/// plane itself: the shared one must stay healthy for the tests running beside
+/// them. Started on first use (always a new `kubeplug-cluster`, even with
+/// `KUBEPLUG_E2E_KUBECONFIG`); tests using it hold [`isolated_lock`] so that one
+/// test's fault never lands in another's run.
+pub async fn isolated_cluster() -> (&'static Cluster, tokio::sync::MutexGuard<'static, ()>) {
+    let guard = ISOLATED_LOCK.lock().await;
+    // The shared cluster made the plugin directory; reuse it rather than re-creating
+    // it under running tests.
+    let plugin_dir = cluster().plugin_dir.clone();
+    let isolated = ISOLATED.get_or_init(|| start_supervised(target_bin_dir(), plugin_dir));
+    match isolated {
+        Ok(cluster) => (cluster, guard),
+        Err(reason) => panic!("e2e: no isolated cluster: {reason}"),
+    }
+}
+
 fn start() -> Result<Cluster, String> {
     let bin_dir = target_bin_dir();
     let plugin_dir = plugin_dir(&bin_dir)?;
@@ -88,6 +108,10 @@ fn start() -> Result<Cluster, String> {
         });
     }
 
+    start_supervised(bin_dir, plugin_dir)
+}
+
+fn start_supervised(bin_dir: PathBuf, plugin_dir: PathBuf) -> Result<Cluster, String> {
     // Say it the same way with or without a built supervisor: the fix is the same.
     crate::controlplane::Binaries::locate().map_err(|e| e.to_string())?;
     let supervisor = bin_dir.join("kubeplug-cluster");

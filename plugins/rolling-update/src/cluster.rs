@@ -53,6 +53,42 @@ pub fn is_transient(err: &kube::Error) -> bool {
     }
 }
 
+/// Words a connection failure the way kubectl does ("Unable to connect to the
+/// server: …") instead of the client stack's nested Debug-like chain
+/// (`ServiceError: client error (SendRequest): …`), keeping the step it happened in.
+/// A read that ran past the request bound is said to be that.
+pub fn explain_transport(err: anyhow::Error, timeout: Duration) -> anyhow::Error {
+    let mut steps = Vec::new();
+    let mut transport = None;
+    for cause in err.chain() {
+        if let Some(kube_err) = cause.downcast_ref::<kube::Error>() {
+            if matches!(
+                kube_err,
+                kube::Error::Service(_) | kube::Error::HyperError(_)
+            ) {
+                transport = Some(kube_err);
+            }
+            break;
+        }
+        steps.push(cause.to_string());
+    }
+    let Some(transport) = transport else {
+        return err;
+    };
+    let mut root: &dyn std::error::Error = transport;
+    while let Some(next) = root.source() {
+        root = next;
+    }
+    let root = root.to_string();
+    let reason = if root.contains("timed out") || root.contains("deadline") {
+        format!("no answer within {timeout:?} (each request is bounded by --timeout)")
+    } else {
+        root.trim_start_matches("connection error: ").to_string()
+    };
+    steps.push(format!("Unable to connect to the server: {reason}"));
+    anyhow!(steps.join(": "))
+}
+
 /// Whether a watch error means the watch can never succeed (no permission, no such
 /// resource): reported at once instead of retried until the timeout.
 fn is_fatal_watch_error(err: &watcher::Error) -> Option<Box<kube::core::Status>> {
@@ -853,6 +889,34 @@ mod tests {
             next_available_at(&pods[2..], 10, now),
             None,
             "already available: no timer"
+        );
+    }
+
+    #[test]
+    fn transport_errors_are_worded_like_kubectl() {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
+        let err = anyhow::Error::new(kube::Error::Service(Box::new(io)))
+            .context("scaling replicationcontroller \"web-1\"");
+        assert_eq!(
+            explain_transport(err, Duration::from_secs(5)).to_string(),
+            "scaling replicationcontroller \"web-1\": Unable to connect to the server: no answer within 5s (each request is bounded by --timeout)"
+        );
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        );
+        let err = anyhow::Error::new(kube::Error::Service(Box::new(refused)));
+        assert_eq!(
+            explain_transport(err, Duration::from_secs(5)).to_string(),
+            "Unable to connect to the server: Connection refused (os error 111)"
+        );
+        let api = anyhow::Error::new(kube::Error::Api(Box::new(
+            kube::core::Status::failure("nope", "NotFound").with_code(404),
+        )));
+        assert!(
+            explain_transport(api, Duration::from_secs(5))
+                .downcast_ref::<kube::Error>()
+                .is_some()
         );
     }
 

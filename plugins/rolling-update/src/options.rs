@@ -165,7 +165,9 @@ impl RollingUpdateOptions {
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
-        result.map_err(|err| self.explain_interrupt(err))
+        result.map_err(|err| {
+            self.explain_interrupt(crate::cluster::explain_transport(err, self.timeout))
+        })
     }
 
     async fn run_inner(

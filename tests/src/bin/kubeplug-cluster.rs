@@ -6,7 +6,9 @@
 //!
 //! On start it writes `<state-dir>/cluster.json` (see [`tests::state::ClusterState`])
 //! and prints one line `ready <kubeconfig>` on stdout. It stops everything on SIGINT,
-//! SIGTERM, stdin EOF (with `--wait-stdin`) or when a component crashes.
+//! SIGTERM, stdin EOF (with `--wait-stdin`) or when a component crashes. SIGUSR1
+//! restarts kube-apiserver on the same etcd (a fault the e2e tests inject) and
+//! rewrites the state file with its new pid.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,7 +93,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         let _ = node_stopped.await;
     }));
 
-    let state = ClusterState {
+    let mut state = ClusterState {
         supervisor_pid: std::process::id(),
         server: plane.endpoints.server.clone(),
         kubeconfig: plane.endpoints.kubeconfig.clone(),
@@ -110,6 +112,8 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     state.write(&args.state_dir)?;
     println!("ready {}", plane.endpoints.kubeconfig.display());
 
+    // SIGUSR1: restart kube-apiserver on the same etcd (a fault for e2e tests).
+    let mut sigusr1 = signal(SignalKind::user_defined1())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let stdin_closed = async {
@@ -128,6 +132,18 @@ async fn run(args: &Args) -> anyhow::Result<()> {
             _ = sigterm.recv() => break Ok(()),
             _ = sigint.recv() => break Ok(()),
             _ = &mut stdin_closed => break Ok(()),
+            _ = sigusr1.recv() => {
+                if let Err(e) = plane.restart_apiserver().await {
+                    break Err(anyhow::anyhow!("restarting kube-apiserver: {e}"));
+                }
+                state.processes = plane
+                    .pids()
+                    .into_iter()
+                    .map(|(name, pid)| ProcessEntry { name: name.into(), pid })
+                    .collect();
+                state.write(&args.state_dir)?;
+                tracing::info!("kube-apiserver restarted");
+            }
             result = &mut node => break match result {
                 Ok(Ok(())) => Err(anyhow::anyhow!("the simulated node stopped unexpectedly")),
                 Ok(Err(e)) => Err(e.context("the simulated node failed")),

@@ -280,6 +280,23 @@ impl ControlPlane {
         }
     }
 
+    /// Restarts kube-apiserver on the same etcd and waits until it is ready again.
+    pub async fn restart_apiserver(&mut self) -> Result<(), StartError> {
+        let index = self
+            .processes
+            .iter()
+            .position(|p| p.name == "kube-apiserver")
+            .ok_or_else(|| StartError::Process("no kube-apiserver to restart".into()))?;
+        self.processes[index]
+            .restart(Duration::from_secs(10))
+            .map_err(|e| StartError::Process(e.to_string()))?;
+        // wait_ready looks at the last process for an early exit: keep the
+        // apiserver there while it starts.
+        let apiserver = self.processes.remove(index);
+        self.processes.push(apiserver);
+        self.wait_ready().await
+    }
+
     /// A client with the admin credentials of this cluster.
     pub async fn admin_client(&self) -> anyhow::Result<kube::Client> {
         client_for(&self.endpoints.kubeconfig, ADMIN_CONTEXT).await

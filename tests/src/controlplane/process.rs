@@ -11,6 +11,9 @@ pub struct Process {
     pub name: &'static str,
     pub log: PathBuf,
     child: Child,
+    /// How it was started, to start it again ([`Process::restart`]).
+    program: PathBuf,
+    args: Vec<String>,
 }
 
 impl Process {
@@ -37,7 +40,23 @@ impl Process {
                 format!("cannot start {name} ({}): {e}", program.display()),
             )
         })?;
-        Ok(Self { name, log, child })
+        Ok(Self {
+            name,
+            log,
+            child,
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+        })
+    }
+
+    /// Stops the program (SIGTERM, then SIGKILL after `grace`) and starts it again
+    /// with the same arguments (a restart on the same data, as after an upgrade or
+    /// a crash-loop of a real control plane).
+    pub fn restart(&mut self, grace: Duration) -> std::io::Result<()> {
+        self.stop(grace);
+        let restarted = Self::spawn(self.name, &self.program, &self.args, self.log.clone())?;
+        *self = restarted;
+        Ok(())
     }
 
     pub fn pid(&self) -> u32 {

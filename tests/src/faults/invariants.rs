@@ -111,7 +111,12 @@ impl RcInvariants {
                 while let Some(event) = stream.next().await {
                     let Ok(event) = event else { continue };
                     match event {
-                        watcher::Event::Init => state.clear(),
+                        // A re-list (after a watch error, an API server restart):
+                        // counts are whole again only at InitDone.
+                        watcher::Event::Init => {
+                            state.clear();
+                            initialised = false;
+                        }
                         watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
                             let counted = p.metadata.deletion_timestamp.is_none();
                             state.insert(

@@ -3,14 +3,17 @@
 //!   counts applied writes and SIGKILLs a client right after the k-th one;
 //! - [`ControlPlane`]: SIGSTOP/SIGCONT of the cluster's own processes (a paused API
 //!   server black-holes every request; a paused controller-manager stalls the garbage
-//!   collector and the ReplicationController manager);
+//!   collector and the ReplicationController manager) and a restart of the API
+//!   server on the same etcd; used on `harness::isolated_cluster`, never on the
+//!   cluster the other tests share;
 //! - [`invariants::RcInvariants`]: what a rolling update must preserve, watched over
 //!   the whole run and checked at the end.
 
 pub mod invariants;
 pub mod proxy;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::anyhow;
 
@@ -19,13 +22,18 @@ use crate::state::ClusterState;
 /// The processes of a running `kubeplug-cluster`, found through its state file (the
 /// directory holding the cluster's kubeconfig).
 pub struct ControlPlane {
-    state: ClusterState,
+    dir: PathBuf,
 }
 
-/// A paused process, resumed when dropped (so a failing test never leaves the shared
+/// A paused process, resumed when dropped (so a failing test never leaves the
 /// cluster frozen).
 pub struct Paused {
     pid: u32,
+}
+
+impl Paused {
+    /// Resumes the process now.
+    pub fn resume(self) {}
 }
 
 impl Drop for Paused {
@@ -39,13 +47,18 @@ impl ControlPlane {
         let dir = kubeconfig
             .parent()
             .ok_or_else(|| anyhow!("kubeconfig has no directory"))?;
-        let state = ClusterState::read(dir)?
-            .ok_or_else(|| anyhow!("no cluster state file in {}", dir.display()))?;
-        Ok(ControlPlane { state })
+        Ok(ControlPlane {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn state(&self) -> anyhow::Result<ClusterState> {
+        ClusterState::read(&self.dir)?
+            .ok_or_else(|| anyhow!("no cluster state file in {}", self.dir.display()))
     }
 
     fn pid(&self, name: &str) -> anyhow::Result<u32> {
-        self.state
+        self.state()?
             .processes
             .iter()
             .find(|p| p.name == name)
@@ -62,5 +75,26 @@ impl ControlPlane {
             "cannot stop {name}"
         );
         Ok(Paused { pid })
+    }
+
+    /// Restarts kube-apiserver on the same etcd (the supervisor does it on
+    /// SIGUSR1) and returns once the new one is in the state file; readiness is the
+    /// caller's to wait for (a client simply retries until it answers).
+    pub async fn restart_apiserver(&self) -> anyhow::Result<()> {
+        let state = self.state()?;
+        let before = self.pid("kube-apiserver")?;
+        anyhow::ensure!(
+            crate::controlplane::signal(state.supervisor_pid, libc::SIGUSR1),
+            "the cluster supervisor is gone"
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while self.pid("kube-apiserver")? == before {
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "kube-apiserver was not restarted within 120 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
     }
 }
