@@ -96,7 +96,7 @@ pub struct Args {
 
     #[arg(
         long,
-        help = "The name of the API generator to use: run-pod/v1 (default), deployment/apps.v1, job/v1, cronjob/v1 or cronjob/v1beta1."
+        help = "The name of the API generator to use: run-pod/v1 (default), run/v1, deployment/apps.v1, deployment/apps.v1beta1, deployment/v1beta1, job/v1, cronjob/v1, cronjob/v1beta1 or cronjob/v2alpha1."
     )]
     pub generator: Option<String>,
 
@@ -190,7 +190,7 @@ pub struct Args {
         long,
         default_value_t = 1,
         allow_negative_numbers = true,
-        help = "Number of replicas to create for this container (deployment/apps.v1 only). Default is 1."
+        help = "Number of replicas to create for this container (run/v1 and deployment/* only). Default is 1."
     )]
     pub replicas: i32,
 

@@ -267,7 +267,7 @@ impl RunPodOptions {
         };
         if matches!(
             generator.generator(),
-            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1
+            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1 | RunGenerator::CronJobV2Alpha1
         ) && p.schedule.is_empty()
         {
             anyhow::bail!("Parameter: schedule is required");
