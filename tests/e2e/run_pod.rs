@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, ReplicationController, Service};
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
-use tests::harness::{LIMITED_CONTEXT, Output, cluster};
+use tests::harness::{LIMITED_CONTEXT, Output, cluster, wait_for_ready_replicas};
 
 fn run_pod(ns: &str, args: &[&str]) -> Output {
     cluster()
@@ -169,6 +169,122 @@ async fn legacy_deployment_gets_ready_replicas() {
     .await
     .expect("2 ready replicas within 60s (real controller-manager)")
     .expect("watch");
+}
+
+/// kubectl 1.17's `run/v1` followed by `rolling-update`, the chain the tutorials of
+/// the time used: a ReplicationController selecting `run=web` whose 3 pods the real
+/// controller-manager creates and the node makes Ready, then rolled to a new image.
+#[tokio::test]
+async fn run_v1_creates_a_replication_controller_that_rolling_update_moves() {
+    let ns = cluster().namespace("run-pod-run-v1").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--generator=run/v1",
+            "--image=nginx:1",
+            "--replicas=3",
+        ],
+    );
+    out.success();
+    assert_eq!(
+        out.stdout,
+        "replicationcontroller/web created
+"
+    );
+    assert_eq!(out.stderr, "");
+    let client = cluster().client().await;
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    wait_for_ready_replicas(&rcs, "web", 3, Duration::from_secs(60)).await;
+    let rc = rcs.get("web").await.expect("rc");
+    let spec = rc.spec.expect("spec");
+    let run_web = std::collections::BTreeMap::from([("run".to_string(), "web".to_string())]);
+    assert_eq!(spec.selector.as_ref(), Some(&run_web));
+    let template = spec.template.expect("template");
+    assert_eq!(
+        template.metadata.and_then(|m| m.labels).as_ref(),
+        Some(&run_web)
+    );
+    let pod_spec = template.spec.expect("pod spec");
+    assert_eq!(pod_spec.containers[0].name, "web");
+    assert_eq!(pod_spec.containers[0].image.as_deref(), Some("nginx:1"));
+    // The server's default, as for 1.17's generator, which set none.
+    assert_eq!(pod_spec.restart_policy.as_deref(), Some("Always"));
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let listed = pods
+        .list(&kube::api::ListParams::default().labels("run=web"))
+        .await
+        .expect("pods");
+    assert_eq!(listed.items.len(), 3);
+
+    let out = cluster()
+        .kubectl()
+        .args([
+            "rolling-update",
+            "-n",
+            ns.as_str(),
+            "web",
+            "--image=nginx:2",
+            "--update-period=0",
+        ])
+        .run();
+    out.success();
+    assert!(
+        out.stdout
+            .ends_with("replicationcontroller/web rolling updated\n"),
+        "{}",
+        out.stdout
+    );
+    wait_for_ready_replicas(&rcs, "web", 3, Duration::from_secs(60)).await;
+    let rc = rcs.get("web").await.expect("rc after the update");
+    let image = rc
+        .spec
+        .and_then(|s| s.template)
+        .and_then(|t| t.spec)
+        .and_then(|s| s.containers[0].image.clone());
+    assert_eq!(image.as_deref(), Some("nginx:2"));
+}
+
+/// 1.17's generators for group-versions a 1.20 server no longer serves: the object is
+/// sent, and the error is the REST mapper's, the one kubectl 1.17 printed (and the one
+/// kubectl 1.32 prints inside its own message for the same object from a file).
+#[tokio::test]
+async fn old_group_versions_end_with_the_mappers_error() {
+    let ns = cluster().namespace("run-pod-old-gv").await;
+    for (generator, kind, version) in [
+        ("deployment/v1beta1", "Deployment", "extensions/v1beta1"),
+        ("deployment/apps.v1beta1", "Deployment", "apps/v1beta1"),
+        ("cronjob/v2alpha1", "CronJob", "batch/v2alpha1"),
+    ] {
+        let args = [
+            "web",
+            "--generator",
+            generator,
+            "--image=nginx",
+            "--schedule=@hourly",
+        ];
+        let out = run_pod(ns.as_str(), &args);
+        out.code(1);
+        assert_eq!(out.stdout, "");
+        let message = format!("no matches for kind \"{kind}\" in version \"{version}\"");
+        assert_eq!(out.stderr, format!("error: {message}\n"));
+        // kubectl 1.32 on the same object.
+        let printed = run_pod(
+            ns.as_str(),
+            &[&args[..], &["--dry-run=client", "-o", "yaml"]].concat(),
+        );
+        printed.success();
+        let theirs = cluster()
+            .kubectl()
+            .args(["create", "-n", ns.as_str(), "-f", "-"])
+            .stdin(printed.stdout.clone())
+            .run();
+        theirs.code(1);
+        assert!(theirs.stderr.contains(&message), "{}", theirs.stderr);
+    }
+    // Nothing was created under the served versions either.
+    let deployments: Api<Deployment> = Api::namespaced(cluster().client().await, ns.as_str());
+    assert!(deployments.get_opt("web").await.expect("get").is_none());
 }
 
 #[tokio::test]
