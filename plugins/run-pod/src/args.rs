@@ -12,7 +12,7 @@
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
+use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
 
 /// `kubectl run-pod` flags.
 #[derive(Parser, Debug)]
@@ -276,6 +276,9 @@ pub struct Args {
     pub wait: bool,
 
     #[command(flatten)]
+    pub record: RecordFlags,
+
+    #[command(flatten)]
     pub config: ConfigFlags,
 }
 
@@ -314,8 +317,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = command().try_get_matches_from(argv)?;
-    let args = Args::from_arg_matches(&matches)?;
+    let cmd = command();
+    let matches = cmd.clone().try_get_matches_from(argv)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    args.record.complete("kubectl run-pod", &cmd, &matches);
     Ok((args, Explicit::from_matches(&matches)))
 }
 

@@ -20,7 +20,7 @@ use anyhow::{Context as _, Result};
 use serde_json::Value;
 
 use shared::cli::UsageError;
-use shared::flags::{ConfigFlags, DryRunStrategy, PrintFlags};
+use shared::flags::{ChangeCauseRecorder, ConfigFlags, DryRunStrategy, PrintFlags};
 use shared::generate::{
     self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
 };
@@ -92,6 +92,8 @@ pub struct RunPodOptions {
     pub cascade: String,
     pub force: bool,
     pub grace_period: i64,
+    /// `--record`: the change-cause annotation for every created object.
+    pub recorder: Option<ChangeCauseRecorder>,
     /// Global kubeconfig flags.
     pub config: ConfigFlags,
 }
@@ -173,6 +175,7 @@ impl RunPodOptions {
             cascade: args.cascade,
             force: args.force,
             grace_period: args.grace_period,
+            recorder: args.record.to_recorder(),
             config: args.config,
         })
     }
@@ -308,6 +311,12 @@ impl RunPodOptions {
             // kubectl applies --service-overrides as a merge patch.
             svc = generate::apply_overrides(svc, &self.service_overrides, OverrideType::Merge)?;
             service = Some(svc);
+        }
+        // As kubectl: recorded after the overrides, so they cannot drop it.
+        if let Some(recorder) = &self.recorder {
+            for o in std::iter::once(&mut obj).chain(service.as_mut()) {
+                recorder.record(o);
+            }
         }
         if let Some(ns) = namespace {
             for o in std::iter::once(&mut obj).chain(service.as_mut()) {
