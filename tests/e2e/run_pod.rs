@@ -287,6 +287,69 @@ async fn old_group_versions_end_with_the_mappers_error() {
     assert!(deployments.get_opt("web").await.expect("get").is_none());
 }
 
+/// `--record` on a real create: the pod and its service carry the change cause
+/// kubectl 1.32's `run --record` writes for the same command line (which names
+/// `kubectl run` where ours names `kubectl run-pod`), and the deprecation notice.
+#[tokio::test]
+async fn record_writes_the_change_cause_kubectl_writes() {
+    let ns = cluster().namespace("run-pod-record").await;
+    let args = |name: &'static str| {
+        vec![
+            name.to_string(),
+            "--record".into(),
+            "--image=nginx".into(),
+            "-n".into(),
+            ns.as_str().into(),
+            "--expose".into(),
+            "--port=80".into(),
+            "-l".into(),
+            format!("app={name}"),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            "echo hi".into(),
+        ]
+    };
+    let ours = cluster().kubectl().arg("run-pod").args(args("ours")).run();
+    ours.success();
+    let theirs = cluster().kubectl().arg("run").args(args("theirs")).run();
+    theirs.success();
+    assert_eq!(ours.stderr, theirs.stderr);
+    assert_eq!(
+        ours.stderr,
+        "Flag --record has been deprecated, --record will be removed in the future\n"
+    );
+    let client = cluster().client().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let services: Api<Service> = Api::namespaced(client, ns.as_str());
+    let cause = |annotations: Option<std::collections::BTreeMap<String, String>>| {
+        annotations
+            .unwrap_or_default()
+            .get("kubernetes.io/change-cause")
+            .cloned()
+            .expect("change-cause annotation")
+    };
+    let theirs_cause = cause(pods.get("theirs").await.expect("pod").metadata.annotations);
+    let expected = theirs_cause
+        .replacen("kubectl run theirs", "kubectl run-pod ours", 1)
+        .replace("app=theirs", "app=ours");
+    assert_eq!(
+        cause(pods.get("ours").await.expect("pod").metadata.annotations),
+        expected
+    );
+    assert_eq!(
+        cause(
+            services
+                .get("ours")
+                .await
+                .expect("svc")
+                .metadata
+                .annotations
+        ),
+        expected
+    );
+}
+
 #[tokio::test]
 async fn legacy_job_is_created() {
     let ns = cluster().namespace("run-pod-job").await;
