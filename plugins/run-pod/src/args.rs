@@ -52,9 +52,14 @@ pub struct Args {
     )]
     pub attach: bool,
 
+    /// Checked in `RunPodOptions::complete`, where kubectl checks it (after `--dry-run`
+    /// and `-o`); a bare `--cascade` is `background`, as pflag's NoOptDefVal makes it.
     #[arg(
         long,
         default_value = "background",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "background",
         help = "Must be \"background\", \"orphan\", or \"foreground\". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController). Defaults to background."
     )]
     pub cascade: String,
@@ -255,9 +260,13 @@ pub struct Args {
     )]
     pub stdin: bool,
 
+    /// A Go duration, checked while parsing as pflag does (`--timeout=abc` is refused).
+    /// kubectl run then ignores it, as it does `--wait`: its `--rm` deletion never
+    /// waits (`WaitForDeletion = false`), and neither does this one.
     #[arg(
         long,
         default_value = "0s",
+        value_parser = parse_signed_duration,
         help = "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object"
     )]
     pub timeout: String,
@@ -286,6 +295,12 @@ pub struct Args {
 /// has cobra's flag-error shape).
 fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
     shared::flags::parse_go_duration(value, false)
+}
+
+/// Go's `time.ParseDuration` (negative values included) for `--timeout`, keeping the
+/// text: the value is only validated (see the field).
+fn parse_signed_duration(value: &str) -> Result<String, String> {
+    shared::flags::parse_go_duration_signed(value).map(|_| value.to_string())
 }
 
 /// Which flags were typed on the command line (as opposed to defaulted): kubectl's
