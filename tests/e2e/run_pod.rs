@@ -350,6 +350,63 @@ async fn record_writes_the_change_cause_kubectl_writes() {
     );
 }
 
+/// kubectl's global flags that plugins used to refuse, against the same server as
+/// kubectl 1.32: `--username` on the cluster's token user is client-go's validation
+/// error, `--match-server-version` reads `/version` and fails with kubectl's message
+/// (the server half is identical; the client half is this build's), and the Go
+/// runtime flags are accepted.
+#[tokio::test]
+async fn global_flags_behave_as_kubectls() {
+    let ns = cluster().namespace("run-pod-global-flags").await;
+    let both = |extra: &[&str]| {
+        let args = |name: &'static str| -> Vec<String> {
+            ["-n", ns.as_str(), name, "--image=nginx"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let ours = cluster().kubectl().arg("run-pod").args(args("ours")).run();
+        let theirs = cluster().kubectl().arg("run").args(args("theirs")).run();
+        (ours, theirs)
+    };
+    let (ours, theirs) = both(&["--username=jane", "--password=pa55word"]);
+    ours.code(1);
+    theirs.code(1);
+    assert_eq!(ours.stderr, theirs.stderr);
+    assert!(!ours.stderr.contains("pa55word"));
+
+    let (ours, theirs) = both(&["--match-server-version"]);
+    ours.code(1);
+    theirs.code(1);
+    let server_half = |stderr: &str| {
+        stderr
+            .split(" differs from client version ")
+            .next()
+            .map(str::to_string)
+            .expect("message")
+    };
+    assert!(
+        ours.stderr
+            .starts_with("error: server version (&version.Info{Major:\"1\", Minor:\"20\""),
+        "{}",
+        ours.stderr
+    );
+    assert_eq!(server_half(&ours.stderr), server_half(&theirs.stderr));
+
+    let (ours, theirs) = both(&[
+        "--disable-compression",
+        "--profile=cpu",
+        "--profile-output=/dev/null",
+        "--log-flush-frequency=1s",
+        "--vmodule=run=4",
+    ]);
+    ours.success();
+    theirs.success();
+    assert_eq!(ours.stdout, "pod/ours created\n");
+    assert_eq!(theirs.stdout, "pod/theirs created\n");
+}
+
 #[tokio::test]
 async fn legacy_job_is_created() {
     let ns = cluster().namespace("run-pod-job").await;
