@@ -60,7 +60,7 @@ pub struct Args {
         short = 'k',
         long = "kustomize",
         value_name = "DIR",
-        help = "Process the kustomization directory. This flag can't be used together with -f or -R."
+        help = "Process the kustomization directory. This flag can't be used together with -f or -R. Only a local directory (not a URL); it is built by `kubectl kustomize` or, without kubectl, `kustomize build`, whichever is found on PATH first."
     )]
     pub kustomize: Option<PathBuf>,
 
