@@ -44,6 +44,18 @@ pub enum Error {
     /// Building the HTTP client failed (TLS material, proxy settings).
     #[error("unable to create a client: {0}")]
     Client(#[source] kube::Error),
+    /// A token and basic auth (`--username`/`--password`) for the same user: client-go's
+    /// kubeconfig validation refuses the mix.
+    #[error(
+        "more than one authentication method found for {user}; found [token basicAuth], only one is allowed"
+    )]
+    MoreThanOneAuthMethod { user: String },
+    /// `--match-server-version`: `/version` could not be read.
+    #[error("couldn't read version from server: {0}")]
+    ServerVersionUnreadable(#[source] kube::Error),
+    /// `--match-server-version`: the server is another version (both in Go's `%#v`).
+    #[error("server version ({server}) differs from client version ({client})")]
+    ServerVersionMismatch { server: String, client: String },
 }
 
 /// Convenience alias used throughout the crate.

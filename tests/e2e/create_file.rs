@@ -723,3 +723,40 @@ async fn server_warnings_like_kubectl_and_warnings_as_errors() {
     out.success();
     assert_eq!(out.stderr, "");
 }
+
+/// `--record` on a real create: the same change cause as kubectl 1.32's
+/// `create --record` for the same command line (its text names `kubectl create`,
+/// ours `kubectl create-file`), and the same deprecation notice.
+#[tokio::test]
+async fn record_writes_the_change_cause_kubectl_writes() {
+    let ns = cluster().namespace("create-file-record").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "cm.yaml", &configmap("same", ""));
+    let args = ["--record", "-f", file.as_str(), "-n", ns.as_str()];
+    let cms: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns.as_str());
+    let change_cause = |cm: ConfigMap| {
+        cm.metadata
+            .annotations
+            .unwrap_or_default()
+            .get("kubernetes.io/change-cause")
+            .cloned()
+            .expect("change-cause annotation")
+    };
+    let theirs = cluster().kubectl().arg("create").args(args).run();
+    theirs.success();
+    let theirs_cause = change_cause(cms.get("same").await.expect("configmap"));
+    cms.delete("same", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let ours = create_file(&args);
+    ours.success();
+    assert_eq!(ours.stderr, theirs.stderr);
+    assert_eq!(
+        ours.stderr,
+        "Flag --record has been deprecated, --record will be removed in the future\n"
+    );
+    assert_eq!(
+        change_cause(cms.get("same").await.expect("configmap")),
+        theirs_cause.replacen("kubectl create ", "kubectl create-file ", 1)
+    );
+}

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, ReplicationController, Service};
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
-use tests::harness::{LIMITED_CONTEXT, Output, cluster};
+use tests::harness::{LIMITED_CONTEXT, Output, cluster, wait_for_ready_replicas};
 
 fn run_pod(ns: &str, args: &[&str]) -> Output {
     cluster()
@@ -169,6 +169,242 @@ async fn legacy_deployment_gets_ready_replicas() {
     .await
     .expect("2 ready replicas within 60s (real controller-manager)")
     .expect("watch");
+}
+
+/// kubectl 1.17's `run/v1` followed by `rolling-update`, the chain the tutorials of
+/// the time used: a ReplicationController selecting `run=web` whose 3 pods the real
+/// controller-manager creates and the node makes Ready, then rolled to a new image.
+#[tokio::test]
+async fn run_v1_creates_a_replication_controller_that_rolling_update_moves() {
+    let ns = cluster().namespace("run-pod-run-v1").await;
+    let out = run_pod(
+        ns.as_str(),
+        &[
+            "web",
+            "--generator=run/v1",
+            "--image=nginx:1",
+            "--replicas=3",
+        ],
+    );
+    out.success();
+    assert_eq!(
+        out.stdout,
+        "replicationcontroller/web created
+"
+    );
+    assert_eq!(out.stderr, "");
+    let client = cluster().client().await;
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    wait_for_ready_replicas(&rcs, "web", 3, Duration::from_secs(60)).await;
+    let rc = rcs.get("web").await.expect("rc");
+    let spec = rc.spec.expect("spec");
+    let run_web = std::collections::BTreeMap::from([("run".to_string(), "web".to_string())]);
+    assert_eq!(spec.selector.as_ref(), Some(&run_web));
+    let template = spec.template.expect("template");
+    assert_eq!(
+        template.metadata.and_then(|m| m.labels).as_ref(),
+        Some(&run_web)
+    );
+    let pod_spec = template.spec.expect("pod spec");
+    assert_eq!(pod_spec.containers[0].name, "web");
+    assert_eq!(pod_spec.containers[0].image.as_deref(), Some("nginx:1"));
+    // The server's default, as for 1.17's generator, which set none.
+    assert_eq!(pod_spec.restart_policy.as_deref(), Some("Always"));
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let listed = pods
+        .list(&kube::api::ListParams::default().labels("run=web"))
+        .await
+        .expect("pods");
+    assert_eq!(listed.items.len(), 3);
+
+    let out = cluster()
+        .kubectl()
+        .args([
+            "rolling-update",
+            "-n",
+            ns.as_str(),
+            "web",
+            "--image=nginx:2",
+            "--update-period=0",
+        ])
+        .run();
+    out.success();
+    assert!(
+        out.stdout
+            .ends_with("replicationcontroller/web rolling updated\n"),
+        "{}",
+        out.stdout
+    );
+    wait_for_ready_replicas(&rcs, "web", 3, Duration::from_secs(60)).await;
+    let rc = rcs.get("web").await.expect("rc after the update");
+    let image = rc
+        .spec
+        .and_then(|s| s.template)
+        .and_then(|t| t.spec)
+        .and_then(|s| s.containers[0].image.clone());
+    assert_eq!(image.as_deref(), Some("nginx:2"));
+}
+
+/// 1.17's generators for group-versions a 1.20 server no longer serves: the object is
+/// sent, and the error is the REST mapper's, the one kubectl 1.17 printed (and the one
+/// kubectl 1.32 prints inside its own message for the same object from a file).
+#[tokio::test]
+async fn old_group_versions_end_with_the_mappers_error() {
+    let ns = cluster().namespace("run-pod-old-gv").await;
+    for (generator, kind, version) in [
+        ("deployment/v1beta1", "Deployment", "extensions/v1beta1"),
+        ("deployment/apps.v1beta1", "Deployment", "apps/v1beta1"),
+        ("cronjob/v2alpha1", "CronJob", "batch/v2alpha1"),
+    ] {
+        let args = [
+            "web",
+            "--generator",
+            generator,
+            "--image=nginx",
+            "--schedule=@hourly",
+        ];
+        let out = run_pod(ns.as_str(), &args);
+        out.code(1);
+        assert_eq!(out.stdout, "");
+        let message = format!("no matches for kind \"{kind}\" in version \"{version}\"");
+        assert_eq!(out.stderr, format!("error: {message}\n"));
+        // kubectl 1.32 on the same object.
+        let printed = run_pod(
+            ns.as_str(),
+            &[&args[..], &["--dry-run=client", "-o", "yaml"]].concat(),
+        );
+        printed.success();
+        let theirs = cluster()
+            .kubectl()
+            .args(["create", "-n", ns.as_str(), "-f", "-"])
+            .stdin(printed.stdout.clone())
+            .run();
+        theirs.code(1);
+        assert!(theirs.stderr.contains(&message), "{}", theirs.stderr);
+    }
+    // Nothing was created under the served versions either.
+    let deployments: Api<Deployment> = Api::namespaced(cluster().client().await, ns.as_str());
+    assert!(deployments.get_opt("web").await.expect("get").is_none());
+}
+
+/// `--record` on a real create: the pod and its service carry the change cause
+/// kubectl 1.32's `run --record` writes for the same command line (which names
+/// `kubectl run` where ours names `kubectl run-pod`), and the deprecation notice.
+#[tokio::test]
+async fn record_writes_the_change_cause_kubectl_writes() {
+    let ns = cluster().namespace("run-pod-record").await;
+    let args = |name: &'static str| {
+        vec![
+            name.to_string(),
+            "--record".into(),
+            "--image=nginx".into(),
+            "-n".into(),
+            ns.as_str().into(),
+            "--expose".into(),
+            "--port=80".into(),
+            "-l".into(),
+            format!("app={name}"),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            "echo hi".into(),
+        ]
+    };
+    let ours = cluster().kubectl().arg("run-pod").args(args("ours")).run();
+    ours.success();
+    let theirs = cluster().kubectl().arg("run").args(args("theirs")).run();
+    theirs.success();
+    assert_eq!(ours.stderr, theirs.stderr);
+    assert_eq!(
+        ours.stderr,
+        "Flag --record has been deprecated, --record will be removed in the future\n"
+    );
+    let client = cluster().client().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let services: Api<Service> = Api::namespaced(client, ns.as_str());
+    let cause = |annotations: Option<std::collections::BTreeMap<String, String>>| {
+        annotations
+            .unwrap_or_default()
+            .get("kubernetes.io/change-cause")
+            .cloned()
+            .expect("change-cause annotation")
+    };
+    let theirs_cause = cause(pods.get("theirs").await.expect("pod").metadata.annotations);
+    let expected = theirs_cause
+        .replacen("kubectl run theirs", "kubectl run-pod ours", 1)
+        .replace("app=theirs", "app=ours");
+    assert_eq!(
+        cause(pods.get("ours").await.expect("pod").metadata.annotations),
+        expected
+    );
+    assert_eq!(
+        cause(
+            services
+                .get("ours")
+                .await
+                .expect("svc")
+                .metadata
+                .annotations
+        ),
+        expected
+    );
+}
+
+/// kubectl's global flags that plugins used to refuse, against the same server as
+/// kubectl 1.32: `--username` on the cluster's token user is client-go's validation
+/// error, `--match-server-version` reads `/version` and fails with kubectl's message
+/// (the server half is identical; the client half is this build's), and the Go
+/// runtime flags are accepted.
+#[tokio::test]
+async fn global_flags_behave_as_kubectls() {
+    let ns = cluster().namespace("run-pod-global-flags").await;
+    let both = |extra: &[&str]| {
+        let args = |name: &'static str| -> Vec<String> {
+            ["-n", ns.as_str(), name, "--image=nginx"]
+                .iter()
+                .chain(extra)
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let ours = cluster().kubectl().arg("run-pod").args(args("ours")).run();
+        let theirs = cluster().kubectl().arg("run").args(args("theirs")).run();
+        (ours, theirs)
+    };
+    let (ours, theirs) = both(&["--username=jane", "--password=pa55word"]);
+    ours.code(1);
+    theirs.code(1);
+    assert_eq!(ours.stderr, theirs.stderr);
+    assert!(!ours.stderr.contains("pa55word"));
+
+    let (ours, theirs) = both(&["--match-server-version"]);
+    ours.code(1);
+    theirs.code(1);
+    let server_half = |stderr: &str| {
+        stderr
+            .split(" differs from client version ")
+            .next()
+            .map(str::to_string)
+            .expect("message")
+    };
+    assert!(
+        ours.stderr
+            .starts_with("error: server version (&version.Info{Major:\"1\", Minor:\"20\""),
+        "{}",
+        ours.stderr
+    );
+    assert_eq!(server_half(&ours.stderr), server_half(&theirs.stderr));
+
+    let (ours, theirs) = both(&[
+        "--disable-compression",
+        "--profile=cpu",
+        "--profile-output=/dev/null",
+        "--log-flush-frequency=1s",
+        "--vmodule=run=4",
+    ]);
+    ours.success();
+    theirs.success();
+    assert_eq!(ours.stdout, "pod/ours created\n");
+    assert_eq!(theirs.stdout, "pod/theirs created\n");
 }
 
 #[tokio::test]

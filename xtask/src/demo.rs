@@ -15,7 +15,7 @@ const PLUGINS: [&str; 3] = [
 ];
 const DEMO_NS: &str = "kubeplug-demo";
 
-/// A ConfigMap and a ReplicationController for the create-file and rolling-update steps.
+/// A ConfigMap and a ReplicationController for the create-file step.
 fn demo_manifests() -> anyhow::Result<PathBuf> {
     let dir = crate::target_dir().join("demo-manifests");
     let _ = std::fs::remove_dir_all(&dir);
@@ -136,10 +136,12 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
         "-o",
         "yaml",
     ])?;
+    // Named `hello`, not `web`: the pod's `run=web` label would be adopted by the
+    // `run=web` ReplicationController of the rolling-update step.
     println!("\n== kubectl run-pod: a pod and its service");
     kubectl(&[
         "run-pod",
-        "web",
+        "hello",
         "--image=nginx:1.27",
         "--port=80",
         "--expose",
@@ -149,7 +151,7 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     kubectl(&[
         "wait",
         "--for=condition=Ready",
-        "pod/web",
+        "pod/hello",
         "-n",
         DEMO_NS,
         "--timeout=60s",
@@ -167,12 +169,32 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     ])?;
 
     println!(
-        "\n== kubectl rolling-update: frontend from nginx:1.26 to nginx:1.27, one pod at a time"
+        "\n== kubectl 1.17's classic pair: run-pod --generator=run/v1 makes a ReplicationController,"
+    );
+    println!(
+        "   rolling-update moves it to a new image one pod at a time (--update-period=1s: the default waits 1m per step)"
     );
     kubectl(&[
+        "run-pod",
+        "web",
+        "--generator=run/v1",
+        "--image=nginx:1",
+        "--replicas=3",
+        "-n",
+        DEMO_NS,
+    ])?;
+    kubectl(&[
+        "wait",
+        "--for=jsonpath={.status.readyReplicas}=3",
+        "replicationcontroller/web",
+        "-n",
+        DEMO_NS,
+        "--timeout=60s",
+    ])?;
+    kubectl(&[
         "rolling-update",
-        "frontend",
-        "--image=nginx:1.27",
+        "web",
+        "--image=nginx:2",
         "--update-period=1s",
         "-n",
         DEMO_NS,

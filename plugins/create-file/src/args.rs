@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
+use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
 
 /// `kubectl create-file` flags.
 #[derive(Parser, Debug)]
@@ -60,7 +60,7 @@ pub struct Args {
         short = 'k',
         long = "kustomize",
         value_name = "DIR",
-        help = "Process the kustomization directory. This flag can't be used together with -f or -R."
+        help = "Process the kustomization directory. This flag can't be used together with -f or -R. Only a local directory (not a URL); it is built by `kubectl kustomize` or, without kubectl, `kustomize build`, whichever is found on PATH first."
     )]
     pub kustomize: Option<PathBuf>,
 
@@ -126,14 +126,20 @@ pub struct Args {
     pub dry_run: DryRunFlags,
 
     #[command(flatten)]
+    pub record: RecordFlags,
+
+    #[command(flatten)]
     pub config: ConfigFlags,
 }
 
 /// Parses the command line; clap's errors are turned into kubectl's wording
 /// (`Error: unknown flag: --foo` and the `--help` hint), `--help` into the help text.
 pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
-    let matches = command().try_get_matches_from(argv)?;
-    Args::from_arg_matches(&matches)
+    let cmd = command();
+    let matches = cmd.clone().try_get_matches_from(argv)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    args.record.complete("kubectl create-file", &cmd, &matches);
+    Ok(args)
 }
 
 /// The clap command, boolean switches taking pflag's `-R=false` (kubectl accepts

@@ -373,10 +373,15 @@ async fn wait_established(
     groups
 }
 
+/// `--save-config`, then `--record`: kubectl's order, so the saved configuration
+/// does not hold the change cause.
 fn save_config_if(opts: &CreateFileOptions, object: &mut Value) -> Result<(), Failure> {
     if opts.save_config {
         save_config(object)
             .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
+    }
+    if let Some(recorder) = &opts.recorder {
+        recorder.record(object);
     }
     Ok(())
 }

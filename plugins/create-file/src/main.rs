@@ -25,6 +25,10 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(err) => return shared::cli::flag_error(COMMAND, &args::command(), &err, &argv),
     };
+    // pflag prints it while parsing, before anything else.
+    if let Some(notice) = args.record.deprecation() {
+        eprintln!("{notice}");
+    }
     if args.help {
         print!("{}", help::render(&args::command()));
         return ExitCode::SUCCESS;

@@ -30,6 +30,8 @@ pub struct CreateFileOptions {
     pub print: PrintFlags,
     pub printer: Box<dyn Printer>,
     pub save_config: bool,
+    /// `--record`: the change-cause annotation for every created object.
+    pub recorder: Option<shared::flags::ChangeCauseRecorder>,
     pub field_manager: String,
     pub raw: String,
     pub edit: bool,
@@ -105,6 +107,7 @@ impl CreateFileOptions {
             print: args.print,
             printer,
             save_config: args.save_config,
+            recorder: args.record.to_recorder(),
             field_manager: args.field_manager,
             raw: args.raw,
             edit: args.edit,

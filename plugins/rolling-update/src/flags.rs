@@ -170,6 +170,23 @@ pub struct Args {
     #[command(flatten)]
     pub print: shared::flags::PrintFlags,
 
+    /// `--record` (hidden, deprecated): parsed and warned about; see [`parse`].
+    #[command(flatten)]
+    pub record: shared::flags::RecordFlags,
+
     #[command(flatten)]
     pub config: shared::flags::ConfigFlags,
+}
+
+/// Parses `argv`, then completes `--record`'s change cause from the matches (what
+/// `try_parse_from` alone cannot give). The change cause is for the new
+/// ReplicationController: `args.record.to_recorder()` is `Some` with `--record`.
+pub fn parse(argv: &[std::ffi::OsString]) -> Result<Args, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let cmd = Args::command();
+    let matches = cmd.clone().try_get_matches_from(argv)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    args.record
+        .complete("kubectl rolling-update", &cmd, &matches);
+    Ok(args)
 }

@@ -21,8 +21,6 @@ mod validate;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::options::{COMMAND, RollingUpdateOptions, Stopped, UsageErrors};
 
 fn main() -> ExitCode {
@@ -35,13 +33,17 @@ fn main() -> ExitCode {
         return code;
     }
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let args = match flags::Args::try_parse_from(&argv) {
+    let args = match flags::parse(&argv) {
         Ok(args) => args,
         Err(err) => {
             let cmd = <flags::Args as clap::CommandFactory>::command();
             return shared::cli::flag_error(COMMAND, &cmd, &err, &argv);
         }
     };
+    // pflag prints it while parsing, before anything else.
+    if let Some(notice) = args.record.deprecation() {
+        eprintln!("{notice}");
+    }
     shared::cli::init_logging(args.config.verbosity);
     let mut options = RollingUpdateOptions::complete(&args);
     if let Err(err) = options.validate() {

@@ -12,7 +12,7 @@
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags};
+use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
 
 /// `kubectl run-pod` flags.
 #[derive(Parser, Debug)]
@@ -52,9 +52,14 @@ pub struct Args {
     )]
     pub attach: bool,
 
+    /// Checked in `RunPodOptions::complete`, where kubectl checks it (after `--dry-run`
+    /// and `-o`); a bare `--cascade` is `background`, as pflag's NoOptDefVal makes it.
     #[arg(
         long,
         default_value = "background",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "background",
         help = "Must be \"background\", \"orphan\", or \"foreground\". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController). Defaults to background."
     )]
     pub cascade: String,
@@ -96,7 +101,7 @@ pub struct Args {
 
     #[arg(
         long,
-        help = "The name of the API generator to use: run-pod/v1 (default), deployment/apps.v1, job/v1, cronjob/v1 or cronjob/v1beta1."
+        help = "The name of the API generator to use: run-pod/v1 (default), run/v1, deployment/apps.v1, deployment/apps.v1beta1, deployment/v1beta1, job/v1, cronjob/v1, cronjob/v1beta1 or cronjob/v2alpha1."
     )]
     pub generator: Option<String>,
 
@@ -190,7 +195,7 @@ pub struct Args {
         long,
         default_value_t = 1,
         allow_negative_numbers = true,
-        help = "Number of replicas to create for this container (deployment/apps.v1 only). Default is 1."
+        help = "Number of replicas to create for this container (run/v1 and deployment/* only). Default is 1."
     )]
     pub replicas: i32,
 
@@ -255,9 +260,13 @@ pub struct Args {
     )]
     pub stdin: bool,
 
+    /// A Go duration, checked while parsing as pflag does (`--timeout=abc` is refused).
+    /// kubectl run then ignores it, as it does `--wait`: its `--rm` deletion never
+    /// waits (`WaitForDeletion = false`), and neither does this one.
     #[arg(
         long,
         default_value = "0s",
+        value_parser = parse_signed_duration,
         help = "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object"
     )]
     pub timeout: String,
@@ -276,6 +285,9 @@ pub struct Args {
     pub wait: bool,
 
     #[command(flatten)]
+    pub record: RecordFlags,
+
+    #[command(flatten)]
     pub config: ConfigFlags,
 }
 
@@ -283,6 +295,12 @@ pub struct Args {
 /// has cobra's flag-error shape).
 fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
     shared::flags::parse_go_duration(value, false)
+}
+
+/// Go's `time.ParseDuration` (negative values included) for `--timeout`, keeping the
+/// text: the value is only validated (see the field).
+fn parse_signed_duration(value: &str) -> Result<String, String> {
+    shared::flags::parse_go_duration_signed(value).map(|_| value.to_string())
 }
 
 /// Which flags were typed on the command line (as opposed to defaulted): kubectl's
@@ -314,8 +332,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = command().try_get_matches_from(argv)?;
-    let args = Args::from_arg_matches(&matches)?;
+    let cmd = command();
+    let matches = cmd.clone().try_get_matches_from(argv)?;
+    let mut args = Args::from_arg_matches(&matches)?;
+    args.record.complete("kubectl run-pod", &cmd, &matches);
     Ok((args, Explicit::from_matches(&matches)))
 }
 

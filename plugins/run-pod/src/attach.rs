@@ -33,8 +33,8 @@ const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// How `--rm` deletes (`--cascade`, `--force`, `--grace-period`).
 #[derive(Debug, Clone)]
 pub struct Deletion {
-    /// `background`, `foreground` or `orphan`.
-    pub cascade: String,
+    /// `--cascade`, parsed (see `options::parse_cascade`).
+    pub cascade: kube::api::PropagationPolicy,
     /// `--force`: delete immediately (grace period 0).
     pub force: bool,
     /// `--grace-period`, ignored when negative.
@@ -292,11 +292,7 @@ impl Session {
     /// prints `pod "x" deleted` lines unless `-q`.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
         let mut params = DeleteParams {
-            propagation_policy: Some(match self.deletion.cascade.as_str() {
-                "orphan" => kube::api::PropagationPolicy::Orphan,
-                "foreground" => kube::api::PropagationPolicy::Foreground,
-                _ => kube::api::PropagationPolicy::Background,
-            }),
+            propagation_policy: Some(self.deletion.cascade.clone()),
             ..Default::default()
         };
         if self.deletion.force {

@@ -1,6 +1,12 @@
 //! Creating the generated objects: one POST per object through kube's dynamic API,
 //! with no discovery (the generators know their group, version and plural), plus the
 //! one discovery request the cron-job fallback needs.
+//!
+//! kubectl 1.17 mapped every generated object through discovery before sending it, so
+//! a generator whose group-version the server no longer serves (`deployment/v1beta1`
+//! on a 1.16+ server) failed with the REST mapper's `no matches for kind …`. The object
+//! is sent here without asking first; only when the server answers that the resource
+//! does not exist is discovery asked, so that the user reads the same message.
 
 use anyhow::{Context as _, Result};
 use kube::api::{ApiResource, DynamicObject, PostParams};
@@ -51,10 +57,52 @@ impl Target {
             dry_run: self.dry_run,
             field_manager: Some(self.field_manager.clone()),
         };
-        let created = api.create(&params, &dynamic).await?;
+        let created = match api.create(&params, &dynamic).await {
+            Ok(created) => created,
+            Err(kube::Error::Api(status)) if is_missing_resource(&status) => {
+                return Err(match no_kind_match(&self.client, &resource).await {
+                    Some(no_match) => no_match,
+                    None => kube::Error::Api(status).into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         let object = serde_json::to_value(&created).context("unable to read the created object")?;
         Ok(Created { object, resource })
     }
+}
+
+/// A 404 that names no object: the URL's resource does not exist on the server (a
+/// missing namespace, by contrast, comes back with the namespace's name).
+fn is_missing_resource(status: &kube::core::Status) -> bool {
+    status.is_not_found() && status.details.as_ref().is_none_or(|d| d.name.is_empty())
+}
+
+/// kubectl's REST mapper error for a kind the server does not serve in that version
+/// (`no matches for kind "Deployment" in version "extensions/v1beta1"`), from one
+/// discovery request; `None` when discovery lists the resource after all, or cannot
+/// tell, so that the server's own answer is shown instead.
+async fn no_kind_match(client: &Client, resource: &ApiResource) -> Option<anyhow::Error> {
+    let list = if resource.group.is_empty() {
+        client.list_core_api_resources(&resource.version).await
+    } else {
+        client.list_api_group_resources(&resource.api_version).await
+    };
+    let served = match list {
+        Ok(list) => list
+            .resources
+            .iter()
+            .any(|r| r.kind == resource.kind && r.name == resource.plural),
+        Err(kube::Error::Api(s)) if s.is_not_found() => false,
+        Err(_) => return None,
+    };
+    (!served).then(|| {
+        anyhow::anyhow!(
+            "no matches for kind {:?} in version {:?}",
+            resource.kind,
+            resource.api_version
+        )
+    })
 }
 
 /// The API resource of an object kubectl run generates, from its apiVersion and kind.

@@ -31,6 +31,9 @@ const EXAMPLES: &str = r#"  # Start a nginx pod
   # Start a deployment of 3 nginx replicas (legacy generator)
   kubectl run-pod nginx --image=nginx --replicas=3
   
+  # Start a replication controller of 3 nginx replicas, for kubectl rolling-update (legacy generator)
+  kubectl run-pod nginx --generator=run/v1 --image=nginx:1 --replicas=3
+  
   # Start a cron job that prints the date every five minutes (legacy generator)
   kubectl run-pod date --image=busybox --schedule="*/5 * * * *" -- date"#;
 

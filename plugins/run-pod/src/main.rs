@@ -26,6 +26,10 @@ fn main() -> ExitCode {
         Ok(parsed) => parsed,
         Err(e) => return shared::cli::flag_error(COMMAND, &args::command(), &e, &argv),
     };
+    // pflag prints it while parsing, before anything else.
+    if let Some(notice) = args.record.deprecation() {
+        eprintln!("{notice}");
+    }
     if args.help {
         print!("{}", help::render(&args::command()));
         return ExitCode::SUCCESS;

@@ -17,10 +17,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
+use kube::api::PropagationPolicy;
 use serde_json::Value;
 
 use shared::cli::UsageError;
-use shared::flags::{ConfigFlags, DryRunStrategy, PrintFlags};
+use shared::flags::{ChangeCauseRecorder, ConfigFlags, DryRunStrategy, PrintFlags};
 use shared::generate::{
     self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
 };
@@ -89,9 +90,11 @@ pub struct RunPodOptions {
     /// `-o` and friends.
     pub print: PrintFlags,
     /// `--cascade`, `--force`, `--grace-period`: how `--rm` deletes.
-    pub cascade: String,
+    pub cascade: PropagationPolicy,
     pub force: bool,
     pub grace_period: i64,
+    /// `--record`: the change-cause annotation for every created object.
+    pub recorder: Option<ChangeCauseRecorder>,
     /// Global kubeconfig flags.
     pub config: ConfigFlags,
 }
@@ -120,6 +123,7 @@ impl RunPodOptions {
         let dry_run = args.dry_run.to_strategy(warnings)?;
         // Build the printer once to reject an unknown -o before anything else happens.
         args.print.to_printer("created", dry_run)?;
+        let cascade = parse_cascade(&args.cascade, warnings)?;
         let attach = if explicit.attach {
             args.attach
         } else {
@@ -170,9 +174,10 @@ impl RunPodOptions {
             save_config: args.save_config,
             pod_running_timeout: args.pod_running_timeout,
             print: args.print,
-            cascade: args.cascade,
+            cascade,
             force: args.force,
             grace_period: args.grace_period,
+            recorder: args.record.to_recorder(),
             config: args.config,
         })
     }
@@ -267,7 +272,7 @@ impl RunPodOptions {
         };
         if matches!(
             generator.generator(),
-            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1
+            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1 | RunGenerator::CronJobV2Alpha1
         ) && p.schedule.is_empty()
         {
             anyhow::bail!("Parameter: schedule is required");
@@ -308,6 +313,12 @@ impl RunPodOptions {
             // kubectl applies --service-overrides as a merge patch.
             svc = generate::apply_overrides(svc, &self.service_overrides, OverrideType::Merge)?;
             service = Some(svc);
+        }
+        // As kubectl: recorded after the overrides, so they cannot drop it.
+        if let Some(recorder) = &self.recorder {
+            for o in std::iter::once(&mut obj).chain(service.as_mut()) {
+                recorder.record(o);
+            }
         }
         if let Some(ns) = namespace {
             for o in std::iter::once(&mut obj).chain(service.as_mut()) {
@@ -447,6 +458,32 @@ impl RunPodOptions {
             None => Ok(ExitCode::SUCCESS),
         }
     }
+}
+
+/// kubectl's `--cascade` (its delete flags' `GetCascadingStrategy`): the three
+/// strategies, or a deprecated Go boolean (`true` → background, `false` → orphan) with
+/// kubectl's warning; anything else is refused with kubectl's message.
+pub fn parse_cascade(value: &str, warnings: &mut dyn Write) -> Result<PropagationPolicy> {
+    let Ok(boolean) = shared::flags::parse_go_bool(value) else {
+        return match value {
+            "orphan" => Ok(PropagationPolicy::Orphan),
+            "foreground" => Ok(PropagationPolicy::Foreground),
+            "background" => Ok(PropagationPolicy::Background),
+            _ => anyhow::bail!(
+                "invalid cascade value ({value}). Must be \"background\", \"foreground\", or \"orphan\""
+            ),
+        };
+    };
+    let (policy, replacement) = if boolean {
+        (PropagationPolicy::Background, "background")
+    } else {
+        (PropagationPolicy::Orphan, "orphan")
+    };
+    writeln!(
+        warnings,
+        "warning: --cascade={value} is deprecated (boolean value) and can be replaced with --cascade={replacement}."
+    )?;
+    Ok(policy)
 }
 
 /// Adds the `creationTimestamp: null` that kubectl's client dry run prints for every

@@ -117,6 +117,110 @@ pub struct ConfigFlags {
         default_value_t = 0
     )]
     pub verbosity: u8,
+
+    /// Username for basic authentication to the API server
+    #[arg(long, global = true, value_name = "USERNAME")]
+    pub username: Option<String>,
+
+    /// Password for basic authentication to the API server
+    #[arg(long, global = true, value_name = "PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+
+    /// Require server version to match client version
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_name = "BOOL",
+        hide_default_value = true,
+        value_parser = super::parse_go_bool
+    )]
+    pub match_server_version: bool,
+
+    // Always in effect: the client never asks for compressed responses (kube's `gzip`
+    // feature is off), so there is nothing to opt out of.
+    /// If true, opt-out of response compression for all requests to the server
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value = "false",
+        default_missing_value = "true",
+        value_name = "BOOL",
+        hide_default_value = true,
+        value_parser = super::parse_go_bool
+    )]
+    pub disable_compression: bool,
+
+    // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl
+    // checks them, nothing is captured (the plugins are not Go programs).
+    /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex)
+    #[arg(long, global = true, value_name = "PROFILE", default_value = "none", value_parser = parse_profile)]
+    pub profile: String,
+
+    // Never written: see `--profile`.
+    /// Name of the file to write the profile to
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "profile.pprof"
+    )]
+    pub profile_output: String,
+
+    // A Go duration, checked as klog's flag checks it; the logs are written unbuffered,
+    // so there is nothing to flush.
+    /// Maximum number of seconds between log flushes
+    #[arg(long, global = true, value_name = "DURATION", default_value = "5s", value_parser = parse_flush_frequency)]
+    pub log_flush_frequency: String,
+
+    // Checked as klog checks it; the patterns name Go source files of kubectl, so
+    // nothing here matches them and only `-v` sets the verbosity.
+    /// comma-separated list of pattern=N settings for file-filtered logging (only works for the default text log format)
+    #[arg(long, global = true, value_name = "PATTERN=N", value_parser = parse_vmodule)]
+    pub vmodule: Option<String>,
+}
+
+/// kubectl's `--profile` names (its `initProfiling` refuses any other).
+fn parse_profile(value: &str) -> std::result::Result<String, String> {
+    match value {
+        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" => {
+            Ok(value.to_string())
+        }
+        other => Err(format!("unknown profile '{other}'")),
+    }
+}
+
+/// `--log-flush-frequency` is a Go `flag.Duration` (klog's), whose only error text is
+/// `parse error`.
+fn parse_flush_frequency(value: &str) -> std::result::Result<String, String> {
+    super::parse_go_duration_signed(value)
+        .map(|_| value.to_string())
+        .map_err(|_| "parse error".to_string())
+}
+
+/// klog's `--vmodule` syntax: `pattern=N[,pattern=N…]`, N a non-negative 32-bit
+/// integer; empty entries (a trailing comma) are skipped.
+fn parse_vmodule(value: &str) -> std::result::Result<String, String> {
+    const SYNTAX: &str = "syntax error: expect comma-separated list of filename=N";
+    for entry in value.split(',').filter(|e| !e.is_empty()) {
+        let mut parts = entry.split('=');
+        let (Some(pattern), Some(level), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(SYNTAX.into());
+        };
+        if pattern.is_empty() || level.is_empty() {
+            return Err(SYNTAX.into());
+        }
+        let level: i32 = level.parse().map_err(|_| SYNTAX.to_string())?;
+        if level < 0 {
+            return Err("negative value for vmodule level".into());
+        }
+    }
+    Ok(value.to_string())
 }
 
 // Hand-written so that `{:?}` (used by `-v` logging and panics) never shows the token.
@@ -142,6 +246,14 @@ impl std::fmt::Debug for ConfigFlags {
             .field("cache_dir", &self.cache_dir)
             .field("warnings_as_errors", &self.warnings_as_errors)
             .field("verbosity", &self.verbosity)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("match_server_version", &self.match_server_version)
+            .field("disable_compression", &self.disable_compression)
+            .field("profile", &self.profile)
+            .field("profile_output", &self.profile_output)
+            .field("log_flush_frequency", &self.log_flush_frequency)
+            .field("vmodule", &self.vmodule)
             .finish()
     }
 }
@@ -239,6 +351,10 @@ impl ConfigFlags {
             cluster: self.cluster.clone(),
             user: self.user.clone(),
         };
+        let auth_info_name = kubeconfig
+            .as_ref()
+            .and_then(|kc| self.auth_info_name(kc))
+            .unwrap_or_default();
         let mut config = match kubeconfig {
             Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
                 Ok(config) => config,
@@ -255,7 +371,30 @@ impl ConfigFlags {
             },
         };
         self.apply_overrides(&mut config)?;
+        // client-go's kubeconfig validation, for the one mix the flags can create.
+        let basic = config.auth_info.username.is_some() || config.auth_info.password.is_some();
+        if basic && config.auth_info.token.is_some() {
+            return Err(Error::MoreThanOneAuthMethod {
+                user: auth_info_name,
+            });
+        }
+        if self.match_server_version {
+            check_server_version(&config).await?;
+        }
         Ok(config)
+    }
+
+    /// The kubeconfig user the flags select: `--user`, else the context's.
+    fn auth_info_name(&self, kc: &Kubeconfig) -> Option<String> {
+        if let Some(user) = self.user.as_deref().filter(|u| !u.is_empty()) {
+            return Some(user.to_string());
+        }
+        let context = self.context.as_ref().or(kc.current_context.as_ref())?;
+        kc.contexts
+            .iter()
+            .find(|c| &c.name == context)
+            .and_then(|c| c.context.as_ref())
+            .and_then(|c| c.user.clone())
     }
 
     /// Applies `--server`, `-n`, `--token`, impersonation, TLS and timeout flags.
@@ -287,6 +426,13 @@ impl ConfigFlags {
             config.auth_info.auth_provider = None;
             config.auth_info.username = None;
             config.auth_info.password = None;
+        }
+        // Basic auth as client-go does it: either flag replaces the kubeconfig's value.
+        if let Some(username) = self.username.as_deref().filter(|s| !s.is_empty()) {
+            config.auth_info.username = Some(username.to_string());
+        }
+        if let Some(password) = self.password.as_deref().filter(|s| !s.is_empty()) {
+            config.auth_info.password = Some(password.to_string().into());
         }
         if let Some(user) = self.impersonate.as_deref().filter(|s| !s.is_empty()) {
             config.auth_info.impersonate = Some(user.to_string());
@@ -366,6 +512,63 @@ impl ConfigFlags {
             &config.cluster_url,
         ))
     }
+}
+
+/// `--match-server-version`: kubectl's `discovery.MatchesServerVersion`, one request
+/// to `/version`. kubectl compares its own build (git version, commit and tree state)
+/// with the server's; a plugin's build never equals a server's, so with the flag every
+/// command that reaches a server stops here with kubectl's message.
+async fn check_server_version(config: &Config) -> Result<()> {
+    crate::cli::install_crypto_provider();
+    let client = Client::try_from(config.clone()).map_err(Error::Client)?;
+    let server = client
+        .apiserver_version()
+        .await
+        .map_err(Error::ServerVersionUnreadable)?;
+    let client_info = client_version();
+    if server.git_version == client_info.git_version
+        && server.git_commit == client_info.git_commit
+        && server.git_tree_state == client_info.git_tree_state
+    {
+        return Ok(());
+    }
+    Err(Error::ServerVersionMismatch {
+        server: format!("&{}", go_version_info(&server)),
+        client: go_version_info(&client_info),
+    })
+}
+
+/// This build's `version.Info`, in the fields kubectl fills from its build: the
+/// plugin's version, the compiler and the platform in Go's names.
+fn client_version() -> k8s_openapi::apimachinery::pkg::version::Info {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    k8s_openapi::apimachinery::pkg::version::Info {
+        git_version: concat!("v", env!("CARGO_PKG_VERSION")).into(),
+        compiler: "rustc".into(),
+        platform: format!("{}/{arch}", std::env::consts::OS),
+        ..Default::default()
+    }
+}
+
+/// Go's `%#v` of a `version.Info` (its strings are ASCII, where Rust's `{:?}` quotes
+/// as Go's `%q` does).
+fn go_version_info(info: &k8s_openapi::apimachinery::pkg::version::Info) -> String {
+    format!(
+        "version.Info{{Major:{:?}, Minor:{:?}, GitVersion:{:?}, GitCommit:{:?}, GitTreeState:{:?}, BuildDate:{:?}, GoVersion:{:?}, Compiler:{:?}, Platform:{:?}}}",
+        info.major,
+        info.minor,
+        info.git_version,
+        info.git_commit,
+        info.git_tree_state,
+        info.build_date,
+        info.go_version,
+        info.compiler,
+        info.platform
+    )
 }
 
 fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {

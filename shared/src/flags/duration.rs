@@ -29,7 +29,28 @@ pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, St
             "invalid duration {input:?}: negative durations are not allowed"
         ));
     }
-    let s = s.strip_prefix('+').unwrap_or(s);
+    magnitude(s.strip_prefix('+').unwrap_or(s), input)
+}
+
+/// Go's `time.ParseDuration` itself, sign included (`-1s` is a valid `--timeout`):
+/// `(negative, magnitude)`. Errors are Go's, quoting the input as typed.
+pub fn parse_go_duration_signed(input: &str) -> Result<(bool, Duration), String> {
+    let s = input.trim();
+    let (negative, body) = match s.strip_prefix('-') {
+        Some(body) => (true, body),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if body == "0" {
+        return Ok((negative, Duration::ZERO));
+    }
+    if body.is_empty() {
+        return Err(format!("time: invalid duration \"{input}\""));
+    }
+    magnitude(body, input).map(|d| (negative, d))
+}
+
+/// The unsigned part of a Go duration; `input` is what messages quote.
+fn magnitude(s: &str, input: &str) -> Result<Duration, String> {
     let bad = || format!("time: invalid duration \"{input}\"");
     let mut rest = s;
     let mut total = 0f64;
@@ -92,6 +113,33 @@ mod tests {
         assert_eq!(
             parse_go_duration("30", false).unwrap_err(),
             "time: missing unit in duration \"30\""
+        );
+    }
+
+    #[test]
+    fn signed_durations_are_gos() {
+        assert_eq!(
+            parse_go_duration_signed("-1s"),
+            Ok((true, Duration::from_secs(1)))
+        );
+        assert_eq!(parse_go_duration_signed("0s"), Ok((false, Duration::ZERO)));
+        assert_eq!(parse_go_duration_signed("-0"), Ok((true, Duration::ZERO)));
+        assert_eq!(
+            parse_go_duration_signed("+1m30s"),
+            Ok((false, Duration::from_secs(90)))
+        );
+        // Go's messages, quoting the input with its sign.
+        assert_eq!(
+            parse_go_duration_signed("abc"),
+            Err("time: invalid duration \"abc\"".into())
+        );
+        assert_eq!(
+            parse_go_duration_signed("-5"),
+            Err("time: missing unit in duration \"-5\"".into())
+        );
+        assert_eq!(
+            parse_go_duration_signed("-"),
+            Err("time: invalid duration \"-\"".into())
         );
     }
 

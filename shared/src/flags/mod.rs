@@ -8,15 +8,18 @@
 //! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].
 //! - [`go_bool_flags`], [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
 //! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
+//! - [`RecordFlags`]: the deprecated `--record` → a [`ChangeCauseRecorder`].
 
 mod boolean;
 mod config;
 mod dry_run;
 mod duration;
 mod print;
+mod record;
 
 pub use boolean::{go_bool_flags, parse_go_bool};
 pub use config::ConfigFlags;
 pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};
-pub use duration::parse_go_duration;
+pub use duration::{parse_go_duration, parse_go_duration_signed};
 pub use print::PrintFlags;
+pub use record::{CHANGE_CAUSE, ChangeCauseRecorder, RecordFlags, change_cause};

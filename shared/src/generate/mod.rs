@@ -4,12 +4,26 @@
 //!
 //! | generator             | object                       | function                  |
 //! |-----------------------|------------------------------|---------------------------|
-//! | `run-pod/v1`          | `v1` Pod (the default)       | [`pod()`]                 |
-//! | `deployment/apps.v1`  | `apps/v1` Deployment         | [`deployment()`]          |
-//! | `job/v1`              | `batch/v1` Job               | [`job()`]                 |
-//! | `cronjob/v1`          | `batch/v1` CronJob           | [`cron_job()`]            |
-//! | `cronjob/v1beta1`     | `batch/v1beta1` CronJob      | [`cron_job()`], relabelled|
-//! | `service/v2`, `v1`    | `v1` Service for `--expose`  | [`service()`]             |
+//! | generator                 | object                           | function                   |
+//! |---------------------------|----------------------------------|----------------------------|
+//! | `run-pod/v1`              | `v1` Pod (the default)           | [`pod()`]                  |
+//! | `run/v1`                  | `v1` ReplicationController       | [`replication_controller()`] |
+//! | `deployment/apps.v1`      | `apps/v1` Deployment             | [`deployment()`]           |
+//! | `deployment/apps.v1beta1` | `apps/v1beta1` Deployment        | [`deployment()`], relabelled |
+//! | `deployment/v1beta1`      | `extensions/v1beta1` Deployment  | [`deployment()`], relabelled |
+//! | `job/v1`                  | `batch/v1` Job                   | [`job()`]                  |
+//! | `cronjob/v1`              | `batch/v1` CronJob               | [`cron_job()`]             |
+//! | `cronjob/v1beta1`         | `batch/v1beta1` CronJob          | [`cron_job()`], relabelled |
+//! | `cronjob/v2alpha1`        | `batch/v2alpha1` CronJob         | [`cron_job()`], relabelled |
+//! | `service/v2`, `v1`        | `v1` Service for `--expose`      | [`service()`]              |
+//!
+//! The relabelled ones are kubectl 1.17's generators for group-versions that k8s-openapi
+//! no longer models: in 1.17 they build the same fields as their successors (its
+//! `DeploymentV1Beta1`, `DeploymentAppsV1Beta1` and `DeploymentAppsV1` differ only in
+//! the Go type, as do `CronJobV2Alpha1` and `CronJobV1Beta1`), so only `apiVersion`
+//! changes. Servers from 1.16 on no longer serve `extensions/v1beta1` and
+//! `apps/v1beta1` Deployments, and `batch/v2alpha1` is off by default: the command
+//! sends them anyway and reports what the server says.
 //!
 //! [`RunGenerator::generate`] returns the object as JSON, the form the overrides,
 //! printers and the dynamic create path all work on.
@@ -42,7 +56,7 @@ pub use pod::pod;
 pub use quantity::{QuantityError, canonical_quantity, validate_quantity};
 pub use service::{ServiceParams, service};
 pub use strategic::strategic_merge;
-pub use workload::{cron_job, deployment, job};
+pub use workload::{cron_job, deployment, job, replication_controller};
 
 /// Errors of the generators. Messages are kubectl's where kubectl has one.
 #[derive(Debug, thiserror::Error)]
@@ -71,41 +85,62 @@ pub enum Error {
 pub enum RunGenerator {
     /// `run-pod/v1`: a bare Pod (modern kubectl's only behaviour).
     RunPodV1,
+    /// `run/v1`: a ReplicationController, what `kubectl rolling-update` acts on.
+    RunV1,
     /// `deployment/apps.v1`.
     DeploymentAppsV1,
+    /// `deployment/apps.v1beta1`: an `apps/v1beta1` Deployment (servers before 1.16).
+    DeploymentAppsV1Beta1,
+    /// `deployment/v1beta1`: an `extensions/v1beta1` Deployment (servers before 1.16).
+    DeploymentV1Beta1,
     /// `job/v1`.
     JobV1,
     /// `cronjob/v1`: a `batch/v1` CronJob.
     CronJobV1,
     /// `cronjob/v1beta1`: a `batch/v1beta1` CronJob, for servers before 1.21.
     CronJobV1Beta1,
+    /// `cronjob/v2alpha1`: a `batch/v2alpha1` CronJob (only where that alpha API is
+    /// switched on).
+    CronJobV2Alpha1,
 }
 
 impl RunGenerator {
     /// Every run generator, in the order their names are listed.
-    pub const ALL: [RunGenerator; 5] = [
+    pub const ALL: [RunGenerator; 9] = [
         Self::RunPodV1,
+        Self::RunV1,
         Self::DeploymentAppsV1,
+        Self::DeploymentAppsV1Beta1,
+        Self::DeploymentV1Beta1,
         Self::JobV1,
         Self::CronJobV1,
         Self::CronJobV1Beta1,
+        Self::CronJobV2Alpha1,
     ];
     const NAMES: &'static [&'static str] = &[
         "run-pod/v1",
+        "run/v1",
         "deployment/apps.v1",
+        "deployment/apps.v1beta1",
+        "deployment/v1beta1",
         "job/v1",
         "cronjob/v1",
         "cronjob/v1beta1",
+        "cronjob/v2alpha1",
     ];
 
     /// The name used with `--generator`.
     pub fn name(self) -> &'static str {
         match self {
             Self::RunPodV1 => "run-pod/v1",
+            Self::RunV1 => "run/v1",
             Self::DeploymentAppsV1 => "deployment/apps.v1",
+            Self::DeploymentAppsV1Beta1 => "deployment/apps.v1beta1",
+            Self::DeploymentV1Beta1 => "deployment/v1beta1",
             Self::JobV1 => "job/v1",
             Self::CronJobV1 => "cronjob/v1",
             Self::CronJobV1Beta1 => "cronjob/v1beta1",
+            Self::CronJobV2Alpha1 => "cronjob/v2alpha1",
         }
     }
 
@@ -114,27 +149,34 @@ impl RunGenerator {
     pub fn resource(self) -> (&'static str, &'static str, &'static str) {
         match self {
             Self::RunPodV1 => ("v1", "Pod", "pods"),
+            Self::RunV1 => ("v1", "ReplicationController", "replicationcontrollers"),
             Self::DeploymentAppsV1 => ("apps/v1", "Deployment", "deployments"),
+            Self::DeploymentAppsV1Beta1 => ("apps/v1beta1", "Deployment", "deployments"),
+            Self::DeploymentV1Beta1 => ("extensions/v1beta1", "Deployment", "deployments"),
             Self::JobV1 => ("batch/v1", "Job", "jobs"),
             Self::CronJobV1 => ("batch/v1", "CronJob", "cronjobs"),
             Self::CronJobV1Beta1 => ("batch/v1beta1", "CronJob", "cronjobs"),
+            Self::CronJobV2Alpha1 => ("batch/v2alpha1", "CronJob", "cronjobs"),
         }
     }
 
     /// Generates the object as JSON.
     pub fn generate(self, params: &RunParams) -> Result<Value, Error> {
         let to_json = |r: Result<Value, serde_json::Error>| r.map_err(Error::Serialize);
-        match self {
-            Self::RunPodV1 => to_json(serde_json::to_value(pod(params)?)),
-            Self::DeploymentAppsV1 => to_json(serde_json::to_value(deployment(params)?)),
-            Self::JobV1 => to_json(serde_json::to_value(job(params)?)),
-            Self::CronJobV1 => to_json(serde_json::to_value(cron_job(params)?)),
-            Self::CronJobV1Beta1 => {
-                let mut obj = to_json(serde_json::to_value(cron_job(params)?))?;
-                obj["apiVersion"] = Value::from("batch/v1beta1");
-                Ok(obj)
+        let mut obj = match self {
+            Self::RunPodV1 => to_json(serde_json::to_value(pod(params)?))?,
+            Self::RunV1 => to_json(serde_json::to_value(replication_controller(params)?))?,
+            Self::DeploymentAppsV1 | Self::DeploymentAppsV1Beta1 | Self::DeploymentV1Beta1 => {
+                to_json(serde_json::to_value(deployment(params)?))?
             }
-        }
+            Self::JobV1 => to_json(serde_json::to_value(job(params)?))?,
+            Self::CronJobV1 | Self::CronJobV1Beta1 | Self::CronJobV2Alpha1 => {
+                to_json(serde_json::to_value(cron_job(params)?))?
+            }
+        };
+        // The older group-versions of the same fields (see the module doc).
+        obj["apiVersion"] = Value::from(self.resource().0);
+        Ok(obj)
     }
 }
 

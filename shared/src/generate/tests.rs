@@ -139,6 +139,98 @@ fn deployment_golden() {
     );
 }
 
+/// kubectl 1.17's `BasicReplicationController`: the labels are the selector, the
+/// template's spec is the run container without `restartPolicy` or `dnsPolicy`, and
+/// Go prints the zero `status.replicas`.
+#[test]
+fn replication_controller_golden() {
+    let params = RunParams {
+        replicas: 3,
+        port: "80".into(),
+        env: vec!["A=b".into()],
+        args: vec!["--verbose".into()],
+        ..RunParams::new("web", "nginx:1")
+    };
+    let obj = RunGenerator::RunV1.generate(&params).expect("rc");
+    assert_eq!(
+        obj,
+        json!({
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"labels": {"run": "web"}, "name": "web"},
+            "spec": {
+                "replicas": 3,
+                "selector": {"run": "web"},
+                "template": {
+                    "metadata": {"labels": {"run": "web"}},
+                    "spec": {"containers": [{
+                        "args": ["--verbose"],
+                        "env": [{"name": "A", "value": "b"}],
+                        "image": "nginx:1",
+                        "name": "web",
+                        "ports": [{"containerPort": 80}],
+                        "resources": {}
+                    }]}
+                }
+            },
+            "status": {"replicas": 0}
+        })
+    );
+    // --labels replace run=NAME everywhere, selector included.
+    let labelled = RunParams {
+        labels: "app=web,tier=front".into(),
+        ..params
+    };
+    let obj = RunGenerator::RunV1.generate(&labelled).expect("rc");
+    let labels = json!({"app": "web", "tier": "front"});
+    assert_eq!(obj["metadata"]["labels"], labels);
+    assert_eq!(obj["spec"]["selector"], labels);
+    assert_eq!(obj["spec"]["template"]["metadata"]["labels"], labels);
+    // A bad label is the generator's error, as in kubectl.
+    let bad = RunParams {
+        labels: "app".into(),
+        ..RunParams::new("web", "nginx")
+    };
+    assert_eq!(
+        err(RunGenerator::RunV1.generate(&bad)),
+        "unexpected label spec: app"
+    );
+}
+
+/// 1.17's `deployment/v1beta1` and `deployment/apps.v1beta1` build the same fields as
+/// `deployment/apps.v1`, under their own group-versions; `cronjob/v2alpha1` those of
+/// `cronjob/v1beta1`.
+#[test]
+fn old_group_versions_are_the_same_objects_relabelled() {
+    let params = RunParams {
+        replicas: 2,
+        schedule: "*/5 * * * *".into(),
+        ..RunParams::new("web", "nginx")
+    };
+    for (old, new, api_version) in [
+        (
+            RunGenerator::DeploymentV1Beta1,
+            RunGenerator::DeploymentAppsV1,
+            "extensions/v1beta1",
+        ),
+        (
+            RunGenerator::DeploymentAppsV1Beta1,
+            RunGenerator::DeploymentAppsV1,
+            "apps/v1beta1",
+        ),
+        (
+            RunGenerator::CronJobV2Alpha1,
+            RunGenerator::CronJobV1Beta1,
+            "batch/v2alpha1",
+        ),
+    ] {
+        let mut expected = new.generate(&params).expect("new");
+        expected["apiVersion"] = json!(api_version);
+        assert_eq!(old.generate(&params).expect("old"), expected, "{old}");
+        assert_eq!(old.resource().0, api_version);
+    }
+}
+
 #[test]
 fn job_golden() {
     let obj = RunGenerator::JobV1
@@ -239,13 +331,13 @@ fn generator_names() {
         assert_eq!(g.name().parse::<RunGenerator>().expect("round trip"), g);
     }
     assert_eq!(
-        "run/v1"
+        "run/v2"
             .parse::<RunGenerator>()
             .err()
             .map(|e| e.to_string())
             .as_deref(),
         Some(
-            "generator \"run/v1\" not found; valid generators are: run-pod/v1, deployment/apps.v1, job/v1, cronjob/v1, cronjob/v1beta1"
+            "generator \"run/v2\" not found; valid generators are: run-pod/v1, run/v1, deployment/apps.v1, deployment/apps.v1beta1, deployment/v1beta1, job/v1, cronjob/v1, cronjob/v1beta1, cronjob/v2alpha1"
         )
     );
     assert_eq!(

@@ -1,7 +1,8 @@
 //! The legacy generators of kubectl ≤ 1.17 that wrap the run pod in a controller:
-//! `deployment/apps.v1`, `job/v1` and `cronjob/v1` (`batch/v1`; the `batch/v1beta1`
-//! variant is produced from it by [`super::generate`], since the two versions agree on
-//! every field set here and k8s-openapi no longer has the v1beta1 type).
+//! `run/v1` (a ReplicationController), `deployment/apps.v1`, `job/v1` and `cronjob/v1`
+//! (`batch/v1`; the older group-versions of the same kinds are produced from these by
+//! [`super::RunGenerator::generate`], since they agree on every field set here and
+//! k8s-openapi no longer has their types).
 
 use k8s_openapi::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStatus, DeploymentStrategy,
@@ -9,7 +10,9 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::batch::v1::{
     CronJob, CronJobSpec, CronJobStatus, Job, JobSpec, JobStatus, JobTemplateSpec,
 };
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::core::v1::{
+    PodTemplateSpec, ReplicationController, ReplicationControllerSpec, ReplicationControllerStatus,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::pod::{pod_spec, restart_or};
@@ -60,6 +63,24 @@ pub fn deployment(params: &RunParams) -> Result<Deployment, Error> {
             ..Default::default()
         }),
         status: Some(DeploymentStatus::default()),
+    })
+}
+
+/// `run/v1`: kubectl 1.17's `BasicReplicationController`: `--replicas` pods, selected
+/// by the run labels (the selector is a plain map on a ReplicationController), the
+/// template's `restartPolicy` left to the server (which allows only `Always`).
+/// `status: {replicas: 0}` is kept: Go prints that field even when zero.
+pub fn replication_controller(params: &RunParams) -> Result<ReplicationController, Error> {
+    let (template, metadata) = template(params, None)?;
+    Ok(ReplicationController {
+        spec: Some(ReplicationControllerSpec {
+            replicas: Some(params.replicas),
+            selector: metadata.labels.clone(),
+            template: Some(template),
+            ..Default::default()
+        }),
+        metadata,
+        status: Some(ReplicationControllerStatus::default()),
     })
 }
 

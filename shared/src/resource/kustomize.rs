@@ -17,7 +17,16 @@ pub(crate) async fn build(
         reason,
     };
     if !dir.is_dir() {
-        return Err(error("not a directory".into()));
+        // kubectl's embedded kustomize also fetches remote bases (git URLs); running
+        // the tool on a local directory is all this does, so say so.
+        let remote = dir
+            .to_str()
+            .is_some_and(|d| d.contains("://") || d.starts_with("git@"));
+        return Err(error(if remote {
+            "not a local directory (remote kustomizations are not supported; clone it first)".into()
+        } else {
+            "not a directory".into()
+        }));
     }
     let find = |name: &str| match search_path {
         Some(paths) => which::which_in(

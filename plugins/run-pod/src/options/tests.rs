@@ -266,3 +266,35 @@ fn offline_namespace_reads_the_current_context() {
         ("ns".to_string(), true)
     );
 }
+
+#[test]
+fn cascade_values_are_kubectls() {
+    let parse = |value: &str| {
+        let mut warnings = Vec::new();
+        let policy = parse_cascade(value, &mut warnings).map_err(|e| e.to_string());
+        (policy, String::from_utf8(warnings).expect("utf-8"))
+    };
+    assert_eq!(
+        parse("orphan"),
+        (Ok(PropagationPolicy::Orphan), String::new())
+    );
+    assert_eq!(
+        parse("foreground"),
+        (Ok(PropagationPolicy::Foreground), String::new())
+    );
+    assert_eq!(
+        parse("F"),
+        (
+            Ok(PropagationPolicy::Orphan),
+            "warning: --cascade=F is deprecated (boolean value) and can be replaced with --cascade=orphan.\n".into()
+        )
+    );
+    assert_eq!(parse("true").0, Ok(PropagationPolicy::Background));
+    assert_eq!(
+        parse("Orphan"),
+        (
+            Err("invalid cascade value (Orphan). Must be \"background\", \"foreground\", or \"orphan\"".into()),
+            String::new()
+        )
+    );
+}

@@ -238,3 +238,129 @@ async fn cache_dir_roots_the_discovery_cache() {
         Path::new("/tmp/kc/kubeplug/discovery/127.0.0.1_6443")
     );
 }
+
+const BASIC: &str = r#"apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:6443
+users:
+- name: plain
+  user: {}
+contexts:
+- name: plain
+  context: {cluster: local, user: plain}
+current-context: plain
+"#;
+
+#[tokio::test]
+async fn username_and_password_are_basic_auth_and_never_printed() {
+    let flags = ConfigFlags {
+        username: Some("jane".into()),
+        password: Some("pa55word".into()),
+        ..Default::default()
+    };
+    let config = config_for(flags.clone(), BASIC).await;
+    use secrecy::ExposeSecret;
+    assert_eq!(config.auth_info.username.as_deref(), Some("jane"));
+    assert_eq!(
+        config.auth_info.password.as_ref().unwrap().expose_secret(),
+        "pa55word"
+    );
+    assert!(!format!("{config:?}").contains("pa55word"));
+    assert!(!format!("{flags:?}").contains("pa55word"));
+}
+
+/// kubectl 1.32 with `--username` on the local cluster's token user:
+/// `error: more than one authentication method found for admin; found [token basicAuth], only one is allowed`.
+#[tokio::test]
+async fn basic_auth_on_a_token_user_is_refused_as_client_go_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "config", ADMIN);
+    let flags = ConfigFlags {
+        kubeconfig: Some(path),
+        username: Some("jane".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        flags.to_config().await.unwrap_err().to_string(),
+        "more than one authentication method found for admin; found [token basicAuth], only one is allowed"
+    );
+}
+
+#[test]
+fn go_runtime_flags_are_checked_as_kubectl_checks_them() {
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        config: ConfigFlags,
+    }
+    let parse = |args: &[&str]| {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .map(|c| c.config)
+            .map_err(|e| e.to_string())
+    };
+    let defaults = parse(&[]).unwrap();
+    assert_eq!(defaults.profile, "none");
+    assert_eq!(defaults.profile_output, "profile.pprof");
+    assert_eq!(defaults.log_flush_frequency, "5s");
+    assert!(!defaults.match_server_version && !defaults.disable_compression);
+    let given = parse(&[
+        "--profile=mutex",
+        "--profile-output=/tmp/p",
+        "--log-flush-frequency=-1s",
+        "--vmodule=a=1,b*=2,",
+        "--match-server-version",
+        "--disable-compression=true",
+    ])
+    .unwrap();
+    assert_eq!(given.profile, "mutex");
+    assert!(given.match_server_version && given.disable_compression);
+    for (args, reason) in [
+        (&["--profile=bogus"][..], "unknown profile 'bogus'"),
+        (&["--log-flush-frequency=abc"][..], "parse error"),
+        (
+            &["--vmodule=abc"][..],
+            "syntax error: expect comma-separated list of filename=N",
+        ),
+        (
+            &["--vmodule=a=1=2"][..],
+            "syntax error: expect comma-separated list of filename=N",
+        ),
+        (
+            &["--vmodule==1"][..],
+            "syntax error: expect comma-separated list of filename=N",
+        ),
+        (&["--vmodule=a=-1"][..], "negative value for vmodule level"),
+        (
+            &["--match-server-version=maybe"][..],
+            "strconv.ParseBool: parsing \"maybe\": invalid syntax",
+        ),
+    ] {
+        let err = parse(args).unwrap_err();
+        assert!(err.contains(reason), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn version_info_prints_as_gos_percent_hash_v() {
+    let info = k8s_openapi::apimachinery::pkg::version::Info {
+        major: "1".into(),
+        minor: "20".into(),
+        git_version: "v1.20.2".into(),
+        git_commit: "faecb196815e248d3ecfb03c680a4507229c2a56".into(),
+        git_tree_state: "archive".into(),
+        build_date: "2026-11-25T14:30:43Z".into(),
+        go_version: "go1.19.8".into(),
+        compiler: "gc".into(),
+        platform: "linux/amd64".into(),
+        ..Default::default()
+    };
+    // As kubectl 1.32 printed the local server's.
+    assert_eq!(
+        go_version_info(&info),
+        r#"version.Info{Major:"1", Minor:"20", GitVersion:"v1.20.2", GitCommit:"faecb196815e248d3ecfb03c680a4507229c2a56", GitTreeState:"archive", BuildDate:"2026-11-25T14:30:43Z", GoVersion:"go1.19.8", Compiler:"gc", Platform:"linux/amd64"}"#
+    );
+}
