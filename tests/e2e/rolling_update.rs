@@ -1368,3 +1368,39 @@ async fn surge_unavailable_and_min_ready_seconds_flags() {
     assert_eq!(lines(&out)[2], "Scaling knobs-v2 up to 2");
     wait_ready(&rcs, "knobs-v2", 4).await;
 }
+
+#[tokio::test]
+async fn record_writes_the_change_cause_on_the_new_rc() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-record").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("rec", "rec", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+    )
+    .await;
+    let image = format!("--image={NEW_IMAGE}");
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &["rec", image.as_str(), "--update-period=0", "--record"],
+    );
+    out.success();
+    assert_eq!(
+        out.stderr,
+        "Flag --record has been deprecated, --record will be removed in the future\n"
+    );
+    // The one-name hand-over carries the annotation over to the final RC.
+    let rec = rcs.get("rec").await.unwrap();
+    let cause = rec
+        .metadata
+        .annotations
+        .unwrap_or_default()
+        .get("kubernetes.io/change-cause")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        cause.starts_with("kubectl rolling-update rec ") && cause.contains(&image),
+        "{cause}"
+    );
+}

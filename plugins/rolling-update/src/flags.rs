@@ -24,7 +24,8 @@ Differences from kubectl 1.17 (same flags, annotations, output lines and exit co
   * -f (a file, - or a URL) is read and checked before the cluster is contacted, and its object must be in the command's namespace even without -n.
   * Waiting follows watch events: a step is taken as soon as replica counts and pod readiness allow; --update-period is the minimum time between a scale-up and the following scale-down.
   * --max-surge, --max-unavailable and --min-ready-seconds are flags (1.17 fixed them at 1, 0, 0).
-  * Ctrl-C/SIGTERM stop between API calls; re-running the same command resumes.";
+  * --timeout also bounds each request: a server that stops answering ends the run.
+  * Ctrl-C/SIGTERM stop between API calls (a second one at once); re-running the same command resumes. An update stopped at any point, kill -9 included, is finished by re-running it.";
 
 const EXAMPLES: &str = "\
 Examples:

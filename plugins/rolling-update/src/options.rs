@@ -75,6 +75,8 @@ pub struct RollingUpdateOptions {
     pub min_ready_seconds: i32,
     /// What to print when the run is stopped; set once the namespace is known.
     pub hints: Hints,
+    /// `--record`'s change cause, for the new RC.
+    pub change_cause: Option<String>,
 }
 
 impl RollingUpdateOptions {
@@ -100,6 +102,10 @@ impl RollingUpdateOptions {
             max_unavailable: args.max_unavailable.clone(),
             min_ready_seconds: args.min_ready_seconds,
             hints: Hints::new(COMMAND, &[], &[], ""),
+            change_cause: args
+                .record
+                .to_recorder()
+                .map(|r| r.change_cause().to_string()),
         }
     }
 
@@ -378,6 +384,14 @@ impl RollingUpdateOptions {
         }
         if replicas_defaulted {
             set_replicas(&mut new_rc, controller::replicas(&old_rc));
+        }
+        // --record: the change cause goes on the RC this update creates (an RC found
+        // in progress keeps what its first run wrote). The hand-over copies it to the
+        // final RC of a one-name update.
+        if let Some(cause) = &self.change_cause
+            && !self.rollback
+        {
+            set_annotation(&mut new_rc, shared::flags::CHANGE_CAUSE, cause.clone());
         }
 
         // 8. Dry run: print and stop.
