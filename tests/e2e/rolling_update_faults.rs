@@ -317,11 +317,11 @@ async fn kill_matrix(mut scenario: Scenario) {
                 .await;
         failures.extend(results.into_iter().filter_map(Result::err));
     }
-    eprintln!(
-        "{}: {}/{total} kill points converged",
+    tests::harness::report(&format!(
+        "rolling-update {}: {}/{total} kill points converged",
         scenario.name,
         total - failures.len()
-    );
+    ));
     assert!(
         failures.is_empty(),
         "{}: {} of {total} kill points did not converge:\n\n{}",
@@ -1128,6 +1128,81 @@ async fn a_closed_stdout_does_not_stop_the_update() {
         .check(&web_expect(), Duration::from_secs(60))
         .await
     {
+        panic!("{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_done_update_whose_old_rc_was_deleted_is_finished_or_refused() {
+    let cluster = cluster();
+    let (ns, invariants) = start_web(cluster, "ru-old-deleted", "200").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
+    // One name, no deployment key: 14 writes; stop after the first scale-up (write
+    // 7), then someone deletes the old RC with its pods.
+    let args = s(&["web", &image_flag()]);
+    let killed = run_plugin(cluster, &proxy, ns.as_str(), &args, Some(7), &invariants).await;
+    assert!(proxy.fired(), "{}\n{}", killed.stdout, killed.stderr);
+    rcs.delete("web", &kube::api::DeleteParams::background())
+        .await
+        .unwrap();
+    let gone = tokio::time::timeout(
+        Duration::from_secs(60),
+        kube::runtime::wait::await_condition(
+            rcs.clone(),
+            "web",
+            |rc: Option<&ReplicationController>| rc.is_none(),
+        ),
+    )
+    .await;
+    assert!(gone.is_ok(), "the old RC is deleted");
+
+    // Another image: the update in progress is not silently renamed to it.
+    let other = run_plugin(
+        cluster,
+        &proxy,
+        ns.as_str(),
+        &s(&["web", "--image=registry.k8s.io/pause:3.7"]),
+        None,
+        &invariants,
+    )
+    .await;
+    assert_eq!(other.code, Some(1), "{}\n{}", other.stdout, other.stderr);
+    assert_eq!(
+        other.stderr,
+        format!(
+            "error: Found existing in-progress update to image ({NEW_IMAGE}).\nEither continue in-progress update with --image={NEW_IMAGE} or rollback with --rollback\n"
+        )
+    );
+    assert!(
+        proxy.writes().is_empty(),
+        "nothing written: {:?}",
+        proxy.writes()
+    );
+
+    // The same image: the new RC is scaled to its desired size, then handed over.
+    let done = run_plugin(cluster, &proxy, ns.as_str(), &args, None, &invariants).await;
+    assert_eq!(done.code, Some(0), "{}\n{}", done.stdout, done.stderr);
+    let lines: Vec<&str> = done.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("Continuing update with existing controller web-"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("Scaling web-") && lines[1].ends_with(" up to 2"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("Renaming web-") && lines[2].ends_with(" to web"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[3], "replicationcontroller/web rolling updated");
+    let expect = Expect {
+        // The pods deleted by hand were not the plugin's to keep.
+        min_ready: 0,
+        ..web_expect()
+    };
+    if let Err(e) = invariants.check(&expect, Duration::from_secs(60)).await {
         panic!("{e}");
     }
 }

@@ -34,6 +34,24 @@ pub fn plugin_binary(plugin: &str) -> String {
     format!("kubectl-{}", plugin.replace('-', "_"))
 }
 
+/// Where e2e tests leave lines for the end of `cargo xtask test` (the test runner
+/// shows a passing test's output to nobody): `target/debug/e2e-report.txt`.
+pub fn report_path() -> PathBuf {
+    target_bin_dir().join("e2e-report.txt")
+}
+
+/// Appends one line to [`report_path`] (and to the test's own output).
+pub fn report(line: &str) {
+    eprintln!("{line}");
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(report_path())
+    {
+        let _ = writeln!(file, "{line}");
+    }
+}
+
 /// The cluster the tests run against.
 pub struct Cluster {
     pub kubeconfig: PathBuf,

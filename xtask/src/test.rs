@@ -46,13 +46,22 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    sh(cargo().args(["fmt", "--all", "--check"]))?;
+    // Lines the e2e tests leave for the end (e.g. the kill points each crash-safety
+    // scenario covered): the test runner hides a passing test's output.
+    let report = crate::target_dir().join("debug").join("e2e-report.txt");
+    let _ = std::fs::remove_file(&report);
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     if flags.no_e2e {
         test.args(["--exclude", "tests"]);
     }
     test.args(["--no-fail-fast", "--"]).args(&flags.cargo_args);
-    sh(&mut test)?;
+    let result = sh(&mut test);
+    if let Ok(lines) = std::fs::read_to_string(&report) {
+        eprintln!("xtask test: e2e report ({}):\n{lines}", report.display());
+    }
+    result?;
     if flags.no_e2e {
         sh(cargo()
             .args(["test", "-p", "tests", "--lib", "--bins", "--"])

@@ -189,23 +189,24 @@ impl RcInvariants {
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
         let mut problems = last;
-        let record = lock(&self.record);
-        if let Some(min) = record.min_ready_while_alive
-            && min < expect.min_ready
         {
-            problems.push(format!(
-                "ready pods fell to {min} (< {}) while the client ran ({})",
-                expect.min_ready,
-                record.low_point.clone().unwrap_or_default()
-            ));
+            let record = lock(&self.record);
+            if let Some(min) = record.min_ready_while_alive
+                && min < expect.min_ready
+            {
+                problems.push(format!(
+                    "ready pods fell to {min} (< {}) while the client ran ({})",
+                    expect.min_ready,
+                    record.low_point.clone().unwrap_or_default()
+                ));
+            }
+            if record.max_total > expect.max_total {
+                problems.push(format!(
+                    "{} pods at once (> {})",
+                    record.max_total, expect.max_total
+                ));
+            }
         }
-        if record.max_total > expect.max_total {
-            problems.push(format!(
-                "{} pods at once (> {})",
-                record.max_total, expect.max_total
-            ));
-        }
-        drop(record);
         if problems.is_empty() {
             return Ok(());
         }
