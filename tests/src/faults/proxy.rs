@@ -61,6 +61,9 @@ struct Shared {
     writes: Mutex<Vec<Write>>,
     plan: Mutex<Plan>,
     pid_known: tokio::sync::Notify,
+    /// Watches are answered `200` and then never sent an event (a stalled watch, as
+    /// behind a load balancer that silently drops a long-lived stream).
+    stall_watches: std::sync::atomic::AtomicBool,
 }
 
 /// The proxy; stops when dropped.
@@ -217,6 +220,13 @@ impl ApiProxy {
         self.shared.pid_known.notify_waiters();
     }
 
+    /// Makes every later watch go silent (see `Shared::stall_watches`).
+    pub fn stall_watches(&self, stall: bool) {
+        self.shared
+            .stall_watches
+            .store(stall, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// The writes applied since the last [`Self::arm`].
     pub fn writes(&self) -> Vec<Write> {
         lock(&self.shared.writes).clone()
@@ -352,6 +362,14 @@ fn is_write(req: &Request<Incoming>) -> bool {
     mutating && !dry_run
 }
 
+fn is_watch(req: &Request<Incoming>) -> bool {
+    *req.method() == Method::GET
+        && req
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
+}
+
 fn refused() -> Response<Body> {
     let mut response = Response::new(
         Full::new(Bytes::from_static(b"killed by the fault proxy"))
@@ -370,6 +388,21 @@ async fn forward(
     if lock(&shared.plan).fired {
         // Past the kill point nothing reaches the server.
         return Ok(refused());
+    }
+    if shared
+        .stall_watches
+        .load(std::sync::atomic::Ordering::SeqCst)
+        && is_watch(&req)
+    {
+        let silent = http_body_util::StreamBody::new(futures::stream::pending::<
+            Result<hyper::body::Frame<Bytes>, hyper::Error>,
+        >());
+        let mut response = Response::new(BodyExt::boxed(silent));
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        return Ok(response);
     }
     let write = is_write(&req).then(|| (req.method().to_string(), req.uri().path().to_string()));
     let response = {
