@@ -34,6 +34,7 @@ pub mod error;
 pub mod flags;
 pub mod generate;
 pub mod help;
+pub mod home;
 pub mod printers;
 pub mod resource;
 pub mod rest;

@@ -12,4 +12,5 @@ pub mod bootstrap;
 pub mod controlplane;
 pub mod harness;
 pub mod node;
-pub mod state;
+/// The state file, from [`localcluster`] (which xtask links instead of this crate).
+pub use localcluster::state;

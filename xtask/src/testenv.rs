@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use tests::controlplane::{Binaries, KUBERNETES_VERSION, cache_bin_dir, cache_dir};
+use localcluster::{Binaries, KUBERNETES_VERSION, cache_bin_dir, cache_dir};
 
 use crate::flags;
 use crate::run::{output, run as sh, run_logged};

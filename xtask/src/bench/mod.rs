@@ -293,7 +293,7 @@ impl LocalCluster {
     fn start() -> anyhow::Result<Self> {
         // Its own state directory: `cargo xtask cluster up` (the default one) may be in use.
         let state_dir = crate::target_dir().join("bench-cluster");
-        if tests::state::ClusterState::read(&state_dir)?.is_some() {
+        if localcluster::state::ClusterState::read(&state_dir)?.is_some() {
             eprintln!("bench: stopping the cluster an earlier benchmark left behind");
             crate::cluster::down(&state_dir)?;
         }
