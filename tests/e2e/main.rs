@@ -11,7 +11,10 @@
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
+//! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//! - `terminal`: the pseudo-terminal helpers, not tests.
 
+mod colour;
 mod create_file;
 mod dist;
 mod kubelet;
@@ -20,3 +23,4 @@ mod rolling_update;
 mod run_pod;
 mod run_pod_attach;
 mod smoke;
+mod terminal;

@@ -111,7 +111,9 @@ fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, b
 fn build(ws: &Workspace, target: &Target, cross: bool, profile: &str) -> anyhow::Result<()> {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(crate::project_root())
-        .args(["build", "--profile", profile]);
+        // The versions in Cargo.lock, never a fresh resolution: what ships is what was
+        // reviewed (and what `cargo deny` checked).
+        .args(["build", "--locked", "--profile", profile]);
     if cross {
         cmd.args(["--target", &target.triple]);
     }
