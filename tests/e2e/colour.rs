@@ -3,6 +3,9 @@
 //! kubectl's `term.AllowsColorOutput`; the rolling-update bar, which has no colour,
 //! stays but writes no colour codes either.
 
+// A failed terminal or process call is a broken test environment: unwrap says where.
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Stdio};
 
 use tests::harness::{cluster, plugin_binary};

@@ -1,6 +1,9 @@
 //! A pseudo-terminal for the tests that need a plugin's stderr on a terminal (the
 //! rolling-update bar, colour decisions).
 
+// A failed terminal or process call is a broken test environment: unwrap says where.
+#![allow(clippy::unwrap_used)]
+
 /// A pseudo-terminal (master, slave) of `width` columns. Written here with rustix
 /// (already a dependency for the simulated node's TTYs) rather than reusing the
 /// node's private helper: this one must not be a controlling terminal either.
