@@ -1,6 +1,6 @@
 //! `cargo xtask test`: what CI runs — the control plane (built if needed), a build of
-//! every binary, the krew packaging checks, lints, and every test tier (unit,
-//! transcript, end-to-end).
+//! every binary, the krew packaging checks, lints (clippy, the workflows, cargo-deny,
+//! the MSRV; see `lint`), and every test tier (unit, transcript, end-to-end).
 
 use std::process::Command;
 
@@ -46,6 +46,10 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    // Hygiene: the workflows (actionlint, zizmor, their target lists) and the
+    // dependency graph (licences, bans, sources; the MSRV).
+    crate::lint::workflows(&root)?;
+    crate::lint::deny(&root)?;
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     if flags.no_e2e {
