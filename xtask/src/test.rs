@@ -50,6 +50,7 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     // dependency graph (licences, bans, sources; the MSRV).
     crate::lint::workflows(&root)?;
     crate::lint::deny(&root)?;
+    crate::lint::msrv(&root)?;
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     if flags.no_e2e {
