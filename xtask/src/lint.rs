@@ -77,9 +77,26 @@ fn python_tools() -> anyhow::Result<PathBuf> {
         return Ok(bin);
     }
     if !bin.join("pip").is_file() {
-        sh(Command::new("python3").args(["-m", "venv"]).arg(&venv)).context(
-            "cannot create a Python virtual environment (on Debian: apt-get install python3-venv)",
-        )?;
+        let create = || {
+            let mut cmd = Command::new("python3");
+            cmd.args(["-m", "venv"]).arg(&venv);
+            cmd
+        };
+        if sh(&mut create()).is_err() {
+            // Debian's python3 leaves venv's pip bootstrap to a package of its own.
+            eprintln!("lint: installing Debian's python3-venv to create the environment");
+            let _ = std::fs::remove_dir_all(&venv);
+            sh(crate::testenv::as_root(&[
+                "apt-get",
+                "install",
+                "-y",
+                "--no-install-recommends",
+                "python3-venv",
+            ])?
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+            .context("cannot install python3-venv for the workflow linters")?;
+            sh(&mut create()).context("cannot create a Python virtual environment")?;
+        }
     }
     sh(Command::new(bin.join("pip"))
         .args(["install", "--quiet", "--disable-pip-version-check"])

@@ -133,7 +133,7 @@ fn version(binary: &Path) -> String {
 }
 
 /// Runs a command as root: directly when we are root, else through `sudo -n`.
-fn as_root(args: &[&str]) -> anyhow::Result<Command> {
+pub(crate) fn as_root(args: &[&str]) -> anyhow::Result<Command> {
     let root = output("id", &["-u"]).is_some_and(|uid| uid.trim() == "0");
     if root {
         let mut cmd = Command::new(args[0]);
