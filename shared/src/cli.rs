@@ -70,11 +70,11 @@ pub fn init_logging(verbosity: u8) {
         }
         _ => "debug,kube=trace,shared=trace",
     };
-    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        // Colour only on a terminal: CI logs and `2>file` get plain text, as klog's.
-        .with_ansi(std::io::stderr().is_terminal())
+        // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI logs and
+        // `2>file` get plain text, as klog's. `with_ansi` overrides tracing's own check.
+        .with_ansi(crate::term::stderr_allows_color())
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();

@@ -10,6 +10,7 @@
 //! - [`printers`]: `-o json|yaml|name|jsonpath…` and the `pod/web created` line.
 //! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
 //!   place where errors become messages and exit codes.
+//! - [`term`]: whether stderr gets colour (`NO_COLOR`, `TERM=dumb`, a terminal).
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr as
 //!   kubectl shows them, and `--warnings-as-errors`.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
@@ -34,9 +35,11 @@ pub mod error;
 pub mod flags;
 pub mod generate;
 pub mod help;
+pub mod home;
 pub mod printers;
 pub mod resource;
 pub mod rest;
+pub mod term;
 pub mod warnings;
 
 pub use error::Error;

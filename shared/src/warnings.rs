@@ -279,7 +279,8 @@ pub fn handle_headers(headers: &http::HeaderMap) {
     let mut guard = WRITER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let writer = guard.get_or_insert_with(|| WarningWriter::new(stderr_allows_color()));
+    let writer =
+        guard.get_or_insert_with(|| WarningWriter::new(crate::term::stderr_allows_color()));
     let mut stderr = std::io::stderr().lock();
     for value in values {
         let Ok(value) = value.to_str() else {
@@ -315,14 +316,6 @@ fn received(count: usize) -> Option<String> {
         1 => Some("1 warning received".to_string()),
         n => Some(format!("{n} warnings received")),
     }
-}
-
-/// kubectl's `term.AllowsColorOutput`: a terminal, `TERM` not `dumb`, no `NO_COLOR`.
-fn stderr_allows_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
-        && std::env::var_os("NO_COLOR").is_none()
 }
 
 /// The response-inspecting function of [`layer`].

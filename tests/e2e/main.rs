@@ -13,7 +13,10 @@
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults (issue 15).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
+//! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//! - `terminal`: the pseudo-terminal helpers, not tests.
 
+mod colour;
 mod create_file;
 mod dist;
 mod kubelet;
@@ -23,3 +26,4 @@ mod rolling_update_faults;
 mod run_pod;
 mod run_pod_attach;
 mod smoke;
+mod terminal;

@@ -16,4 +16,5 @@ pub mod controlplane;
 pub mod faults;
 pub mod harness;
 pub mod node;
-pub mod state;
+/// The state file, from [`localcluster`] (which xtask links instead of this crate).
+pub use localcluster::state;

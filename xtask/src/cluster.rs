@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use tests::controlplane::{Binaries, alive, signal};
-use tests::state::ClusterState;
+use localcluster::Binaries;
+use localcluster::process::{alive, signal};
+use localcluster::state::ClusterState;
 
 use crate::flags::{self, ClusterAction};
 
@@ -107,7 +108,7 @@ pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<Cluster
         bail!(
             "the cluster did not start; last lines of {}:\n{}",
             log_path.display(),
-            tests::controlplane::tail(&log_path, 25)
+            localcluster::process::tail(&log_path, 25)
         );
     }
     let state = ClusterState::read(state_dir)?

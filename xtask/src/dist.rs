@@ -3,8 +3,9 @@
 //! 1. Build the plugins (release profile: size-optimised, LTO, stripped) for the host
 //!    and for every declared target whose standard library is installed
 //!    ([`crate::targets`]), and report each binary's size.
-//! 2. Pack one archive per target ([`crate::archive`]): the three binaries and
-//!    LICENSE, reproducibly.
+//! 2. Pack one archive per target ([`crate::archive`]): the three binaries,
+//!    LICENSE and THIRD-PARTY-NOTICES (the licences of everything linked into them,
+//!    [`crate::notices`]), reproducibly.
 //! 3. Write one krew manifest per plugin from the archives present in the output
 //!    directory (so a release job can collect the archives of every runner and run
 //!    `dist --no-build` once), with the sha256 of those very files; `sha256sums.txt`.
@@ -111,7 +112,9 @@ fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, b
 fn build(ws: &Workspace, target: &Target, cross: bool, profile: &str) -> anyhow::Result<()> {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(crate::project_root())
-        .args(["build", "--profile", profile]);
+        // The versions in Cargo.lock, never a fresh resolution: what ships is what was
+        // reviewed (and what `cargo deny` checked).
+        .args(["build", "--locked", "--profile", profile]);
     if cross {
         cmd.args(["--target", &target.triple]);
     }
@@ -169,6 +172,12 @@ fn pack(
             .with_context(|| format!("cannot read {}", license_path.display()))?,
         executable: false,
     }];
+    let bins: Vec<&str> = ws.plugins.iter().map(|p| p.bin.as_str()).collect();
+    files.push(archive::File {
+        name: "THIRD-PARTY-NOTICES".into(),
+        contents: crate::notices::third_party(&bins, &target.triple)?.into_bytes(),
+        executable: false,
+    });
     for plugin in &ws.plugins {
         let name = format!("{}{}", plugin.bin, target.exe_suffix());
         let path = bin_dir.join(&name);

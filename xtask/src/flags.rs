@@ -35,7 +35,7 @@ pub enum Task {
     ///
     /// Builds the release binaries, starts the local cluster with an audit log (or uses
     /// KUBECONFIG with --existing), runs each case for both commands alternately after a
-    /// warm-up, and writes target/bench/<date>/results.md and chart.png.
+    /// warm-up, and writes target/bench/<date>/results.md and chart.svg.
     Bench(Bench),
 }
 
@@ -173,7 +173,7 @@ pub struct Bench {
     /// Benchmark the plugin binaries in DIR instead of building release binaries.
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
-    /// Where to write results.md and chart.png (default: target/bench/<date>).
+    /// Where to write results.md and chart.svg (default: target/bench/<date>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

@@ -3,8 +3,13 @@
 //! Each task lives in its own module; `flags` declares them all.
 
 mod archive;
+// The local cluster (and so the tasks that start one) runs on Linux; on the other
+// release platforms xtask only packages (`dist`, `krew-check`, `index`).
+#[cfg(unix)]
 mod bench;
+#[cfg(unix)]
 mod cluster;
+#[cfg(unix)]
 mod demo;
 mod dist;
 mod flags;
@@ -13,7 +18,9 @@ mod index;
 mod install;
 mod krew;
 mod krew_check;
+mod lint;
 mod metadata;
+mod notices;
 mod run;
 mod targets;
 mod test;
@@ -28,8 +35,10 @@ fn main() -> ExitCode {
     let flags = flags::Xtask::parse();
     let result = match flags.task {
         flags::Task::Testenv(t) => testenv::run(&t),
+        #[cfg(unix)]
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
+        #[cfg(unix)]
         flags::Task::Demo(d) => demo::run(&d),
         flags::Task::Dist(d) => dist::run(&d),
         flags::Task::KrewCheck(k) => krew_check::run(&k),
@@ -40,7 +49,14 @@ fn main() -> ExitCode {
         flags::Task::Install(_) => Err(anyhow::anyhow!(
             "`cargo xtask install` makes symbolic links, which need Unix; on Windows install with krew"
         )),
+        #[cfg(unix)]
         flags::Task::Bench(b) => bench::run(&b),
+        #[cfg(not(unix))]
+        flags::Task::Cluster(_) | flags::Task::Demo(_) | flags::Task::Bench(_) => {
+            Err(anyhow::anyhow!(
+                "the local cluster runs on Linux only (its simulated node and supervisor use Linux process control)"
+            ))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -135,6 +135,7 @@ pub fn plugin_name(bin: &str) -> String {
 }
 
 /// The link name krew creates for a plugin: `run-pod` → `kubectl-run_pod`.
+#[cfg(unix)]
 pub fn link_name(plugin: &str) -> String {
     format!("kubectl-{}", plugin.replace('-', "_"))
 }

@@ -38,7 +38,7 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
             "`{}` failed ({status}); last lines of {}:\n{}",
             display(cmd),
             log.display(),
-            tests::controlplane::tail(log, 25)
+            localcluster::process::tail(log, 25)
         );
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! `cargo xtask test`: what CI runs — the control plane (built if needed), a build of
-//! every binary, the krew packaging checks, lints, and every test tier (unit,
-//! transcript, end-to-end).
+//! every binary, the krew packaging checks, lints (clippy, the workflows, cargo-deny,
+//! the MSRV; see `lint`), and every test tier (unit, transcript, end-to-end).
 
 use std::process::Command;
 
@@ -47,6 +47,11 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         "warnings",
     ]))?;
     sh(cargo().args(["fmt", "--all", "--check"]))?;
+    // Hygiene: the workflows (actionlint, zizmor, their target lists) and the
+    // dependency graph (licences, bans, sources; the MSRV).
+    crate::lint::workflows(&root)?;
+    crate::lint::deny(&root)?;
+    crate::lint::msrv(&root)?;
     // Lines the e2e tests leave for the end (e.g. the kill points each crash-safety
     // scenario covered): the test runner hides a passing test's output.
     let report = crate::target_dir().join("debug").join("e2e-report.txt");

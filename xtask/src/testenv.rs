@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use tests::controlplane::{Binaries, KUBERNETES_VERSION, cache_bin_dir, cache_dir};
+use localcluster::{Binaries, KUBERNETES_VERSION, cache_bin_dir, cache_dir};
 
 use crate::flags;
 use crate::run::{output, run as sh, run_logged};
@@ -133,7 +133,7 @@ fn version(binary: &Path) -> String {
 }
 
 /// Runs a command as root: directly when we are root, else through `sudo -n`.
-fn as_root(args: &[&str]) -> anyhow::Result<Command> {
+pub(crate) fn as_root(args: &[&str]) -> anyhow::Result<Command> {
     let root = output("id", &["-u"]).is_some_and(|uid| uid.trim() == "0");
     if root {
         let mut cmd = Command::new(args[0]);

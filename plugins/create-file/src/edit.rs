@@ -365,32 +365,93 @@ fn write_temp(text: &str, json: bool) -> anyhow::Result<NamedTempFile> {
     Ok(file)
 }
 
-/// Runs `$KUBE_EDITOR`, else `$EDITOR`, else `vi`, on `path`, as kubectl does: a value
-/// with spaces (`code --wait`) goes through `sh -c`, a bare name is found on PATH.
-fn run_editor(path: &Path) -> anyhow::Result<()> {
-    let editor = ["KUBE_EDITOR", "EDITOR"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .find(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| "vi".to_string());
-    let editor = editor.trim();
-    let program = editor.split_whitespace().next().unwrap_or(editor);
-    let located = which::which(program).with_context(|| {
-        format!("unable to launch the editor {editor:?}: {program:?} was not found in PATH")
-    })?;
-    let status = if editor.contains(char::is_whitespace) {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("sh")
-            .arg(path)
-            .status()
-    } else {
-        std::process::Command::new(&located).arg(path).status()
+/// The editor to run, chosen as kubectl's `editor.NewDefaultEditor` chooses it.
+#[derive(Debug, PartialEq, Eq)]
+enum Editor {
+    /// A bare program name, run with the file as its one argument.
+    Program(String),
+    /// A command line with spaces (`code --wait`), run by the shell.
+    Shell(String),
+}
+
+impl Editor {
+    /// `$KUBE_EDITOR`, else `$EDITOR`, else kubectl's platform default: `vi`, or
+    /// `notepad` on Windows.
+    fn choose(var: impl Fn(&str) -> Option<String>, windows: bool) -> Self {
+        let editor = ["KUBE_EDITOR", "EDITOR"]
+            .into_iter()
+            .filter_map(var)
+            .map(|v| v.trim().to_string())
+            .find(|v| !v.is_empty())
+            .unwrap_or_else(|| if windows { "notepad" } else { "vi" }.to_string());
+        if editor.contains(char::is_whitespace) {
+            Editor::Shell(editor)
+        } else {
+            Editor::Program(editor)
+        }
     }
-    .with_context(|| format!("unable to launch the editor {editor:?}"))?;
+
+    fn text(&self) -> &str {
+        match self {
+            Editor::Program(s) | Editor::Shell(s) => s,
+        }
+    }
+
+    /// The program that must be on PATH; `None` when the shell has to find it (a
+    /// quoted path such as `"C:\Program Files\…" --wait`).
+    fn program(&self) -> Option<&str> {
+        let first = self.text().split_whitespace().next()?;
+        (!first.starts_with(['"', '\''])).then_some(first)
+    }
+
+    /// The process to start for `path`: the program itself, or on Unix `sh -c` with
+    /// the path as `$1` (so no quoting of the path is ever needed) and on Windows
+    /// `cmd /C` with the path quoted, as kubectl does (cmd has no `$1`).
+    fn command(&self, path: &Path) -> std::process::Command {
+        match self {
+            Editor::Program(program) => {
+                let mut cmd = std::process::Command::new(program);
+                cmd.arg(path);
+                cmd
+            }
+            #[cfg(not(windows))]
+            Editor::Shell(line) => {
+                let mut cmd = std::process::Command::new("sh");
+                cmd.arg("-c")
+                    .arg(format!("{line} \"$1\""))
+                    .arg("sh")
+                    .arg(path);
+                cmd
+            }
+            #[cfg(windows)]
+            Editor::Shell(line) => {
+                // cmd parses its own command line: Rust's argument quoting (for
+                // CommandLineToArgvW) would reach the editor as literal backslashes.
+                use std::os::windows::process::CommandExt as _;
+                let mut cmd = std::process::Command::new("cmd");
+                cmd.arg("/C")
+                    .raw_arg(format!("{line} \"{}\"", path.display()));
+                cmd
+            }
+        }
+    }
+}
+
+/// Runs the editor (see [`Editor::choose`]) on `path` and waits for it.
+fn run_editor(path: &Path) -> anyhow::Result<()> {
+    let editor = Editor::choose(|v| std::env::var(v).ok(), cfg!(windows));
+    let text = editor.text();
+    if let Some(program) = editor.program() {
+        which::which(program).with_context(|| {
+            format!("unable to launch the editor {text:?}: {program:?} was not found in PATH")
+        })?;
+    }
+    let status = editor
+        .command(path)
+        .status()
+        .with_context(|| format!("unable to launch the editor {text:?}"))?;
     if !status.success() {
-        anyhow::bail!("there was a problem with the editor {editor:?}");
+        anyhow::bail!("there was a problem with the editor {text:?}");
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! The `-o` printers are the shared ones (`shared::printers`); this module only
 //! composes them into 1.17's dry-run summary.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -67,9 +67,10 @@ fn set_template(bar: &ProgressBar, template: &str) {
 }
 
 impl Console {
-    /// A console that shows the bar only when stderr is a terminal.
+    /// A console that shows the bar only when stderr is a terminal that can redraw
+    /// it (not `TERM=dumb`). The bar has no colour, so `NO_COLOR` leaves it.
     pub fn new() -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = shared::term::stderr_is_capable_terminal().then(|| {
             let bar = ProgressBar::new(0);
             set_template(&bar, WAITING_TEMPLATE);
             bar.set_message("starting");

@@ -362,26 +362,69 @@ mod tokio_util_like {
     }
 }
 
-/// Sends the terminal size now and on every SIGWINCH.
+/// Sends the terminal size now and whenever it changes, as kubectl's resize queue does
+/// (an unchanged size is not sent again).
 async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
-    let Ok(mut winch) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
-    else {
+    let Some(mut resized) = Resized::listen() else {
         return;
     };
+    let mut last = None;
     loop {
-        if let Ok((width, height)) = crossterm::terminal::size()
-            && tx.send(TerminalSize { width, height }).await.is_err()
+        if let Ok(size) = crossterm::terminal::size()
+            && last != Some(size)
         {
-            return;
+            last = Some(size);
+            let (width, height) = size;
+            if tx.send(TerminalSize { width, height }).await.is_err() {
+                return;
+            }
         }
-        if winch.recv().await.is_none() {
+        if !resized.next().await {
             return;
         }
     }
 }
 
-/// Raw terminal mode for `-t`, restored when dropped (on every return path).
+/// When to look at the terminal size again: on SIGWINCH on Unix.
+#[cfg(unix)]
+struct Resized(tokio::signal::unix::Signal);
+
+#[cfg(unix)]
+impl Resized {
+    fn listen() -> Option<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        signal(SignalKind::window_change()).ok().map(Self)
+    }
+
+    /// False once no more signals can arrive.
+    async fn next(&mut self) -> bool {
+        self.0.recv().await.is_some()
+    }
+}
+
+/// Windows has no resize signal, and console resize events arrive only to a reader of
+/// the console input, which stdin forwarding owns; kubectl polls there
+/// (`resizeevents_windows.go`, every 250 ms), and so do we.
+#[cfg(not(unix))]
+struct Resized(tokio::time::Interval);
+
+#[cfg(not(unix))]
+impl Resized {
+    fn listen() -> Option<Self> {
+        let mut every = tokio::time::interval(Duration::from_millis(250));
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        Some(Self(every))
+    }
+
+    async fn next(&mut self) -> bool {
+        self.0.tick().await;
+        true
+    }
+}
+
+/// Raw terminal mode for `-t`, restored when dropped (on every return path). crossterm
+/// does it with termios on Unix and with the console modes on Windows (its `windows`
+/// feature).
 struct RawMode;
 
 impl RawMode {

@@ -583,9 +583,7 @@ fn placeholder_uri() -> http::Uri {
 }
 
 fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+    crate::home::dir()
 }
 
 /// Splits a PEM bundle into DER certificates, the shape `Config::root_cert` wants.

@@ -68,7 +68,8 @@ pub(crate) async fn build(
     Ok(output.stdout)
 }
 
-#[cfg(test)]
+// The fakes are shell scripts.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

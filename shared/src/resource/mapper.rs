@@ -83,11 +83,7 @@ impl DiscoveryCache {
     pub fn default_root() -> Option<PathBuf> {
         match std::env::var_os("KUBECACHEDIR").filter(|v| !v.is_empty()) {
             Some(dir) => Some(PathBuf::from(dir)),
-            None => Some(
-                PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?)
-                    .join(".kube")
-                    .join("cache"),
-            ),
+            None => Some(crate::home::dir()?.join(".kube").join("cache")),
         }
     }
 

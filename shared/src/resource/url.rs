@@ -4,6 +4,15 @@
 //! number of attempts, and any other non-200 answer is an error at once. Unlike
 //! kubectl, the size of the body and the time per attempt are bounded, so a wrong URL
 //! cannot stream gigabytes into memory or hang the command.
+//!
+//! **reqwest, measured against the hyper stack kube already brings** (2026-11-25):
+//! reqwest adds 28 crates to each plugin (230 → 202 for `kubectl-run_pod` without
+//! it): `url` with `idna` and its ICU tables (18 of them), and a second `tower-http`.
+//! hyper, hyper-util's client, hyper-rustls with the native roots and h2 are in the
+//! tree either way. Dropping it would mean hand-writing what kubectl's `http.Get`
+//! does and reqwest does for us: redirects (up to 10), `HTTPS_PROXY`/`NO_PROXY`
+//! (with CONNECT tunnelling), timeouts across connect and body. It stays, as the
+//! well-kept crate for that; the tree it adds is recorded in `deny.toml`.
 
 use std::time::Duration;
 

@@ -17,7 +17,6 @@
 //! Processes are started from the caller's thread with a parent-death signal, so the
 //! caller must be a long-lived thread (the supervisor's main thread).
 
-mod binaries;
 mod pki;
 mod process;
 pub mod sweep;
@@ -25,7 +24,9 @@ pub mod sweep;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use binaries::{Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir};
+pub use localcluster::{
+    Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir, client_for,
+};
 pub use process::{alive, free_port, signal, tail};
 
 use process::Process;
@@ -336,18 +337,6 @@ impl Drop for ControlPlane {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// Builds a client for one context of a kubeconfig file.
-pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let options = kube::config::KubeConfigOptions {
-        context: Some(context.to_string()),
-        ..Default::default()
-    };
-    let config = kube::Config::from_custom_kubeconfig(kc, &options).await?;
-    Ok(kube::Client::try_from(config)?)
 }
 
 /// etcd's data directory: in `/dev/shm` (after sweeping the directories of

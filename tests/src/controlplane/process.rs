@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub use localcluster::process::{alive, signal, tail};
+
 /// One running program (etcd, kube-apiserver, kube-controller-manager).
 pub struct Process {
     pub name: &'static str,
@@ -91,22 +93,6 @@ impl Process {
     }
 }
 
-/// Sends `sig` to `pid`; false if there is no such process.
-pub fn signal(pid: u32, sig: i32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    #[allow(unsafe_code)]
-    // SAFETY: kill(2) has no memory-safety preconditions.
-    let rc = unsafe { libc::kill(pid, sig) };
-    rc == 0
-}
-
-/// Whether a process with this pid exists (signal 0 probes without sending).
-pub fn alive(pid: u32) -> bool {
-    signal(pid, 0)
-}
-
 fn set_parent_death_signal(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     #[allow(unsafe_code)]
@@ -120,13 +106,6 @@ fn set_parent_death_signal(cmd: &mut Command) {
             Ok(())
         });
     }
-}
-
-/// The last `n` lines of a text file ("" if unreadable).
-pub fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.

@@ -1,14 +1,14 @@
-//! `chart.png`: the ratio ours/theirs per case, and how cost grows with size.
+//! `chart.svg`: the ratio ours/theirs per case, and how cost grows with size.
 //!
-//! plotters with its bitmap backend only. Text goes through plotters' `ab_glyph`
-//! renderer with a font compiled into xtask (Ubuntu Light from `epaint_default_fonts`),
-//! so the chart needs no system fonts, fontconfig or freetype.
+//! plotters with its SVG backend only: text is SVG `<text>` that the viewer renders
+//! with its own fonts, so xtask carries no font and no rasteriser (the PNG chart
+//! needed a bundled font, `image` and `ttf-parser`; plotters lays text out with its
+//! built-in size estimate when no font feature is on).
 
 use std::path::Path;
 
 use anyhow::anyhow;
 use plotters::prelude::*;
-use plotters::style::FontStyle;
 
 use super::model::{Baseline, CaseResult, Outcome, Report};
 
@@ -17,14 +17,11 @@ const OURS: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 const THEIRS: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 const OTHER: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
 
-type Panel<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+type Panel<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
-/// Draws the chart into `path` (PNG).
+/// Draws the chart into `path` (SVG).
 pub fn draw(report: &Report, path: &Path) -> anyhow::Result<()> {
-    // Registering twice (a second chart in one process) is harmless: the first wins.
-    plotters::style::register_font(FONT, FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
-        .map_err(|_| anyhow!("the bundled font cannot be read"))?;
-    let root = BitMapBackend::new(path, (1500, 1100)).into_drawing_area();
+    let root = SVGBackend::new(path, (1500, 1100)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let (title, body) = root.split_vertically(50);
     title
@@ -292,7 +289,7 @@ fn growth(
 }
 
 fn plot_lines<'a, X, Y>(
-    chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<X, Y>>,
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     lines: &[Line<'_>],
 ) -> anyhow::Result<()>
 where
@@ -419,11 +416,19 @@ mod tests {
             notes: vec![],
         };
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("chart.png");
+        let path = dir.path().join("chart.svg");
         draw(&report, &path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-        assert!(bytes.len() > 10_000, "{} bytes", bytes.len());
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        // The titles, a case and the legend are there as text.
+        for text in [
+            "kubeplug vs kubectl",
+            "create-file-500",
+            "in-process ceiling",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
         if let Some(keep) = std::env::var_os("KUBEPLUG_KEEP_CHART") {
             std::fs::copy(&path, keep).unwrap();
         }

@@ -13,11 +13,11 @@
 //!    anything a run needs (a fresh namespace, a ready ReplicationController) is set
 //!    up before its clock starts;
 //! 4. count each run's API requests in the audit log (see [`audit`]);
-//! 5. write `target/bench/<date>/results.md` and `chart.png`, stop the cluster.
+//! 5. write `target/bench/<date>/results.md` and `chart.svg`, stop the cluster.
 //!
 //! Modules: [`cases`] (the catalogue), [`measure`] (one run: wall, CPU, peak RSS),
 //! [`audit`] (request counting), [`setup`] (cluster preparation), [`stats`],
-//! [`model`] (results and targets), [`report`] (markdown) and [`chart`] (PNG).
+//! [`model`] (results and targets), [`report`] (markdown) and [`chart`] (SVG).
 
 mod audit;
 mod cases;
@@ -243,15 +243,15 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out_dir)?;
     let md = out_dir.join("results.md");
     std::fs::write(&md, report::render(&report))?;
-    let png = out_dir.join("chart.png");
-    if let Err(e) = chart::draw(&report, &png) {
+    let svg = out_dir.join("chart.svg");
+    if let Err(e) = chart::draw(&report, &svg) {
         eprintln!("bench: no chart: {e:#}");
     }
     eprintln!(
         "bench: done in {}; report: {}, chart: {}",
         report::secs(started.elapsed().as_secs_f64()),
         md.display(),
-        png.display()
+        svg.display()
     );
     Ok(())
 }
@@ -293,7 +293,7 @@ impl LocalCluster {
     fn start() -> anyhow::Result<Self> {
         // Its own state directory: `cargo xtask cluster up` (the default one) may be in use.
         let state_dir = crate::target_dir().join("bench-cluster");
-        if tests::state::ClusterState::read(&state_dir)?.is_some() {
+        if localcluster::state::ClusterState::read(&state_dir)?.is_some() {
             eprintln!("bench: stopping the cluster an earlier benchmark left behind");
             crate::cluster::down(&state_dir)?;
         }

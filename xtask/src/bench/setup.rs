@@ -29,7 +29,7 @@ pub async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
         .current_context
         .clone()
         .context("the kubeconfig has no current-context")?;
-    tests::controlplane::client_for(kubeconfig, &context).await
+    localcluster::client_for(kubeconfig, &context).await
 }
 
 /// Creates the namespaces (labelled [`LABEL`]); with `for_pods`, also waits until each
@@ -92,7 +92,7 @@ pub fn replication_controller(
                 metadata: Some(ObjectMeta {
                     labels: Some(labels),
                     annotations: Some(BTreeMap::from([(
-                        tests::node::steering::READY_AFTER_MS.to_string(),
+                        localcluster::steering::READY_AFTER_MS.to_string(),
                         ready_after_ms.to_string(),
                     )])),
                     ..Default::default()

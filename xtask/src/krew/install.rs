@@ -10,7 +10,9 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use super::{FileOperation, Platform, Plugin};
+#[cfg(unix)]
+use super::Plugin;
+use super::{FileOperation, Platform};
 use crate::archive::{self, EntryKind};
 
 /// File names `validate-krew-manifest` accepts as the extracted license (any case).
@@ -260,6 +262,7 @@ pub fn find_license(dir: &Path) -> Option<PathBuf> {
 }
 
 /// What a krew install produced.
+#[cfg(unix)]
 #[derive(Debug)]
 pub struct Installed {
     pub bin: PathBuf,

@@ -124,6 +124,8 @@ impl Selector {
     }
 }
 
+// `cargo xtask install` (Unix only: it makes links) is the one user.
+#[cfg(unix)]
 impl Plugin {
     /// The first platform whose selector matches, as krew picks one at install time.
     pub fn platform_for(&self, os: &str, arch: &str) -> Option<&Platform> {

@@ -142,7 +142,7 @@ pub fn manifest(plugin: &Plugin, version: &str, platforms: &[PlatformEntry<'_>])
         let bin = bin_file(plugin, t);
         let _ = writeln!(
             out,
-            "    files:\n    - from: {}\n      to: \".\"\n    - from: LICENSE\n      to: \".\"\n    bin: {}",
+            "    files:\n    - from: {}\n      to: \".\"\n    - from: LICENSE\n      to: \".\"\n    - from: THIRD-PARTY-NOTICES\n      to: \".\"\n    bin: {}",
             quote(&bin),
             quote(&bin)
         );

@@ -37,6 +37,11 @@ fn files(exe: &str) -> Vec<File> {
             contents: b"Apache License 2.0".to_vec(),
             executable: false,
         },
+        File {
+            name: "THIRD-PARTY-NOTICES".into(),
+            contents: b"Third-party notices".to_vec(),
+            executable: false,
+        },
     ]
 }
 
@@ -248,7 +253,7 @@ fn uri_sha256_and_bin() {
 #[test]
 fn files_operations() {
     let f = fixture();
-    let files = "    files:\n    - from: \"kubectl-rolling_update\"\n      to: \".\"\n    - from: LICENSE\n      to: \".\"\n";
+    let files = "    files:\n    - from: \"kubectl-rolling_update\"\n      to: \".\"\n    - from: LICENSE\n      to: \".\"\n    - from: THIRD-PARTY-NOTICES\n      to: \".\"\n";
     rejected(
         f.check(&f.corrupt(files, "    files: []\n")),
         "`files` is invalid: `files` has to be unspecified or non-empty",
@@ -344,6 +349,7 @@ fn archive_rules() {
             raw_tar_gz(&[
                 ("kubectl-rolling_update", Symlink, 0o777, b""),
                 ("LICENSE", Regular, 0o644, b"L"),
+                ("THIRD-PARTY-NOTICES", Regular, 0o644, b"N"),
             ]),
             "unable to handle file type 50 for \"kubectl-rolling_update\" in tar",
         ),
@@ -351,6 +357,7 @@ fn archive_rules() {
             raw_tar_gz(&[
                 ("../kubectl-rolling_update", Regular, 0o755, BIN),
                 ("LICENSE", Regular, 0o644, b"L"),
+                ("THIRD-PARTY-NOTICES", Regular, 0o644, b"N"),
             ]),
             "refusing to unpack archive with suspicious entry \"../kubectl-rolling_update\"",
         ),
@@ -358,6 +365,7 @@ fn archive_rules() {
             raw_tar_gz(&[
                 ("/kubectl-rolling_update", Regular, 0o755, BIN),
                 ("LICENSE", Regular, 0o644, b"L"),
+                ("THIRD-PARTY-NOTICES", Regular, 0o644, b"N"),
             ]),
             "refusing to unpack archive with absolute entry \"/kubectl-rolling_update\"",
         ),
@@ -365,6 +373,7 @@ fn archive_rules() {
             raw_tar_gz(&[
                 ("kubectl-rolling_update", Regular, 0o644, BIN),
                 ("LICENSE", Regular, 0o644, b"L"),
+                ("THIRD-PARTY-NOTICES", Regular, 0o644, b"N"),
             ]),
             "bin \"kubectl-rolling_update\" is not executable in the archive",
         ),
@@ -379,6 +388,7 @@ fn archive_rules() {
             raw_tar_gz(&[
                 ("kubectl-run_pod", Regular, 0o755, BIN),
                 ("LICENSE", Regular, 0o644, b"L"),
+                ("THIRD-PARTY-NOTICES", Regular, 0o644, b"N"),
             ]),
             "no files in the plugin archive matched the glob pattern=kubectl-rolling_update",
         ),

@@ -171,3 +171,58 @@ fn create_failures_lose_the_edited_file_prefix() {
     };
     assert_eq!(message, "error when saving the configuration: x");
 }
+
+fn env<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    |name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
+#[test]
+fn the_editor_defaults_to_vi_and_to_notepad_on_windows_like_kubectl() {
+    assert_eq!(
+        Editor::choose(env(&[]), false),
+        Editor::Program("vi".into())
+    );
+    assert_eq!(
+        Editor::choose(env(&[]), true),
+        Editor::Program("notepad".into())
+    );
+    // Blank values count as unset.
+    assert_eq!(
+        Editor::choose(env(&[("KUBE_EDITOR", " "), ("EDITOR", "")]), true),
+        Editor::Program("notepad".into())
+    );
+}
+
+#[test]
+fn kube_editor_wins_over_editor_and_a_command_line_goes_through_the_shell() {
+    let both = [("KUBE_EDITOR", "nano"), ("EDITOR", "emacs")];
+    assert_eq!(
+        Editor::choose(env(&both), false),
+        Editor::Program("nano".into())
+    );
+    let editor = Editor::choose(env(&[("EDITOR", " code --wait ")]), true);
+    assert_eq!(editor, Editor::Shell("code --wait".into()));
+    assert_eq!(editor.program(), Some("code"));
+    // A quoted path is the shell's to resolve, not PATH's.
+    let quoted = Editor::choose(
+        env(&[(
+            "EDITOR",
+            r#""C:\Program Files\Notepad++\notepad++.exe" -multiInst"#,
+        )]),
+        true,
+    );
+    assert_eq!(quoted.program(), None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_shell_editor_gets_the_path_as_an_argument_not_as_text() {
+    let cmd = Editor::Shell("code --wait".into()).command(Path::new("/tmp/a b'c.yaml"));
+    assert_eq!(cmd.get_program(), "sh");
+    let args: Vec<_> = cmd.get_args().collect();
+    assert_eq!(args, ["-c", "code --wait \"$1\"", "sh", "/tmp/a b'c.yaml"]);
+}

@@ -56,7 +56,8 @@ impl ClusterState {
     }
 
     /// Whether the supervisor is still running.
+    #[cfg(unix)]
     pub fn is_running(&self) -> bool {
-        crate::controlplane::alive(self.supervisor_pid)
+        crate::process::alive(self.supervisor_pid)
     }
 }

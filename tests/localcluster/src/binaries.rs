@@ -95,8 +95,16 @@ impl Binaries {
     }
 }
 
+#[cfg(unix)]
 fn executable(path: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(path).ok()?;
     (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| path.to_path_buf())
+}
+
+/// Windows has no execute bit; the control plane does not run there anyway, but xtask
+/// (which reports what is installed) builds there.
+#[cfg(not(unix))]
+fn executable(path: &Path) -> Option<PathBuf> {
+    path.is_file().then(|| path.to_path_buf())
 }

@@ -1,0 +1,31 @@
+//! The addresses of kubeplug's local test cluster, without the cluster itself: where
+//! the control-plane binaries are ([`Binaries`]), the state file a running
+//! `kubeplug-cluster` writes ([`state::ClusterState`]), probes of its processes, a
+//! client for one of its contexts, and the names of the simulated node's steering
+//! annotations.
+//!
+//! The `tests` crate (the supervisor, the simulated node, the harness) re-exports all
+//! of it; `xtask` links only this crate and runs `kubeplug-cluster` as a program, so
+//! `cargo xtask dist|install` never compile the test infrastructure (which is
+//! Linux-only) and xtask builds on every release platform.
+
+mod binaries;
+pub mod process;
+pub mod state;
+pub mod steering;
+
+use std::path::Path;
+
+pub use binaries::{Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir};
+
+/// Builds a client for one context of a kubeconfig file.
+pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
+    let options = kube::config::KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options).await?;
+    Ok(kube::Client::try_from(config)?)
+}
