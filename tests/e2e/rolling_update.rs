@@ -150,15 +150,6 @@ fn image_of(rc: &ReplicationController, container: usize) -> String {
         .unwrap_or_default()
 }
 
-fn pod_available(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none()
-        && pod
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 /// Tracks the number of available pods with `app=<app>` and its minimum.
 fn watch_availability(
     client: Client,
@@ -178,7 +169,7 @@ fn watch_availability(
                 watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
                     state.insert(
                         p.metadata.name.clone().unwrap_or_default(),
-                        pod_available(&p),
+                        tests::faults::invariants::pod_ready(&p),
                     );
                 }
                 watcher::Event::Delete(p) => {

@@ -360,144 +360,96 @@ fn path_arg(path: &Path) -> String {
     path.display().to_string()
 }
 
+impl Scenario {
+    /// `args` applied to `old` (2 replicas of the old image, selecting `app=web` plus
+    /// `extra`), ending with `final_rc` on the new image.
+    fn new(
+        name: &'static str,
+        old: &str,
+        extra: &[(&str, &str)],
+        args: Vec<String>,
+        final_rc: &'static str,
+    ) -> Self {
+        Scenario {
+            name,
+            initial: rc(old, "web", extra, &[("c", OLD_IMAGE)], REPLICAS, READY_FAST),
+            before: None,
+            before_k: None,
+            args,
+            kill_rerun: false,
+            final_rc,
+            final_image: NEW_IMAGE,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_one_name_image_without_deployment_key() {
-    kill_matrix(Scenario {
-        name: "one-name-image",
-        initial: rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, READY_FAST),
-        before: None,
-        before_k: None,
-        args: s(&["web", &image_flag()]),
-        kill_rerun: false,
-        final_rc: "web",
-        final_image: NEW_IMAGE,
-    })
-    .await;
+    let args = s(&["web", &image_flag()]);
+    kill_matrix(Scenario::new("one-name-image", "web", &[], args, "web")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_one_name_image_with_deployment_key() {
-    kill_matrix(Scenario {
-        name: "one-name-image-key",
-        initial: rc(
-            "web",
-            "web",
-            &[("deployment", "v1")],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_FAST,
-        ),
-        before: None,
-        before_k: None,
-        args: s(&["web", &image_flag()]),
-        kill_rerun: false,
-        final_rc: "web",
-        final_image: NEW_IMAGE,
-    })
-    .await;
+    let args = s(&["web", &image_flag()]);
+    let key = &[("deployment", "v1")];
+    kill_matrix(Scenario::new("one-name-image-key", "web", key, args, "web")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_two_names_image() {
-    kill_matrix(Scenario {
-        name: "two-names-image",
-        initial: rc(
-            "web-v1",
-            "web",
-            &[],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_FAST,
-        ),
-        before: None,
-        before_k: None,
-        args: s(&["web-v1", "web-v2", &image_flag()]),
-        kill_rerun: false,
-        final_rc: "web-v2",
-        final_image: NEW_IMAGE,
-    })
+    let args = s(&["web-v1", "web-v2", &image_flag()]);
+    kill_matrix(Scenario::new(
+        "two-names-image",
+        "web-v1",
+        &[],
+        args,
+        "web-v2",
+    ))
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_two_names_file() {
     let file = new_rc_file("web-v2");
-    kill_matrix(Scenario {
-        name: "two-names-file",
-        initial: rc(
-            "web-v1",
-            "web",
-            &[("version", "v1")],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_FAST,
-        ),
-        before: None,
-        before_k: None,
-        args: s(&["web-v1", "web-v2", "-f", &path_arg(&file)]),
-        kill_rerun: false,
-        final_rc: "web-v2",
-        final_image: NEW_IMAGE,
-    })
+    let args = s(&["web-v1", "web-v2", "-f", &path_arg(&file)]);
+    let v1 = &[("version", "v1")];
+    kill_matrix(Scenario::new(
+        "two-names-file",
+        "web-v1",
+        v1,
+        args,
+        "web-v2",
+    ))
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_one_name_file() {
     let file = new_rc_file("web-next");
-    kill_matrix(Scenario {
-        name: "one-name-file",
-        initial: rc(
-            "web",
-            "web",
-            &[("version", "v1")],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_FAST,
-        ),
-        before: None,
-        before_k: None,
-        args: s(&["web", "-f", &path_arg(&file)]),
-        kill_rerun: false,
-        final_rc: "web",
-        final_image: NEW_IMAGE,
-    })
-    .await;
+    let args = s(&["web", "-f", &path_arg(&file)]);
+    let v1 = &[("version", "v1")];
+    kill_matrix(Scenario::new("one-name-file", "web", v1, args, "web")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_at_every_write_of_a_rollback() {
+    let args = s(&["web", "--rollback"]);
     kill_matrix(Scenario {
-        name: "rollback",
-        initial: rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, READY_FAST),
+        // From an update stopped half-way, back to the old image.
         before: Some((s(&["web", &image_flag()]), 0.5)),
-        before_k: None,
-        args: s(&["web", "--rollback"]),
-        kill_rerun: false,
-        final_rc: "web",
         final_image: OLD_IMAGE,
+        ..Scenario::new("rollback", "web", &[], args, "web")
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_kills_in_a_row() {
+    let args = s(&["web", &image_flag()]);
     kill_matrix(Scenario {
-        name: "two-kills",
-        initial: rc(
-            "web",
-            "web",
-            &[("deployment", "v1")],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_FAST,
-        ),
-        before: None,
-        before_k: None,
-        args: s(&["web", &image_flag()]),
         kill_rerun: true,
-        final_rc: "web",
-        final_image: NEW_IMAGE,
+        ..Scenario::new("two-kills", "web", &[("deployment", "v1")], args, "web")
     })
     .await;
 }
@@ -595,7 +547,6 @@ async fn start_web(
     ready_ms: &str,
 ) -> (tests::harness::TestNamespace, RcInvariants) {
     let scenario = Scenario {
-        name: "fault",
         initial: rc(
             "web",
             "web",
@@ -604,12 +555,7 @@ async fn start_web(
             REPLICAS,
             &[("sim.kubeplug.io/ready-after-ms", ready_ms)],
         ),
-        before: None,
-        before_k: None,
-        args: Vec::new(),
-        kill_rerun: false,
-        final_rc: "web",
-        final_image: NEW_IMAGE,
+        ..Scenario::new("fault", "web", &[], Vec::new(), "web")
     };
     let (ns, _) = prepare(cluster, &scenario, label).await;
     let invariants = RcInvariants::watch(cluster.client().await, ns.as_str()).await;
