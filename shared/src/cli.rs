@@ -94,8 +94,27 @@ pub fn format_error(err: &anyhow::Error) -> String {
         if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
             return format_api_status(status);
         }
+        // kubectl gets credentials while connecting, so its CheckErr says this.
+        if let Some(credentials) = cause.downcast_ref::<crate::credentials::CredentialsError>() {
+            return format!("Unable to connect to the server: {credentials}");
+        }
     }
-    format!("error: {err:#}")
+    format!("error: {}", error_chain(err.as_ref()))
+}
+
+/// An error and its causes joined by `: `, without repeating a cause whose text its
+/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = cause.source();
+    }
+    msg
 }
 
 /// The single place where a plugin's outcome becomes an exit code.

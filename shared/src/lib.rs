@@ -12,6 +12,8 @@
 //!   place where errors become messages and exit codes.
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr as
 //!   kubectl shows them, and `--warnings-as-errors`.
+//! - [`credentials`]: credential-plugin failures in client-go's words, without the
+//!   secrets kube's own messages carry.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
 //!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
@@ -30,6 +32,7 @@
 
 pub mod cli;
 pub mod completion;
+pub mod credentials;
 pub mod error;
 pub mod flags;
 pub mod generate;

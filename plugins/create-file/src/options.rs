@@ -71,10 +71,7 @@ impl CreateFileOptions {
                 Ok(config) => {
                     let (namespace, enforce) = args.config.namespace_of(&config);
                     let cache = args.config.discovery_cache(&config);
-                    let client = args
-                        .config
-                        .client(config)
-                        .context("unable to create a client")?;
+                    let client = args.config.client(config)?;
                     (namespace, enforce, Some(client), cache, None)
                 }
                 // Kept for `run`: a client dry run can go on without a server (see the

@@ -350,8 +350,18 @@ impl ConfigFlags {
     pub fn client(&self, config: Config) -> Result<Client> {
         crate::cli::install_crypto_provider();
         crate::warnings::set_as_errors(self.warnings_as_errors);
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(Error::Client)?;
-        Ok(builder.with_layer(&crate::warnings::layer()).build())
+        // kube runs an exec plugin here, and its failure quotes the kubeconfig's secrets.
+        let credentials = crate::credentials::CredentialSource::of(&config);
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| match e {
+            kube::Error::Auth(auth) => Error::Credentials(
+                crate::credentials::CredentialsError::report(&auth, &credentials),
+            ),
+            other => Error::Client(other),
+        })?;
+        Ok(builder
+            .with_layer(&crate::warnings::layer())
+            .with_layer(&crate::credentials::layer(credentials))
+            .build())
     }
 
     /// The discovery cache of the server of `config`: under `--cache-dir`, else
@@ -369,9 +379,9 @@ impl ConfigFlags {
 }
 
 fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
-    Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig {
+    Kubeconfig::read_from(path).map_err(|cause| Error::Kubeconfig {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 
