@@ -10,6 +10,8 @@
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
+//! - `secrets`: no token, key or credential-plugin secret in any output, on every
+//!   error path and at every `-v` level (issue 18).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 
 mod create_file;
@@ -19,4 +21,5 @@ mod node;
 mod rolling_update;
 mod run_pod;
 mod run_pod_attach;
+mod secrets;
 mod smoke;
