@@ -43,6 +43,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A CA to verify the server with, and verification skipped (client-go's transport
+    /// refuses the combination with these words).
+    #[error("specifying a root certificates file with the insecure flag is not allowed")]
+    InsecureWithCa,
     /// The credential plugin failed ([`crate::credentials`]: no secret in the message).
     #[error("{0}")]
     Credentials(#[source] crate::credentials::CredentialsError),

@@ -12,6 +12,8 @@
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `secrets`: no token, key or credential-plugin secret in any output, on every
 //!   error path and at every `-v` level (issue 18).
+//! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
+//!   them, beside kubectl (issue 18).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 
 mod create_file;
@@ -23,3 +25,4 @@ mod run_pod;
 mod run_pod_attach;
 mod secrets;
 mod smoke;
+mod tls;

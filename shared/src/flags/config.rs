@@ -297,15 +297,7 @@ impl ConfigFlags {
         if !self.impersonate_group.is_empty() {
             config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
         }
-        if let Some(path) = &self.certificate_authority {
-            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
-                what: "certificate authority",
-                path: path.clone(),
-                source,
-            })?;
-            config.root_cert = Some(pem_to_der_certs(&pem));
-            config.root_cert_file = None;
-        }
+        self.apply_tls_overrides(config)?;
         if let Some(path) = &self.client_certificate {
             config.auth_info.client_certificate = Some(path.display().to_string());
             config.auth_info.client_certificate_data = None;
@@ -313,12 +305,6 @@ impl ConfigFlags {
         if let Some(path) = &self.client_key {
             config.auth_info.client_key = Some(path.display().to_string());
             config.auth_info.client_key_data = None;
-        }
-        if self.insecure_skip_tls_verify {
-            config.accept_invalid_certs = true;
-        }
-        if let Some(name) = self.tls_server_name.as_deref().filter(|s| !s.is_empty()) {
-            config.tls_server_name = Some(name.to_string());
         }
         if let Some(timeout) = self.request_timeout()? {
             config.connect_timeout = Some(timeout);
@@ -334,6 +320,40 @@ impl ConfigFlags {
         // interactive command that a user (or a CI step) is waiting on. Commands that need
         // retries (rolling-update's conflict loop) do their own, bounded ones.
         config.default_retry = false;
+        Ok(())
+    }
+
+    /// The server-trust flags, merged as client-go's `getCluster` merges them:
+    /// `--certificate-authority` or `--insecure-skip-tls-verify` replaces the
+    /// kubeconfig's whole trust setting (so a CA flag turns verification back on over
+    /// `insecure-skip-tls-verify: true`, and the insecure flag drops the kubeconfig's
+    /// CA), and `--server` takes `--tls-server-name` with it (so a kubeconfig's
+    /// `tls-server-name`, which named the kubeconfig's server, is cleared). A CA
+    /// together with skipped verification is refused, as client-go's transport does.
+    fn apply_tls_overrides(&self, config: &mut Config) -> Result<()> {
+        if self.certificate_authority.is_some() || self.insecure_skip_tls_verify {
+            config.accept_invalid_certs = self.insecure_skip_tls_verify;
+            config.root_cert = None;
+            config.root_cert_file = None;
+        }
+        if let Some(path) = &self.certificate_authority {
+            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
+                what: "certificate authority",
+                path: path.clone(),
+                source,
+            })?;
+            config.root_cert = Some(pem_to_der_certs(&pem));
+        }
+        let server_flag = self.server.as_deref().is_some_and(|s| !s.is_empty());
+        let name_flag = self.tls_server_name.as_deref().filter(|s| !s.is_empty());
+        if server_flag || name_flag.is_some() {
+            config.tls_server_name = name_flag.map(str::to_string);
+        }
+        if config.accept_invalid_certs
+            && (config.root_cert.is_some() || config.root_cert_file.is_some())
+        {
+            return Err(Error::InsecureWithCa);
+        }
         Ok(())
     }
 
