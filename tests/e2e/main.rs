@@ -10,6 +10,7 @@
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
+//! - `hostile`: odd encodings kubectl accepts, created on the server by both (issue 18).
 //! - `secrets`: no token, key or credential-plugin secret in any output, on every
 //!   error path and at every `-v` level (issue 18).
 //! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
@@ -18,6 +19,7 @@
 
 mod create_file;
 mod dist;
+mod hostile;
 mod kubelet;
 mod node;
 mod rolling_update;
