@@ -14,6 +14,9 @@ fn configmap(name: &str, value: &[u8]) -> Vec<u8> {
     text
 }
 
+/// How a case's manifest is written to bytes.
+type Encoding = fn(&[u8]) -> Vec<u8>;
+
 fn utf16le_with_bom(text: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(text);
     [0xFF, 0xFE]
@@ -26,7 +29,7 @@ fn utf16le_with_bom(text: &[u8]) -> Vec<u8> {
 async fn utf16_and_invalid_utf8_are_created_as_kubectl_creates_them() {
     let cluster = cluster();
     let ns = cluster.namespace("hostile-encodings").await;
-    let cases: [(&str, fn(&[u8]) -> Vec<u8>, &[u8]); 2] = [
+    let cases: [(&str, Encoding, &[u8]); 2] = [
         ("utf16", utf16le_with_bom, "h\u{e9}llo \u{1f600}".as_bytes()),
         ("badutf8", |b: &[u8]| b.to_vec(), b"x\xff\xfey\xe2\x82z"),
     ];
