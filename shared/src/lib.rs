@@ -14,6 +14,8 @@
 //!   kubectl shows them, and `--warnings-as-errors`.
 //! - [`credentials`]: credential-plugin failures in client-go's words, without the
 //!   secrets kube's own messages carry.
+//! - [`fuzzing`]: the entry points of the fuzz targets in `fuzz/`, also replayed as
+//!   tests over the saved corpora.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
 //!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
@@ -35,6 +37,7 @@ pub mod completion;
 pub mod credentials;
 pub mod error;
 pub mod flags;
+pub mod fuzzing;
 pub mod generate;
 pub mod help;
 pub mod printers;
