@@ -280,6 +280,13 @@ fn saphyr_reason(e: &serde_saphyr::Error) -> String {
             | B::RecordedAnchorBytes { .. } => return ALIASING.to_string(),
             _ => return "document exceeds the YAML parser's resource limits".to_string(),
         },
+        // kubectl fails on `.inf` (JSON has no infinity) and keeps an overflowing
+        // `1e400` as a string; serde-saphyr's text speaks of its "configured policy".
+        E::NonFiniteFloat { value, .. } => {
+            return format!(
+                "{value} is not a number JSON can hold (quote it to keep it as a string)"
+            );
+        }
         E::AliasReplayLimitExceeded { .. }
         | E::AliasExpansionLimitExceeded { .. }
         | E::AliasReplayStackDepthExceeded { .. } => return ALIASING.to_string(),

@@ -253,3 +253,16 @@ fn windows_line_endings_split_and_parse() {
         ["A:a@1", "B:@5"]
     );
 }
+
+#[test]
+fn numbers_json_cannot_hold_are_named() {
+    assert_eq!(
+        kinds(&decode_stream("n.yaml", b"kind: A\nx: 1e400\n")),
+        [
+            "ERR error parsing n.yaml: line 2: 1e400 is not a number JSON can hold (quote it to keep it as a string)"
+        ]
+    );
+    // Integers beyond 64 bits become floats, as in kubectl's decoder.
+    let entries = decode_stream("n.yaml", b"kind: A\nx: 99999999999999999999999\n");
+    assert_eq!(entries[0].as_ref().expect("decoded").object["x"], 1e23);
+}
