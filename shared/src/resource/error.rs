@@ -170,6 +170,9 @@ fn discovery_reason(err: &kube::Error) -> String {
             "the server has asked for the client to provide credentials".to_string()
         }
         kube::Error::Api(status) => status.message.clone(),
+        // kube's "ServiceError: " names its own plumbing; the cause is what matters
+        // (a refused connection, a credential plugin that failed).
+        kube::Error::Service(cause) => crate::cli::error_chain(cause.as_ref()),
         other => crate::cli::error_chain(other),
     }
 }
