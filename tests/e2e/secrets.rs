@@ -3,15 +3,16 @@
 //! values and arguments and auth-provider settings are marker strings; no byte of
 //! stdout or stderr may carry one.
 //!
-//! The paths: a kubeconfig with a syntax error next to its token, an exec plugin that fails (its stderr captured by kube, or inherited),
-//! one that fails when kube refreshes its expired token before the first request, an
-//! exec token and a static token the server refuses (401), basic auth (401), an OIDC
-//! auth-provider's id-token (401), a gcp auth-provider command that fails, the limited
-//! user outside its namespace (403), a client key the server's CA did not sign (TLS
-//! handshake refused), a client key that is not a key, a CA that did not sign the
-//! server's certificate, and a closed loopback port. The fast ones run at all eleven
-//! levels, in parallel; a rolling update interrupted with SIGTERM (which needs pods
-//! becoming ready) at three.
+//! The paths: a kubeconfig with a syntax error next to its token and key; an exec
+//! plugin that fails (its stderr captured by kube, or inherited); one that fails when
+//! kube refreshes its expired token before the first request; an exec token, a static
+//! token and an OIDC auth-provider's id-token the server refuses (401); basic auth
+//! (the 1.20 server has none: anonymous, 403); a gcp auth-provider command that fails;
+//! the limited user outside its namespace (403); a client certificate and key of a CA
+//! the server does not trust (401); a client key that is not a key; a CA that did not
+//! sign the server's certificate; and a closed loopback port. These fail fast and run
+//! at all eleven levels, in parallel; a rolling update interrupted with SIGTERM (which
+//! needs pods becoming ready) runs at three.
 
 // The helpers below run only inside tests: an unwrap there is a failed assertion
 // (clippy's allow-unwrap-in-tests does not reach non-#[test] helpers).
