@@ -80,9 +80,16 @@ pub fn init_logging(verbosity: u8) {
         .try_init();
 }
 
-/// Formats an API error as kubectl does: `Error from server (Reason): message`.
+/// Formats an API error as kubectl does: `Error from server (Reason): message`, and a
+/// 401 as `error: You must be logged in to the server (message)`.
 pub fn format_api_status(status: &kube::core::Status) -> String {
-    if status.reason.is_empty() {
+    if status.reason == "Unauthorized" {
+        // kubectl's StandardErrorMessage words a 401 differently from other statuses.
+        format!(
+            "error: You must be logged in to the server ({})",
+            status.message
+        )
+    } else if status.reason.is_empty() {
         format!("Error from server: {}", status.message)
     } else {
         format!("Error from server ({}): {}", status.reason, status.message)
@@ -95,8 +102,27 @@ pub fn format_error(err: &anyhow::Error) -> String {
         if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
             return format_api_status(status);
         }
+        // kubectl gets credentials while connecting, so its CheckErr says this.
+        if let Some(credentials) = cause.downcast_ref::<crate::credentials::CredentialsError>() {
+            return format!("Unable to connect to the server: {credentials}");
+        }
     }
-    format!("error: {err:#}")
+    format!("error: {}", error_chain(err.as_ref()))
+}
+
+/// An error and its causes joined by `: `, without repeating a cause whose text its
+/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = cause.source();
+    }
+    msg
 }
 
 /// The single place where a plugin's outcome becomes an exit code.
@@ -150,6 +176,30 @@ mod tests {
         assert_eq!(
             format_error(&err),
             "Error from server (AlreadyExists): pods \"web\" already exists"
+        );
+    }
+
+    #[test]
+    fn unauthorized_is_worded_as_kubectl_words_it() {
+        let status = kube::core::Status::failure("Unauthorized", "Unauthorized").with_code(401);
+        assert_eq!(
+            format_api_status(&status),
+            "error: You must be logged in to the server (Unauthorized)"
+        );
+    }
+
+    #[test]
+    fn a_cause_its_parent_quotes_is_not_repeated() {
+        let inner = std::io::Error::other("connection refused");
+        let err = anyhow::Error::new(crate::Error::ReadFile {
+            what: "certificate authority",
+            path: "ca.crt".into(),
+            source: inner,
+        })
+        .context("unable to start");
+        assert_eq!(
+            format_error(&err),
+            "error: unable to start: unable to read certificate authority ca.crt: connection refused"
         );
     }
 

@@ -9,11 +9,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--kubeconfig` (or an explicit path) names a file that cannot be read or parsed.
-    #[error("error loading config file \"{}\": {source}", path.display())]
+    /// The cause is shown as kubectl shows it, never with kube's YAML snippet: the lines
+    /// around a syntax error of a kubeconfig are often a token or a key.
+    #[error("error loading config file \"{}\": {}", path.display(), kubeconfig_reason(cause))]
     Kubeconfig {
         path: PathBuf,
-        #[source]
-        source: kube::config::KubeconfigError,
+        // Not a `#[source]`: a caller printing the chain would show the snippet.
+        cause: kube::config::KubeconfigError,
     },
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
@@ -41,6 +43,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A CA to verify the server with, and verification skipped (client-go's transport
+    /// refuses the combination with these words).
+    #[error("specifying a root certificates file with the insecure flag is not allowed")]
+    InsecureWithCa,
+    /// The credential plugin failed ([`crate::credentials`]: no secret in the message).
+    #[error("{0}")]
+    Credentials(#[source] crate::credentials::CredentialsError),
     /// Building the HTTP client failed (TLS material, proxy settings).
     #[error("unable to create a client: {0}")]
     Client(#[source] kube::Error),
@@ -56,6 +65,27 @@ pub enum Error {
     /// `--match-server-version`: the server is another version (both in Go's `%#v`).
     #[error("server version ({server}) differs from client version ({client})")]
     ServerVersionMismatch { server: String, client: String },
+}
+
+/// A kubeconfig's load error in kubectl's words (`yaml: line 6: mapping values are not
+/// allowed in this context`), without serde-saphyr's source snippet.
+fn kubeconfig_reason(err: &kube::config::KubeconfigError) -> String {
+    match err {
+        kube::config::KubeconfigError::Parse(e) => {
+            let full = e.to_string();
+            let first = full.lines().next().unwrap_or_default();
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let message = match first.split_once(": ") {
+                Some((position, message)) if position.starts_with("line ") => message,
+                _ => first,
+            };
+            match e.location() {
+                Some(at) => format!("yaml: line {}: {message}", at.line()),
+                None => format!("yaml: {message}"),
+            }
+        }
+        other => other.to_string(),
+    }
 }
 
 /// Convenience alias used throughout the crate.

@@ -13,6 +13,10 @@
 //! - [`term`]: whether stderr gets colour (`NO_COLOR`, `TERM=dumb`, a terminal).
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr as
 //!   kubectl shows them, and `--warnings-as-errors`.
+//! - [`credentials`]: credential-plugin failures in client-go's words, without the
+//!   secrets kube's own messages carry.
+//! - [`fuzzing`]: the entry points of the fuzz targets in `fuzz/`, also replayed as
+//!   tests over the saved corpora.
 //! - [`completion`]: shell completion — kubectl's `kubectl_complete-*` helper protocol
 //!   and clap_complete scripts, behind one call in each plugin's `main`.
 //!
@@ -31,8 +35,10 @@
 
 pub mod cli;
 pub mod completion;
+pub mod credentials;
 pub mod error;
 pub mod flags;
+pub mod fuzzing;
 pub mod generate;
 pub mod help;
 pub mod home;

@@ -12,6 +12,11 @@
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults (issue 15).
+//! - `hostile`: odd encodings kubectl accepts, created on the server by both (issue 18).
+//! - `secrets`: no token, key or credential-plugin secret in any output, on every
+//!   error path and at every `-v` level (issue 18).
+//! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
+//!   them, beside kubectl (issue 18).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
@@ -19,11 +24,14 @@
 mod colour;
 mod create_file;
 mod dist;
+mod hostile;
 mod kubelet;
 mod node;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;
 mod run_pod_attach;
+mod secrets;
 mod smoke;
 mod terminal;
+mod tls;

@@ -73,10 +73,7 @@ impl CreateFileOptions {
                 Ok(config) => {
                     let (namespace, enforce) = args.config.namespace_of(&config);
                     let cache = args.config.discovery_cache(&config);
-                    let client = args
-                        .config
-                        .client(config)
-                        .context("unable to create a client")?;
+                    let client = args.config.client(config)?;
                     (namespace, enforce, Some(client), cache, None)
                 }
                 // Kept for `run`: a client dry run can go on without a server (see the
@@ -215,16 +212,18 @@ impl CreateFileOptions {
     async fn run_raw(&self) -> anyhow::Result<ExitCode> {
         let client = self.client.as_ref().context("--raw needs a server")?;
         let name = &self.filenames.filenames[0];
+        // Bounded as `-f` is (kubectl reads --raw's input without a bound).
         let body = if name == "-" {
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-                .context("unable to read STDIN")?;
-            buf
+            shared::resource::read_local(std::io::stdin().lock()).context("unable to read STDIN")?
         } else {
-            std::fs::read(name).map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => anyhow::anyhow!("the path {name:?} does not exist"),
-                _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
-            })?
+            std::fs::File::open(name)
+                .and_then(shared::resource::read_local)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => {
+                        anyhow::anyhow!("the path {name:?} does not exist")
+                    }
+                    _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
+                })?
         };
         let answer = shared::rest::post_raw(client, &self.raw, body).await?;
         use std::io::Write as _;

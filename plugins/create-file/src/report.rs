@@ -33,7 +33,10 @@ impl Failure {
                 status.message = format!("error when creating {origin}: {}", status.message);
                 Self::Api(status)
             }
-            other => Self::Other(format!("error when creating {origin}: {}", chain(&other))),
+            other => Self::Other(format!(
+                "error when creating {origin}: {}",
+                shared::cli::error_chain(&other)
+            )),
         }
     }
 
@@ -44,20 +47,6 @@ impl Failure {
             Self::Other(msg) => msg.clone(),
         }
     }
-}
-
-/// An error and its causes, without repeating a cause its parent already quotes.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut msg = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            msg = format!("{msg}: {text}");
-        }
-        source = cause.source();
-    }
-    msg
 }
 
 /// Writes the failures to `out` the way kubectl's `CheckErr` does.

@@ -443,15 +443,7 @@ impl ConfigFlags {
         if !self.impersonate_group.is_empty() {
             config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
         }
-        if let Some(path) = &self.certificate_authority {
-            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
-                what: "certificate authority",
-                path: path.clone(),
-                source,
-            })?;
-            config.root_cert = Some(pem_to_der_certs(&pem));
-            config.root_cert_file = None;
-        }
+        self.apply_tls_overrides(config)?;
         if let Some(path) = &self.client_certificate {
             config.auth_info.client_certificate = Some(path.display().to_string());
             config.auth_info.client_certificate_data = None;
@@ -459,12 +451,6 @@ impl ConfigFlags {
         if let Some(path) = &self.client_key {
             config.auth_info.client_key = Some(path.display().to_string());
             config.auth_info.client_key_data = None;
-        }
-        if self.insecure_skip_tls_verify {
-            config.accept_invalid_certs = true;
-        }
-        if let Some(name) = self.tls_server_name.as_deref().filter(|s| !s.is_empty()) {
-            config.tls_server_name = Some(name.to_string());
         }
         if let Some(timeout) = self.request_timeout()? {
             config.connect_timeout = Some(timeout);
@@ -483,6 +469,40 @@ impl ConfigFlags {
         Ok(())
     }
 
+    /// The server-trust flags, merged as client-go's `getCluster` merges them:
+    /// `--certificate-authority` or `--insecure-skip-tls-verify` replaces the
+    /// kubeconfig's whole trust setting (so a CA flag turns verification back on over
+    /// `insecure-skip-tls-verify: true`, and the insecure flag drops the kubeconfig's
+    /// CA), and `--server` takes `--tls-server-name` with it (so a kubeconfig's
+    /// `tls-server-name`, which named the kubeconfig's server, is cleared). A CA
+    /// together with skipped verification is refused, as client-go's transport does.
+    fn apply_tls_overrides(&self, config: &mut Config) -> Result<()> {
+        if self.certificate_authority.is_some() || self.insecure_skip_tls_verify {
+            config.accept_invalid_certs = self.insecure_skip_tls_verify;
+            config.root_cert = None;
+            config.root_cert_file = None;
+        }
+        if let Some(path) = &self.certificate_authority {
+            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
+                what: "certificate authority",
+                path: path.clone(),
+                source,
+            })?;
+            config.root_cert = Some(pem_to_der_certs(&pem));
+        }
+        let server_flag = self.server.as_deref().is_some_and(|s| !s.is_empty());
+        let name_flag = self.tls_server_name.as_deref().filter(|s| !s.is_empty());
+        if server_flag || name_flag.is_some() {
+            config.tls_server_name = name_flag.map(str::to_string);
+        }
+        if config.accept_invalid_certs
+            && (config.root_cert.is_some() || config.root_cert_file.is_some())
+        {
+            return Err(Error::InsecureWithCa);
+        }
+        Ok(())
+    }
+
     /// Builds a [`Client`] from the flags. No request is sent.
     pub async fn to_client(&self) -> Result<Client> {
         let config = self.to_config().await?;
@@ -496,8 +516,18 @@ impl ConfigFlags {
     pub fn client(&self, config: Config) -> Result<Client> {
         crate::cli::install_crypto_provider();
         crate::warnings::set_as_errors(self.warnings_as_errors);
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(Error::Client)?;
-        Ok(builder.with_layer(&crate::warnings::layer()).build())
+        // kube runs an exec plugin here, and its failure quotes the kubeconfig's secrets.
+        let credentials = crate::credentials::CredentialSource::of(&config);
+        let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| match e {
+            kube::Error::Auth(auth) => Error::Credentials(
+                crate::credentials::CredentialsError::report(&auth, &credentials),
+            ),
+            other => Error::Client(other),
+        })?;
+        Ok(builder
+            .with_layer(&crate::warnings::layer())
+            .with_layer(&crate::credentials::layer(credentials))
+            .build())
     }
 
     /// The discovery cache of the server of `config`: under `--cache-dir`, else
@@ -572,9 +602,9 @@ fn go_version_info(info: &k8s_openapi::apimachinery::pkg::version::Info) -> Stri
 }
 
 fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
-    Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig {
+    Kubeconfig::read_from(path).map_err(|cause| Error::Kubeconfig {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 

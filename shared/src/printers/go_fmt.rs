@@ -235,9 +235,15 @@ fn format_decimal(abs: f64, neg: bool, fmt: u8, prec: i32) -> String {
         };
         (d, dp, prec)
     } else if fmt == b'f' {
-        // Go rounds the exact decimal expansion at `prec` places, as Rust does.
+        // Go rounds the exact decimal expansion at `prec` places, as Rust does. Rust's
+        // formatter panics above 65,535 places (Go allows 1e6); an f64 has at most
+        // 1,074 fractional digits, so the places after those are zeros.
         let sign = if neg { "-" } else { "" };
-        return format!("{sign}{abs:.0$}", prec as usize);
+        let places = prec as usize;
+        let exact = places.min(1_100);
+        let mut out = format!("{sign}{abs:.exact$}");
+        out.extend(std::iter::repeat_n('0', places - exact));
+        return out;
     } else {
         let mut prec = prec;
         let count = if matches!(fmt, b'e' | b'E') {
@@ -286,7 +292,10 @@ fn fixed_digits(abs: f64, count: usize) -> (String, i32) {
     if abs == 0.0 {
         return (String::new(), 0);
     }
-    let sci = format!("{:.*e}", count.saturating_sub(1), abs);
+    // Go allows precisions up to 1e6, Rust's formatter panics above 65,535. An f64's
+    // exact decimal expansion has at most 767 significant digits, so rounding at 800
+    // gives the same digits (the zeros after them are trimmed below anyway).
+    let sci = format!("{:.*e}", count.clamp(1, 800) - 1, abs);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
@@ -587,5 +596,27 @@ pub fn plain_v(value: &Value) -> String {
                 .collect();
             format!("map[{}]", inner.join(" "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Found by the `go_template` fuzz target (`printf "%.244444444q…"` reached a float
+    /// verb with a precision Rust's formatter refuses); Go prints all the zeros.
+    #[test]
+    fn precisions_beyond_rusts_formatter_are_zeros_as_in_go() {
+        let digits = super::fixed_digits(2.1, 70_000);
+        assert_eq!(
+            digits,
+            (
+                "2100000000000000088817841970012523233890533447265625".to_string(),
+                1
+            )
+        );
+        assert_eq!(super::fixed_digits(2.1, 3), ("21".to_string(), 1));
+        let f = super::format_decimal(0.5, false, b'f', 70_000);
+        assert_eq!(f.len(), 70_002);
+        assert!(f.starts_with("0.5000") && f.bytes().skip(3).all(|b| b == b'0'));
+        assert_eq!(super::format_decimal(0.125, true, b'f', 2), "-0.12");
     }
 }

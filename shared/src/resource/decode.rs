@@ -10,6 +10,7 @@
 //! does not hide the others in the same file, and the first line of every document is
 //! known, so errors can name the line in the file (not in the document).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -29,6 +30,7 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
         Ok(text) => text,
         Err(err) => return vec![Err(err)],
     };
+    let text = text.as_ref();
     let docs = if text.trim_start().starts_with('{') {
         json_documents(source, text)
     } else {
@@ -51,27 +53,56 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
         .collect()
 }
 
-/// Checks the stream is text. kubectl's YAML parser rejects control characters; a NUL
-/// byte or invalid UTF-8 almost always means a binary file was picked up.
-fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<&'a str, ResourceError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let not_text = |reason: String| ResourceError::NotText {
-        source_name: source.to_string(),
-        reason,
+/// The stream as text, read the way kubectl's decoder reads it (a UTF-8 decoder behind
+/// `unicode.BOMOverride`): a UTF-8 BOM is dropped, UTF-16 with a BOM (what some Windows
+/// editors save) is transcoded, and invalid UTF-8 becomes U+FFFD. Control characters
+/// are refused as go-yaml refuses them: they almost always mean a binary file was
+/// picked up.
+fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceError> {
+    let text = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        String::from_utf8_lossy(rest)
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
+        Cow::Owned(utf16(rest, u16::from_le_bytes))
+    } else if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
+        Cow::Owned(utf16(rest, u16::from_be_bytes))
+    } else {
+        String::from_utf8_lossy(bytes)
     };
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        not_text(format!(
-            "not a YAML or JSON text file (invalid UTF-8 at byte {})",
-            e.valid_up_to()
-        ))
-    })?;
-    if let Some(pos) = text.find('\0') {
+    if let Some(pos) = text.find(is_control) {
         let line = text[..pos].matches('\n').count() + 1;
-        return Err(not_text(format!(
-            "not a YAML or JSON text file (control character at line {line})"
-        )));
+        return Err(ResourceError::NotText {
+            source_name: source.to_string(),
+            reason: format!("not a YAML or JSON text file (control character at line {line})"),
+        });
     }
     Ok(text)
+}
+
+/// UTF-16 code units to text; unpaired surrogates and an odd last byte become U+FFFD,
+/// as Go's decoder makes them.
+fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
+    let chunks = bytes.chunks_exact(2);
+    let odd = !chunks.remainder().is_empty();
+    let units = chunks.map(|pair| unit([pair[0], pair[1]]));
+    let mut text: String = char::decode_utf16(units)
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect();
+    if odd {
+        text.push(char::REPLACEMENT_CHARACTER);
+    }
+    text
+}
+
+/// What go-yaml's reader refuses ("control characters are not allowed"): C0 controls
+/// but tab, line feed and carriage return, DEL, C1 controls but NEL, a BOM inside the
+/// text, and the noncharacters U+FFFE and U+FFFF.
+fn is_control(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\r' | '\u{85}' => false,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+        '\u{feff}' | '\u{fffe}' | '\u{ffff}' => true,
+        _ => false,
+    }
 }
 
 /// Concatenated JSON values. After a syntax error the rest of the stream cannot be
@@ -133,14 +164,15 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
         if is_blank_yaml(body) {
             continue;
         }
-        let value = serde_saphyr::from_str::<Value>(body).map_err(|e| {
-            let line = first_line + e.location().map_or(1, |l| l.line() as usize) - 1;
-            ResourceError::Parse {
-                source_name: source.to_string(),
-                line,
-                reason: saphyr_reason(&e),
-            }
-        });
+        let value = serde_saphyr::from_str_with_options::<Value>(body, yaml_options(body.len()))
+            .map_err(|e| {
+                let line = first_line + e.location().map_or(1, |l| l.line() as usize) - 1;
+                ResourceError::Parse {
+                    source_name: source.to_string(),
+                    line,
+                    reason: saphyr_reason(&e),
+                }
+            });
         match value {
             Ok(Value::Null) => continue,
             value => {
@@ -186,9 +218,80 @@ fn is_blank_yaml(body: &str) -> bool {
     })
 }
 
+/// The deepest nesting of mappings and sequences a YAML document may have: serde_json's
+/// limit for JSON documents. go-yaml allows 10,000, but every stage that walks a value
+/// recurses, and a thread's stack holds far fewer levels (a few hundred overflow a
+/// 2 MiB stack in a debug build); a CRD's deepest schema is a few dozen levels.
+pub const MAX_YAML_DEPTH: usize = 128;
+
+/// A floor of the alias budget, for small documents: a few aliases of a big anchor
+/// are legitimate.
+const MIN_YAML_NODES: usize = 100_000;
+const MIN_YAML_EXPANDED_BYTES: usize = 16 << 20;
+
+/// The resource budget of one YAML document of `len` bytes. Every bound grows with the
+/// text itself: a document without aliases can never reach them (it has fewer nodes
+/// than bytes, fewer scalar bytes than four times its length, tags included), so only
+/// alias expansion does, and what expansion can add is a small multiple of the input
+/// (or the floors above). Memory stays proportional to the input, and an alias bomb
+/// fails early with go-yaml's message.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let nodes = MIN_YAML_NODES.max(len);
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: nodes,
+            max_events: nodes.saturating_mul(2),
+            max_total_scalar_bytes: MIN_YAML_EXPANDED_BYTES.max(len.saturating_mul(4)),
+            max_recorded_anchor_bytes: MIN_YAML_EXPANDED_BYTES.max(len),
+            max_recorded_anchor_events: nodes,
+            max_aliases: nodes,
+            max_anchors: nodes,
+            max_depth: MAX_YAML_DEPTH,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: nodes,
+        },
+    }
+}
+
 /// serde-saphyr renders errors as `error: line L column C: message` followed by a
 /// source snippet; keep just the message, since the line is reported separately.
+/// Budget breaches are put in go-yaml's words rather than serde-saphyr's `Debug` form.
 fn saphyr_reason(e: &serde_saphyr::Error) -> String {
+    use serde_saphyr::Error as E;
+    use serde_saphyr::budget::BudgetBreach as B;
+    const ALIASING: &str = "document contains excessive aliasing";
+    // The cause, under the wrappers that add a snippet or the alias's location.
+    let mut cause = e;
+    while let E::WithSnippet { error, .. } | E::AliasError { error, .. } = cause {
+        cause = error;
+    }
+    match cause {
+        E::Budget { breach, .. } => match breach {
+            B::Depth { .. } => return format!("exceeded max depth of {MAX_YAML_DEPTH}"),
+            B::Nodes { .. }
+            | B::Events { .. }
+            | B::ScalarBytes { .. }
+            | B::Aliases { .. }
+            | B::Anchors { .. }
+            | B::AliasAnchorRatio { .. }
+            | B::MergeKeys { .. }
+            | B::RecordedAnchorEvents { .. }
+            | B::RecordedAnchorBytes { .. } => return ALIASING.to_string(),
+            _ => return "document exceeds the YAML parser's resource limits".to_string(),
+        },
+        // kubectl fails on `.inf` (JSON has no infinity) and keeps an overflowing
+        // `1e400` as a string; serde-saphyr's text speaks of its "configured policy".
+        E::NonFiniteFloat { value, .. } => {
+            return format!(
+                "{value} is not a number JSON can hold (quote it to keep it as a string)"
+            );
+        }
+        E::AliasReplayLimitExceeded { .. }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. } => return ALIASING.to_string(),
+        _ => {}
+    }
     let full = e.to_string();
     let first = full.lines().next().unwrap_or_default();
     let first = first.strip_prefix("error: ").unwrap_or(first);

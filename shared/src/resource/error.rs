@@ -68,7 +68,7 @@ pub enum ResourceError {
         object: Box<ObjectRef>,
     },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
-    #[error("unable to recognize {origin}: {source}")]
+    #[error("unable to recognize {origin}: {}", discovery_reason(source))]
     Discovery {
         origin: Origin,
         #[source]
@@ -159,5 +159,20 @@ impl ResourceError {
             Self::Selector(s) => Self::Selector(s.clone()),
             Self::Usage(s) => Self::Usage(s.clone()),
         }
+    }
+}
+
+/// Why discovery failed, as client-go's discovery client says it: kube's own text for
+/// an API error carries a `Debug` dump of the whole `Status`.
+fn discovery_reason(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if status.code == 401 => {
+            "the server has asked for the client to provide credentials".to_string()
+        }
+        kube::Error::Api(status) => status.message.clone(),
+        // kube's "ServiceError: " names its own plumbing; the cause is what matters
+        // (a refused connection, a credential plugin that failed).
+        kube::Error::Service(cause) => crate::cli::error_chain(cause.as_ref()),
+        other => crate::cli::error_chain(other),
     }
 }

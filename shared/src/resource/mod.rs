@@ -48,9 +48,11 @@ mod url;
 mod validate;
 
 pub use builder::{Builder, FilenameOptions, Visited};
+pub use decode::MAX_YAML_DEPTH;
 pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, RestMapper};
 pub use selector::parse_selector;
+pub use source::{MAX_DIRECTORY_BYTES, MAX_LOCAL_BYTES, read_local};
 pub use url::UrlOptions;
 pub use validate::Validation;

@@ -85,6 +85,7 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
             ]
         }
         Input::Path { path, recursive } => match expand_path(path, *recursive) {
+            Ok(files) if path.is_dir() => read_directory(path, files, MAX_DIRECTORY_BYTES),
             Ok(files) => files.into_iter().map(|file| read_file(&file)).collect(),
             Err(err) => vec![Err(err)],
         },
@@ -92,11 +93,45 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
 }
 
 fn read_file(path: &Path) -> Stream {
+    read_file_bounded(path, MAX_LOCAL_BYTES)
+}
+
+fn read_file_bounded(path: &Path, limit: u64) -> Stream {
     let name = path.display().to_string();
     std::fs::File::open(path)
-        .and_then(|file| read_bounded(file, MAX_LOCAL_BYTES))
+        .and_then(|file| read_bounded(file, limit))
         .map(|bytes| (name.clone(), bytes))
         .map_err(|source| io_error(&name, source))
+}
+
+/// The files of a directory, at most `limit` bytes together: every file is read into
+/// memory before the first is decoded, so the per-file bound alone would let a large
+/// tree fill it. Reading stops at the file that crosses the limit.
+fn read_directory(dir: &Path, files: Vec<PathBuf>, limit: u64) -> Vec<Stream> {
+    let mut left = limit;
+    let mut streams = Vec::with_capacity(files.len());
+    for file in files {
+        let stream = read_file_bounded(&file, left.min(MAX_LOCAL_BYTES));
+        match &stream {
+            Ok((_, bytes)) => left -= bytes.len() as u64,
+            // The file alone fits, so it is the directory that is too large.
+            Err(ResourceError::Read { .. })
+                if left < MAX_LOCAL_BYTES
+                    && std::fs::metadata(&file).is_ok_and(|m| m.len() > left) =>
+            {
+                streams.push(Err(ResourceError::Read {
+                    path: dir.display().to_string(),
+                    source: std::io::Error::other(format!(
+                        "the files of the directory are larger than the limit of {limit} bytes together"
+                    )),
+                }));
+                break;
+            }
+            Err(_) => {}
+        }
+        streams.push(stream);
+    }
+    streams
 }
 
 /// The most a file or standard input may hold. kubectl reads without a bound, so a
@@ -106,6 +141,15 @@ fn read_file(path: &Path) -> Stream {
 ///
 /// [`UrlOptions`]: super::UrlOptions
 pub const MAX_LOCAL_BYTES: u64 = 256 << 20;
+
+/// The most the files of one `-f DIR` may hold together (see [`read_directory`]).
+pub const MAX_DIRECTORY_BYTES: u64 = 256 << 20;
+
+/// Reads `reader` (a file or standard input named by `--raw`'s `-f`) with the bound
+/// of [`MAX_LOCAL_BYTES`].
+pub fn read_local(reader: impl Read) -> std::io::Result<Vec<u8>> {
+    read_bounded(reader, MAX_LOCAL_BYTES)
+}
 
 /// Reads everything, failing once more than `limit` bytes arrive.
 fn read_bounded(reader: impl Read, limit: u64) -> std::io::Result<Vec<u8>> {
@@ -267,6 +311,32 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "the document is larger than the limit of 10 bytes"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_bounded_in_total() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for name in ["a.yaml", "b.yaml", "c.yaml"] {
+            std::fs::write(dir.path().join(name), "kind: A\n").expect("write");
+        }
+        let files = expand_path(dir.path(), false).expect("files");
+        // 8 bytes each: two fit in 20, the third crosses the limit.
+        let streams = read_directory(dir.path(), files.clone(), 20);
+        assert_eq!(streams.len(), 3);
+        assert!(streams[..2].iter().all(Result::is_ok));
+        let err = streams[2].as_ref().expect_err("over the limit");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "unable to read \"{}\": the files of the directory are larger than the limit of 20 bytes together",
+                dir.path().display()
+            )
+        );
+        assert!(
+            read_directory(dir.path(), files, 24)
+                .iter()
+                .all(Result::is_ok)
         );
     }
 

@@ -364,3 +364,93 @@ fn version_info_prints_as_gos_percent_hash_v() {
         r#"version.Info{Major:"1", Minor:"20", GitVersion:"v1.20.2", GitCommit:"faecb196815e248d3ecfb03c680a4507229c2a56", GitTreeState:"archive", BuildDate:"2026-11-25T14:30:43Z", GoVersion:"go1.19.8", Compiler:"gc", Platform:"linux/amd64"}"#
     );
 }
+
+/// A kubeconfig's trust settings as kube loads them, for the TLS-flag tests.
+fn tls_config(insecure: bool, ca: bool, server_name: Option<&str>) -> Config {
+    let mut config = Config::new(http::Uri::from_static("https://127.0.0.1:6443"));
+    config.accept_invalid_certs = insecure;
+    config.root_cert = ca.then(|| vec![b"kubeconfig CA".to_vec()]);
+    config.tls_server_name = server_name.map(str::to_string);
+    config
+}
+
+/// A CA file for `--certificate-authority`.
+fn ca_file(dir: &Path) -> PathBuf {
+    // Any certificate will do: only where the trust comes from is under test.
+    write(
+        dir,
+        "ca.crt",
+        "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n",
+    )
+}
+
+#[test]
+fn certificate_authority_flag_turns_verification_back_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ConfigFlags {
+        certificate_authority: Some(ca_file(dir.path())),
+        ..Default::default()
+    };
+    let mut config = tls_config(true, false, None);
+    flags.apply_overrides(&mut config).unwrap();
+    assert!(!config.accept_invalid_certs, "client-go verifies again");
+    assert_eq!(config.root_cert, Some(vec![vec![0x30, 0x00]]));
+}
+
+#[test]
+fn insecure_flag_drops_the_kubeconfig_ca() {
+    let flags = ConfigFlags {
+        insecure_skip_tls_verify: true,
+        ..Default::default()
+    };
+    let mut config = tls_config(false, true, None);
+    flags.apply_overrides(&mut config).unwrap();
+    assert!(config.accept_invalid_certs);
+    assert_eq!(config.root_cert, None);
+}
+
+#[test]
+fn a_ca_with_the_insecure_flag_is_refused_in_client_go_s_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ConfigFlags {
+        certificate_authority: Some(ca_file(dir.path())),
+        insecure_skip_tls_verify: true,
+        ..Default::default()
+    };
+    let err = flags
+        .apply_overrides(&mut tls_config(false, false, None))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "specifying a root certificates file with the insecure flag is not allowed"
+    );
+    // A kubeconfig that says both is refused as well.
+    let err = ConfigFlags::default()
+        .apply_overrides(&mut tls_config(true, true, None))
+        .unwrap_err();
+    assert!(matches!(err, Error::InsecureWithCa), "{err}");
+}
+
+#[test]
+fn server_flag_clears_the_kubeconfig_tls_server_name() {
+    let with = |server: Option<&str>, name: Option<&str>| {
+        let flags = ConfigFlags {
+            server: server.map(str::to_string),
+            tls_server_name: name.map(str::to_string),
+            ..Default::default()
+        };
+        let mut config = tls_config(false, true, Some("from-kubeconfig"));
+        flags.apply_overrides(&mut config).unwrap();
+        config.tls_server_name
+    };
+    assert_eq!(with(None, None).as_deref(), Some("from-kubeconfig"));
+    assert_eq!(with(Some("https://127.0.0.1:1"), None), None);
+    assert_eq!(
+        with(Some("https://127.0.0.1:1"), Some("kubernetes")).as_deref(),
+        Some("kubernetes")
+    );
+    assert_eq!(
+        with(None, Some("kubernetes")).as_deref(),
+        Some("kubernetes")
+    );
+}

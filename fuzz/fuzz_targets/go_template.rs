@@ -1,0 +1,4 @@
+//! Fuzz target `go_template`: [`shared::fuzzing::go_template`] on arbitrary bytes (corpus in `fuzz/corpus/go_template/`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shared::fuzzing::go_template(data));
