@@ -374,7 +374,10 @@ const CASES: &[Case] = &[
         context: "closed-port",
         cluster: "closed",
         user: "static-token",
-        says: &["client error (Connect)"],
+        says: &[
+            "client error (Connect)",
+            "Unable to connect to the server: Connection refused",
+        ],
     },
 ];
 
