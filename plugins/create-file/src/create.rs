@@ -3,7 +3,12 @@
 //!
 //! - Namespaces and CustomResourceDefinitions are created first (together, bounded),
 //!   then the CRDs are awaited until Established, then everything else is created with
-//!   at most `--concurrency` requests in flight.
+//!   at most `--concurrency` requests in flight — fewer while the server throttles
+//!   ([`crate::limit`]).
+//! - A create the server applied but answered with a `5xx` is retried by the client
+//!   (`shared::rest::retry`) and then meets `AlreadyExists`; that object was created
+//!   by this very request, so it is read back and reported as created: every object
+//!   is created exactly once and reported once.
 //! - Results are printed in input order as soon as every earlier object is done, so
 //!   output is deterministic whatever order the server answers in.
 //! - Every failure (from the Builder or the server) is reported at the end with its
@@ -26,7 +31,9 @@ use shared::flags::DryRunStrategy;
 use shared::printers::Error as PrintError;
 use shared::resource::{Info, Visited};
 use shared::rest::Helper;
+use shared::rest::retry::track;
 
+use crate::limit::Limiter;
 use crate::options::CreateFileOptions;
 use crate::report::{Failure, write_failures};
 
@@ -133,6 +140,8 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         opts,
     };
     let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
+    let limiter = Limiter::new(opts.concurrency);
+    let limiter = &limiter;
 
     let client = match (&opts.client, opts.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
@@ -174,6 +183,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     let created_crds = create_batch(
         opts,
         client,
+        limiter,
         first.iter().map(|(i, info)| (*i, info)),
         &BTreeSet::new(),
         &mut output,
@@ -222,7 +232,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
                 Job::Skip => None,
                 Job::Done(result) => Some(result),
                 Job::Create(info) => Some(
-                    create_one(opts, client, &info, groups)
+                    create_one(opts, client, limiter, &info, groups)
                         .await
                         .map_err(|e| Failure::creating(&info.origin, e)),
                 ),
@@ -239,7 +249,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     for (index, mut info) in deferred.into_inner() {
         warn(&info);
         let result = match prepare(&mut info) {
-            Ok(()) => create_one(opts, client, &info, groups)
+            Ok(()) => create_one(opts, client, limiter, &info, groups)
                 .await
                 .map_err(|e| Failure::creating(&info.origin, e)),
             Err(failure) => Err(failure),
@@ -276,6 +286,7 @@ fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
 async fn create_batch<'a>(
     opts: &CreateFileOptions,
     client: &kube::Client,
+    limiter: &Limiter,
     batch: impl Iterator<Item = (usize, &'a Info)>,
     new_crd_groups: &BTreeSet<String>,
     output: &mut Output<'_>,
@@ -286,7 +297,7 @@ async fn create_batch<'a>(
             (
                 index,
                 info,
-                create_one(opts, client, info, new_crd_groups).await,
+                create_one(opts, client, limiter, info, new_crd_groups).await,
             )
         })
         .buffer_unordered(opts.concurrency);
@@ -302,10 +313,12 @@ async fn create_batch<'a>(
     Ok(created_crds)
 }
 
-/// One create, retrying the 404s of a CRD that was only just established.
+/// One create, retrying the 404s of a CRD that was only just established, within the
+/// limiter's bound.
 async fn create_one(
     opts: &CreateFileOptions,
     client: &kube::Client,
+    limiter: &Limiter,
     info: &Info,
     new_crd_groups: &BTreeSet<String>,
 ) -> Result<Value, kube::Error> {
@@ -320,7 +333,31 @@ async fn create_one(
         .with_field_manager(&opts.field_manager);
     let mut attempt = 0;
     loop {
-        match helper.create(info.namespace(), &info.object).await {
+        let slot = limiter.acquire().await;
+        let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
+        limiter.release(slot, attempts.throttled());
+        if attempts.throttled() {
+            tracing::debug!(limit = limiter.limit(), "throttled: fewer creates in flight");
+        }
+        let result = match result {
+            // The retried POST found the object its own earlier attempt stored (the
+            // server applied it, then answered 5xx). A dry run stores nothing, and an
+            // object without a name (generateName) cannot be told from another.
+            Err(kube::Error::Api(status))
+                if status.reason == "AlreadyExists"
+                    && attempts.server_failed()
+                    && opts.dry_run == DryRunStrategy::None
+                    && !info.name().is_empty() =>
+            {
+                tracing::debug!(
+                    name = info.name(),
+                    "AlreadyExists after a retried 5xx: created by the first attempt"
+                );
+                helper.get(info.namespace(), info.name()).await
+            }
+            other => other,
+        };
+        match result {
             Err(kube::Error::Api(status))
                 if status.code == 404
                     && new_crd_groups.contains(&info.gvk.group)

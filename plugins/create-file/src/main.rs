@@ -9,6 +9,7 @@ mod args;
 mod create;
 mod edit;
 mod help;
+mod limit;
 mod options;
 mod report;
 
