@@ -1,0 +1,194 @@
+//! `kubectl create-file` under field conditions (issue 17): injected throttling and
+//! answers lost after the server applied the write, through the fault proxy
+//! (`tests::faults::proxy`) in front of the shared cluster; and a real throttling API
+//! server (`tests::harness::throttled_cluster`).
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams};
+use tests::faults::proxy::{ApiProxy, Inject};
+use tests::harness::{
+    ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster, throttled_cluster,
+};
+
+/// `n` ConfigMaps in one multi-document file.
+fn configmaps(prefix: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i:04}\ndata:\n  k: v{i}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// The names of the ConfigMaps of `ns`, sorted (a name exists at most once, so a
+/// list equal to the input's names means each object was created, and only once).
+async fn configmap_names(ns: &str) -> Vec<String> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps")
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|n| n != "kube-root-ca.crt")
+        .collect();
+    names.sort();
+    names
+}
+
+fn expected(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i:04}")).collect()
+}
+
+/// Runs `kubectl <args> -f -` with `input` through the proxy.
+fn through(proxy: &ApiProxy, args: &[&str], input: &str) -> Output {
+    cluster()
+        .kubectl()
+        .env("KUBECONFIG", &proxy.kubeconfig)
+        .args(args)
+        .args(["-f", "-"])
+        .stdin(input.to_string())
+        .run()
+}
+
+/// What the issue saw: every third write answered `429` with `Retry-After: 1`.
+/// kubectl's client retries and creates all 300; so must create-file, once each.
+#[tokio::test]
+async fn every_third_write_throttled_all_created_as_with_kubectl() {
+    const N: usize = 300;
+    let ns = cluster().namespace("cf-throttled").await;
+    let reference = cluster().namespace("cf-throttled-kubectl").await;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    let input = configmaps("cm", N);
+    proxy.inject(Some(Inject::Throttle {
+        every: 3,
+        retry_after: 1,
+    }));
+
+    let out = through(&proxy, &["create-file", "-n", ns.as_str()], &input);
+    out.success();
+    assert!(
+        !out.stderr.contains("TooManyRequests"),
+        "stderr: {}",
+        out.stderr
+    );
+    assert_eq!(out.stdout.lines().count(), N, "one line per object");
+    assert_eq!(configmap_names(ns.as_str()).await, expected("cm", N));
+
+    let kubectl = through(&proxy, &["create", "-n", reference.as_str()], &input);
+    kubectl.success();
+    assert_eq!(
+        configmap_names(reference.as_str()).await,
+        configmap_names(ns.as_str()).await,
+        "the same objects as kubectl create -f"
+    );
+}
+
+/// Every fifth create is applied by the server but its answer is lost (`504` with
+/// `Retry-After`): the client retries, the retry meets `AlreadyExists` — the object
+/// this very create stored. create-file reports it created, once, and exits 0
+/// (kubectl would print `AlreadyExists` for it and exit 1).
+#[tokio::test]
+async fn a_create_applied_but_answered_504_is_created_once_and_reported_once() {
+    const N: usize = 60;
+    let ns = cluster().namespace("cf-lost-answer").await;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    proxy.inject(Some(Inject::LoseAnswer {
+        every: 5,
+        retry_after: 0,
+    }));
+    let out = through(
+        &proxy,
+        &["create-file", "-n", ns.as_str()],
+        &configmaps("lost", N),
+    );
+    out.success();
+    assert!(
+        !out.stderr.contains("AlreadyExists"),
+        "stderr: {}",
+        out.stderr
+    );
+    let mut reported: Vec<&str> = out.stdout.lines().collect();
+    reported.sort_unstable();
+    let want: Vec<String> = expected("lost", N)
+        .iter()
+        .map(|n| format!("configmap/{n} created"))
+        .collect();
+    assert_eq!(reported, want);
+    assert_eq!(configmap_names(ns.as_str()).await, expected("lost", N));
+
+    // The reference: kubectl's client retries the same way and reports the
+    // AlreadyExists it then meets.
+    let reference = cluster().namespace("cf-lost-answer-kubectl").await;
+    let kubectl = through(
+        &proxy,
+        &["create", "-n", reference.as_str()],
+        &configmaps("lost", N),
+    );
+    assert_eq!(kubectl.code, 1, "kubectl: {}", kubectl.stderr);
+    assert!(kubectl.stderr.contains("AlreadyExists"), "{}", kubectl.stderr);
+    assert_eq!(configmap_names(reference.as_str()).await, expected("lost", N));
+}
+
+/// The names of the ConfigMaps starting with `prefix` in the throttled cluster's
+/// `limited` namespace.
+async fn throttled_names(prefix: &str) -> Vec<String> {
+    let client = tests::controlplane::client_for(&throttled_cluster().kubeconfig, ADMIN_CONTEXT)
+        .await
+        .expect("admin client");
+    let api: Api<ConfigMap> = Api::namespaced(client, LIMITED_NAMESPACE);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list configmaps")
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|n| n.starts_with(&format!("{prefix}-")))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A real throttling API server (one mutating request in flight, `429` with
+/// `Retry-After: 1` beyond): 2,000 ConfigMaps from one file are all created, each
+/// once, exit 0 — as `kubectl create -f` does with the same file.
+#[tokio::test]
+async fn two_thousand_configmaps_against_a_throttling_api_server() {
+    const N: usize = 2000;
+    let cluster = throttled_cluster();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cms.yaml");
+    std::fs::write(&file, configmaps("thr", N)).expect("write");
+    let out = cluster
+        .kubectl()
+        .arg("create-file")
+        .args(["--context", LIMITED_CONTEXT, "-n", LIMITED_NAMESPACE, "-v=4", "-f"])
+        .arg(&file)
+        .run();
+    out.success();
+    // The precondition: the server did throttle this run.
+    assert!(
+        out.stderr.contains("Got a Retry-After 1s response (status 429)"),
+        "the server never throttled: {}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("Error from server"), "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), N);
+    assert_eq!(throttled_names("thr").await, expected("thr", N));
+
+    std::fs::write(&file, configmaps("thr-kubectl", N)).expect("write");
+    let kubectl = cluster
+        .kubectl()
+        .args(["create", "--context", LIMITED_CONTEXT, "-n", LIMITED_NAMESPACE, "-f"])
+        .arg(&file)
+        .run();
+    kubectl.success();
+    assert_eq!(
+        throttled_names("thr-kubectl").await,
+        expected("thr-kubectl", N)
+    );
+}
