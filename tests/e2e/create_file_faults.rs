@@ -154,11 +154,11 @@ async fn throttled_names(prefix: &str) -> Vec<String> {
 }
 
 /// A real throttling API server (one mutating request in flight, `429` with
-/// `Retry-After: 1` beyond): 2,000 ConfigMaps from one file are all created, each
+/// `Retry-After: 1` beyond): 5,000 ConfigMaps from one file are all created, each
 /// once, exit 0 — as `kubectl create -f` does with the same file.
 #[tokio::test]
-async fn two_thousand_configmaps_against_a_throttling_api_server() {
-    const N: usize = 2000;
+async fn five_thousand_configmaps_against_a_throttling_api_server() {
+    const N: usize = 5000;
     let cluster = throttled_cluster();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("cms.yaml");
