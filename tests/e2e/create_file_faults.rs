@@ -192,3 +192,82 @@ async fn five_thousand_configmaps_against_a_throttling_api_server() {
         expected("thr-kubectl", N)
     );
 }
+
+/// `n` Pods without resources (and with `extra` in their spec, indented for it).
+fn pods(n: usize, extra: &str) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p-{i:02}\nspec:\n{extra}  containers:\n  - name: c\n    image: busybox:1.36\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// A LimitRange followed by 40 Pods without resources: kubectl creates the LimitRange
+/// first, so every Pod gets its defaults; so must create-file, whose concurrency
+/// would otherwise admit some Pods before the LimitRange exists.
+#[tokio::test]
+async fn a_limitrange_before_pods_gives_every_pod_its_defaults() {
+    use k8s_openapi::api::core::v1::Pod;
+    const N: usize = 40;
+    let ns = cluster().namespace("cf-order-limits").await;
+    let input = format!(
+        "apiVersion: v1\nkind: LimitRange\nmetadata:\n  name: defaults\nspec:\n  limits:\n  - type: Container\n    default: {{cpu: 300m, memory: 64Mi}}\n    defaultRequest: {{cpu: 100m, memory: 32Mi}}\n---\n{}",
+        pods(N, "")
+    );
+    cluster()
+        .kubectl()
+        .args(["create-file", "-n", ns.as_str(), "-f", "-"])
+        .stdin(input)
+        .run()
+        .success();
+    let api: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let pods = api.list(&ListParams::default()).await.expect("list pods");
+    assert_eq!(pods.items.len(), N);
+    for pod in &pods.items {
+        let resources = pod.spec.as_ref().expect("spec").containers[0]
+            .resources
+            .clone()
+            .unwrap_or_default();
+        let limits = resources.limits.unwrap_or_default();
+        let requests = resources.requests.unwrap_or_default();
+        assert_eq!(
+            (
+                limits.get("cpu").map(|q| q.0.as_str()),
+                requests.get("memory").map(|q| q.0.as_str())
+            ),
+            (Some("300m"), Some("32Mi")),
+            "pod {:?} was admitted without the LimitRange's defaults",
+            pod.metadata.name
+        );
+    }
+}
+
+/// A ServiceAccount followed by Pods naming it: ServiceAccount admission refuses a Pod
+/// whose account does not exist, so every Pod is created as with kubectl. (The 1.20
+/// plug-in looks a missing account up live a few times before refusing, which hides
+/// most races; the LimitRange test above is the one unordered creates fail.)
+#[tokio::test]
+async fn a_serviceaccount_before_the_pods_naming_it() {
+    use k8s_openapi::api::core::v1::Pod;
+    const N: usize = 30;
+    let ns = cluster().namespace("cf-order-sa").await;
+    let input = format!(
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n---\n{}",
+        pods(N, "  serviceAccountName: runner\n  automountServiceAccountToken: false\n")
+    );
+    let out = cluster()
+        .kubectl()
+        .args(["create-file", "-n", ns.as_str(), "-f", "-"])
+        .stdin(input)
+        .run();
+    out.success();
+    let api: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+    let pods = api.list(&ListParams::default()).await.expect("list pods");
+    assert_eq!(pods.items.len(), N, "{}", out.stderr);
+    assert!(pods.items.iter().all(|p| {
+        p.spec.as_ref().and_then(|s| s.service_account_name.as_deref()) == Some("runner")
+    }));
+}

@@ -9,6 +9,10 @@
 //!   (`shared::rest::retry`) and then meets `AlreadyExists`; that object was created
 //!   by this very request, so it is read back and reported as created: every object
 //!   is created exactly once and reported once.
+//! - An object whose kind changes the admission of later ones (a LimitRange, a
+//!   ServiceAccount, a Role… see [`crate::order`]) is an order barrier: it is created
+//!   alone, after everything before it and before anything after it, so the result is
+//!   kubectl's one-at-a-time result.
 //! - Results are printed in input order as soon as every earlier object is done, so
 //!   output is deterministic whatever order the server answers in.
 //! - Every failure (from the Builder or the server) is reported at the end with its
@@ -35,6 +39,7 @@ use shared::rest::retry::track;
 
 use crate::limit::Limiter;
 use crate::options::CreateFileOptions;
+use crate::order;
 use crate::report::{Failure, write_failures};
 
 /// The annotation `kubectl apply` reads (`--save-config`).
@@ -226,23 +231,53 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         (index, job)
     });
     let groups = &groups;
-    let mut results = futures::stream::iter(jobs)
-        .map(|(index, job)| async move {
-            let result = match job {
-                Job::Skip => None,
-                Job::Done(result) => Some(result),
-                Job::Create(info) => Some(
-                    create_one(opts, client, limiter, &info, groups)
-                        .await
-                        .map_err(|e| Failure::creating(&info.origin, e)),
-                ),
-            };
-            (index, result)
-        })
-        .buffer_unordered(opts.concurrency);
-    while let Some((index, result)) = results.next().await {
-        if let Some(result) = result {
-            output.set(index, result)?;
+    let run = |index: usize, job: Job| async move {
+        let result = match job {
+            Job::Skip => None,
+            Job::Done(result) => Some(result),
+            Job::Create(info) => Some(
+                create_one(opts, client, limiter, &info, groups)
+                    .await
+                    .map_err(|e| Failure::creating(&info.origin, e)),
+            ),
+        };
+        (index, result)
+    };
+    // Up to `--concurrency` creates in flight, except around an order barrier
+    // (`crate::order`): it waits for everything before it and goes alone.
+    let mut jobs = jobs;
+    let mut results = futures::stream::FuturesUnordered::new();
+    let mut exhausted = false;
+    loop {
+        let mut barrier = None;
+        while !exhausted && results.len() < opts.concurrency {
+            match jobs.next() {
+                None => exhausted = true,
+                Some((index, Job::Create(info)))
+                    if order::is_barrier(&info.gvk.group, &info.gvk.kind) =>
+                {
+                    barrier = Some((index, Job::Create(info)));
+                    break;
+                }
+                Some((index, job)) => results.push(run(index, job)),
+            }
+        }
+        if let Some((index, job)) = barrier {
+            while let Some((index, result)) = results.next().await {
+                if let Some(result) = result {
+                    output.set(index, result)?;
+                }
+            }
+            if let (index, Some(result)) = run(index, job).await {
+                output.set(index, result)?;
+            }
+            continue;
+        }
+        match results.next().await {
+            Some((index, Some(result))) => output.set(index, result)?,
+            Some((_, None)) => {}
+            None if exhausted => break,
+            None => {}
         }
     }
     drop(results);

@@ -10,6 +10,7 @@ mod create;
 mod edit;
 mod help;
 mod limit;
+mod order;
 mod options;
 mod report;
 
