@@ -129,8 +129,15 @@ async fn a_create_applied_but_answered_504_is_created_once_and_reported_once() {
         &configmaps("lost", N),
     );
     assert_eq!(kubectl.code, 1, "kubectl: {}", kubectl.stderr);
-    assert!(kubectl.stderr.contains("AlreadyExists"), "{}", kubectl.stderr);
-    assert_eq!(configmap_names(reference.as_str()).await, expected("lost", N));
+    assert!(
+        kubectl.stderr.contains("AlreadyExists"),
+        "{}",
+        kubectl.stderr
+    );
+    assert_eq!(
+        configmap_names(reference.as_str()).await,
+        expected("lost", N)
+    );
 }
 
 /// The names of the ConfigMaps starting with `prefix` in the throttled cluster's
@@ -166,13 +173,21 @@ async fn five_thousand_configmaps_against_a_throttling_api_server() {
     let out = cluster
         .kubectl()
         .arg("create-file")
-        .args(["--context", LIMITED_CONTEXT, "-n", LIMITED_NAMESPACE, "-v=4", "-f"])
+        .args([
+            "--context",
+            LIMITED_CONTEXT,
+            "-n",
+            LIMITED_NAMESPACE,
+            "-v=4",
+            "-f",
+        ])
         .arg(&file)
         .run();
     out.success();
     // The precondition: the server did throttle this run.
     assert!(
-        out.stderr.contains("Got a Retry-After 1s response (status 429)"),
+        out.stderr
+            .contains("Got a Retry-After 1s response (status 429)"),
         "the server never throttled: {}",
         out.stderr
     );
@@ -183,7 +198,14 @@ async fn five_thousand_configmaps_against_a_throttling_api_server() {
     std::fs::write(&file, configmaps("thr-kubectl", N)).expect("write");
     let kubectl = cluster
         .kubectl()
-        .args(["create", "--context", LIMITED_CONTEXT, "-n", LIMITED_NAMESPACE, "-f"])
+        .args([
+            "create",
+            "--context",
+            LIMITED_CONTEXT,
+            "-n",
+            LIMITED_NAMESPACE,
+            "-f",
+        ])
         .arg(&file)
         .run();
     kubectl.success();
@@ -256,7 +278,10 @@ async fn a_serviceaccount_before_the_pods_naming_it() {
     let ns = cluster().namespace("cf-order-sa").await;
     let input = format!(
         "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n---\n{}",
-        pods(N, "  serviceAccountName: runner\n  automountServiceAccountToken: false\n")
+        pods(
+            N,
+            "  serviceAccountName: runner\n  automountServiceAccountToken: false\n"
+        )
     );
     let out = cluster()
         .kubectl()
@@ -268,6 +293,9 @@ async fn a_serviceaccount_before_the_pods_naming_it() {
     let pods = api.list(&ListParams::default()).await.expect("list pods");
     assert_eq!(pods.items.len(), N, "{}", out.stderr);
     assert!(pods.items.iter().all(|p| {
-        p.spec.as_ref().and_then(|s| s.service_account_name.as_deref()) == Some("runner")
+        p.spec
+            .as_ref()
+            .and_then(|s| s.service_account_name.as_deref())
+            == Some("runner")
     }));
 }

@@ -372,7 +372,10 @@ async fn create_one(
         let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
         limiter.release(slot, attempts.throttled());
         if attempts.throttled() {
-            tracing::debug!(limit = limiter.limit(), "throttled: fewer creates in flight");
+            tracing::debug!(
+                limit = limiter.limit(),
+                "throttled: fewer creates in flight"
+            );
         }
         let result = match result {
             // The retried POST found the object its own earlier attempt stored (the

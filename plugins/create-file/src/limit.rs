@@ -38,7 +38,6 @@ impl Aimd {
     /// How many requests may be in flight now.
     pub fn limit(&self) -> usize {
         // Truncation is the point: 1.5 allows one request.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let limit = self.limit as usize;
         limit.clamp(1, self.max)
     }
@@ -93,7 +92,6 @@ impl Limiter {
     /// Waits until one more request may be in flight.
     pub async fn acquire(&self) -> Slot<'_> {
         // The semaphore is never closed.
-        #[allow(clippy::expect_used)]
         let permit = self.permits.acquire().await.expect("semaphore open");
         let round = self.lock().aimd.round();
         Slot { permit, round }

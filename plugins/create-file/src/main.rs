@@ -10,8 +10,8 @@ mod create;
 mod edit;
 mod help;
 mod limit;
-mod order;
 mod options;
+mod order;
 mod report;
 
 const COMMAND: &str = "kubectl create-file";

@@ -66,8 +66,14 @@ mod tests {
             ("rbac.authorization.k8s.io", "Role"),
             ("rbac.authorization.k8s.io", "ClusterRole"),
             ("rbac.authorization.k8s.io", "RoleBinding"),
-            ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-            ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+            (
+                "admissionregistration.k8s.io",
+                "MutatingWebhookConfiguration",
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration",
+            ),
             ("policy", "PodSecurityPolicy"),
             ("node.k8s.io", "RuntimeClass"),
             ("storage.k8s.io", "StorageClass"),

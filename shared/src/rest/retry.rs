@@ -284,7 +284,10 @@ mod tests {
         assert_eq!(response.expect("answer").status(), StatusCode::CREATED);
         assert_eq!(
             attempts.retried,
-            vec![StatusCode::TOO_MANY_REQUESTS, StatusCode::SERVICE_UNAVAILABLE]
+            vec![
+                StatusCode::TOO_MANY_REQUESTS,
+                StatusCode::SERVICE_UNAVAILABLE
+            ]
         );
         assert_eq!(*bodies.lock().expect("lock"), vec![&b"{}"[..]; 3]);
         assert!(answers.lock().expect("lock").is_empty());
@@ -293,8 +296,8 @@ mod tests {
     /// After ten retries the eleventh answer stands, whatever it is.
     #[tokio::test]
     async fn the_layer_gives_up_with_the_servers_answer() {
-        use std::sync::atomic::{AtomicU32, Ordering};
         use std::sync::Arc;
+        use std::sync::atomic::{AtomicU32, Ordering};
         use tower::{Layer as _, ServiceExt as _};
 
         let calls = Arc::new(AtomicU32::new(0));
@@ -311,7 +314,9 @@ mod tests {
             }
         });
         let client = layer().layer(tower::util::BoxService::new(inner));
-        let request = Request::get("/api/v1/namespaces").body(Body::empty()).expect("request");
+        let request = Request::get("/api/v1/namespaces")
+            .body(Body::empty())
+            .expect("request");
         let (response, attempts) = track(client.oneshot(request)).await;
         assert_eq!(
             response.expect("answer").status(),

@@ -51,7 +51,12 @@ struct Args {
     #[arg(long, value_name = "N")]
     throttle_mutating: Option<u32>,
     /// With --throttle-mutating: at most N read requests in flight (0: no limit).
-    #[arg(long, value_name = "N", default_value_t = 0, requires = "throttle_mutating")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "throttle_mutating"
+    )]
     throttle_reads: u32,
 }
 

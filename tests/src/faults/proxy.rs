@@ -396,7 +396,12 @@ fn injection(req: &Request<Incoming>, shared: &Shared) -> Option<Inject> {
 }
 
 /// A `Status` answer as the API server writes it, with `Retry-After`.
-fn status_answer(code: StatusCode, reason: &str, message: &str, retry_after: u64) -> Response<Body> {
+fn status_answer(
+    code: StatusCode,
+    reason: &str,
+    message: &str,
+    retry_after: u64,
+) -> Response<Body> {
     let body = serde_json::json!({
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": message, "reason": reason,
