@@ -3,6 +3,8 @@
 //! (`tests::faults::proxy`) in front of the shared cluster; and a real throttling API
 //! server (`tests::harness::throttled_cluster`).
 
+use std::time::Duration;
+
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams};
 use tests::faults::proxy::{ApiProxy, Inject};
@@ -298,4 +300,30 @@ async fn a_serviceaccount_before_the_pods_naming_it() {
             .and_then(|s| s.service_account_name.as_deref())
             == Some("runner")
     }));
+}
+
+/// A far-away server (25 ms round trip through `faults::latency`): 200 ConfigMaps are
+/// all created, each once, printed in input order. (Correctness only; the speed is
+/// the benchmark's business.)
+#[tokio::test]
+async fn two_hundred_configmaps_through_25ms_of_latency() {
+    use tests::faults::latency::LatencyProxy;
+    const N: usize = 200;
+    let ns = cluster().namespace("cf-latency").await;
+    let proxy = LatencyProxy::for_kubeconfig(&cluster().kubeconfig, Duration::from_millis(25))
+        .expect("latency proxy");
+    let kubeconfig = proxy.kubeconfig(&cluster().kubeconfig).expect("kubeconfig");
+    let out = cluster()
+        .kubectl()
+        .env("KUBECONFIG", &kubeconfig)
+        .args(["create-file", "-n", ns.as_str(), "-f", "-"])
+        .stdin(configmaps("far", N))
+        .run();
+    out.success();
+    let want: Vec<String> = expected("far", N)
+        .iter()
+        .map(|n| format!("configmap/{n} created"))
+        .collect();
+    assert_eq!(out.stdout.lines().collect::<Vec<_>>(), want);
+    assert_eq!(configmap_names(ns.as_str()).await, expected("far", N));
 }
