@@ -327,3 +327,163 @@ async fn two_hundred_configmaps_through_25ms_of_latency() {
     assert_eq!(out.stdout.lines().collect::<Vec<_>>(), want);
     assert_eq!(configmap_names(ns.as_str()).await, expected("far", N));
 }
+
+/// The files of a directory of `n` ConfigMaps, one per file named after the object
+/// (so that each failure in the report names its object).
+fn configmap_dir(dir: &std::path::Path, prefix: &str, n: usize) {
+    for name in expected(prefix, n) {
+        std::fs::write(
+            dir.join(format!("{name}.yaml")),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"),
+        )
+        .expect("write manifest");
+    }
+}
+
+/// The names in `configmap/NAME created` lines.
+fn reported_created(stdout: &str) -> std::collections::BTreeSet<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("configmap/")?.strip_suffix(" created"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The API server restarted in the middle of a large create: the run ends (exit 1)
+/// with every object either reported created — and then it exists, once — or named
+/// in the error report; none is silently lost. Running the same command again creates
+/// the rest and reports `AlreadyExists` for the others, as kubectl does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_server_restart_mid_create_is_reported_and_a_rerun_finishes() {
+    use std::collections::BTreeSet;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    const N: usize = 2000;
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).expect("control plane");
+    let ns = cluster.namespace("cf-restart").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    configmap_dir(dir.path(), "r", N);
+    let args = [
+        "-n",
+        ns.as_str(),
+        "-f",
+        &dir.path().display().to_string(),
+        "--request-timeout=20s",
+    ]
+    .map(str::to_string);
+
+    let mut child = tokio::process::Command::new(
+        cluster
+            .plugin_dir
+            .join(tests::harness::plugin_binary("create-file")),
+    )
+    .args(&args)
+    .env("KUBECONFIG", &cluster.kubeconfig)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("spawn create-file");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let stderr = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stdout = String::new();
+    // Restart once a tenth of the objects are in.
+    while let Ok(Some(line)) = lines.next_line().await {
+        stdout.push_str(&line);
+        stdout.push('\n');
+        if stdout.lines().count() == N / 10 {
+            break;
+        }
+    }
+    plane.restart_apiserver().await.expect("restart");
+    let finished = tokio::time::timeout(Duration::from_secs(180), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        child.wait().await
+    })
+    .await
+    .expect("create-file ended within 180 s")
+    .expect("wait");
+    let stderr = stderr.await.expect("stderr reader");
+
+    // Every object is accounted for: reported created, or named in the report.
+    let created = reported_created(&stdout);
+    let failed: BTreeSet<String> = expected("r", N)
+        .into_iter()
+        .filter(|n| stderr.contains(&format!("{n}.yaml")))
+        .collect();
+    assert!(created.is_disjoint(&failed), "reported both ways");
+    assert_eq!(
+        created.len() + failed.len(),
+        N,
+        "objects neither reported created nor failed\n{stderr}"
+    );
+    assert_eq!(finished.code(), Some(1), "{stderr}");
+    assert!(!failed.is_empty());
+
+    // What was reported created exists (each name exists at most once by nature).
+    let existing: BTreeSet<String> = wait_list(cluster, ns.as_str()).await;
+    assert!(created.is_subset(&existing), "a reported create is missing");
+
+    // The same command again: the rest is created, the others are AlreadyExists.
+    let rerun = cluster.plugin("create-file").args(&args).run();
+    assert_eq!(rerun.code, 1, "{}", rerun.stderr);
+    let second = reported_created(&rerun.stdout);
+    let already: BTreeSet<String> = expected("r", N)
+        .into_iter()
+        .filter(|n| {
+            rerun
+                .stderr
+                .contains(&format!("configmaps \"{n}\" already exists"))
+        })
+        .collect();
+    assert_eq!(
+        already, existing,
+        "AlreadyExists for exactly those that existed"
+    );
+    assert_eq!(
+        second,
+        expected("r", N)
+            .into_iter()
+            .filter(|n| !existing.contains(n))
+            .collect(),
+        "the rest created by the re-run"
+    );
+    assert_eq!(
+        wait_list(cluster, ns.as_str()).await,
+        expected("r", N).into_iter().collect()
+    );
+}
+
+/// The ConfigMap names of `ns`, once the (restarted) API server answers.
+async fn wait_list(
+    cluster: &tests::harness::Cluster,
+    ns: &str,
+) -> std::collections::BTreeSet<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let api: Api<ConfigMap> = Api::namespaced(cluster.client().await, ns);
+        match api.list(&ListParams::default()).await {
+            Ok(list) => {
+                return list
+                    .items
+                    .into_iter()
+                    .filter_map(|cm| cm.metadata.name)
+                    .filter(|n| n != "kube-root-ca.crt")
+                    .collect();
+            }
+            Err(e) if tokio::time::Instant::now() < deadline => {
+                tracing::debug!("API server not back yet: {e}");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("the API server did not come back: {e}"),
+        }
+    }
+}
