@@ -368,6 +368,7 @@ async fn create_one(
         .with_field_manager(&opts.field_manager);
     let mut attempt = 0;
     loop {
+        let sent = std::time::SystemTime::now();
         let slot = limiter.acquire().await;
         let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
         limiter.release(slot, attempts.throttled());
@@ -387,11 +388,18 @@ async fn create_one(
                     && opts.dry_run == DryRunStrategy::None
                     && !info.name().is_empty() =>
             {
-                tracing::debug!(
-                    name = info.name(),
-                    "AlreadyExists after a retried 5xx: created by the first attempt"
-                );
-                helper.get(info.namespace(), info.name()).await
+                match helper.get(info.namespace(), info.name()).await {
+                    Ok(live) if created_since(&live, sent) => {
+                        tracing::debug!(
+                            name = info.name(),
+                            "AlreadyExists after a retried 5xx: created by the first attempt"
+                        );
+                        Ok(live)
+                    }
+                    // Older than this create (or unreadable): someone else's object,
+                    // reported as kubectl reports it.
+                    _ => Err(kube::Error::Api(status)),
+                }
             }
             other => other,
         };
@@ -407,6 +415,24 @@ async fn create_one(
             other => return other,
         }
     }
+}
+
+/// How far the server's clock may be behind ours for [`created_since`].
+const CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `live` (read back after `AlreadyExists`) was created no earlier than a
+/// request sent at `sent` (less [`CLOCK_SKEW`]; `creationTimestamp` has whole
+/// seconds): only then can it be that request's own object.
+fn created_since(live: &Value, sent: std::time::SystemTime) -> bool {
+    let Ok(created) = serde_json::from_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>(
+        live["metadata"]["creationTimestamp"].clone(),
+    ) else {
+        return false;
+    };
+    let Ok(sent) = (sent - CLOCK_SKEW).duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    i64::try_from(sent.as_secs()).is_ok_and(|sent| created.0.as_second() >= sent)
 }
 
 /// Waits (up to `--timeout` in all) for the CRDs created in this run to be Established.
@@ -489,6 +515,22 @@ fn save_config(object: &mut Value) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_an_object_created_since_the_request_is_its_own() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
+        // 2024-01-01T00:00:00Z
+        let live = json!({"metadata": {"creationTimestamp": "2024-01-01T00:00:00Z"}});
+        let created = 1_704_067_200;
+        assert!(created_since(&live, at(created)));
+        assert!(created_since(&live, at(created + 5)), "within the skew");
+        assert!(
+            !created_since(&live, at(created + 6)),
+            "older than the request"
+        );
+        assert!(!created_since(&json!({"metadata": {}}), at(created)));
+    }
 
     #[test]
     fn save_config_records_the_object_without_the_annotation() {
