@@ -245,42 +245,17 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     };
     // Up to `--concurrency` creates in flight, except around an order barrier
     // (`crate::order`): it waits for everything before it and goes alone.
-    let mut jobs = jobs;
-    let mut results = futures::stream::FuturesUnordered::new();
-    let mut exhausted = false;
-    loop {
-        let mut barrier = None;
-        while !exhausted && results.len() < opts.concurrency {
-            match jobs.next() {
-                None => exhausted = true,
-                Some((index, Job::Create(info)))
-                    if order::is_barrier(&info.gvk.group, &info.gvk.kind) =>
-                {
-                    barrier = Some((index, Job::Create(info)));
-                    break;
-                }
-                Some((index, job)) => results.push(run(index, job)),
-            }
-        }
-        if let Some((index, job)) = barrier {
-            while let Some((index, result)) = results.next().await {
-                if let Some(result) = result {
-                    output.set(index, result)?;
-                }
-            }
-            if let (index, Some(result)) = run(index, job).await {
-                output.set(index, result)?;
-            }
-            continue;
-        }
-        match results.next().await {
-            Some((index, Some(result))) => output.set(index, result)?,
-            Some((_, None)) => {}
-            None if exhausted => break,
-            None => {}
-        }
-    }
-    drop(results);
+    order::run_ordered(
+        jobs,
+        opts.concurrency,
+        |(_, job)| matches!(job, Job::Create(info) if order::is_barrier(&info.gvk.group, &info.gvk.kind)),
+        |(index, job)| run(index, job),
+        |(index, result)| match result {
+            Some(result) => output.set(index, result),
+            None => Ok(()),
+        },
+    )
+    .await?;
     for (index, mut info) in deferred.into_inner() {
         warn(&info);
         let result = match prepare(&mut info) {

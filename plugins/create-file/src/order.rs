@@ -10,6 +10,8 @@
 //! concurrently, where order cannot change the result. (Namespaces and
 //! CustomResourceDefinitions go before everything, see `create.rs`.)
 //!
+//! [`run_ordered`] is that schedule, apart from what is run.
+//!
 //! The list follows Helm's install order (`releaseutil.InstallOrder`) for the kinds
 //! that act at admission, plus the admission plug-ins of the API server that read
 //! other objects.
@@ -52,9 +54,129 @@ pub fn is_barrier(group: &str, kind: &str) -> bool {
     }
 }
 
+/// Runs `jobs` with at most `concurrency` in flight, except that a job for which
+/// `is_barrier` holds waits until every earlier job is done and runs alone; `done`
+/// gets each output as it finishes (an error stops the run). Jobs are taken from the
+/// iterator only as they are started, so a lazy input stays lazy.
+pub async fn run_ordered<J, T, Fut>(
+    jobs: impl Iterator<Item = J>,
+    concurrency: usize,
+    is_barrier: impl Fn(&J) -> bool,
+    run: impl Fn(J) -> Fut,
+    mut done: impl FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()>
+where
+    Fut: Future<Output = T>,
+{
+    use futures::StreamExt as _;
+    let concurrency = concurrency.max(1);
+    let mut jobs = jobs.fuse();
+    let mut in_flight = futures::stream::FuturesUnordered::new();
+    loop {
+        let mut barrier = None;
+        while in_flight.len() < concurrency {
+            match jobs.next() {
+                None => break,
+                Some(job) if is_barrier(&job) => {
+                    barrier = Some(job);
+                    break;
+                }
+                Some(job) => in_flight.push(run(job)),
+            }
+        }
+        if let Some(job) = barrier {
+            while let Some(output) = in_flight.next().await {
+                done(output)?;
+            }
+            done(run(job).await)?;
+            continue;
+        }
+        match in_flight.next().await {
+            Some(output) => done(output)?,
+            // Nothing in flight and nothing started: the input is exhausted.
+            None => return Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Jobs 0..30 with barriers at 7 and 8 (back to back) and 20: what ran when.
+    #[tokio::test]
+    async fn barriers_wait_for_everything_before_and_hold_everything_after() {
+        use std::cell::RefCell;
+        let barriers = [7, 8, 20];
+        let events = RefCell::new(Vec::new());
+        let in_flight = RefCell::new((0usize, 0usize));
+        let mut finished = Vec::new();
+        run_ordered(
+            0..30usize,
+            4,
+            |j| barriers.contains(j),
+            |j| {
+                let (events, in_flight) = (&events, &in_flight);
+                async move {
+                    events.borrow_mut().push(("start", j));
+                    {
+                        let mut f = in_flight.borrow_mut();
+                        f.0 += 1;
+                        f.1 = f.1.max(f.0);
+                    }
+                    // Later jobs finish sooner, so completion order differs from input.
+                    for _ in 0..(30 - j) % 5 {
+                        tokio::task::yield_now().await;
+                    }
+                    in_flight.borrow_mut().0 -= 1;
+                    events.borrow_mut().push(("end", j));
+                    j
+                }
+            },
+            |j| {
+                finished.push(j);
+                Ok(())
+            },
+        )
+        .await
+        .expect("run");
+        finished.sort_unstable();
+        assert_eq!(finished, (0..30).collect::<Vec<_>>());
+        let events = events.into_inner();
+        let at = |what: &str, j: usize| events.iter().position(|e| *e == (what, j)).expect("event");
+        for b in barriers {
+            for j in 0..30 {
+                if j < b {
+                    assert!(at("end", j) < at("start", b), "{j} before barrier {b}");
+                } else if j > b {
+                    assert!(at("start", j) > at("end", b), "{j} after barrier {b}");
+                }
+            }
+        }
+        let (_, most) = in_flight.into_inner();
+        assert_eq!(most, 4, "concurrency kept between barriers, never above it");
+    }
+
+    #[tokio::test]
+    async fn an_error_from_done_stops_the_run() {
+        let mut seen = 0;
+        let result = run_ordered(
+            0..10usize,
+            2,
+            |_| false,
+            |j| async move { j },
+            |_| {
+                seen += 1;
+                if seen == 3 {
+                    anyhow::bail!("stdout closed")
+                }
+                Ok(())
+            },
+        )
+        .await;
+        assert_eq!(result.expect_err("stops").to_string(), "stdout closed");
+        assert_eq!(seen, 3);
+    }
 
     #[test]
     fn admission_inputs_are_barriers() {
