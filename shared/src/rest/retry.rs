@@ -6,8 +6,10 @@
 //! many seconds, and gives up after 10 retries (`maxRetries`); a request whose body
 //! cannot be replayed is never retried. When it gives up, the last answer is the
 //! result, so the user sees the server's own error (`Error from server
-//! (TooManyRequests): …`). [`retry_after`] is that decision as a pure function and
-//! [`layer`] applies it to every request of a plugin's client.
+//! (TooManyRequests): …`). A GET whose connection was reset or cut mid-answer is
+//! retried too, after 1 s (`IsRetryableError`); a write never is. [`retry_after`] and
+//! [`retry_after_error`] are those decisions as pure functions and [`layer`] applies
+//! them to every request of a plugin's client.
 //!
 //! kube's own retry policy stays off ([`crate::flags::ConfigFlags::apply_overrides`]):
 //! it also retries without `Retry-After`, with exponential backoff up to 1000 s and
@@ -45,6 +47,50 @@ pub fn retry_after(status: StatusCode, headers: &HeaderMap, retries: u32) -> Opt
     }
     let seconds = retry_after_seconds(headers)?;
     Some(Duration::from_secs(seconds.max(0).unsigned_abs()))
+}
+
+/// client-go's `IsRetryableError` for `rest.Request.Do`: a GET whose connection was
+/// reset, or closed before the answer was complete, is retried after 1 s (client-go
+/// makes up a `Retry-After: 1` answer for it), within the same [`MAX_RETRIES`]. Writes
+/// are not retried on connection errors: the server may have applied them.
+pub fn retry_after_error(
+    method: &http::Method,
+    error: &(dyn std::error::Error + 'static),
+    retries: u32,
+) -> Option<Duration> {
+    if retries >= MAX_RETRIES || method != http::Method::GET {
+        return None;
+    }
+    is_probable_eof(error).then_some(Duration::from_secs(1))
+}
+
+/// Go's `net.IsConnectionReset` or `net.IsProbableEOF` anywhere in the error's chain.
+/// Partly by message, as Go's is: hyper's "incomplete message" has no public type to
+/// test without depending on hyper here.
+fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
+    const MESSAGES: [&str; 4] = [
+        "connection reset by peer",
+        "connection closed before message completed",
+        "use of closed network connection",
+        "unexpected end of file",
+    ];
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        let text = e.to_string().to_ascii_lowercase();
+        if MESSAGES.iter().any(|m| text.contains(m)) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// client-go's `retryAfterSeconds`: the first `Retry-After` value as a Go `Atoi`
@@ -109,7 +155,19 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
         req: &mut Request<Body>,
         result: &mut Result<Response<B>, BoxError>,
     ) -> Option<Self::Future> {
-        let response = result.as_ref().ok()?;
+        let response = match result {
+            Ok(response) => response,
+            Err(error) => {
+                let wait = retry_after_error(req.method(), error.as_ref(), self.retries)?;
+                self.retries += 1;
+                tracing::debug!(
+                    "Got a connection error ({error}) for attempt {} to {}; retrying in 1s",
+                    self.retries,
+                    req.uri()
+                );
+                return Some(tokio::time::sleep(wait));
+            }
+        };
         let wait = retry_after(response.status(), response.headers(), self.retries)?;
         self.retries += 1;
         // client-go's V(4) line.
@@ -229,6 +287,48 @@ mod tests {
             retry_after(StatusCode::TOO_MANY_REQUESTS, &one, MAX_RETRIES),
             None
         );
+    }
+
+    #[test]
+    fn gets_cut_off_are_retried_after_a_second_writes_never() {
+        use std::io::{Error as IoError, ErrorKind};
+        let reset = IoError::from(ErrorKind::ConnectionReset);
+        let get = http::Method::GET;
+        assert_eq!(
+            retry_after_error(&get, &reset, 0),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(retry_after_error(&get, &reset, MAX_RETRIES), None);
+        for method in [
+            http::Method::POST,
+            http::Method::PUT,
+            http::Method::PATCH,
+            http::Method::DELETE,
+        ] {
+            assert_eq!(retry_after_error(&method, &reset, 0), None, "{method}");
+        }
+        // Deep in a chain, and by hyper's message.
+        #[derive(Debug)]
+        struct Wrapper(Box<dyn std::error::Error + Send + Sync>);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("client error (SendRequest)")
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(self.0.as_ref())
+            }
+        }
+        let incomplete = Wrapper("connection closed before message completed".into());
+        assert!(retry_after_error(&get, &incomplete, 0).is_some());
+        let eof = Wrapper(Box::new(IoError::from(ErrorKind::UnexpectedEof)));
+        assert!(retry_after_error(&get, &eof, 0).is_some());
+        // Refused (the server is down) and timeouts are not client-go's retryable ones.
+        for kind in [ErrorKind::ConnectionRefused, ErrorKind::TimedOut] {
+            let e = Wrapper(Box::new(IoError::from(kind)));
+            assert_eq!(retry_after_error(&get, &e, 0), None, "{kind:?}");
+        }
     }
 
     #[test]
