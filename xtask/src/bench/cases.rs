@@ -61,8 +61,14 @@ pub const HANDSHAKE_ROUND_TRIPS: u32 = 2;
 impl Case {
     /// The targets of the case: its kind's, with create-file's wall ratio raised to
     /// [`FAR_WALL_RATIO`] when a round trip is added (kubectl's one-at-a-time creates
-    /// pay it once per object, ours once per `--concurrency` objects).
+    /// pay it once per object, ours once per `--concurrency` objects), and none for a
+    /// far rolling-update.
     pub fn targets(&self) -> Vec<Target> {
+        // rolling-update's baseline is the ideal without latency: its target does not
+        // carry over to a far-away server.
+        if self.rtt_ms > 0 && matches!(self.kind, Kind::RollingUpdate { .. }) {
+            return vec![];
+        }
         let mut targets = self.kind.targets();
         if self.rtt_ms > 0
             && let Kind::CreateFile { objects } = self.kind
@@ -203,6 +209,12 @@ pub fn all() -> Vec<Case> {
             title: "rolling-update of 30 replicas vs the ideal",
             rtt_ms: 0,
             kind: Kind::RollingUpdate { replicas: 30 },
+        },
+        Case {
+            name: "rolling-update-10-25ms",
+            title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)",
+            rtt_ms: 25,
+            kind: Kind::RollingUpdate { replicas: 10 },
         },
     ]
 }
@@ -484,7 +496,11 @@ mod tests {
         let far: Vec<_> = cases.iter().filter(|c| c.rtt_ms > 0).collect();
         assert_eq!(
             far.iter().map(|c| (c.name, c.rtt_ms)).collect::<Vec<_>>(),
-            vec![("run-pod-create-25ms", 25), ("create-file-500-25ms", 25)]
+            vec![
+                ("run-pod-create-25ms", 25),
+                ("create-file-500-25ms", 25),
+                ("rolling-update-10-25ms", 25)
+            ]
         );
         let cf = far[1];
         assert_eq!(
@@ -492,6 +508,7 @@ mod tests {
             Target::WallRatioAtMost(FAR_WALL_RATIO),
             "20× kubectl at 25 ms"
         );
+        assert_eq!(far[2].targets(), vec![]);
         // The same kind without latency keeps its own target.
         let near = cases.iter().find(|c| c.name == "create-file-500").unwrap();
         assert_eq!(near.targets()[0], Target::WallRatioAtMost(0.2));
