@@ -63,14 +63,24 @@ async fn every_third_write_throttled_all_created_as_with_kubectl() {
     const N: usize = 300;
     let ns = cluster().namespace("cf-throttled").await;
     let reference = cluster().namespace("cf-throttled-kubectl").await;
-    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
     let input = configmaps("cm", N);
-    proxy.inject(Some(Inject::Throttle {
-        every: 3,
-        retry_after: 1,
-    }));
+    // One proxy each, so each sees exactly every third of its own writes throttled;
+    // the two run side by side (each spends most of its time waiting out 429s).
+    let throttling = || {
+        let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+        proxy.inject(Some(Inject::Throttle {
+            every: 3,
+            retry_after: 1,
+        }));
+        proxy
+    };
+    let (ours, theirs) = (throttling(), throttling());
+    let (out, kubectl) = std::thread::scope(|s| {
+        let kubectl = s.spawn(|| through(&theirs, &["create", "-n", reference.as_str()], &input));
+        let out = through(&ours, &["create-file", "-n", ns.as_str()], &input);
+        (out, kubectl.join().expect("kubectl thread"))
+    });
 
-    let out = through(&proxy, &["create-file", "-n", ns.as_str()], &input);
     out.success();
     assert!(
         !out.stderr.contains("TooManyRequests"),
@@ -79,8 +89,6 @@ async fn every_third_write_throttled_all_created_as_with_kubectl() {
     );
     assert_eq!(out.stdout.lines().count(), N, "one line per object");
     assert_eq!(configmap_names(ns.as_str()).await, expected("cm", N));
-
-    let kubectl = through(&proxy, &["create", "-n", reference.as_str()], &input);
     kubectl.success();
     assert_eq!(
         configmap_names(reference.as_str()).await,
