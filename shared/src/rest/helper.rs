@@ -63,6 +63,14 @@ impl Helper {
             .request::<Value>(self.create_request(namespace, object)?)
             .await
     }
+
+    /// GETs the object `name`.
+    pub async fn get(&self, namespace: Option<&str>, name: &str) -> Result<Value, kube::Error> {
+        let request = Request::new(self.mapping.collection_path(namespace))
+            .get(name, &kube::core::params::GetParams::default())
+            .map_err(kube::Error::BuildRequest)?;
+        self.client.request::<Value>(request).await
+    }
 }
 
 /// `kubectl create --raw PATH`: POSTs `body` as-is to `path` on the configured server

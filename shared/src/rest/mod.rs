@@ -2,7 +2,10 @@
 //!
 //! - [`helper`]: cli-runtime's `resource.Helper` for dynamic objects (create with
 //!   dry-run and field manager, raw POST), used by `create-file`.
+//! - [`retry`]: client-go's retries of `429` and `5xx` answers with `Retry-After`, a
+//!   layer on every plugin's client.
 
 pub mod helper;
+pub mod retry;
 
 pub use helper::{Helper, post_raw};

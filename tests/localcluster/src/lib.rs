@@ -1,8 +1,9 @@
 //! The addresses of kubeplug's local test cluster, without the cluster itself: where
 //! the control-plane binaries are ([`Binaries`]), the state file a running
 //! `kubeplug-cluster` writes ([`state::ClusterState`]), probes of its processes, a
-//! client for one of its contexts, and the names of the simulated node's steering
-//! annotations.
+//! client for one of its contexts, the names of the simulated node's steering
+//! annotations, and the latency proxy the e2e tests and the bench both put in front
+//! of it.
 //!
 //! The `tests` crate (the supervisor, the simulated node, the harness) re-exports all
 //! of it; `xtask` links only this crate and runs `kubeplug-cluster` as a program, so
@@ -10,6 +11,7 @@
 //! Linux-only) and xtask builds on every release platform.
 
 mod binaries;
+pub mod latency;
 pub mod process;
 pub mod state;
 pub mod steering;

@@ -45,6 +45,19 @@ struct Args {
     /// Default delay before a pod on a simulated node becomes Ready, in milliseconds.
     #[arg(long, default_value_t = 200)]
     ready_after_ms: u64,
+    /// Throttle like a busy cluster: API Priority and Fairness off and at most N
+    /// mutating requests in flight (the API server answers 429 with Retry-After: 1
+    /// beyond; system:masters users are exempt, the `limited` user is not).
+    #[arg(long, value_name = "N")]
+    throttle_mutating: Option<u32>,
+    /// With --throttle-mutating: at most N read requests in flight (0: no limit).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "throttle_mutating"
+    )]
+    throttle_reads: u32,
 }
 
 #[tokio::main]
@@ -73,6 +86,12 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         state_dir: args.state_dir.clone(),
         binaries,
         audit: args.audit,
+        throttle: args
+            .throttle_mutating
+            .map(|mutating| controlplane::Throttle {
+                max_requests_inflight: args.throttle_reads,
+                max_mutating_requests_inflight: mutating,
+            }),
     };
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.

@@ -48,6 +48,21 @@ pub struct Options {
     pub binaries: Binaries,
     /// Write a metadata-level audit log to `<state_dir>/audit.log`.
     pub audit: bool,
+    /// Throttle like a busy shared cluster (`None`: never throttle).
+    pub throttle: Option<Throttle>,
+}
+
+/// The API server's in-flight limits, with API Priority and Fairness off
+/// (`--enable-priority-and-fairness=false`): beyond them it answers `429` with
+/// `Retry-After: 1`, as a busy shared cluster does. Members of `system:masters` (the
+/// `admin` user, the controller-manager, the simulated node) are exempt from these
+/// limits; the `limited` user is throttled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttle {
+    /// `--max-requests-inflight` (reads; 0 is no limit).
+    pub max_requests_inflight: u32,
+    /// `--max-mutating-requests-inflight` (writes; 0 is no limit).
+    pub max_mutating_requests_inflight: u32,
 }
 
 /// Files of a running control plane, stable for scripts and tests.
@@ -188,6 +203,16 @@ impl ControlPlane {
             "--event-ttl=10m".to_string(),
             "--v=1".to_string(),
         ];
+        if let Some(throttle) = options.throttle {
+            api_args.extend([
+                "--enable-priority-and-fairness=false".to_string(),
+                format!("--max-requests-inflight={}", throttle.max_requests_inflight),
+                format!(
+                    "--max-mutating-requests-inflight={}",
+                    throttle.max_mutating_requests_inflight
+                ),
+            ]);
+        }
         if options.audit {
             let policy = write(
                 "audit-policy.yaml",

@@ -6,10 +6,13 @@
 //!   collector and the ReplicationController manager) and a restart of the API
 //!   server on the same etcd; used on `harness::isolated_cluster`, never on the
 //!   cluster the other tests share;
+//! - [`latency::LatencyProxy`]: a loopback TCP proxy that adds a round-trip time (a
+//!   far-away API server), for e2e tests and `cargo xtask bench`;
 //! - [`invariants::RcInvariants`]: what a rolling update must preserve, watched over
 //!   the whole run and checked at the end.
 
 pub mod invariants;
+pub use localcluster::latency;
 pub mod proxy;
 
 use std::path::{Path, PathBuf};

@@ -56,6 +56,18 @@ struct Plan {
     fired: bool,
 }
 
+/// Answers the proxy puts in place of the server's, for the retry tests: every
+/// `every`-th write (counted over all writes it sees, applied or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inject {
+    /// `429 TooManyRequests` with `Retry-After: retry_after`, not forwarded (what a
+    /// busy API server answers).
+    Throttle { every: usize, retry_after: u64 },
+    /// Forwarded; when the server applied it, the answer is replaced by `504 Timeout`
+    /// with `Retry-After: retry_after` (an answer lost after the write was applied).
+    LoseAnswer { every: usize, retry_after: u64 },
+}
+
 #[derive(Default)]
 struct Shared {
     writes: Mutex<Vec<Write>>,
@@ -64,6 +76,8 @@ struct Shared {
     /// Watches are answered `200` and then never sent an event (a stalled watch, as
     /// behind a load balancer that silently drops a long-lived stream).
     stall_watches: std::sync::atomic::AtomicBool,
+    /// The injection and the writes seen since it was set.
+    inject: Mutex<Option<(Inject, usize)>>,
 }
 
 /// The proxy; stops when dropped.
@@ -236,6 +250,11 @@ impl ApiProxy {
     pub fn fired(&self) -> bool {
         lock(&self.shared.plan).fired
     }
+
+    /// Sets (or with `None` clears) the answers injected from now on.
+    pub fn inject(&self, inject: Option<Inject>) {
+        *lock(&self.shared.inject) = inject.map(|i| (i, 0));
+    }
 }
 
 impl Drop for ApiProxy {
@@ -380,6 +399,48 @@ fn refused() -> Response<Body> {
     response
 }
 
+/// The injection due for this write, if any (counts the write).
+fn injection(req: &Request<Incoming>, shared: &Shared) -> Option<Inject> {
+    if !is_write(req) {
+        return None;
+    }
+    let mut inject = lock(&shared.inject);
+    let (kind, seen) = inject.as_mut()?;
+    *seen += 1;
+    let every = match *kind {
+        Inject::Throttle { every, .. } | Inject::LoseAnswer { every, .. } => every,
+    };
+    (every > 0 && *seen % every == 0).then_some(*kind)
+}
+
+/// A `Status` answer as the API server writes it, with `Retry-After`.
+fn status_answer(
+    code: StatusCode,
+    reason: &str,
+    message: &str,
+    retry_after: u64,
+) -> Response<Body> {
+    let body = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason,
+        "details": {"retryAfterSeconds": retry_after}, "code": code.as_u16(),
+    });
+    let mut response = Response::new(
+        Full::new(Bytes::from(body.to_string()))
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = code;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, retry_after.into());
+    response
+}
+
 async fn forward(
     req: Request<Incoming>,
     sender: &tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>,
@@ -404,12 +465,31 @@ async fn forward(
         );
         return Ok(response);
     }
+    let injected = injection(&req, shared);
+    if let Some(Inject::Throttle { retry_after, .. }) = injected {
+        return Ok(status_answer(
+            StatusCode::TOO_MANY_REQUESTS,
+            "TooManyRequests",
+            "Too many requests, please try again later.",
+            retry_after,
+        ));
+    }
     let write = is_write(&req).then(|| (req.method().to_string(), req.uri().path().to_string()));
     let response = {
         let mut sender = sender.lock().await;
         sender.ready().await?;
         sender.send_request(req).await?
     };
+    if let Some(Inject::LoseAnswer { retry_after, .. }) = injected
+        && response.status().is_success()
+    {
+        return Ok(status_answer(
+            StatusCode::GATEWAY_TIMEOUT,
+            "Timeout",
+            "Timeout: request did not complete within the allotted timeout",
+            retry_after,
+        ));
+    }
     let Some((method, path)) = write else {
         return Ok(response.map(BodyExt::boxed));
     };

@@ -47,7 +47,66 @@ pub enum Kind {
 pub struct Case {
     pub name: &'static str,
     pub title: &'static str,
+    /// Round trip added by a loopback latency proxy (`localcluster::latency`) in front
+    /// of the API server, for both sides; 0: none.
+    pub rtt_ms: u32,
     pub kind: Kind,
+}
+
+/// What issue 17 asks of create-file at 25 ms: at least 20× faster than kubectl.
+pub const FAR_WALL_RATIO: f64 = 0.05;
+/// Round trips before the first request: TCP's handshake and TLS 1.3's.
+pub const HANDSHAKE_ROUND_TRIPS: u32 = 2;
+
+impl Case {
+    /// The targets of the case: its kind's, with create-file's wall ratio raised to
+    /// [`FAR_WALL_RATIO`] when a round trip is added (kubectl's one-at-a-time creates
+    /// pay it once per object, ours once per `--concurrency` objects), and none for a
+    /// far rolling-update.
+    pub fn targets(&self) -> Vec<Target> {
+        // rolling-update's baseline is the ideal without latency: its target does not
+        // carry over to a far-away server.
+        if self.rtt_ms > 0 && matches!(self.kind, Kind::RollingUpdate { .. }) {
+            return vec![];
+        }
+        let mut targets = self.kind.targets();
+        if self.rtt_ms > 0
+            && let Kind::CreateFile { objects } = self.kind
+            && objects >= 500
+        {
+            for target in &mut targets {
+                if let Target::WallRatioAtMost(r) = target {
+                    *r = FAR_WALL_RATIO;
+                }
+            }
+        }
+        targets
+    }
+
+    /// The RTT-bound limit at this case's round trip: the handshakes, then one round
+    /// trip per `in_flight` requests (`None` without added latency or for cases
+    /// without a request count).
+    pub fn rtt_bound(&self, in_flight: u32) -> Option<Duration> {
+        let requests = match self.kind {
+            Kind::CreateFile { objects } => objects,
+            Kind::RunPodCreate => 1,
+            _ => return None,
+        };
+        (self.rtt_ms > 0).then(|| {
+            rtt_bound(
+                requests,
+                in_flight,
+                Duration::from_millis(self.rtt_ms.into()),
+            )
+        })
+    }
+}
+
+/// `requests` sent `in_flight` at a time over a link of round trip `rtt`, after the
+/// connection's handshakes: (handshakes + ⌈requests / in_flight⌉) round trips. A
+/// lower bound on the wall time, whatever the client.
+pub fn rtt_bound(requests: u32, in_flight: u32, rtt: Duration) -> Duration {
+    rtt * (HANDSHAKE_ROUND_TRIPS + requests.div_ceil(in_flight.max(1)))
 }
 
 pub const RUN_POD: &str = "kubectl-run_pod";
@@ -61,6 +120,7 @@ pub fn all() -> Vec<Case> {
         Case {
             name: "help-run-pod",
             title: "`--help` start-up: run-pod vs `kubectl run --help`",
+            rtt_ms: 0,
             kind: Kind::Help {
                 binary: RUN_POD,
                 kubectl: &["run", "--help"],
@@ -69,6 +129,7 @@ pub fn all() -> Vec<Case> {
         Case {
             name: "help-create-file",
             title: "`--help` start-up: create-file vs `kubectl create --help`",
+            rtt_ms: 0,
             kind: Kind::Help {
                 binary: CREATE_FILE,
                 kubectl: &["create", "--help"],
@@ -77,6 +138,7 @@ pub fn all() -> Vec<Case> {
         Case {
             name: "help-rolling-update",
             title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            rtt_ms: 0,
             kind: Kind::Help {
                 binary: ROLLING_UPDATE,
                 kubectl: &["rollout", "--help"],
@@ -85,47 +147,74 @@ pub fn all() -> Vec<Case> {
         Case {
             name: "run-pod-dry-run",
             title: "run-pod client dry run vs `kubectl run` (no server contact expected)",
+            rtt_ms: 0,
             kind: Kind::RunPodDryRun { via_kubectl: false },
         },
         Case {
             name: "run-pod-dry-run-via-kubectl",
             title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)",
+            rtt_ms: 0,
             kind: Kind::RunPodDryRun { via_kubectl: true },
         },
         Case {
             name: "run-pod-create",
             title: "run-pod real create vs `kubectl run` (one POST expected)",
+            rtt_ms: 0,
             kind: Kind::RunPodCreate,
         },
         Case {
             name: "create-file-50",
             title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`",
+            rtt_ms: 0,
             kind: Kind::CreateFile { objects: 50 },
         },
         Case {
             name: "create-file-500",
             title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`",
+            rtt_ms: 0,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
             name: "create-file-5000",
             title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`",
+            rtt_ms: 0,
             kind: Kind::CreateFile { objects: 5000 },
+        },
+        Case {
+            name: "run-pod-create-25ms",
+            title: "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)",
+            rtt_ms: 25,
+            kind: Kind::RunPodCreate,
+        },
+        Case {
+            name: "create-file-500-25ms",
+            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)",
+            rtt_ms: 25,
+            kind: Kind::CreateFile { objects: 500 },
         },
         Case {
             name: "rolling-update-3",
             title: "rolling-update of 3 replicas vs the ideal",
+            rtt_ms: 0,
             kind: Kind::RollingUpdate { replicas: 3 },
         },
         Case {
             name: "rolling-update-10",
             title: "rolling-update of 10 replicas vs the ideal",
+            rtt_ms: 0,
             kind: Kind::RollingUpdate { replicas: 10 },
         },
         Case {
             name: "rolling-update-30",
             title: "rolling-update of 30 replicas vs the ideal",
+            rtt_ms: 0,
             kind: Kind::RollingUpdate { replicas: 30 },
+        },
+        Case {
+            name: "rolling-update-10-25ms",
+            title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)",
+            rtt_ms: 25,
+            kind: Kind::RollingUpdate { replicas: 10 },
         },
     ]
 }
@@ -399,6 +488,51 @@ mod tests {
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             );
         }
+    }
+
+    #[test]
+    fn far_cases_are_listed_with_their_round_trip() {
+        let cases = all();
+        let far: Vec<_> = cases.iter().filter(|c| c.rtt_ms > 0).collect();
+        assert_eq!(
+            far.iter().map(|c| (c.name, c.rtt_ms)).collect::<Vec<_>>(),
+            vec![
+                ("run-pod-create-25ms", 25),
+                ("create-file-500-25ms", 25),
+                ("rolling-update-10-25ms", 25)
+            ]
+        );
+        let cf = far[1];
+        assert_eq!(
+            cf.targets()[0],
+            Target::WallRatioAtMost(FAR_WALL_RATIO),
+            "20× kubectl at 25 ms"
+        );
+        assert_eq!(far[2].targets(), vec![]);
+        // The same kind without latency keeps its own target.
+        let near = cases.iter().find(|c| c.name == "create-file-500").unwrap();
+        assert_eq!(near.targets()[0], Target::WallRatioAtMost(0.2));
+    }
+
+    #[test]
+    fn the_rtt_bound_is_handshakes_plus_rounds_of_requests() {
+        let rtt = Duration::from_millis(25);
+        // 500 creates, 32 at a time: 16 rounds, plus 2 handshake round trips.
+        assert_eq!(rtt_bound(500, 32, rtt), Duration::from_millis(25 * 18));
+        assert_eq!(rtt_bound(1, 32, rtt), Duration::from_millis(75));
+        // One at a time, as kubectl: one round trip per object.
+        assert_eq!(rtt_bound(500, 1, rtt), Duration::from_millis(25 * 502));
+        assert_eq!(rtt_bound(10, 0, rtt), rtt_bound(10, 1, rtt));
+        let far = all()
+            .into_iter()
+            .find(|c| c.name == "create-file-500-25ms")
+            .unwrap();
+        assert_eq!(far.rtt_bound(32), Some(Duration::from_millis(450)));
+        let near = all()
+            .into_iter()
+            .find(|c| c.name == "create-file-500")
+            .unwrap();
+        assert_eq!(near.rtt_bound(32), None);
     }
 
     #[test]

@@ -171,6 +171,8 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
         client,
         identities,
         audit,
+        base_kubeconfig: base_path.clone(),
+        latency: std::cell::RefCell::new(None),
     };
     let mut results = Vec::new();
     for (i, case) in selected.iter().enumerate() {
@@ -325,6 +327,10 @@ struct Bench {
     client: kube::Client,
     identities: audit::Identities,
     audit: Option<audit::Log>,
+    /// The kubeconfig of the cluster, for latency proxies to find its server.
+    base_kubeconfig: PathBuf,
+    /// The latency proxy of the case being run (cases with `rtt_ms`).
+    latency: std::cell::RefCell<Option<localcluster::latency::LatencyProxy>>,
 }
 
 /// One side's run that did not succeed.
@@ -346,18 +352,50 @@ impl Bench {
         let mut result = CaseResult {
             name: case.name.to_string(),
             title: case.title.to_string(),
-            series: case.kind.series(),
+            series: (case.rtt_ms == 0).then(|| case.kind.series()).flatten(),
             outcome: Outcome::Skipped("not run".into()),
-            targets: case.kind.targets(),
+            targets: case.targets(),
             ceiling: None,
             notes: Vec::new(),
             seconds: 0.0,
         };
-        result.outcome = match self.try_case(case, &mut result) {
-            Ok(outcome) => outcome,
-            Err(e) => Outcome::Failed(format!("{e:#}")),
+        result.outcome = match self.far(case, &mut result) {
+            Ok(()) => match self.try_case(case, &mut result) {
+                Ok(outcome) => outcome,
+                Err(e) => Outcome::Failed(format!("{e:#}")),
+            },
+            Err(e) => Outcome::Failed(format!("no latency proxy: {e:#}")),
         };
+        // Stopped before the next case.
+        self.latency.borrow_mut().take();
         result
+    }
+
+    /// For a case with a round trip: the latency proxy both sides go through, and the
+    /// RTT-bound limit in the notes.
+    fn far(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<()> {
+        if case.rtt_ms == 0 {
+            return Ok(());
+        }
+        let rtt = Duration::from_millis(case.rtt_ms.into());
+        let proxy =
+            localcluster::latency::LatencyProxy::for_kubeconfig(&self.base_kubeconfig, rtt)?;
+        result.notes.push(format!(
+            "both sides talk to the API server through a loopback TCP proxy adding {} ms per round trip \
+             (localcluster::latency); the in-process ceiling is not measured at this latency",
+            case.rtt_ms
+        ));
+        if let Some(limit) = case.rtt_bound(CEILING_IN_FLIGHT as u32) {
+            result.notes.push(format!(
+                "RTT-bound limit at {CEILING_IN_FLIGHT} in flight: {} ({} handshake round trips + one per \
+                 {CEILING_IN_FLIGHT} requests; kubectl, one at a time: {})",
+                report::secs(limit.as_secs_f64()),
+                cases::HANDSHAKE_ROUND_TRIPS,
+                report::secs(case.rtt_bound(1).unwrap_or(limit).as_secs_f64()),
+            ));
+        }
+        *self.latency.borrow_mut() = Some(proxy);
+        Ok(())
     }
 
     fn try_case(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<Outcome> {
@@ -407,7 +445,10 @@ impl Bench {
         let namespace = |side: char, run: &str| format!("kb-{}-{side}{run}", case.name);
 
         // The ceiling first: it is worth reporting even while our plugin is not there.
-        if let Kind::CreateFile { objects } = kind {
+        // (Not through a latency proxy: it is the loopback ceiling.)
+        if let Kind::CreateFile { objects } = kind
+            && case.rtt_ms == 0
+        {
             match self.ceiling(case, objects) {
                 Ok(c) => result.ceiling = Some(c),
                 Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
@@ -557,7 +598,10 @@ impl Bench {
         kind: Kind,
         identity: &str,
     ) -> anyhow::Result<Result<measure::Run, RunFailure>> {
-        let kubeconfig = self.identities.kubeconfig(identity)?;
+        let mut kubeconfig = self.identities.kubeconfig(identity)?;
+        if let Some(proxy) = &*self.latency.borrow() {
+            kubeconfig = proxy.kubeconfig(&kubeconfig)?;
+        }
         let scratch = self.work.join("scratch");
         std::fs::create_dir_all(&scratch)?;
         let mut command = Command::new(&cmd.program);
