@@ -345,6 +345,8 @@ async fn create_one(
     loop {
         let sent = std::time::SystemTime::now();
         let slot = limiter.acquire().await;
+        // Shared with other creates in flight: see the 429 case below.
+        let competing = limiter.limit() > 1;
         let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
         limiter.release(slot, attempts.throttled());
         if attempts.throttled() {
@@ -379,6 +381,18 @@ async fn create_one(
             other => other,
         };
         match result {
+            // The client's retries (client-go's ten) ran out while this create competed
+            // with others for a throttled server: the limiter has shrunk meanwhile, so
+            // send it again under the smaller limit. A 429 is never applied, so this
+            // cannot create twice. Alone (limit 1, kubectl's one create at a time) the
+            // answer stands, as it does for kubectl.
+            Err(kube::Error::Api(status)) if status.code == 429 && competing => {
+                tracing::debug!(
+                    name = info.name(),
+                    limit = limiter.limit(),
+                    "still throttled after the client's retries: sent again under the smaller limit"
+                );
+            }
             Err(kube::Error::Api(status))
                 if status.code == 404
                     && new_crd_groups.contains(&info.gvk.group)
