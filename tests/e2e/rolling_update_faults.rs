@@ -591,22 +591,61 @@ async fn rerun_converges(cluster: &Cluster, ns: &str, invariants: &RcInvariants)
     }
 }
 
+/// An update on the isolated cluster, started and read up to the line `until`: the
+/// common start of the control-plane fault tests.
+struct OnIsolated {
+    cluster: &'static Cluster,
+    _lock: tokio::sync::MutexGuard<'static, ()>,
+    plane: tests::faults::ControlPlane,
+    ns: tests::harness::TestNamespace,
+    invariants: RcInvariants,
+    live: Option<Live>,
+}
+
+impl OnIsolated {
+    async fn start(label: &str, ready_ms: &str, timeout: &str, until: &str) -> Self {
+        let (cluster, lock) = tests::harness::isolated_cluster().await;
+        let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
+        let (ns, invariants) = start_web(cluster, label, ready_ms).await;
+        invariants.client_alive(true);
+        let mut live = Live::spawn(
+            &cluster.kubeconfig,
+            &cluster.plugin_dir,
+            &fault_args(ns.as_str(), timeout),
+        );
+        live.until(until).await;
+        OnIsolated {
+            cluster,
+            _lock: lock,
+            plane,
+            ns,
+            invariants,
+            live: Some(live),
+        }
+    }
+
+    fn live(&self) -> &Live {
+        self.live.as_ref().unwrap()
+    }
+
+    /// The run's end (a hang past `bound` fails the test); the client is dead after.
+    async fn end(&mut self, bound: Duration) -> (Option<i32>, Vec<String>, String) {
+        let ended = self.live.take().unwrap().end(bound).await;
+        self.invariants.client_alive(false);
+        ended
+    }
+
+    async fn rerun_converges(&self) {
+        rerun_converges(self.cluster, self.ns.as_str(), &self.invariants).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converges() {
-    let (cluster, _lock) = tests::harness::isolated_cluster().await;
-    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
-    let (ns, invariants) = start_web(cluster, "ru-paused-api", "1500").await;
-    invariants.client_alive(true);
-    let mut live = Live::spawn(
-        &cluster.kubeconfig,
-        &cluster.plugin_dir,
-        &fault_args(ns.as_str(), "--timeout=5s"),
-    );
-    live.until("Scaling web-").await;
-    let paused = plane.pause("kube-apiserver").unwrap();
+    let mut run = OnIsolated::start("ru-paused-api", "1500", "--timeout=5s", "Scaling web-").await;
+    let paused = run.plane.pause("kube-apiserver").unwrap();
     // Every request and watch is bounded by --timeout: the run ends on its own.
-    let (code, out, err) = live.end(Duration::from_secs(60)).await;
-    invariants.client_alive(false);
+    let (code, out, err) = run.end(Duration::from_secs(60)).await;
     paused.resume();
     assert_eq!(code, Some(1), "{out:?}\n{err}");
     // Whether the pause caught a request in flight or a wait between two, the run
@@ -617,27 +656,18 @@ async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converg
                 || err.contains("timed out waiting for")),
         "a clear error, not a panic: {err}"
     );
-    rerun_converges(cluster, ns.as_str(), &invariants).await;
+    run.rerun_converges().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
-    let (cluster, _lock) = tests::harness::isolated_cluster().await;
-    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
-    let (ns, invariants) = start_web(cluster, "ru-second-ctrl-c", "1500").await;
-    invariants.client_alive(true);
-    let mut live = Live::spawn(
-        &cluster.kubeconfig,
-        &cluster.plugin_dir,
-        &fault_args(ns.as_str(), "--timeout=5m"),
-    );
-    live.until("Scaling web-").await;
-    let paused = plane.pause("kube-apiserver").unwrap();
-    live.signal(libc::SIGINT);
+    let mut run =
+        OnIsolated::start("ru-second-ctrl-c", "1500", "--timeout=5m", "Scaling web-").await;
+    let paused = run.plane.pause("kube-apiserver").unwrap();
+    run.live().signal(libc::SIGINT);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    live.signal(libc::SIGINT);
-    let (code, out, err) = live.end(Duration::from_secs(30)).await;
-    invariants.client_alive(false);
+    run.live().signal(libc::SIGINT);
+    let (code, out, err) = run.end(Duration::from_secs(30)).await;
     paused.resume();
     assert_eq!(code, Some(130), "{out:?}\n{err}");
     assert!(err.contains("interrupted by SIGINT"), "{err}");
@@ -645,31 +675,24 @@ async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
         err.contains(&format!(
             "kubectl rolling-update web {} -n {} --update-period=0 --timeout=5m",
             image_flag(),
-            ns.as_str()
+            run.ns.as_str()
         )),
         "the resume hint: {err}"
     );
-    rerun_converges(cluster, ns.as_str(), &invariants).await;
+    run.rerun_converges().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges() {
-    let (cluster, _lock) = tests::harness::isolated_cluster().await;
-    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
-    let (ns, invariants) = start_web(cluster, "ru-paused-kcm", "200").await;
-    invariants.client_alive(true);
-    let mut live = Live::spawn(
-        &cluster.kubeconfig,
-        &cluster.plugin_dir,
-        &fault_args(ns.as_str(), "--timeout=5s"),
-    );
-    // The garbage collector finishes the old RC's delete and the hand-over's orphan
-    // delete: stalled, the step times out.
-    live.until("Update succeeded. Deleting old controller")
-        .await;
-    let paused = plane.pause("kube-controller-manager").unwrap();
-    let (code, out, err) = live.end(Duration::from_secs(60)).await;
-    invariants.client_alive(false);
+    let mut run = OnIsolated::start(
+        "ru-paused-kcm",
+        "200",
+        "--timeout=5s",
+        "Update succeeded. Deleting old controller",
+    )
+    .await;
+    let paused = run.plane.pause("kube-controller-manager").unwrap();
+    let (code, out, err) = run.end(Duration::from_secs(60)).await;
     paused.resume();
     assert_eq!(code, Some(1), "{out:?}\n{err}");
     assert!(
@@ -677,29 +700,21 @@ async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges()
             && err.contains("to be deleted"),
         "{err}"
     );
-    rerun_converges(cluster, ns.as_str(), &invariants).await;
+    run.rerun_converges().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_server_restarted_mid_update_then_the_rerun_converges() {
-    let (cluster, _lock) = tests::harness::isolated_cluster().await;
-    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
-    let (ns, invariants) = start_web(cluster, "ru-restart-api", "1500").await;
-    invariants.client_alive(true);
-    let mut live = Live::spawn(
-        &cluster.kubeconfig,
-        &cluster.plugin_dir,
-        &fault_args(ns.as_str(), "--timeout=20s"),
-    );
-    live.until("Scaling web-").await;
-    plane.restart_apiserver().await.unwrap();
+    let mut run =
+        OnIsolated::start("ru-restart-api", "1500", "--timeout=20s", "Scaling web-").await;
+    run.plane.restart_apiserver().await.unwrap();
     // The run may ride out the restart (watches reconnect) or stop with an error;
     // either way it ends, and the same command finishes the job.
-    let (code, out, err) = live.end(Duration::from_secs(120)).await;
-    invariants.client_alive(false);
+    let (code, out, err) = run.end(Duration::from_secs(120)).await;
     match code {
         Some(0) => {
-            if let Err(e) = invariants
+            if let Err(e) = run
+                .invariants
                 .check(&web_expect(), Duration::from_secs(60))
                 .await
             {
@@ -707,7 +722,7 @@ async fn api_server_restarted_mid_update_then_the_rerun_converges() {
             }
         }
         Some(1) if err.starts_with("error") => {
-            rerun_converges(cluster, ns.as_str(), &invariants).await;
+            run.rerun_converges().await;
         }
         _ => panic!("{code:?}\n{out:?}\n{err}"),
     }

@@ -55,28 +55,9 @@ impl LatencyProxy {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let one_way = rtt / 2;
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
-        let thread = std::thread::Builder::new()
-            .name("latency-proxy".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = accept_loop(listener, upstream, one_way) => {}
-                        _ = stop_rx => {}
-                    }
-                });
-                runtime.shutdown_timeout(Duration::from_millis(100));
-            })?;
+        let (stop_tx, thread) = serve_on_own_thread("latency-proxy", listener, move |listener| {
+            accept_loop(listener, upstream, one_way)
+        })?;
         let dir = tempfile::Builder::new()
             .prefix("kubeplug-latency-")
             .tempdir()?;
@@ -126,8 +107,48 @@ impl Drop for LatencyProxy {
     }
 }
 
+/// Runs `serve(listener)` on a thread with its own runtime until the returned sender
+/// fires or drops (tests block on child processes while a proxy must keep working).
+/// Open connections end with the runtime.
+pub fn serve_on_own_thread<F, Fut>(
+    name: &str,
+    listener: std::net::TcpListener,
+    serve: F,
+) -> std::io::Result<(
+    tokio::sync::oneshot::Sender<()>,
+    std::thread::JoinHandle<()>,
+)>
+where
+    F: FnOnce(TcpListener) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                let Ok(listener) = TcpListener::from_std(listener) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = serve(listener) => {}
+                    _ = stop_rx => {}
+                }
+            });
+            runtime.shutdown_timeout(Duration::from_millis(100));
+        })?;
+    Ok((stop_tx, thread))
+}
+
 /// The loopback address of the current context's server.
-fn server_addr(kc: &kube::config::Kubeconfig) -> anyhow::Result<SocketAddr> {
+pub fn server_addr(kc: &kube::config::Kubeconfig) -> anyhow::Result<SocketAddr> {
     let context_name = kc
         .current_context
         .as_ref()

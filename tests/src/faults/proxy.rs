@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
@@ -127,21 +127,7 @@ impl ApiProxy {
         let token = user
             .token
             .ok_or_else(|| anyhow!("the proxy needs a token user"))?;
-        let server: http::Uri = cluster
-            .server
-            .clone()
-            .ok_or_else(|| anyhow!("cluster has no server"))?
-            .parse()?;
-        let authority = server
-            .authority()
-            .ok_or_else(|| anyhow!("server URL has no host"))?;
-        let upstream_addr: SocketAddr = format!(
-            "{}:{}",
-            authority.host(),
-            authority.port_u16().unwrap_or(443)
-        )
-        .parse()
-        .context("the proxy forwards to a loopback IP address only")?;
+        let upstream_addr = localcluster::latency::server_addr(&kc)?;
         anyhow::ensure!(
             upstream_addr.ip().is_loopback(),
             "the proxy forwards to loopback only"
@@ -178,33 +164,14 @@ impl ApiProxy {
         )?;
 
         let shared = Arc::new(Shared::default());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         let upstream = Arc::new(Upstream {
             addr: upstream_addr,
             connector,
         });
         let thread_shared = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("api-proxy".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                runtime.block_on(async move {
-                    let Ok(listener) = TcpListener::from_std(listener) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = accept_loop(listener, acceptor, upstream, thread_shared) => {}
-                        _ = stop_rx => {}
-                    }
-                });
-                // Open connections (watches) end with the runtime.
-                runtime.shutdown_timeout(Duration::from_millis(100));
+        let (stop_tx, thread) =
+            localcluster::latency::serve_on_own_thread("api-proxy", listener, move |listener| {
+                accept_loop(listener, acceptor, upstream, thread_shared)
             })?;
         Ok(ApiProxy {
             kubeconfig: kubeconfig_path,
