@@ -44,7 +44,7 @@ pub struct SilentExit(pub u8);
 
 /// Installs rustls's `ring` provider once. kube uses `ring`; if another crate in the
 /// tree ever enables `aws-lc-rs`, rustls cannot choose and kube's client panics, so
-/// the choice is made explicitly here (see ../shared/specs/kube-rs-notes.md §4).
+/// the choice is made explicitly here.
 pub fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

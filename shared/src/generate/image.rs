@@ -5,7 +5,7 @@
 //! the bare regular expression (no length limit, no normalisation to
 //! `docker.io/library/…`), and the crates that parse references either add the 255
 //! character limit (`container_image_dist_ref`) or normalise and reject IPv6 hosts
-//! (`oci-spec`); see ../shared/specs/kube-rs-notes.md §5.1.
+//! (`oci-spec`), both unlike kubectl, so the check is written here.
 
 use std::sync::LazyLock;
 
