@@ -169,6 +169,9 @@ pub async fn resume(
     let from = renamed_from(pending)
         .ok_or_else(|| anyhow!("internal error: {} is not pending", name(pending)))?
         .to_string();
+    // A damaged record (an unparsable desired-replicas) is reported before anything
+    // is deleted; in the final update below the same change then cannot fail.
+    finished(&mut pending.clone())?;
     loop {
         interrupt.check()?;
         match api.delete(&from, &DeleteParams::orphan()).await {
@@ -182,7 +185,6 @@ pub async fn resume(
     }
     wait_gone(api, interrupt, &from, deadline).await?;
     update_rc_with_retries(api, interrupt, pending, |rc| {
-        // The mutation cannot fail on our own record; a copy without it is left as is.
         let _ = finished(rc);
     })
     .await
