@@ -583,12 +583,9 @@ async fn rerun_converges(cluster: &Cluster, ns: &str, invariants: &RcInvariants)
     let (code, out, err) = live.end(Duration::from_secs(120)).await;
     invariants.client_alive(false);
     assert_eq!(code, Some(0), "re-run failed\n{out:?}\n{err}");
-    if let Err(e) = invariants
-        .check(&web_expect(), Duration::from_secs(60))
-        .await
-    {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&web_expect(), Duration::from_secs(60))
+        .await;
 }
 
 /// An update on the isolated cluster, started and read up to the line `until`: the
@@ -713,13 +710,9 @@ async fn api_server_restarted_mid_update_then_the_rerun_converges() {
     let (code, out, err) = run.end(Duration::from_secs(120)).await;
     match code {
         Some(0) => {
-            if let Err(e) = run
-                .invariants
-                .check(&web_expect(), Duration::from_secs(60))
-                .await
-            {
-                panic!("{e}");
-            }
+            run.invariants
+                .assert_holds(&web_expect(), Duration::from_secs(60))
+                .await;
         }
         Some(1) if err.starts_with("error") => {
             run.rerun_converges().await;
@@ -825,9 +818,9 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
         min_ready: 0,
         max_total: 32,
     };
-    if let Err(e) = invariants.check(&expect, Duration::from_secs(90)).await {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&expect, Duration::from_secs(90))
+        .await;
 }
 
 /// A kubeconfig for a ServiceAccount of `ns` bound to `rules`, on `cluster`'s server.
@@ -1054,12 +1047,9 @@ async fn the_resume_hint_works_and_prints_no_secret() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    if let Err(e) = invariants
-        .check(&web_expect(), Duration::from_secs(60))
-        .await
-    {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&web_expect(), Duration::from_secs(60))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1091,12 +1081,9 @@ async fn a_closed_stdout_does_not_stop_the_update() {
         "the update ran to its end: {stdout}\n{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
-    if let Err(e) = invariants
-        .check(&web_expect(), Duration::from_secs(60))
-        .await
-    {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&web_expect(), Duration::from_secs(60))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1169,9 +1156,9 @@ async fn a_half_done_update_whose_old_rc_was_deleted_is_finished_or_refused() {
         min_ready: 0,
         ..web_expect()
     };
-    if let Err(e) = invariants.check(&expect, Duration::from_secs(60)).await {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&expect, Duration::from_secs(60))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1184,10 +1171,7 @@ async fn stalled_watches_are_re_listed_after_the_poll_interval() {
     let args = s(&["web", &image_flag(), "--poll-interval=1s"]);
     let run = run_plugin(cluster, &proxy, ns.as_str(), &args, None, &invariants).await;
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    if let Err(e) = invariants
-        .check(&web_expect(), Duration::from_secs(60))
-        .await
-    {
-        panic!("{e}");
-    }
+    invariants
+        .assert_holds(&web_expect(), Duration::from_secs(60))
+        .await;
 }

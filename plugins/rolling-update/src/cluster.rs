@@ -574,19 +574,6 @@ enum WaitError {
     Failed(anyhow::Error),
 }
 
-/// Finishes a one-name update whose old RC is gone: hands the pods of `rc` (the new
-/// RC, found by its `update-source-id`) over to a copy named `old_name`
-/// ([`crate::handover`]).
-pub async fn rename(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
-    rc: &ReplicationController,
-    old_name: &str,
-    timeout: Duration,
-) -> anyhow::Result<ReplicationController> {
-    crate::handover::hand_over(api, interrupt, rc, old_name, timeout).await
-}
-
 impl UpdaterOps for KubeOps {
     async fn get_or_create_target(
         &mut self,
@@ -784,7 +771,7 @@ impl UpdaterOps for KubeOps {
             let deadline = Instant::now() + config.timeout;
             crate::handover::wait_gone(&self.rcs, &self.interrupt, &old_name, deadline).await?;
             report.line(&format!("Renaming {new_name} to {old_name}"));
-            rename(
+            crate::handover::hand_over(
                 &self.rcs,
                 &self.interrupt,
                 &fresh,

@@ -10,7 +10,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 use crate::cluster::{
-    KubeOps, rename, strip_update_annotations, update_pod_with_retries, update_rc_with_retries,
+    KubeOps, strip_update_annotations, update_pod_with_retries, update_rc_with_retries,
 };
 use crate::controller::{
     self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label,
@@ -244,7 +244,9 @@ impl RollingUpdateOptions {
                     controller::name(&found),
                     self.old_name
                 ));
-                let done = rename(&rcs, interrupt, &found, &self.old_name, self.timeout).await?;
+                let done =
+                    handover::hand_over(&rcs, interrupt, &found, &self.old_name, self.timeout)
+                        .await?;
                 return self.print_final(console, &done, "rolling updated");
             }
             Err(kube::Error::Api(s))

@@ -218,6 +218,13 @@ impl RcInvariants {
         ))
     }
 
+    /// [`Self::check`], failing the test with its description.
+    pub async fn assert_holds(&self, expect: &Expect, timeout: Duration) {
+        if let Err(e) = self.check(expect, timeout).await {
+            panic!("{e}");
+        }
+    }
+
     async fn end_state_problems(&self, expect: &Expect) -> Vec<String> {
         let rcs: Api<ReplicationController> = Api::namespaced(self.client.clone(), &self.namespace);
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
