@@ -15,7 +15,6 @@ mod flag_error;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::Once;
 
 pub use flag_error::{flag_error, flag_error_message};
 
@@ -41,17 +40,6 @@ impl UsageError {
 #[derive(Debug, thiserror::Error)]
 #[error("exit status {0}")]
 pub struct SilentExit(pub u8);
-
-/// Installs rustls's `ring` provider once. kube uses `ring`; if another crate in the
-/// tree ever enables `aws-lc-rs`, rustls cannot choose and kube's client panics, so
-/// the choice is made explicitly here.
-pub fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Err means another provider was installed first, which is equally fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
 
 /// Turns kubectl's `-v` level into a tracing filter. Levels follow klog loosely:
 /// 0–3 warnings only, 4–5 debug for our crates, 6+ debug including kube's requests,
@@ -107,22 +95,7 @@ pub fn format_error(err: &anyhow::Error) -> String {
             return format!("Unable to connect to the server: {credentials}");
         }
     }
-    format!("error: {}", error_chain(err.as_ref()))
-}
-
-/// An error and its causes joined by `: `, without repeating a cause whose text its
-/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
-            msg = format!("{msg}: {text}");
-        }
-        source = cause.source();
-    }
-    msg
+    format!("error: {}", crate::error::error_chain(err.as_ref()))
 }
 
 /// The single place where a plugin's outcome becomes an exit code.

@@ -90,3 +90,18 @@ fn kubeconfig_reason(err: &kube::config::KubeconfigError) -> String {
 
 /// Convenience alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error and its causes joined by `: `, without repeating a cause whose text its
+/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = cause.source();
+    }
+    msg
+}

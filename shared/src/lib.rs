@@ -8,8 +8,9 @@
 //! - [`generate`]: pure generators (parameters in, typed object out) for `run-pod`.
 //! - [`help`]: `--help` in kubectl's layout, rendered from the clap definitions.
 //! - [`printers`]: `-o json|yaml|name|jsonpath…` and the `pod/web created` line.
-//! - [`cli`]: the edge of every binary — logging, the TLS crypto provider and the one
-//!   place where errors become messages and exit codes.
+//! - [`cli`]: the edge of every binary — logging and the one place where errors
+//!   become messages and exit codes.
+//! - [`tls`]: the rustls crypto provider, installed once before any client.
 //! - [`term`]: whether stderr gets colour (`NO_COLOR`, `TERM=dumb`, a terminal).
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr as
 //!   kubectl shows them, and `--warnings-as-errors`.
@@ -46,6 +47,7 @@ pub mod printers;
 pub mod resource;
 pub mod rest;
 pub mod term;
+pub mod tls;
 pub mod warnings;
 
 pub use error::Error;

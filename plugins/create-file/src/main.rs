@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     shared::cli::init_logging(args.config.verbosity);
-    shared::cli::install_crypto_provider();
+    shared::tls::install_crypto_provider();
     let result = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(async move {
             let options = options::CreateFileOptions::complete(args).await?;

@@ -72,7 +72,10 @@ impl CreateFileOptions {
             match args.config.to_config().await {
                 Ok(config) => {
                     let (namespace, enforce) = args.config.namespace_of(&config);
-                    let cache = args.config.discovery_cache(&config);
+                    let cache = shared::resource::DiscoveryCache::for_cache_dir(
+                        args.config.cache_dir.as_deref(),
+                        &config.cluster_url,
+                    );
                     let client = args.config.client(config)?;
                     (namespace, enforce, Some(client), cache, None)
                 }

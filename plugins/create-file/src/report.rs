@@ -35,7 +35,7 @@ impl Failure {
             }
             other => Self::Other(format!(
                 "error when creating {origin}: {}",
-                shared::cli::error_chain(&other)
+                shared::error::error_chain(&other)
             )),
         }
     }

@@ -57,7 +57,7 @@ fn main() -> ExitCode {
         Err(err) => return report(anyhow::Error::new(err).context("starting the async runtime")),
     };
     let result = runtime.block_on(async {
-        shared::cli::install_crypto_provider();
+        shared::tls::install_crypto_provider();
         let mut config = args.config.to_config().await?;
         // No request may outlast --timeout: against a paused or black-holed API
         // server every request would otherwise wait for kube's 295 s read timeout
@@ -76,7 +76,10 @@ fn main() -> ExitCode {
         let (namespace, _explicit) = args.config.namespace_of(&config);
         let argv: Vec<String> = std::env::args().skip(1).collect();
         options.hints = hint::Hints::new(COMMAND, &argv, &options.args, &namespace);
-        let cache = args.config.discovery_cache(&config);
+        let cache = shared::resource::DiscoveryCache::for_cache_dir(
+            args.config.cache_dir.as_deref(),
+            &config.cluster_url,
+        );
         let client = args.config.client(config)?;
         // -f is read before Ctrl-C is caught: nothing has been changed yet.
         let from_file = options.read_file(client.clone(), cache, &namespace).await?;

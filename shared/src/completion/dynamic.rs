@@ -80,7 +80,7 @@ fn cluster_names(flags: &ConfigFlags, resource: Resource) -> Vec<String> {
 }
 
 async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<String>> {
-    crate::cli::install_crypto_provider();
+    crate::tls::install_crypto_provider();
     let config = flags.to_config().await.ok()?;
     let (namespace, _) = flags.namespace_of(&config);
     // Not `ConfigFlags::client`: a completion answer stays silent, server warnings

@@ -515,9 +515,9 @@ impl ConfigFlags {
     /// default stack plus client-go's retries of `429` and `5xx` answers that carry
     /// `Retry-After` ([`crate::rest::retry`]) and the API server's warnings shown as
     /// kubectl shows them ([`crate::warnings`]), which also records
-    /// `--warnings-as-errors` for [`crate::cli::finish`]. No request is sent.
+    /// `--warnings-as-errors` for `cli::finish`. No request is sent.
     pub fn client(&self, config: Config) -> Result<Client> {
-        crate::cli::install_crypto_provider();
+        crate::tls::install_crypto_provider();
         crate::warnings::set_as_errors(self.warnings_as_errors);
         // kube runs an exec plugin here, and its failure quotes the kubeconfig's secrets.
         let credentials = crate::credentials::CredentialSource::of(&config);
@@ -535,19 +535,6 @@ impl ConfigFlags {
             .with_layer(&crate::credentials::layer(credentials))
             .build())
     }
-
-    /// The discovery cache of the server of `config`: under `--cache-dir`, else
-    /// `$KUBECACHEDIR`, else `~/.kube/cache` (kubectl's default). `None` without any.
-    pub fn discovery_cache(&self, config: &Config) -> Option<crate::resource::DiscoveryCache> {
-        let root = match &self.cache_dir {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.clone(),
-            _ => crate::resource::DiscoveryCache::default_root()?,
-        };
-        Some(crate::resource::DiscoveryCache::for_server(
-            &root,
-            &config.cluster_url,
-        ))
-    }
 }
 
 /// `--match-server-version`: kubectl's `discovery.MatchesServerVersion`, one request
@@ -555,7 +542,7 @@ impl ConfigFlags {
 /// with the server's; a plugin's build never equals a server's, so with the flag every
 /// command that reaches a server stops here with kubectl's message.
 async fn check_server_version(config: &Config) -> Result<()> {
-    crate::cli::install_crypto_provider();
+    crate::tls::install_crypto_provider();
     let client = Client::try_from(config.clone()).map_err(Error::Client)?;
     let server = client
         .apiserver_version()

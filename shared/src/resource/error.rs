@@ -172,7 +172,7 @@ fn discovery_reason(err: &kube::Error) -> String {
         kube::Error::Api(status) => status.message.clone(),
         // kube's "ServiceError: " names its own plumbing; the cause is what matters
         // (a refused connection, a credential plugin that failed).
-        kube::Error::Service(cause) => crate::cli::error_chain(cause.as_ref()),
-        other => crate::cli::error_chain(other),
+        kube::Error::Service(cause) => crate::error::error_chain(cause.as_ref()),
+        other => crate::error::error_chain(other),
     }
 }

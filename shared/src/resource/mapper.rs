@@ -98,6 +98,18 @@ impl DiscoveryCache {
         )
     }
 
+    /// The cache of the server `server` (a kube `Config`'s `cluster_url`) for a
+    /// `--cache-dir` value: under it when given and not empty, else under
+    /// [`Self::default_root`] (kubectl's default). `None` without any. It takes the
+    /// flag's value, not the flag group, so `flags` stays below `resource`.
+    pub fn for_cache_dir(cache_dir: Option<&Path>, server: &http::Uri) -> Option<Self> {
+        let root = match cache_dir {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => Self::default_root()?,
+        };
+        Some(Self::for_server(&root, server))
+    }
+
     /// The directory of this server's cache.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -50,7 +50,7 @@ enum Failure {
 
 /// Fetches `url`, retrying transient failures.
 pub(crate) async fn fetch(url: &reqwest::Url, opts: &UrlOptions) -> Result<Vec<u8>, ResourceError> {
-    crate::cli::install_crypto_provider();
+    crate::tls::install_crypto_provider();
     let error = |reason: String| ResourceError::Url {
         url: url.to_string(),
         reason,

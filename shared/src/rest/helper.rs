@@ -109,7 +109,7 @@ mod tests {
     }
 
     fn client() -> kube::Client {
-        crate::cli::install_crypto_provider();
+        crate::tls::install_crypto_provider();
         let config = kube::Config::new("https://127.0.0.1:1".parse().expect("uri"));
         kube::Client::try_from(config).expect("client")
     }

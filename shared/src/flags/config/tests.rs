@@ -1,3 +1,6 @@
+//! Unit tests of `ConfigFlags`: kubeconfig loading and merging, flag overrides, client
+//! construction, against kubeconfigs written to temp directories.
+
 use std::ffi::OsString;
 
 use super::*;
@@ -223,20 +226,6 @@ fn insecure_flag_takes_go_booleans() {
     );
     assert!(!parse(&[]).unwrap().config.insecure_skip_tls_verify);
     assert!(parse(&["--insecure-skip-tls-verify=maybe"]).is_err());
-}
-
-#[tokio::test]
-async fn cache_dir_roots_the_discovery_cache() {
-    let flags = ConfigFlags {
-        cache_dir: Some(PathBuf::from("/tmp/kc")),
-        ..ConfigFlags::default()
-    };
-    let config = config_for(flags.clone(), ADMIN).await;
-    let cache = flags.discovery_cache(&config).expect("a cache");
-    assert_eq!(
-        cache.dir(),
-        Path::new("/tmp/kc/kubeplug/discovery/127.0.0.1_6443")
-    );
 }
 
 const BASIC: &str = r#"apiVersion: v1

@@ -1,3 +1,6 @@
+//! Unit tests of the `RestMapper` over fake discovery: what is asked, the disk cache
+//! and its TTL, CRDs of the input, the built-in table.
+
 use super::*;
 use crate::resource::Origin;
 use crate::resource::fake::FakeDiscovery;
@@ -156,4 +159,20 @@ async fn builtins_first_for_client_dry_run_and_offline() {
 fn cache_directory_names_follow_kubectl() {
     let uri: http::Uri = "https://127.0.0.1:6443".parse().expect("uri");
     assert_eq!(server_dir_name(&uri), "127.0.0.1_6443");
+}
+
+#[test]
+fn cache_dir_roots_the_discovery_cache() {
+    let uri: http::Uri = "https://127.0.0.1:6443".parse().expect("uri");
+    let cache = DiscoveryCache::for_cache_dir(Some(Path::new("/tmp/kc")), &uri).expect("a cache");
+    assert_eq!(
+        cache.dir(),
+        Path::new("/tmp/kc/kubeplug/discovery/127.0.0.1_6443")
+    );
+    // An empty `--cache-dir=` means the default root, as in kubectl.
+    let default =
+        DiscoveryCache::for_cache_dir(Some(Path::new("")), &uri).map(|c| c.dir().to_path_buf());
+    let expected = DiscoveryCache::default_root()
+        .map(|root| DiscoveryCache::for_server(&root, &uri).dir().to_path_buf());
+    assert_eq!(default, expected);
 }
