@@ -21,6 +21,9 @@ pub enum Task {
     Cluster(Cluster),
     /// Everything CI runs: testenv (if needed), build, and every test tier.
     Test(Test),
+    /// Check the architecture's invariants on the source tree (layering, `//!` lines,
+    /// the code map, doc citations); a second or two, also part of `test`.
+    Tidy,
     /// Bring up the local cluster and show each plugin working through kubectl.
     Demo(Demo),
     /// Build release archives, krew manifests and checksums (target/dist).

@@ -25,6 +25,7 @@ mod run;
 mod targets;
 mod test;
 mod testenv;
+mod tidy;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         #[cfg(unix)]
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
+        flags::Task::Tidy => tidy::run(),
         #[cfg(unix)]
         flags::Task::Demo(d) => demo::run(&d),
         flags::Task::Dist(d) => dist::run(&d),

@@ -1,6 +1,6 @@
 //! `cargo xtask test`: what CI runs — the control plane (built if needed), a build of
-//! every binary, the krew packaging checks, lints (clippy, the workflows, cargo-deny,
-//! the MSRV; see `lint`), and every test tier (unit, transcript, end-to-end).
+//! every binary, the krew packaging checks, lints (clippy, rustfmt, `tidy`, the
+//! workflows, cargo-deny, the MSRV; see `lint`), and every test tier (unit, transcript, end-to-end).
 
 use std::process::Command;
 
@@ -47,6 +47,9 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         "warnings",
     ]))?;
     sh(cargo().args(["fmt", "--all", "--check"]))?;
+    // The architecture's invariants (layering, `//!` lines, the code map, doc
+    // citations): a second, so before the slow hygiene checks.
+    crate::tidy::run()?;
     // Hygiene: the workflows (actionlint, zizmor, their target lists) and the
     // dependency graph (licences, bans, sources; the MSRV).
     crate::lint::workflows(&root)?;

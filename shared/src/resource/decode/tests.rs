@@ -1,3 +1,6 @@
+//! Unit tests of decoding: multi-document YAML, concatenated JSON, binary and
+//! badly encoded input.
+
 use super::*;
 
 fn kinds(entries: &[Entry]) -> Vec<String> {

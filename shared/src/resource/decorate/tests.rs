@@ -1,3 +1,6 @@
+//! Unit tests of the decorating stages: flattening Lists, the `-l` filter, the
+//! namespace, over the in-memory mapper.
+
 use serde_json::json;
 
 use super::*;

@@ -1,3 +1,6 @@
+//! Unit tests of the simulated runtime: scripted containers over time (ready delays,
+//! exits, restart policies).
+
 use super::*;
 use crate::node::steering::Exit;
 

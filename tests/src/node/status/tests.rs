@@ -1,3 +1,5 @@
+//! Unit tests of pod status as a pure function of the pod, the runtime and the time.
+
 use super::*;
 use crate::node::runtime::{RestartPolicy, Runtime};
 use crate::node::simulated::SimulatedRuntime;

@@ -1,0 +1,357 @@
+//! Each tidy rule against a planted violation, a clean input, and the real tree.
+
+use super::*;
+
+fn layer(dir: &str) -> &'static Layer {
+    LAYERS.iter().find(|l| l.dir == dir).expect("a layer")
+}
+
+fn messages(problems: &[Problem]) -> Vec<String> {
+    problems.iter().map(ToString::to_string).collect()
+}
+
+const GENERATE: &str = "shared/src/generate/";
+const PRINTERS: &str = "shared/src/printers/";
+const FLAGS: &str = "shared/src/flags/";
+
+#[test]
+fn generators_may_not_import_io_or_the_client() {
+    let rel = "shared/src/generate/pod.rs";
+    let planted = [
+        ("use std::fs;", "std::fs"),
+        (
+            "use std::{collections::BTreeMap, io::Write};",
+            "std::io::Write",
+        ),
+        ("use std::io as stdio;", "std::io"),
+        ("use kube::{Api, core::ObjectMeta};", "kube::Api"),
+        ("use kube::Client;", "kube::Client"),
+        ("fn f() { let _ = reqwest::get(\"x\"); }", "reqwest::get"),
+        (
+            "fn f() -> crate::rest::Helper { todo() }",
+            "crate::rest::Helper",
+        ),
+        (
+            "fn f() { let _ = format!(\"{}\", crate::rest::retry::x()); }",
+            "crate::rest::retry::x",
+        ),
+        ("use super::super::rest::Helper;", "crate::rest::Helper"),
+        ("use crate::resource;", "crate::resource"),
+        ("#[tokio::test] async fn t() {}", "tokio::test"),
+        (
+            "use std::net::TcpStream as T; fn f(_: T) {}",
+            "std::net::TcpStream",
+        ),
+    ];
+    for (source, named) in planted {
+        let problems = layering(rel, source, layer(GENERATE));
+        assert!(
+            problems.iter().any(|p| p.rule == Rule::Layering
+                && p.path == rel
+                && p.line == 1
+                && p.message.contains(&format!("`{named}`"))),
+            "{source}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = r#"//! Pure.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use k8s_openapi::api::core::v1::Pod;
+use super::Error;
+// A comment naming std::fs and tokio::spawn is not an import.
+fn f(_: &Pod, _: BTreeMap<String, String>) -> Result<String, Error> {
+    let mut s = String::new();
+    let _ = write!(s, "{}", "std::io");
+    Ok(s)
+}
+"#;
+    assert_eq!(
+        messages(&layering(rel, clean, layer(GENERATE))),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn printers_may_not_write_to_stdout_or_stderr() {
+    let rel = "shared/src/printers/json.rs";
+    let planted = [
+        ("fn f() { println!(\"x\"); }", "`println!`"),
+        ("fn f() { print!(\"x\"); }", "`print!`"),
+        ("fn f() { eprintln!(\"x\"); }", "`eprintln!`"),
+        ("fn f() { eprint!(\"x\"); }", "`eprint!`"),
+        ("fn f(x: u8) { dbg!(x); }", "`dbg!`"),
+        ("fn f() { let _ = std::io::stdout(); }", "`std::io::stdout`"),
+        (
+            "use std::io; fn f() { let _ = io::stderr(); }",
+            "`std::io::stderr`",
+        ),
+        (
+            "use std::io::stdout as out; fn f() { out(); }",
+            "`std::io::stdout`",
+        ),
+        (
+            "fn f() -> String { format!(\"{:?}\", std::io::stdout()) }",
+            "`std::io::stdout`",
+        ),
+        ("fn f() { if true { std::println!(\"x\"); } }", "`println!`"),
+    ];
+    for (source, named) in planted {
+        let problems = layering(rel, source, layer(PRINTERS));
+        assert!(
+            problems.iter().any(|p| p.message.contains(named)),
+            "{source}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = r#"//! Writes to the writer it is given.
+use std::io::{self, Write};
+fn print(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "pod/web created")?;
+    let _ = format!("stdout {}", 1);
+    Ok(())
+}
+"#;
+    assert_eq!(
+        messages(&layering(rel, clean, layer(PRINTERS))),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn flags_may_not_reach_up_into_resource_or_cli() {
+    let planted = [
+        (
+            "shared/src/flags/config.rs",
+            "use crate::resource::DiscoveryCache;",
+            "crate::resource::DiscoveryCache",
+        ),
+        (
+            "shared/src/flags/config.rs",
+            "fn f() { crate::cli::finish(); }",
+            "crate::cli::finish",
+        ),
+        (
+            "shared/src/flags/config/tests.rs",
+            "use super::super::super::cli;",
+            "crate::cli",
+        ),
+        (
+            "shared/src/flags/mod.rs",
+            "use super::resource::Builder;",
+            "crate::resource::Builder",
+        ),
+        (
+            "shared/src/flags/print.rs",
+            "mod inner { use super::super::super::resource::Info; }",
+            "crate::resource::Info",
+        ),
+    ];
+    for (rel, source, named) in planted {
+        let problems = layering(rel, source, layer(FLAGS));
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains(&format!("`{named}`"))),
+            "{rel}: {source}: {:?}",
+            messages(&problems)
+        );
+    }
+    // Below them is fine: printers, the error type, the home directory.
+    let clean = "//! Flags.\nuse crate::printers::Printer;\nuse super::Error;\nfn f() { crate::home::dir(); }\n";
+    assert_eq!(
+        messages(&layering("shared/src/flags/print.rs", clean, layer(FLAGS))),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn an_unparsable_file_of_a_layer_is_reported() {
+    let problems = layering("shared/src/flags/x.rs", "fn (", layer(FLAGS));
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].message.contains("cannot be parsed"));
+}
+
+#[test]
+fn module_paths_follow_the_file_layout() {
+    assert_eq!(module_path("shared/src/lib.rs"), ["crate"]);
+    assert_eq!(module_path("shared/src/flags/mod.rs"), ["crate", "flags"]);
+    assert_eq!(
+        module_path("shared/src/flags/config/tests.rs"),
+        ["crate", "flags", "config", "tests"]
+    );
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_doc() {
+    let missing = module_doc("shared/src/x.rs", "use std::fs;\n").expect("a problem");
+    assert_eq!(missing.rule, Rule::ModuleDoc);
+    assert_eq!(
+        missing.to_string(),
+        "shared/src/x.rs:1: [module-doc] the file does not open with a `//!` line saying what it is for"
+    );
+    assert!(module_doc("shared/src/x.rs", "/// Item doc.\nfn f() {}\n").is_some());
+    assert!(module_doc("shared/src/x.rs", "").is_some());
+    assert_eq!(
+        module_doc("shared/src/x.rs", "\n//! What it is for.\nuse std::fs;\n"),
+        None
+    );
+}
+
+/// A tree in a temp dir: `files` as (relative path, contents).
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (rel, contents) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, contents).expect("write");
+    }
+    dir
+}
+
+const MAP: &str = "# Architecture\n\n## Code map\n\n### `shared/` — the core\n- `cli`: the edge.\n- `printers/`: output; `printers/go_fmt` too.\n\n### `plugins/*` — one binary each\n- `run-pod`: `args`, `options`.\n- `create-file`: `edit`.\n\n## Cross-cutting\n`forgotten` is not in the map.\n";
+
+#[test]
+fn every_module_is_in_the_code_map() {
+    let dir = tree(&[
+        ("ARCHITECTURE.md", MAP),
+        ("shared/src/lib.rs", "//! x"),
+        ("shared/src/cli.rs", "//! x"),
+        ("shared/src/cli/flag_error.rs", "//! x"),
+        ("shared/src/printers/mod.rs", "//! x"),
+        ("shared/src/forgotten.rs", "//! x"),
+        ("shared/src/tests.rs", "//! x"),
+        ("plugins/run-pod/src/main.rs", "//! x"),
+        ("plugins/run-pod/src/args.rs", "//! x"),
+        ("plugins/run-pod/src/options/tests.rs", "//! x"),
+        // `edit` is named, but in create-file's bullet, not run-pod's.
+        ("plugins/run-pod/src/edit.rs", "//! x"),
+        ("plugins/create-file/src/edit.rs", "//! x"),
+        ("plugins/rolling-update/src/main.rs", "//! x"),
+    ]);
+    let problems = code_map(dir.path(), MAP).expect("checked");
+    let messages = messages(&problems);
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert!(
+        messages[0].contains("module `forgotten` (shared/src/forgotten)"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages[1].contains("no section for `plugins/rolling-update/src`"),
+        "{messages:#?}"
+    );
+    assert!(
+        messages[2].contains("module `edit` (plugins/run-pod/src/edit)"),
+        "{messages:#?}"
+    );
+
+    std::fs::remove_file(dir.path().join("shared/src/forgotten.rs")).expect("rm");
+    std::fs::remove_file(dir.path().join("plugins/run-pod/src/edit.rs")).expect("rm");
+    std::fs::remove_dir_all(dir.path().join("plugins/rolling-update")).expect("rm");
+    assert_eq!(
+        crate::tidy::tests::messages(&code_map(dir.path(), MAP).expect("checked")),
+        Vec::<String>::new()
+    );
+    assert_eq!(code_map(dir.path(), "# no map").expect("checked").len(), 1);
+}
+
+#[test]
+fn docs_cite_only_files_of_the_repository() {
+    let dir = tree(&[
+        ("shared/src/lib.rs", "//! x"),
+        ("plugins/run-pod/src/main.rs", "//! x"),
+        ("fuzz/corpus/quantity/seed", ""),
+        ("fuzz/.gitignore", "target\nartifacts\n"),
+    ]);
+    let root = dir.path();
+    let planted = [
+        (
+            "README.md",
+            "See `shared/src/missing.rs` for it.",
+            "`shared/src/missing.rs`",
+        ),
+        (
+            "README.md",
+            "See [the spec](docs/spec.md#top).",
+            "`docs/spec.md`",
+        ),
+        (
+            "README.md",
+            "As [1.17 did](../shared/specs/rolling-update-1.17.md).",
+            "`../shared/specs/rolling-update-1.17.md`",
+        ),
+        (
+            "README.md",
+            "Read /work/shared/specs/x.md first.",
+            "`/work/shared/specs/x.md`",
+        ),
+        (
+            "plugins/run-pod/README.md",
+            "Its `src/missing.rs` holds it.",
+            "`src/missing.rs`",
+        ),
+        (
+            "plugins/run-pod/README.md",
+            "[main](src/gone.rs)",
+            "`src/gone.rs`",
+        ),
+        (
+            "plugins/run-pod/README.md",
+            "See ../../../shared/specs/x.md.",
+            "`../../../shared/specs/x.md`",
+        ),
+        (
+            "README.md",
+            "At `shared/src/lib.rs:12`, `plugins/nope/src/`.",
+            "`plugins/nope/src/`",
+        ),
+    ];
+    for (rel, text, named) in planted {
+        let problems = doc_citations(root, rel, text);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.rule == Rule::DocCitation && p.line == 1 && p.message.contains(named)),
+            "{text}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = "# Clean\n\n`shared/src/lib.rs:3`, [main](plugins/run-pod/src/main.rs), \
+        [web](https://example.com/x.md), [here](#clean), `fuzz/corpus/<target>/`, \
+        `plugins/*/src/*.rs`, `target/dist`, `kubectl run`, `a/b` (not a repo path), \
+        `shared::flags::ConfigFlags`, `fuzz/artifacts/<target>/` (ignored output).\n\n\
+        ```sh\ncat shared/src/nothing.rs\ncd fuzz && ls ../target/fuzz\n```\n";
+    assert_eq!(
+        messages(&doc_citations(root, "README.md", clean)),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        messages(&doc_citations(
+            root,
+            "plugins/run-pod/README.md",
+            "`src/main.rs`, [lib](../../shared/src/lib.rs)"
+        )),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn the_machine_s_shared_directory_is_refused_even_in_a_shell_block() {
+    let dir = tree(&[("shared/src/lib.rs", "//! x")]);
+    let text = "Setup:\n\n```sh\ncat /work/shared/specs/x.md\n```\n";
+    let problems = doc_citations(dir.path(), "CONTRIBUTING.md", text);
+    assert_eq!(problems.len(), 1, "{:?}", messages(&problems));
+    assert_eq!(problems[0].line, 4);
+    assert!(problems[0].message.contains("`/work/shared/specs/x.md`"));
+}
+
+/// The repository itself keeps every rule (what `cargo xtask tidy` checks).
+#[test]
+fn the_tree_is_tidy() {
+    let problems = check(&crate::project_root()).expect("the tree is readable");
+    assert!(
+        problems.is_empty(),
+        "cargo xtask tidy:\n{}",
+        messages(&problems).join("\n")
+    );
+}
