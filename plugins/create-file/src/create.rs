@@ -31,14 +31,13 @@ use kube::runtime::conditions::is_crd_established;
 use kube::runtime::wait::await_condition;
 use serde_json::Value;
 use shared::cli::SilentExit;
-use shared::flags::DryRunStrategy;
-use shared::printers::Error as PrintError;
+use shared::flags::{ChangeCauseRecorder, DryRunStrategy};
+use shared::printers::{Error as PrintError, Printer};
 use shared::resource::{Info, Visited};
 use shared::rest::Helper;
 use shared::rest::retry::track;
 
 use crate::limit::Limiter;
-use crate::options::CreateFileOptions;
 use crate::order;
 use crate::report::{Failure, write_failures};
 
@@ -50,13 +49,34 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 const NEW_CRD_RETRIES: u32 = 20;
 const NEW_CRD_RETRY_DELAY: Duration = Duration::from_millis(250);
 
+/// What the create step needs of the command's options: a small value rather than
+/// `CreateFileOptions` itself, so that `options` calls `create` (and `edit`) and
+/// nothing calls back.
+#[derive(Clone, Copy)]
+pub struct CreateStep<'a> {
+    /// `None` only for a client dry run without a usable kubeconfig.
+    pub client: Option<&'a kube::Client>,
+    pub dry_run: DryRunStrategy,
+    pub field_manager: &'a str,
+    /// `-o`: how each created (or dry-run) object is printed.
+    pub printer: &'a dyn Printer,
+    /// `--save-config`.
+    pub save_config: bool,
+    /// `--record`.
+    pub recorder: Option<&'a ChangeCauseRecorder>,
+    /// `--concurrency`: the ceiling of creates in flight.
+    pub concurrency: usize,
+    /// How long a CRD of the input may take to become established.
+    pub crd_timeout: Duration,
+}
+
 /// Prints finished results in input order and keeps failures for the end. Only
 /// results that finished ahead of an earlier one are held.
 struct Output<'a> {
     pending: BTreeMap<usize, Result<Value, Failure>>,
     next: usize,
     failures: Vec<Failure>,
-    opts: &'a CreateFileOptions,
+    step: CreateStep<'a>,
 }
 
 impl Output<'_> {
@@ -71,7 +91,7 @@ impl Output<'_> {
         while let Some(result) = self.pending.remove(&self.next) {
             match result {
                 Ok(obj) => {
-                    if let Err(err) = self.opts.printer.print(&obj, &mut out) {
+                    if let Err(err) = self.step.printer.print(&obj, &mut out) {
                         // A template that fails on one object is reported with the
                         // other failures, as kubectl's continue-on-error visitor does;
                         // a failing stdout still ends the run.
@@ -110,8 +130,8 @@ enum Job {
 
 /// Creates every object of `visited` (or prints it, for a client dry run) and reports
 /// the failures at the end.
-pub async fn create_all(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<ExitCode> {
-    let created = create_entries(opts, visited).await?;
+pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Result<ExitCode> {
+    let created = create_entries(step, visited).await?;
     if !created.seen {
         anyhow::bail!("no objects passed to create");
     }
@@ -137,18 +157,18 @@ pub struct Created {
 
 /// Creates every object of `visited` (or prints it, for a client dry run), printing
 /// each result in input order; failures are returned, not printed.
-pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyhow::Result<Created> {
+pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::Result<Created> {
     let mut output = Output {
         pending: BTreeMap::new(),
         next: 0,
         failures: Vec::new(),
-        opts,
+        step: *step,
     };
-    let prepare = |info: &mut Info| save_config_if(opts, &mut info.object);
-    let limiter = Limiter::new(opts.concurrency);
+    let prepare = |info: &mut Info| save_config_if(step, &mut info.object);
+    let limiter = Limiter::new(step.concurrency);
     let limiter = &limiter;
 
-    let client = match (&opts.client, opts.dry_run) {
+    let client = match (step.client, step.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
         _ => {
             // Client dry run: nothing is sent; objects print in input order.
@@ -186,7 +206,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         return finish(output, false);
     }
     let created_crds = create_batch(
-        opts,
+        step,
         client,
         limiter,
         first.iter().map(|(i, info)| (*i, info)),
@@ -199,8 +219,8 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
         .map(|(_, i)| i)
         .filter(|i| i.gvk.kind == "CustomResourceDefinition")
         .collect();
-    let groups = if opts.dry_run == DryRunStrategy::None {
-        wait_established(opts, client, &crds, &created_crds, &mut output).await
+    let groups = if step.dry_run == DryRunStrategy::None {
+        wait_established(step, client, &crds, &created_crds, &mut output).await
     } else {
         BTreeSet::new()
     };
@@ -236,7 +256,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
             Job::Skip => None,
             Job::Done(result) => Some(result),
             Job::Create(info) => Some(
-                create_one(opts, client, limiter, &info, groups)
+                create_one(step, client, limiter, &info, groups)
                     .await
                     .map_err(|e| Failure::creating(&info.origin, e)),
             ),
@@ -247,7 +267,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     // (`crate::order`): it waits for everything before it and goes alone.
     order::run_ordered(
         jobs,
-        opts.concurrency,
+        step.concurrency,
         |(_, job)| matches!(job, Job::Create(info) if order::is_barrier(&info.gvk.group, &info.gvk.kind)),
         |(index, job)| run(index, job),
         |(index, result)| match result {
@@ -259,7 +279,7 @@ pub async fn create_entries(opts: &CreateFileOptions, visited: Visited) -> anyho
     for (index, mut info) in deferred.into_inner() {
         warn(&info);
         let result = match prepare(&mut info) {
-            Ok(()) => create_one(opts, client, limiter, &info, groups)
+            Ok(()) => create_one(step, client, limiter, &info, groups)
                 .await
                 .map_err(|e| Failure::creating(&info.origin, e)),
             Err(failure) => Err(failure),
@@ -294,7 +314,7 @@ fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
 /// Creates `batch` with bounded concurrency and records each result. Returns the
 /// names of the CRDs created (for the Established wait).
 async fn create_batch<'a>(
-    opts: &CreateFileOptions,
+    step: &CreateStep<'_>,
     client: &kube::Client,
     limiter: &Limiter,
     batch: impl Iterator<Item = (usize, &'a Info)>,
@@ -307,10 +327,10 @@ async fn create_batch<'a>(
             (
                 index,
                 info,
-                create_one(opts, client, limiter, info, new_crd_groups).await,
+                create_one(step, client, limiter, info, new_crd_groups).await,
             )
         })
-        .buffer_unordered(opts.concurrency);
+        .buffer_unordered(step.concurrency);
     while let Some((index, info, result)) = results.next().await {
         if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
             created_crds.insert(info.name().to_string());
@@ -326,7 +346,7 @@ async fn create_batch<'a>(
 /// One create, retrying the 404s of a CRD that was only just established, within the
 /// limiter's bound.
 async fn create_one(
-    opts: &CreateFileOptions,
+    step: &CreateStep<'_>,
     client: &kube::Client,
     limiter: &Limiter,
     info: &Info,
@@ -339,8 +359,8 @@ async fn create_one(
         ));
     };
     let helper = Helper::new(client.clone(), mapping)
-        .dry_run(opts.dry_run == DryRunStrategy::Server)
-        .with_field_manager(&opts.field_manager);
+        .dry_run(step.dry_run == DryRunStrategy::Server)
+        .with_field_manager(step.field_manager);
     let mut attempt = 0;
     loop {
         let sent = std::time::SystemTime::now();
@@ -362,7 +382,7 @@ async fn create_one(
             Err(kube::Error::Api(status))
                 if status.reason == "AlreadyExists"
                     && attempts.server_failed()
-                    && opts.dry_run == DryRunStrategy::None
+                    && step.dry_run == DryRunStrategy::None
                     && !info.name().is_empty() =>
             {
                 match helper.get(info.namespace(), info.name()).await {
@@ -427,14 +447,14 @@ fn created_since(live: &Value, sent: std::time::SystemTime) -> bool {
 /// Waits (up to `--timeout` in all) for the CRDs created in this run to be Established.
 /// Returns the groups of those that are; a CRD that is not becomes an error.
 async fn wait_established(
-    opts: &CreateFileOptions,
+    step: &CreateStep<'_>,
     client: &kube::Client,
     crds: &[&Info],
     created: &BTreeSet<String>,
     output: &mut Output<'_>,
 ) -> BTreeSet<String> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let deadline = tokio::time::Instant::now() + opts.crd_timeout;
+    let deadline = tokio::time::Instant::now() + step.crd_timeout;
     let mut groups = BTreeSet::new();
     let by_name: HashMap<&str, &&Info> = crds.iter().map(|i| (i.name(), i)).collect();
     for name in created {
@@ -456,7 +476,7 @@ async fn wait_established(
             ))),
             Err(_) => output.failures.push(Failure::Other(format!(
                 "timed out after {:?} waiting for CustomResourceDefinition {name:?} to become Established",
-                opts.crd_timeout
+                step.crd_timeout
             ))),
         }
     }
@@ -465,12 +485,12 @@ async fn wait_established(
 
 /// `--save-config`, then `--record`: kubectl's order, so the saved configuration
 /// does not hold the change cause.
-fn save_config_if(opts: &CreateFileOptions, object: &mut Value) -> Result<(), Failure> {
-    if opts.save_config {
+fn save_config_if(step: &CreateStep<'_>, object: &mut Value) -> Result<(), Failure> {
+    if step.save_config {
         save_config(object)
             .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
     }
-    if let Some(recorder) = &opts.recorder {
+    if let Some(recorder) = step.recorder {
         recorder.record(object);
     }
     Ok(())

@@ -24,165 +24,33 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use serde_json::Value;
 use shared::cli::SilentExit;
 use shared::resource::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
 use tempfile::NamedTempFile;
 
-use crate::create::{create_entries, report};
-use crate::options::CreateFileOptions;
+use crate::create::{CreateStep, create_entries, report};
 use crate::report::{Failure, write_failures};
 
-const HEADER: &str = "# Please edit the object below. Lines beginning with a '#' will be ignored,
-# and an empty file will abort the edit. If an error occurs while saving this file will be
-# reopened with the relevant failures.
-#
-";
+mod text;
 
-/// The name kubectl gives the edited text in messages.
-const EDITED_SOURCE: &str = "edited-file";
+use text::{
+    EDITED_SOURCE, Reason, has_lines, header, manual_strip, reasons_for, strip_comments,
+    without_edited_source,
+};
 
-/// Why the file is reopened (kubectl's `editReason`): a head line and details.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reason {
-    pub head: String,
-    pub other: Vec<String>,
-}
-
-/// kubectl's `editHeader.writeTo`: the fixed header, then each reason as comments.
-pub fn header(reasons: &[Reason]) -> String {
-    let mut out = String::from(HEADER);
-    for reason in reasons {
-        let colon = if reason.other.is_empty() { "" } else { ":" };
-        out.push_str(&format!("# {}{colon}\n", hash_on_line_break(&reason.head)));
-        for other in &reason.other {
-            out.push_str(&format!("# * {}\n", hash_on_line_break(other)));
-        }
-        out.push_str("#\n");
-    }
-    out
-}
-
-/// kubectl's `hashOnLineBreak`: continues a comment over the line breaks of `s`.
-pub fn hash_on_line_break(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '\n' && chars.peek().is_some_and(|next| *next != '#') {
-            out.push_str("# ");
-        }
-    }
-    out
-}
-
-/// kubectl's `ManualStrip`: the text without its comment lines (blank lines and the
-/// final line break kept).
-pub fn manual_strip(text: &str) -> String {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last = lines.len() - 1;
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim_start().starts_with('#') {
-            continue;
-        }
-        out.push_str(line);
-        if i < last {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// What two versions of the file are compared by (kubectl's `StripComments`): the
-/// documents as data when the text parses, else the text without comment lines. So
-/// reformatting or comments alone are "no change".
-#[derive(Debug, PartialEq)]
-pub enum Stripped {
-    Data(Vec<Value>),
-    Text(String),
-}
-
-pub fn strip_comments(text: &str) -> Stripped {
-    match serde_saphyr::from_multiple::<Value>(text) {
-        Ok(docs) => Stripped::Data(docs.into_iter().filter(|d| !d.is_null()).collect()),
-        Err(_) => Stripped::Text(manual_strip(text)),
-    }
-}
-
-/// kubectl's `hasLines`: whether any line is neither blank nor a comment.
-pub fn has_lines(text: &str) -> bool {
-    text.lines().any(|l| {
-        let l = l.trim();
-        !l.is_empty() && !l.starts_with('#')
-    })
-}
-
-/// A utilerrors aggregate as kubectl prints it: one message alone, several in brackets.
-fn aggregate(messages: &[String]) -> String {
-    match messages {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
-    }
-}
-
-/// `configmaps`, `deployments.apps`: how kubectl names the resource in edit errors.
-fn resource_string(info: &Info) -> String {
-    match &info.mapping {
-        Some(m) if m.group.is_empty() => m.resource.clone(),
-        Some(m) => format!("{}.{}", m.resource, m.group),
-        None => info.gvk.kind.to_ascii_lowercase(),
-    }
-}
-
-/// What an edited file's errors become: the reasons to show in the reopened file, and
-/// the line kubectl prints on stderr for a validation failure.
-///
-/// kubectl validates the edited text first and reports any failure (a YAML syntax
-/// error included) as `<resource> "<name>" was not valid` with the validator's
-/// message; only a file that validates and still does not read (an unknown kind, or
-/// any error with validation off) gets "The edited file had a syntax error".
-pub fn reasons_for(
-    errors: &[ResourceError],
-    validation: Validation,
-    original: &Info,
-) -> (Vec<Reason>, Option<String>) {
-    let validating = validation != Validation::Ignore;
-    let failed_validation: Vec<String> = errors
-        .iter()
-        .filter_map(|e| match e {
-            ResourceError::Invalid { reason, .. } => Some(reason.clone()),
-            ResourceError::Parse { line, reason, .. } if validating => {
-                Some(format!("line {line}: {reason}"))
-            }
-            ResourceError::NotText { reason, .. } if validating => Some(reason.clone()),
-            _ => None,
-        })
-        .collect();
-    if !failed_validation.is_empty() {
-        let resource = resource_string(original);
-        let name = original.name();
-        let reason = Reason {
-            head: format!("{resource} {name:?} was not valid"),
-            other: vec![format!(
-                "<nil>: Invalid value: \"The edited file failed validation\": {}",
-                aggregate(&failed_validation)
-            )],
-        };
-        return (
-            vec![reason],
-            Some(format!("error: {resource} {name:?} is invalid")),
-        );
-    }
-    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    let reason = Reason {
-        head: format!(
-            "The edited file had a syntax error: {}",
-            aggregate(&messages)
-        ),
-        other: Vec::new(),
-    };
-    (vec![reason], None)
+/// What an editor session needs of the command's options (a small value: `options`
+/// calls `edit`, nothing calls back).
+pub struct EditStep<'a> {
+    /// How each edited object is created.
+    pub create: CreateStep<'a>,
+    /// `-o json`: the object is edited as JSON, without the comment header.
+    pub json: bool,
+    /// `--windows-line-endings`.
+    pub windows_line_endings: bool,
+    /// `--validate`, applied again to the edited text.
+    pub validation: Validation,
+    /// The command's namespace, which an edited object may not leave.
+    pub namespace: &'a str,
 }
 
 /// How one object's session ended.
@@ -196,7 +64,7 @@ enum Outcome {
 
 /// Runs a session for each object of `visited`, creating what each one produces.
 pub async fn run(
-    opts: &CreateFileOptions,
+    step: &EditStep<'_>,
     visited: Visited,
     mapper: &mut RestMapper,
 ) -> anyhow::Result<ExitCode> {
@@ -214,11 +82,11 @@ pub async fn run(
                 continue;
             }
         };
-        let (edited, file) = match session(opts, &info, mapper).await? {
+        let (edited, file) = match session(step, &info, mapper).await? {
             Outcome::Cancelled => continue,
             Outcome::Create(created) => *created,
         };
-        let created = create_entries(opts, edited).await?;
+        let created = create_entries(&step.create, edited).await?;
         if !created.failures.is_empty() {
             // kubectl stops at the first failed create, keeping the edited file, and
             // reports the server's error as it is (there is no file to name).
@@ -229,27 +97,6 @@ pub async fn run(
         }
     }
     report(&failures)
-}
-
-/// A create failure without the `error when creating "edited-file": ` prefix.
-fn without_edited_source(failure: Failure) -> Failure {
-    let strip = |message: String| -> String {
-        let prefix = format!("error when creating {EDITED_SOURCE:?}");
-        match message.strip_prefix(&prefix) {
-            // After the origin (which may add " (document N)") comes ": ".
-            Some(rest) => rest
-                .split_once(": ")
-                .map_or(message.clone(), |(_, m)| m.to_string()),
-            None => message,
-        }
-    };
-    match failure {
-        Failure::Api(mut status) => {
-            status.message = strip(std::mem::take(&mut status.message));
-            Failure::Api(status)
-        }
-        Failure::Other(message) => Failure::Other(strip(message)),
-    }
 }
 
 /// Keeps `file` and says where, as kubectl's `preservedFile` does.
@@ -264,11 +111,11 @@ fn keep(file: NamedTempFile) -> anyhow::Result<()> {
 
 /// One object's editor session, reopened until the file reads or the user gives up.
 async fn session(
-    opts: &CreateFileOptions,
+    step: &EditStep<'_>,
     info: &Info,
     mapper: &mut RestMapper,
 ) -> anyhow::Result<Outcome> {
-    let json = opts.print.format() == Some("json");
+    let json = step.json;
     let original = if json {
         let mut text = serde_json::to_string_pretty(&info.object)?;
         text.push('\n');
@@ -290,7 +137,7 @@ async fn session(
             None => text.push_str(&original),
             Some((edited, _)) => text.push_str(&manual_strip(edited)),
         }
-        if opts.windows_line_endings {
+        if step.windows_line_endings {
             text = text.replace("\r\n", "\n").replace('\n', "\r\n");
         }
         let file = write_temp(&text, json)?;
@@ -324,9 +171,9 @@ async fn session(
         // the command's namespace (whether or not -n was given). The selector already
         // chose the object: edited labels must not drop it now.
         let rebuilt = Builder::new()
-            .schema(opts.validation)
+            .schema(step.validation)
             .continue_on_error()
-            .namespace_param(opts.namespace.clone())
+            .namespace_param(step.namespace.to_string())
             .require_namespace()
             .stream(EDITED_SOURCE, edited.as_bytes())
             .flatten()
@@ -344,7 +191,7 @@ async fn session(
         if errors.is_empty() {
             return Ok(Outcome::Create(Box::new((rebuilt, file))));
         }
-        let (next, complaint) = reasons_for(&errors, opts.validation, info);
+        let (next, complaint) = reasons_for(&errors, step.validation, info);
         if let Some(line) = complaint {
             eprintln!("{line}");
         }

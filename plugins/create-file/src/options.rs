@@ -181,10 +181,32 @@ impl CreateFileOptions {
             .builder(&self.filenames, &self.selector)
             .build(&mut mapper)
             .await?;
+        let create = self.create_step();
         if self.edit {
-            return crate::edit::run(&self, visited, &mut mapper).await;
+            let edit = crate::edit::EditStep {
+                create,
+                json: self.print.format() == Some("json"),
+                windows_line_endings: self.windows_line_endings,
+                validation: self.validation,
+                namespace: &self.namespace,
+            };
+            return crate::edit::run(&edit, visited, &mut mapper).await;
         }
-        crate::create::create_all(&self, visited).await
+        crate::create::create_all(&create, visited).await
+    }
+
+    /// What the create step needs, borrowed from the options.
+    fn create_step(&self) -> crate::create::CreateStep<'_> {
+        crate::create::CreateStep {
+            client: self.client.as_ref(),
+            dry_run: self.dry_run,
+            field_manager: &self.field_manager,
+            printer: self.printer.as_ref(),
+            save_config: self.save_config,
+            recorder: self.recorder.as_ref(),
+            concurrency: self.concurrency,
+            crd_timeout: self.crd_timeout,
+        }
     }
 
     /// The mapper: discovery through the client (built-in kinds first for a client dry
