@@ -1,6 +1,7 @@
-//! Creating the generated objects: one POST per object through kube's dynamic API,
-//! with no discovery (the generators know their group, version and plural), plus the
-//! one discovery request the cron-job fallback needs.
+//! Creating the generated objects: one POST per object through `shared::rest::Helper`
+//! (the create path create-file uses too), with no discovery (the kind's plural and
+//! scope come from `shared::resource::mapping_at`), plus the one discovery request the
+//! cron-job fallback needs.
 //!
 //! kubectl 1.17 mapped every generated object through discovery before sending it, so
 //! a generator whose group-version the server no longer serves (`deployment/v1beta1`
@@ -9,11 +10,13 @@
 //! does not exist is discovery asked, so that the user reads the same message.
 
 use anyhow::{Context as _, Result};
-use kube::api::{ApiResource, DynamicObject, PostParams};
-use kube::{Api, Client};
+use kube::Client;
+use kube::api::{ApiResource, DynamicObject};
 use serde_json::Value;
 
 use shared::generate::RunGenerator;
+use shared::resource::Mapping;
+use shared::rest::Helper;
 
 /// kubectl's `last-applied-configuration` annotation, written by `--save-config`.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -45,19 +48,23 @@ pub struct Target {
 impl Target {
     /// Creates `obj` (one POST) and returns what the server answered.
     pub async fn create(&self, mut obj: Value) -> Result<Created> {
-        let resource = resource_of(&obj)?;
+        let mapping = mapping_of(&obj)?;
+        let resource = mapping.api_resource();
         if self.save_config {
             save_config(&mut obj)?;
         }
+        // What was generated (and overridden) must read as an object before anything
+        // is sent, and is sent as read: metadata in its typed form.
         let dynamic: DynamicObject =
             serde_json::from_value(obj).context("the generated object is not a valid object")?;
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
-        let params = PostParams {
-            dry_run: self.dry_run,
-            field_manager: Some(self.field_manager.clone()),
-        };
-        let created = match api.create(&params, &dynamic).await {
+        let body =
+            serde_json::to_value(&dynamic).context("the generated object is not a valid object")?;
+        // `--field-manager` defaults to `kubectl-run`; an empty one is left out, as
+        // client-go's `CreateOptions` leaves it out.
+        let helper = Helper::new(self.client.clone(), mapping)
+            .dry_run(self.dry_run)
+            .with_field_manager(self.field_manager.as_str());
+        let object = match helper.create(Some(&self.namespace), &body).await {
             Ok(created) => created,
             Err(kube::Error::Api(status)) if is_missing_resource(&status) => {
                 return Err(match no_kind_match(&self.client, &resource).await {
@@ -67,7 +74,6 @@ impl Target {
             }
             Err(e) => return Err(e.into()),
         };
-        let object = serde_json::to_value(&created).context("unable to read the created object")?;
         Ok(Created { object, resource })
     }
 }
@@ -105,33 +111,16 @@ async fn no_kind_match(client: &Client, resource: &ApiResource) -> Option<anyhow
     })
 }
 
-/// The API resource of an object kubectl run generates, from its apiVersion and kind.
+/// The REST mapping of an object kubectl run generates, from its apiVersion and kind.
 /// Overrides may change the apiVersion (`apps/v1beta1`); the plural stays the kind's.
-pub fn resource_of(obj: &Value) -> Result<ApiResource> {
+pub fn mapping_of(obj: &Value) -> Result<Mapping> {
     let api_version = obj
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let plural = match kind {
-        "Pod" => "pods",
-        "Service" => "services",
-        "Deployment" => "deployments",
-        "Job" => "jobs",
-        "CronJob" => "cronjobs",
-        "ReplicationController" => "replicationcontrollers",
-        "ReplicaSet" => "replicasets",
-        "DaemonSet" => "daemonsets",
-        "StatefulSet" => "statefulsets",
-        other => anyhow::bail!("no known resource for kind {other:?} (apiVersion {api_version:?})"),
-    };
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    Ok(ApiResource {
-        group: group.to_string(),
-        version: version.to_string(),
-        api_version: api_version.to_string(),
-        kind: kind.to_string(),
-        plural: plural.to_string(),
+    shared::resource::mapping_at(api_version, kind).with_context(|| {
+        format!("no known resource for kind {kind:?} (apiVersion {api_version:?})")
     })
 }
 
@@ -185,18 +174,21 @@ mod tests {
 
     #[test]
     fn resources_need_no_discovery() {
-        let r =
-            resource_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
+        let r = mapping_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
         assert_eq!(
-            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            (r.group.as_str(), r.version.as_str(), r.resource.as_str()),
             ("apps", "v1", "deployments")
         );
-        let r = resource_of(&json!({"apiVersion": "v1", "kind": "Pod"})).expect("known");
+        let r = mapping_of(&json!({"apiVersion": "v1", "kind": "Pod"})).expect("known");
         assert_eq!(
-            (r.group.as_str(), r.version.as_str(), r.plural.as_str()),
+            (r.group.as_str(), r.version.as_str(), r.resource.as_str()),
             ("", "v1", "pods")
         );
-        assert!(resource_of(&json!({"apiVersion": "v1", "kind": "Widget"})).is_err());
+        let err = mapping_of(&json!({"apiVersion": "v1", "kind": "Widget"})).expect_err("unknown");
+        assert_eq!(
+            err.to_string(),
+            "no known resource for kind \"Widget\" (apiVersion \"v1\")"
+        );
     }
 
     #[test]

@@ -144,19 +144,17 @@ impl RunGenerator {
         }
     }
 
-    /// `(apiVersion, kind, plural resource)` of the generated object: what the create
-    /// request needs, known without discovery.
-    pub fn resource(self) -> (&'static str, &'static str, &'static str) {
+    /// The `apiVersion` of the generated object (its kind's plural and scope are
+    /// `resource::mapping_at`'s).
+    pub fn api_version(self) -> &'static str {
         match self {
-            Self::RunPodV1 => ("v1", "Pod", "pods"),
-            Self::RunV1 => ("v1", "ReplicationController", "replicationcontrollers"),
-            Self::DeploymentAppsV1 => ("apps/v1", "Deployment", "deployments"),
-            Self::DeploymentAppsV1Beta1 => ("apps/v1beta1", "Deployment", "deployments"),
-            Self::DeploymentV1Beta1 => ("extensions/v1beta1", "Deployment", "deployments"),
-            Self::JobV1 => ("batch/v1", "Job", "jobs"),
-            Self::CronJobV1 => ("batch/v1", "CronJob", "cronjobs"),
-            Self::CronJobV1Beta1 => ("batch/v1beta1", "CronJob", "cronjobs"),
-            Self::CronJobV2Alpha1 => ("batch/v2alpha1", "CronJob", "cronjobs"),
+            Self::RunPodV1 | Self::RunV1 => "v1",
+            Self::DeploymentAppsV1 => "apps/v1",
+            Self::DeploymentAppsV1Beta1 => "apps/v1beta1",
+            Self::DeploymentV1Beta1 => "extensions/v1beta1",
+            Self::JobV1 | Self::CronJobV1 => "batch/v1",
+            Self::CronJobV1Beta1 => "batch/v1beta1",
+            Self::CronJobV2Alpha1 => "batch/v2alpha1",
         }
     }
 
@@ -175,7 +173,7 @@ impl RunGenerator {
             }
         };
         // The older group-versions of the same fields (see the module doc).
-        obj["apiVersion"] = Value::from(self.resource().0);
+        obj["apiVersion"] = Value::from(self.api_version());
         Ok(obj)
     }
 }

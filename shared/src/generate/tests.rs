@@ -227,7 +227,7 @@ fn old_group_versions_are_the_same_objects_relabelled() {
         let mut expected = new.generate(&params).expect("new");
         expected["apiVersion"] = json!(api_version);
         assert_eq!(old.generate(&params).expect("old"), expected, "{old}");
-        assert_eq!(old.resource().0, api_version);
+        assert_eq!(old.api_version(), api_version);
     }
 }
 

@@ -122,6 +122,27 @@ pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static Bu
         .find(|b| b.group == group && b.version == version && b.kind == kind)
 }
 
+/// The mapping of a built-in kind sent at `api_version`, which may be a group-version
+/// the typed models no longer describe (1.17's `apps/v1beta1` or `extensions/v1beta1`
+/// Deployment, `batch/v1beta1` CronJob): a kind keeps its plural and scope across
+/// versions and groups, so they come from the table's entry for the kind, preferring
+/// one of the same group. The one kind → resource table of the workspace, without
+/// discovery (run-pod's generated objects).
+pub fn mapping_at(api_version: &str, kind: &str) -> Option<Mapping> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let same_kind = || all().iter().filter(|b| b.kind == kind);
+    let known = same_kind()
+        .find(|b| b.group == group)
+        .or_else(|| same_kind().next())?;
+    Some(Mapping {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+        resource: known.resource.into(),
+        namespaced: known.namespaced,
+    })
+}
+
 impl BuiltinKind {
     /// The REST mapping of this kind.
     pub fn mapping(&self) -> Mapping {
@@ -182,6 +203,37 @@ fn diff_keys(given: &Value, known: &Value, path: &mut String, out: &mut Vec<Stri
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_kind_keeps_its_plural_and_scope_at_any_version() {
+        let at = |v: &str, k: &str| {
+            mapping_at(v, k).map(|m| (m.group, m.version, m.resource, m.namespaced))
+        };
+        let owned = |g: &str, v: &str, r: &str| Some((g.into(), v.into(), r.into(), true));
+        assert_eq!(at("v1", "Pod"), owned("", "v1", "pods"));
+        assert_eq!(
+            at("apps/v1", "Deployment"),
+            owned("apps", "v1", "deployments")
+        );
+        // Group-versions the typed models no longer describe (1.17's generators).
+        assert_eq!(
+            at("extensions/v1beta1", "Deployment"),
+            owned("extensions", "v1beta1", "deployments")
+        );
+        assert_eq!(
+            at("batch/v2alpha1", "CronJob"),
+            owned("batch", "v2alpha1", "cronjobs")
+        );
+        assert_eq!(
+            at("v1", "ReplicationController"),
+            owned("", "v1", "replicationcontrollers")
+        );
+        assert_eq!(
+            mapping_at("v1", "Namespace").map(|m| m.namespaced),
+            Some(false)
+        );
+        assert_eq!(at("v1", "Widget"), None);
+    }
 
     #[test]
     fn table_comes_from_the_typed_models() {
