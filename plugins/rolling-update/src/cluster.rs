@@ -7,427 +7,34 @@
 //! subresource plus the watch traffic.
 //!
 //! Every request is preceded by an interrupt check; waits race the interrupt.
+//!
+//! By concern: `errors` (telling failures apart, kubectl's wording of connection
+//! failures), `writes` (conflict-retrying updates), `watch` (the watch stores and pod
+//! availability); this file holds `KubeOps`, the seam's implementation.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+mod errors;
+mod watch;
+mod writes;
+
+pub use errors::{explain_transport, is_transient};
+pub use writes::{strip_update_annotations, update_pod_with_retries, update_rc_with_retries};
+
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::controller::{name, replicas, selector_string, set_replicas};
+use errors::is_not_found;
+use watch::{Observer, next_available_at, pod_available};
+
+use crate::controller::{name, replicas, set_replicas};
 use crate::interrupt::Interrupt;
 use crate::names::{
-    DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
-    SOURCE_ID_ANNOTATION, set_annotation,
+    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
 };
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
-
-/// How many times a conflicting write is retried (client-go's `DefaultBackoff`:
-/// 4 attempts, 10 ms growing ×5).
-const CONFLICT_ATTEMPTS: u32 = 4;
-
-fn is_conflict(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(s) if s.is_conflict())
-}
-
-fn is_not_found(err: &kube::Error) -> bool {
-    matches!(err, kube::Error::Api(s) if s.is_not_found())
-}
-
-/// Whether a failed request may succeed if sent again: throttling (429), a server
-/// error (5xx: a restarting or overloaded API server), or a connection that failed
-/// or timed out before an answer arrived.
-pub fn is_transient(err: &kube::Error) -> bool {
-    match err {
-        kube::Error::Api(s) => s.code == 429 || s.code >= 500,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
-        _ => false,
-    }
-}
-
-/// Words a connection failure the way kubectl does ("Unable to connect to the
-/// server: …") instead of the client stack's nested Debug-like chain
-/// (`ServiceError: client error (SendRequest): …`), keeping the step it happened in.
-/// A read that ran past the request bound is said to be that.
-pub fn explain_transport(err: anyhow::Error, timeout: Duration) -> anyhow::Error {
-    let mut steps = Vec::new();
-    let mut transport = None;
-    for cause in err.chain() {
-        if let Some(kube_err) = cause.downcast_ref::<kube::Error>() {
-            if matches!(
-                kube_err,
-                kube::Error::Service(_) | kube::Error::HyperError(_)
-            ) {
-                transport = Some(kube_err);
-            }
-            break;
-        }
-        steps.push(cause.to_string());
-    }
-    let Some(transport) = transport else {
-        return err;
-    };
-    let mut root: &dyn std::error::Error = transport;
-    while let Some(next) = root.source() {
-        root = next;
-    }
-    let root = root.to_string();
-    let reason = if root.contains("timed out") || root.contains("deadline") {
-        format!("no answer within {timeout:?} (each request is bounded by --timeout)")
-    } else {
-        root.trim_start_matches("connection error: ").to_string()
-    };
-    steps.push(format!("Unable to connect to the server: {reason}"));
-    anyhow!(steps.join(": "))
-}
-
-/// Whether a watch error means the watch can never succeed (no permission, no such
-/// resource): reported at once instead of retried until the timeout.
-fn is_fatal_watch_error(err: &watcher::Error) -> Option<Box<kube::core::Status>> {
-    let api = match err {
-        watcher::Error::InitialListFailed(e)
-        | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => e,
-        _ => return None,
-    };
-    match api {
-        kube::Error::Api(s) if matches!(s.code, 401 | 403 | 404) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-/// kubectl's `updateRcWithRetries`: apply `mutate` to `rc` and PUT it; on a 409
-/// fetch the latest version and try again.
-pub async fn update_rc_with_retries(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
-    rc: &ReplicationController,
-    mutate: impl Fn(&mut ReplicationController),
-) -> anyhow::Result<ReplicationController> {
-    let name = name(rc).to_string();
-    let mut current = rc.clone();
-    let mut delay = Duration::from_millis(10);
-    for attempt in 1..=CONFLICT_ATTEMPTS {
-        interrupt.check()?;
-        let mut desired = current.clone();
-        mutate(&mut desired);
-        match api.replace(&name, &PostParams::default(), &desired).await {
-            Ok(updated) => return Ok(updated),
-            Err(e) if is_conflict(&e) && attempt < CONFLICT_ATTEMPTS => {
-                tracing::debug!("conflict updating {name}, retrying with a fresh copy");
-                tokio::time::sleep(delay).await;
-                delay *= 5;
-                interrupt.check()?;
-                current = api.get(&name).await?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(anyhow!(
-        "too many conflicts updating replicationcontroller {name:?}"
-    ))
-}
-
-/// The same for a pod's labels (used when the old RC gets the deployment key).
-pub async fn update_pod_with_retries(
-    api: &Api<Pod>,
-    interrupt: &Interrupt,
-    pod: &Pod,
-    mutate: impl Fn(&mut Pod),
-) -> anyhow::Result<Pod> {
-    let name = pod.metadata.name.clone().unwrap_or_default();
-    let mut current = pod.clone();
-    let mut delay = Duration::from_millis(10);
-    for attempt in 1..=CONFLICT_ATTEMPTS {
-        interrupt.check()?;
-        let mut desired = current.clone();
-        mutate(&mut desired);
-        match api.replace(&name, &PostParams::default(), &desired).await {
-            Ok(updated) => return Ok(updated),
-            Err(e) if is_conflict(&e) && attempt < CONFLICT_ATTEMPTS => {
-                tokio::time::sleep(delay).await;
-                delay *= 5;
-                interrupt.check()?;
-                current = api.get(&name).await?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(anyhow!("too many conflicts updating pod {name:?}"))
-}
-
-/// Removes `update-source-id`, `desired-replicas` and `next-controller-id`: the
-/// update is over. (1.17 left `next-controller-id` on a rolled-back RC, pointing at
-/// a deleted one.)
-pub async fn strip_update_annotations(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
-    rc: &ReplicationController,
-) -> anyhow::Result<ReplicationController> {
-    update_rc_with_retries(api, interrupt, rc, |rc| {
-        if let Some(a) = rc.metadata.annotations.as_mut() {
-            a.remove(SOURCE_ID_ANNOTATION);
-            a.remove(DESIRED_REPLICAS_ANNOTATION);
-            a.remove(NEXT_CONTROLLER_ANNOTATION);
-        }
-    })
-    .await
-}
-
-/// Go's `%s` of a `map[string]string`: `map[k1:v1 k2:v2]`, keys sorted.
-pub fn go_map(map: Option<&BTreeMap<String, String>>) -> String {
-    let body = map
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}:{v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
-    format!("map[{body}]")
-}
-
-/// A store kept current by a watcher task, plus the task.
-struct Watched<K: kube::Resource + 'static>
-where
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    store: Store<K>,
-    task: JoinHandle<()>,
-}
-
-impl<K: kube::Resource + 'static> Drop for Watched<K>
-where
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// The first watch error that retrying cannot cure, shared by an observer's watches.
-type Fatal = Arc<std::sync::Mutex<Option<Box<kube::core::Status>>>>;
-
-fn watch_into_store<K>(
-    api: Api<K>,
-    config: watcher::Config,
-    changed: Arc<watch::Sender<u64>>,
-    fatal: Fatal,
-) -> Watched<K>
-where
-    K: kube::Resource
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
-{
-    let (store, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher(api, config).default_backoff());
-    let task = tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            match event {
-                Ok(_) => changed.send_modify(|n| *n = n.wrapping_add(1)),
-                Err(e) => match is_fatal_watch_error(&e) {
-                    Some(status) => {
-                        // 1.17 had no watch; a 403 here used to be logged at debug
-                        // level while the user waited out the whole timeout.
-                        *fatal
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(status);
-                        changed.send_modify(|n| *n = n.wrapping_add(1));
-                        return;
-                    }
-                    None => tracing::debug!("watch error (retrying): {e}"),
-                },
-            }
-        }
-    });
-    Watched { store, task }
-}
-
-/// Watches over the two RCs of an update and their pods.
-struct Observer {
-    old_rc: Watched<ReplicationController>,
-    new_rc: Watched<ReplicationController>,
-    old_pods: Watched<Pod>,
-    new_pods: Watched<Pod>,
-    old_name: String,
-    new_name: String,
-    rc_changes: watch::Receiver<u64>,
-    pod_changes: watch::Receiver<u64>,
-    fatal: Fatal,
-}
-
-impl Observer {
-    /// `watch_timeout` is the server-side bound of each watch request; it stays
-    /// below the client's read timeout, so a quiet watch is renewed, not cut.
-    fn start(
-        rcs: &Api<ReplicationController>,
-        pods: &Api<Pod>,
-        old_rc: &ReplicationController,
-        new_rc: &ReplicationController,
-        watch_timeout: u32,
-    ) -> Self {
-        let (rc_tx, rc_changes) = watch::channel(0u64);
-        let (pod_tx, pod_changes) = watch::channel(0u64);
-        let (rc_tx, pod_tx) = (Arc::new(rc_tx), Arc::new(pod_tx));
-        let fatal: Fatal = Arc::default();
-        let base = watcher::Config::default().timeout(watch_timeout);
-        let by_name = |rc: &ReplicationController| {
-            base.clone().fields(&format!("metadata.name={}", name(rc)))
-        };
-        let by_selector = |rc: &ReplicationController| base.clone().labels(&selector_string(rc));
-        Observer {
-            old_rc: watch_into_store(rcs.clone(), by_name(old_rc), rc_tx.clone(), fatal.clone()),
-            new_rc: watch_into_store(rcs.clone(), by_name(new_rc), rc_tx, fatal.clone()),
-            old_pods: watch_into_store(
-                pods.clone(),
-                by_selector(old_rc),
-                pod_tx.clone(),
-                fatal.clone(),
-            ),
-            new_pods: watch_into_store(pods.clone(), by_selector(new_rc), pod_tx, fatal.clone()),
-            old_name: name(old_rc).to_string(),
-            new_name: name(new_rc).to_string(),
-            rc_changes,
-            pod_changes,
-            fatal,
-        }
-    }
-
-    /// The error that ended a watch for good, as the API error it was.
-    fn fatal(&self) -> anyhow::Result<()> {
-        match self
-            .fatal
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-        {
-            Some(status) => Err(kube::Error::Api(status).into()),
-            None => Ok(()),
-        }
-    }
-
-    async fn ready(&self, timeout: Duration) -> anyhow::Result<()> {
-        let all = async {
-            self.old_rc.store.wait_until_ready().await?;
-            self.new_rc.store.wait_until_ready().await?;
-            self.old_pods.store.wait_until_ready().await?;
-            self.new_pods.store.wait_until_ready().await
-        };
-        let (mut rcs, mut pods) = (self.rc_changes.clone(), self.pod_changes.clone());
-        let failed = async {
-            while self.fatal().is_ok() {
-                tokio::select! {
-                    r = rcs.changed() => if r.is_err() { std::future::pending::<()>().await },
-                    r = pods.changed() => if r.is_err() { std::future::pending::<()>().await },
-                }
-            }
-        };
-        tokio::select! {
-            r = tokio::time::timeout(timeout, all) => r
-                .map_err(|_| anyhow!("timed out waiting for the watches on the replication controllers and their pods"))?
-                .map_err(|e| anyhow!("watch ended: {e}")),
-            () = failed => self.fatal(),
-        }
-    }
-
-    /// Active pods (not being deleted) of the old or new RC, by name.
-    fn active_pods(&self, rc_name: &str) -> Option<i32> {
-        let store = if self.old_name == rc_name {
-            &self.old_pods.store
-        } else if self.new_name == rc_name {
-            &self.new_pods.store
-        } else {
-            return None;
-        };
-        let active = store
-            .state()
-            .iter()
-            .filter(|p| p.metadata.deletion_timestamp.is_none())
-            .count();
-        Some(active as i32)
-    }
-
-    fn rc(&self, rc_name: &str) -> Option<ReplicationController> {
-        [&self.old_rc.store, &self.new_rc.store]
-            .iter()
-            .flat_map(|s| s.state())
-            .find(|rc| name(rc) == rc_name)
-            .map(|rc| (*rc).clone())
-    }
-}
-
-/// Whether a pod counts as available (kubectl's `podutils.IsPodAvailable`, and not
-/// being deleted).
-pub fn pod_available(pod: &Pod, min_ready_seconds: i32, now: k8s_openapi::jiff::Timestamp) -> bool {
-    if pod.metadata.deletion_timestamp.is_some() {
-        return false;
-    }
-    let Some(ready) = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-    else {
-        return false;
-    };
-    if ready.status != "True" {
-        return false;
-    }
-    if min_ready_seconds <= 0 {
-        return true;
-    }
-    let Some(since) = &ready.last_transition_time else {
-        return false;
-    };
-    let needed = k8s_openapi::jiff::SignedDuration::from_secs(i64::from(min_ready_seconds));
-    since.0.checked_add(needed).is_ok_and(|t| t < now)
-}
-
-/// The earliest time after `now` at which a Ready pod that is not yet available
-/// (because of `min_ready_seconds`) becomes available.
-pub fn next_available_at(
-    pods: &[Arc<Pod>],
-    min_ready_seconds: i32,
-    now: k8s_openapi::jiff::Timestamp,
-) -> Option<k8s_openapi::jiff::Timestamp> {
-    if min_ready_seconds <= 0 {
-        return None;
-    }
-    let needed = k8s_openapi::jiff::SignedDuration::from_secs(i64::from(min_ready_seconds));
-    pods.iter()
-        .filter(|p| p.metadata.deletion_timestamp.is_none())
-        .filter_map(|p| {
-            let ready = p
-                .status
-                .as_ref()?
-                .conditions
-                .as_ref()?
-                .iter()
-                .find(|c| c.type_ == "Ready" && c.status == "True")?;
-            ready
-                .last_transition_time
-                .as_ref()?
-                .0
-                .checked_add(needed)
-                .ok()
-        })
-        .filter(|at| *at > now)
-        .min()
-}
 
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
@@ -683,7 +290,7 @@ impl UpdaterOps for KubeOps {
         let observer = self.observer()?;
         observer.pod_changes.borrow_and_update();
         let now = k8s_openapi::jiff::Timestamp::now();
-        let count = |store: &Store<Pod>| {
+        let count = |store: &kube::runtime::reflector::Store<Pod>| {
             store
                 .state()
                 .iter()
@@ -803,109 +410,22 @@ impl UpdaterOps for KubeOps {
     }
 }
 
+/// Go's `%s` of a `map[string]string` (`map[k1:v1 k2:v2]`, keys sorted), as 1.17's
+/// messages print annotations: the shared printers' Go formatting of the same map.
+fn go_map(map: Option<&std::collections::BTreeMap<String, String>>) -> String {
+    let object = map
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    shared::printers::go_fmt::plain_v(&serde_json::Value::Object(object))
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    use k8s_openapi::jiff::{SignedDuration, Timestamp};
-
-    fn pod(ready: Option<(&str, Timestamp)>, deleting: bool) -> Pod {
-        let mut p = Pod::default();
-        if deleting {
-            p.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
-        }
-        p.status = Some(PodStatus {
-            conditions: ready.map(|(status, since)| {
-                vec![PodCondition {
-                    type_: "Ready".into(),
-                    status: status.into(),
-                    last_transition_time: Some(Time(since)),
-                    ..Default::default()
-                }]
-            }),
-            ..Default::default()
-        });
-        p
-    }
-
-    #[test]
-    fn availability() {
-        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
-        let ten_ago = now - SignedDuration::from_secs(10);
-        let table = [
-            (pod(Some(("True", ten_ago)), false), 0, true),
-            (pod(Some(("True", ten_ago)), true), 0, false),
-            (pod(Some(("False", ten_ago)), false), 0, false),
-            (pod(None, false), 0, false),
-            (pod(Some(("True", ten_ago)), false), 5, true),
-            (pod(Some(("True", ten_ago)), false), 10, false),
-            (pod(Some(("True", ten_ago)), false), 11, false),
-        ];
-        for (i, (p, min_ready, want)) in table.into_iter().enumerate() {
-            assert_eq!(pod_available(&p, min_ready, now), want, "row {i}");
-        }
-    }
-
-    #[test]
-    fn next_availability_with_min_ready_seconds() {
-        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
-        let ready_at = |secs_ago: i64| {
-            Arc::new(pod(
-                Some(("True", now - SignedDuration::from_secs(secs_ago))),
-                false,
-            ))
-        };
-        let pods = vec![
-            ready_at(2),
-            ready_at(8),
-            ready_at(30),
-            Arc::new(pod(Some(("False", now)), false)),
-        ];
-        // min-ready 10 s: the pod ready for 8 s is first (in 2 s), then the one ready for 2 s.
-        assert_eq!(
-            next_available_at(&pods, 10, now),
-            Some(now + SignedDuration::from_secs(2))
-        );
-        assert_eq!(
-            next_available_at(&pods, 0, now),
-            None,
-            "no threshold, no timer"
-        );
-        assert_eq!(
-            next_available_at(&pods[2..], 10, now),
-            None,
-            "already available: no timer"
-        );
-    }
-
-    #[test]
-    fn transport_errors_are_worded_like_kubectl() {
-        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
-        let err = anyhow::Error::new(kube::Error::Service(Box::new(io)))
-            .context("scaling replicationcontroller \"web-1\"");
-        assert_eq!(
-            explain_transport(err, Duration::from_secs(5)).to_string(),
-            "scaling replicationcontroller \"web-1\": Unable to connect to the server: no answer within 5s (each request is bounded by --timeout)"
-        );
-        let refused = std::io::Error::new(
-            std::io::ErrorKind::ConnectionRefused,
-            "Connection refused (os error 111)",
-        );
-        let err = anyhow::Error::new(kube::Error::Service(Box::new(refused)));
-        assert_eq!(
-            explain_transport(err, Duration::from_secs(5)).to_string(),
-            "Unable to connect to the server: Connection refused (os error 111)"
-        );
-        let api = anyhow::Error::new(kube::Error::Api(Box::new(
-            kube::core::Status::failure("nope", "NotFound").with_code(404),
-        )));
-        assert!(
-            explain_transport(api, Duration::from_secs(5))
-                .downcast_ref::<kube::Error>()
-                .is_some()
-        );
-    }
 
     #[test]
     fn go_maps() {

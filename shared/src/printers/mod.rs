@@ -39,7 +39,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub(crate) mod go_fmt;
+pub mod go_fmt;
 pub mod gotemplate;
 pub mod jsonpath;
 
