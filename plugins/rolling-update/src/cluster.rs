@@ -23,17 +23,19 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::time::Instant;
 
 use errors::is_not_found;
 use watch::{Observer, next_available_at, pod_available};
 
 use crate::controller::{name, replicas, set_replicas};
+use crate::handover;
 use crate::interrupt::Interrupt;
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
 };
+use crate::prepare::PrepareOps;
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
 
 /// [`UpdaterOps`] on a real cluster.
@@ -407,6 +409,109 @@ impl UpdaterOps for KubeOps {
         let fresh = self.rcs.get(&new_name).await?;
         strip_update_annotations(&self.rcs, &self.interrupt, &fresh).await?;
         Ok(())
+    }
+}
+
+/// The steps before the update, on a real cluster: the same API objects, interrupt
+/// and bounds as the updater's operations.
+impl PrepareOps for KubeOps {
+    fn check_interrupt(&self) -> anyhow::Result<()> {
+        Ok(self.interrupt.check()?)
+    }
+
+    async fn get_rc(&mut self, name: &str) -> Result<ReplicationController, kube::Error> {
+        self.rcs.get(name).await
+    }
+
+    async fn get_rc_opt(&mut self, name: &str) -> anyhow::Result<Option<ReplicationController>> {
+        Ok(self.rcs.get_opt(name).await?)
+    }
+
+    async fn list_rcs(&mut self) -> anyhow::Result<Vec<ReplicationController>> {
+        Ok(self.rcs.list(&ListParams::default()).await?.items)
+    }
+
+    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()> {
+        handover::wait_gone(&self.rcs, &self.interrupt, name, deadline).await
+    }
+
+    async fn hand_over(
+        &mut self,
+        new_rc: &ReplicationController,
+        old_name: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController> {
+        handover::hand_over(&self.rcs, &self.interrupt, new_rc, old_name, timeout).await
+    }
+
+    async fn resume_hand_over(
+        &mut self,
+        pending: &ReplicationController,
+        deadline: Instant,
+    ) -> anyhow::Result<ReplicationController> {
+        handover::resume(&self.rcs, &self.interrupt, pending, deadline).await
+    }
+
+    async fn update_rc(
+        &mut self,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController> {
+        update_rc_with_retries(&self.rcs, &self.interrupt, rc, mutate).await
+    }
+
+    async fn strip_update_annotations(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController> {
+        strip_update_annotations(&self.rcs, &self.interrupt, rc).await
+    }
+
+    async fn scale_rc(&mut self, name: &str, replicas: i32) -> anyhow::Result<()> {
+        let patch = serde_json::json!({ "spec": { "replicas": replicas } });
+        self.rcs
+            .patch_scale(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
+    }
+
+    async fn list_pods(&mut self, selector: &str) -> anyhow::Result<Vec<Pod>> {
+        Ok(self
+            .pods
+            .list(&ListParams::default().labels(selector))
+            .await?
+            .items)
+    }
+
+    async fn update_pod(
+        &mut self,
+        pod: &Pod,
+        mutate: &(dyn Fn(&mut Pod) + Sync),
+    ) -> anyhow::Result<Pod> {
+        update_pod_with_retries(&self.pods, &self.interrupt, pod, mutate).await
+    }
+
+    async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()> {
+        match self.pods.delete(name, &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn create_rc_dry_run(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController> {
+        let params = PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        Ok(self.rcs.create(&params, rc).await?)
+    }
+
+    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
+        Ok(self.interrupt.sleep_until(until).await?)
     }
 }
 

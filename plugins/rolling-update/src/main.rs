@@ -15,6 +15,7 @@ mod interrupt;
 mod names;
 mod options;
 mod output;
+mod prepare;
 mod updater;
 mod validate;
 

@@ -1,0 +1,583 @@
+//! The steps before the update itself (kubectl 1.17's `Run`, steps 1 and 3–8, spec
+//! §1.5): find the old RC, or finish an update an earlier run left behind (a pending
+//! hand-over, a missing old RC, a rollback whose partial RC is gone); resume an
+//! update in progress or derive the next RC for `--image`, marking the old RC; find
+//! the partial RC of `--rollback`; check and complete the new RC; stop for a dry run.
+//!
+//! Every API call goes through [`PrepareOps`], the seam `cluster::KubeOps` implements
+//! next to the updater's, so each path is unit-tested against a fake cluster on
+//! tokio's paused clock (`prepare/tests.rs`). The new RC's body is assembled by one
+//! pure function, [`new_controller_body`].
+
+use std::time::Duration;
+
+use anyhow::bail;
+use k8s_openapi::api::core::v1::{Pod, ReplicationController};
+use shared::flags::DryRunStrategy;
+use tokio::time::Instant;
+
+use crate::controller::{
+    self, NewControllerConfig, abort_rolling_update, add_selector_label, add_template_label,
+    current_image, needs_deployment_key, new_controller_from_current, original_deployment_value,
+    selectors_differ, set_next_controller, set_replicas,
+};
+use crate::handover;
+use crate::names::{
+    DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
+    source_id_names,
+};
+use crate::updater::{CleanupPolicy, Report};
+
+/// How often [`finish_scaling`] looks at the RC while its pods come up.
+const SCALING_POLL: Duration = Duration::from_millis(250);
+
+/// The API calls of the steps before the update. Only the interrupt checks the
+/// steps ask for explicitly ([`Self::check_interrupt`]) are theirs; the writes check
+/// it themselves, as every write of the updater does.
+pub trait PrepareOps {
+    /// Fails once the user asked to stop (Ctrl-C, SIGTERM).
+    fn check_interrupt(&self) -> anyhow::Result<()>;
+
+    /// GETs an RC; the API's own error is kept, a 404 being a step of the flow.
+    async fn get_rc(&mut self, name: &str) -> Result<ReplicationController, kube::Error>;
+
+    /// GETs an RC, `None` when it does not exist.
+    async fn get_rc_opt(&mut self, name: &str) -> anyhow::Result<Option<ReplicationController>>;
+
+    /// Every RC of the namespace.
+    async fn list_rcs(&mut self) -> anyhow::Result<Vec<ReplicationController>>;
+
+    /// Waits until no RC named `name` exists (one being deleted is gone shortly).
+    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()>;
+
+    /// The crash-safe hand-over of `new_rc`'s pods to a copy named `old_name`
+    /// (`handover::hand_over`); returns the final RC.
+    async fn hand_over(
+        &mut self,
+        new_rc: &ReplicationController,
+        old_name: &str,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Finishes a hand-over found pending on the cluster (`handover::resume`).
+    async fn resume_hand_over(
+        &mut self,
+        pending: &ReplicationController,
+        deadline: Instant,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Applies `mutate` to `rc` and PUTs it, retrying conflicts on fresh copies.
+    async fn update_rc(
+        &mut self,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Removes the update annotations: the update is over.
+    async fn strip_update_annotations(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Sets `spec.replicas` of the RC `name` through its scale subresource.
+    async fn scale_rc(&mut self, name: &str, replicas: i32) -> anyhow::Result<()>;
+
+    /// The pods matching a label selector.
+    async fn list_pods(&mut self, selector: &str) -> anyhow::Result<Vec<Pod>>;
+
+    /// Applies `mutate` to `pod` and PUTs it, retrying conflicts on fresh copies.
+    async fn update_pod(
+        &mut self,
+        pod: &Pod,
+        mutate: &(dyn Fn(&mut Pod) + Sync),
+    ) -> anyhow::Result<Pod>;
+
+    /// Deletes the pod `name`; one already gone is fine.
+    async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()>;
+
+    /// Creates `rc` with `dryRun=All`: validated and defaulted, never stored.
+    async fn create_rc_dry_run(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Sleeps until `until` (the clock seam; interruptible).
+    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()>;
+}
+
+/// What the steps need of the command's options (a small value: `options` calls
+/// `prepare`, nothing calls back).
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    /// The positional arguments: the old name, and the new one if given.
+    pub args: &'a [String],
+    pub old_name: &'a str,
+    /// One name given: the new RC takes the old name at the end.
+    pub keep_old_name: bool,
+    /// `-f`'s value, for 1.17's messages (empty without `-f`).
+    pub filename: &'a str,
+    pub image: &'a str,
+    pub container: &'a str,
+    pub pull_policy: &'a str,
+    pub deployment_key: &'a str,
+    pub rollback: bool,
+    pub dry_run: DryRunStrategy,
+    pub timeout: Duration,
+    /// `--record`'s change cause, for the RC this update creates.
+    pub change_cause: Option<&'a str>,
+    /// For the "couldn't find … source id" message.
+    pub namespace: &'a str,
+}
+
+/// Where the steps before the update ended.
+#[derive(Debug)]
+pub enum Prepared {
+    /// An update an earlier run left behind was finished: print `rc` with
+    /// `operation` (`rolling updated`).
+    Finished {
+        rc: ReplicationController,
+        operation: String,
+    },
+    /// A dry run of such a recovery: nothing to print.
+    Nothing,
+    /// `--dry-run`: print the summary of the old RC and the new one as it would be.
+    DryRun {
+        old_rc: ReplicationController,
+        new_rc: ReplicationController,
+    },
+    /// Run the updater from `old_rc` to `new_rc`, then clean up as `cleanup` says.
+    Update {
+        old_rc: ReplicationController,
+        new_rc: ReplicationController,
+        cleanup: CleanupPolicy,
+    },
+}
+
+/// Steps 1 and 3–8; `from_file` is step 2's result (the `-f` RC and whether its
+/// replica count was left out).
+pub async fn prepare<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    from_file: Option<(ReplicationController, bool)>,
+) -> anyhow::Result<Prepared> {
+    let dry = plan.dry_run != DryRunStrategy::None;
+    let (mut new_rc, replicas_defaulted) = match from_file {
+        Some((rc, defaulted)) => (Some(rc), defaulted),
+        None => (None, false),
+    };
+
+    // 1. The old RC. When it is missing, an earlier run may have been stopped
+    //    after deleting it: with one name, the rename is still to do (1.17 did
+    //    this for --image only; -f one-name updates rename too, so they are
+    //    recovered the same way); with two names, only the new RC's
+    //    annotations are left to remove (1.17 failed with NotFound here).
+    // An old RC being deleted is an update stopped right after its delete:
+    // wait until it is gone (its garbage collection is quick), then finish
+    // the update the way a missing old RC is finished.
+    let mut current = ops.get_rc(plan.old_name).await;
+    if let Ok(rc) = &current
+        && rc.metadata.deletion_timestamp.is_some()
+    {
+        let deadline = Instant::now() + plan.timeout;
+        ops.wait_rc_gone(plan.old_name, deadline).await?;
+        current = ops.get_rc(plan.old_name).await;
+    }
+    let mut old_rc = match current {
+        // A one-name update stopped in its hand-over (see handover.rs): the old
+        // name already holds the pending copy; only the hand-over is left.
+        Ok(pending) if handover::renamed_from(&pending).is_some() => {
+            return finish_hand_over(plan, ops, report, pending, dry).await;
+        }
+        Ok(rc) => rc,
+        Err(kube::Error::Api(s)) if s.is_not_found() && !plan.rollback && plan.keep_old_name => {
+            let found = ops.list_rcs().await?.into_iter().find(|rc| {
+                annotation(rc, SOURCE_ID_ANNOTATION)
+                    .is_some_and(|v| source_id_names(v, plan.old_name))
+            });
+            let Some(found) = found else {
+                bail!(
+                    "couldn't find a replication controller with source id == {}/{}",
+                    plan.namespace,
+                    plan.old_name
+                );
+            };
+            check_in_progress_image(plan, &found)?;
+            if dry {
+                return Ok(Prepared::Nothing);
+            }
+            let found = finish_scaling(plan, ops, report, found).await?;
+            report.line(&format!(
+                "Renaming {} to {}",
+                controller::name(&found),
+                plan.old_name
+            ));
+            let rc = ops.hand_over(&found, plan.old_name, plan.timeout).await?;
+            return Ok(Prepared::Finished {
+                rc,
+                operation: "rolling updated".into(),
+            });
+        }
+        Err(kube::Error::Api(s)) if s.is_not_found() && !plan.rollback && plan.args.len() > 1 => {
+            let finished = match ops.get_rc_opt(&plan.args[1]).await? {
+                Some(rc)
+                    if annotation(&rc, SOURCE_ID_ANNOTATION)
+                        .is_some_and(|v| source_id_names(v, plan.old_name)) =>
+                {
+                    rc
+                }
+                _ => return Err(kube::Error::Api(s).into()),
+            };
+            check_in_progress_image(plan, &finished)?;
+            if dry {
+                return Ok(Prepared::Nothing);
+            }
+            let finished = finish_scaling(plan, ops, report, finished).await?;
+            let rc = ops.strip_update_annotations(&finished).await?;
+            let operation = format!("rolling updated to {:?}", controller::name(&rc));
+            return Ok(Prepared::Finished { rc, operation });
+        }
+        Err(e) => return Err(e.into()),
+    };
+
+    // 3. --image: resume an in-progress update or derive the next RC.
+    if !plan.image.is_empty() {
+        let new_name = find_new_name(plan.args, &old_rc);
+        let existing = if new_name.is_empty() {
+            None
+        } else {
+            ops.get_rc_opt(&new_name).await?
+        };
+        let next = match existing {
+            Some(existing) => {
+                check_in_progress_image(plan, &existing)?;
+                report.line(&format!(
+                    "Found existing update in progress ({}), resuming.",
+                    controller::name(&existing)
+                ));
+                existing
+            }
+            None => next_from_image(plan, &old_rc, new_name)?,
+        };
+        let old_value = original_deployment_value(&old_rc);
+        let next_name = controller::name(&next).to_string();
+        old_rc = if dry {
+            // Show the marks the old RC would get, without writing them.
+            let mut rc = old_rc.clone();
+            set_next_controller(&mut rc, &next_name);
+            if needs_deployment_key(&rc, plan.deployment_key) {
+                add_template_label(&mut rc, plan.deployment_key, &old_value);
+                add_selector_label(&mut rc, plan.deployment_key, &old_value);
+            }
+            rc
+        } else {
+            mark_old_controller(ops, &old_rc, &next_name, plan.deployment_key, &old_value).await?
+        };
+        new_rc = Some(next);
+    }
+
+    // 4. --rollback: the partially rolled-out RC.
+    if plan.rollback {
+        let new_name = find_new_name(plan.args, &old_rc);
+        let found = if new_name.is_empty() {
+            None
+        } else {
+            ops.get_rc_opt(&new_name).await?
+        };
+        let Some(found) = found else {
+            // A rollback stopped after deleting the partial RC left only the
+            // original's update annotations behind: finish by removing them.
+            let finished = annotation(&old_rc, SOURCE_ID_ANNOTATION)
+                .is_some_and(|v| !new_name.is_empty() && source_id_names(v, &new_name));
+            if finished && !dry {
+                let rc = ops.strip_update_annotations(&old_rc).await?;
+                return Ok(Prepared::Finished {
+                    rc,
+                    operation: "rolling updated".into(),
+                });
+            }
+            // 1.17's message ends in "\n", which CheckErr does not double.
+            bail!("Could not find {new_name} to rollback.");
+        };
+        new_rc = Some(found);
+    }
+
+    let Some(new_rc) = new_rc else {
+        bail!("internal error: no new replication controller");
+    };
+    // 5-7. The name and selector rules, then the replica default and the cause.
+    let new_rc = new_controller_body(plan, &old_rc, new_rc, replicas_defaulted)?;
+
+    // 8. Dry run: print and stop.
+    match plan.dry_run {
+        DryRunStrategy::None => {}
+        DryRunStrategy::Client => return Ok(Prepared::DryRun { old_rc, new_rc }),
+        DryRunStrategy::Server => {
+            // Let the server validate and default the new RC without persisting it.
+            let shown =
+                if plan.rollback || ops.get_rc_opt(controller::name(&new_rc)).await?.is_some() {
+                    new_rc
+                } else {
+                    let mut probe = new_rc;
+                    probe.metadata.namespace = None;
+                    ops.create_rc_dry_run(&probe).await?
+                };
+            return Ok(Prepared::DryRun {
+                old_rc,
+                new_rc: shown,
+            });
+        }
+    }
+
+    // 9. The pair the updater moves between.
+    let cleanup = if plan.keep_old_name {
+        CleanupPolicy::Rename
+    } else {
+        CleanupPolicy::Delete
+    };
+    if !plan.rollback {
+        return Ok(Prepared::Update {
+            old_rc,
+            new_rc,
+            cleanup,
+        });
+    }
+    let (partial, original, message) = abort_rolling_update(&old_rc, &new_rc)?;
+    report.line(&message);
+    let source = annotation(&original, SOURCE_ID_ANNOTATION)
+        .unwrap_or_default()
+        .to_string();
+    let desired = annotation(&original, DESIRED_REPLICAS_ANNOTATION)
+        .unwrap_or_default()
+        .to_string();
+    // 1.17 ignored this update's error and failed later with a confusing
+    // annotation message; ours retries conflicts and reports failures.
+    let original = ops
+        .update_rc(&original, &|rc| {
+            set_annotation(rc, SOURCE_ID_ANNOTATION, source.clone());
+            set_annotation(rc, DESIRED_REPLICAS_ANNOTATION, desired.clone());
+        })
+        .await?;
+    Ok(Prepared::Update {
+        old_rc: partial,
+        new_rc: original,
+        cleanup: CleanupPolicy::Delete,
+    })
+}
+
+/// Steps 5–7 on the new RC (from `-f`, `--image` or `--rollback`): 1.17's name and
+/// selector rules, the old RC's replica count when `-f` left it out, and `--record`'s
+/// change cause on the RC this update creates (an RC found in progress keeps what its
+/// first run wrote; the hand-over copies it to the final RC of a one-name update).
+pub fn new_controller_body(
+    plan: &Plan<'_>,
+    old_rc: &ReplicationController,
+    mut new_rc: ReplicationController,
+    replicas_defaulted: bool,
+) -> anyhow::Result<ReplicationController> {
+    if plan.old_name == controller::name(&new_rc) {
+        bail!(
+            "{} cannot have the same name as the existing ReplicationController {}",
+            plan.filename,
+            plan.old_name
+        );
+    }
+    if !selectors_differ(old_rc, &new_rc) {
+        bail!(
+            "{} must specify a matching key with non-equal value in Selector for {}",
+            plan.filename,
+            plan.old_name
+        );
+    }
+    if replicas_defaulted {
+        set_replicas(&mut new_rc, controller::replicas(old_rc));
+    }
+    if let Some(cause) = plan.change_cause
+        && !plan.rollback
+    {
+        set_annotation(&mut new_rc, shared::flags::CHANGE_CAUSE, cause);
+    }
+    Ok(new_rc)
+}
+
+/// `--image` without an update in progress: the next RC derived from the old one
+/// (1.17 requires `--image-pull-policy` when the image does not change).
+fn next_from_image(
+    plan: &Plan<'_>,
+    old_rc: &ReplicationController,
+    new_name: String,
+) -> anyhow::Result<ReplicationController> {
+    let mut cfg = NewControllerConfig {
+        new_name,
+        image: plan.image.to_string(),
+        container: plan.container.to_string(),
+        pull_policy: String::new(),
+        deployment_key: plan.deployment_key.to_string(),
+    };
+    if current_image(old_rc, plan.container) == Some(plan.image) {
+        if plan.pull_policy.is_empty() {
+            bail!(
+                "--image-pull-policy (Always|Never|IfNotPresent) must be provided when --image is the same as existing container image"
+            );
+        }
+        cfg.pull_policy = plan.pull_policy.to_string();
+    }
+    Ok(new_controller_from_current(old_rc, &cfg)?)
+}
+
+/// With `--image`, an update found in progress must be to the same image (1.17's
+/// rule for a resumed update, applied as well when the old RC is already gone).
+fn check_in_progress_image(plan: &Plan<'_>, rc: &ReplicationController) -> anyhow::Result<()> {
+    if plan.image.is_empty() {
+        return Ok(());
+    }
+    let in_progress = current_image(rc, plan.container).unwrap_or_default();
+    if in_progress != plan.image {
+        bail!(
+            "Found existing in-progress update to image ({in_progress}).\nEither continue in-progress update with --image={in_progress} or rollback with --rollback"
+        );
+    }
+    Ok(())
+}
+
+/// Finishes a one-name hand-over found pending on the cluster.
+async fn finish_hand_over<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    pending: ReplicationController,
+    dry: bool,
+) -> anyhow::Result<Prepared> {
+    let from = handover::renamed_from(&pending)
+        .unwrap_or_default()
+        .to_string();
+    if plan.rollback {
+        bail!(
+            "the update of {:?} is past its last step (its old replication controller is deleted and {from:?} is being renamed to it); finish it by running the update again, then roll back with a new update",
+            plan.old_name
+        );
+    }
+    check_in_progress_image(plan, &pending)?;
+    if dry {
+        return Ok(Prepared::Nothing);
+    }
+    report.line(&format!("Renaming {from} to {}", plan.old_name));
+    let deadline = Instant::now() + plan.timeout;
+    let rc = ops.resume_hand_over(&pending, deadline).await?;
+    Ok(Prepared::Finished {
+        rc,
+        operation: "rolling updated".into(),
+    })
+}
+
+/// An update whose old RC is gone: before the last step, the new RC gets the
+/// replicas its `desired-replicas` annotation asks for, all available. (A run
+/// stopped half-way whose old RC was then deleted by hand would otherwise be
+/// renamed or finished at half its size.)
+async fn finish_scaling<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    rc: ReplicationController,
+) -> anyhow::Result<ReplicationController> {
+    let rc_name = controller::name(&rc).to_string();
+    let text = annotation(&rc, DESIRED_REPLICAS_ANNOTATION).unwrap_or_default();
+    let desired: i32 = text.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "Unable to parse annotation for {rc_name}: {DESIRED_REPLICAS_ANNOTATION}={text}"
+        )
+    })?;
+    report.line(&format!(
+        "Continuing update with existing controller {rc_name}."
+    ));
+    if controller::replicas(&rc) != desired {
+        report.line(&format!("Scaling {rc_name} up to {desired}"));
+        ops.check_interrupt()?;
+        ops.scale_rc(&rc_name, desired).await?;
+    }
+    let deadline = Instant::now() + plan.timeout;
+    loop {
+        ops.check_interrupt()?;
+        let current = ops.get_rc(&rc_name).await?;
+        let status = current.status.clone().unwrap_or_default();
+        let synced =
+            status.observed_generation.unwrap_or(0) >= current.metadata.generation.unwrap_or(0);
+        if synced && status.replicas == desired && status.available_replicas.unwrap_or(0) >= desired
+        {
+            return Ok(current);
+        }
+        if Instant::now() >= deadline {
+            bail!("timed out waiting for {rc_name:?} to have {desired} available pods");
+        }
+        ops.pause_until(Instant::now() + SCALING_POLL).await?;
+    }
+}
+
+/// kubectl's `UpdateExistingReplicationController` (with
+/// `AddDeploymentKeyToReplicationController`): point the old RC at the new one
+/// and, if its selector lacks the deployment key, add it to its template, its
+/// pods and its selector, in that order, so no pod is ever outside the selector.
+async fn mark_old_controller<O: PrepareOps>(
+    ops: &mut O,
+    old: &ReplicationController,
+    next_name: &str,
+    key: &str,
+    value: &str,
+) -> anyhow::Result<ReplicationController> {
+    if !needs_deployment_key(old, key) {
+        return ops
+            .update_rc(old, &|rc| set_next_controller(rc, next_name))
+            .await;
+    }
+    let rc = ops
+        .update_rc(old, &|rc| {
+            set_next_controller(rc, next_name);
+            add_template_label(rc, key, value);
+        })
+        .await?;
+    ops.check_interrupt()?;
+    let selector = controller::selector_string(&rc);
+    for pod in &ops.list_pods(&selector).await? {
+        ops.update_pod(pod, &|p| {
+            p.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(key.to_string(), value.to_string());
+        })
+        .await?;
+    }
+    let original_selector = selector;
+    let rc = ops
+        .update_rc(&rc, &|rc| add_selector_label(rc, key, value))
+        .await?;
+    // 1.17's `selectorCopy` clean-up: the RC manager may have created a pod from the
+    // template it had cached before our first write, i.e. without the key. Such a pod
+    // no longer matches the RC's selector and would be left running the old image
+    // with no controller: delete it. Pods of another controller are not ours to touch.
+    ops.check_interrupt()?;
+    let uid = rc.metadata.uid.clone();
+    for pod in &ops.list_pods(&original_selector).await? {
+        let labelled = pod
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(key))
+            .is_some_and(|v| v == value);
+        let controller = pod
+            .metadata
+            .owner_references
+            .as_ref()
+            .and_then(|refs| refs.iter().find(|o| o.controller == Some(true)))
+            .map(|o| o.uid.clone());
+        if labelled || (controller.is_some() && controller != uid) {
+            continue;
+        }
+        ops.check_interrupt()?;
+        ops.delete_pod(pod.metadata.name.as_deref().unwrap_or_default())
+            .await?;
+    }
+    Ok(rc)
+}
+
+#[cfg(test)]
+mod tests;
