@@ -30,9 +30,9 @@ pub fn source_id(rc: &ReplicationController) -> String {
 
 /// Whether a source-id annotation value names `old_name` as its source.
 ///
-/// 1.17 matched a bare string prefix, so `foo` also matched `foobar:…` (bug 6 of
-/// the spec); matching up to the `:` keeps every value 1.17 wrote recognisable
-/// while no longer confusing `foo` with `foobar`.
+/// 1.17 matched a bare string prefix, so `foo` also matched `foobar:…` (one of the
+/// README's deliberate differences); matching up to the `:` keeps every value 1.17
+/// wrote recognisable while no longer confusing `foo` with `foobar`.
 pub fn source_id_names(value: &str, old_name: &str) -> bool {
     value
         .strip_prefix(old_name)

@@ -1,6 +1,6 @@
 //! `RollingUpdateOptions`: complete → validate → run, the command's flow in
-//! kubectl 1.17's order (spec §1.5), with the deliberate improvements listed in
-//! `--help`.
+//! kubectl 1.17's order (the README's "kubectl 1.17's flow"), with the deliberate
+//! improvements listed in `--help`.
 
 use std::time::Duration;
 
@@ -116,7 +116,7 @@ impl RollingUpdateOptions {
         Ok(())
     }
 
-    /// Step 2 of 1.17's `Run` (spec §1.5), taken first: the new RC from `-f` (a
+    /// Step 2 of 1.17's `Run` (README, "kubectl 1.17's flow"), taken first: the new RC from `-f` (a
     /// file, stdin or a URL, through the resource Builder), with whether its replica
     /// count was left out; `None` without `-f`. `cache` is the server's discovery
     /// cache, for objects of kinds k8s-openapi does not know.

@@ -1,8 +1,9 @@
-//! The steps before the update itself (kubectl 1.17's `Run`, steps 1 and 3–8, spec
-//! §1.5): find the old RC, or finish an update an earlier run left behind (a pending
-//! hand-over, a missing old RC, a rollback whose partial RC is gone); resume an
-//! update in progress or derive the next RC for `--image`, marking the old RC; find
-//! the partial RC of `--rollback`; check and complete the new RC; stop for a dry run.
+//! The steps before the update itself (kubectl 1.17's `Run`, steps 1 and 3–8 of the
+//! README's "kubectl 1.17's flow"): find the old RC, or finish an update an earlier
+//! run left behind (a pending hand-over, a missing old RC, a rollback whose partial
+//! RC is gone); resume an update in progress or derive the next RC for `--image`,
+//! marking the old RC; find the partial RC of `--rollback`; check and complete the
+//! new RC; stop for a dry run.
 //!
 //! Every API call goes through [`PrepareOps`], the seam `cluster::KubeOps` implements
 //! next to the updater's, so each path is unit-tested against a fake cluster on
