@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject, ListParams};
 
 use super::engine::Lookup;
 use super::protocol::Candidate;
@@ -89,25 +89,15 @@ async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<Strin
     // Metadata-only lists: the names are all we need, and the objects can be large.
     let names = match resource {
         Resource::Namespaces => {
-            let ar = ApiResource {
-                group: String::new(),
-                version: "v1".into(),
-                api_version: "v1".into(),
-                kind: "Namespace".into(),
-                plural: "namespaces".into(),
-            };
+            // The plural from the one kind → resource table.
+            let ar = crate::resource::mapping_at("v1", "Namespace")?.api_resource();
             Api::<DynamicObject>::all_with(client, &ar)
                 .list_metadata(&ListParams::default())
                 .await
         }
         Resource::ReplicationControllers => {
-            let ar = ApiResource {
-                group: String::new(),
-                version: "v1".into(),
-                api_version: "v1".into(),
-                kind: "ReplicationController".into(),
-                plural: "replicationcontrollers".into(),
-            };
+            // The plural from the one kind → resource table.
+            let ar = crate::resource::mapping_at("v1", "ReplicationController")?.api_resource();
             Api::<DynamicObject>::namespaced_with(client, &namespace, &ar)
                 .list_metadata(&ListParams::default())
                 .await
