@@ -3,13 +3,24 @@
 //! for CRDs).
 //!
 //! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
-//! which clap would trim).
+//! which clap would trim). kubectl's global flags, `--record`, `-h` and `--version`
+//! are the skeleton's ([`PLUGIN`]).
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
+use shared::cli::Plugin;
+use shared::flags::{DryRunFlags, PrintFlags};
+
+/// The plugin, for `shared::cli::run`.
+pub const PLUGIN: Plugin = Plugin {
+    name: "kubectl create-file",
+    crate_name: env!("CARGO_CRATE_NAME"),
+    flags: Args::command,
+    help: crate::help::TEXT,
+    completion: &[],
+};
 
 /// `kubectl create-file` flags.
 #[derive(Parser, Debug)]
@@ -24,9 +35,6 @@ pub struct Args {
     /// Positional arguments, which `create -f` does not take (reported as kubectl does).
     #[arg(value_name = "ARGS", hide = true)]
     pub args: Vec<String>,
-
-    #[arg(short = 'h', long = "help", hide = true, help = "help for create-file")]
-    pub help: bool,
 
     #[arg(
         long,
@@ -124,33 +132,19 @@ pub struct Args {
 
     #[command(flatten)]
     pub dry_run: DryRunFlags,
-
-    #[command(flatten)]
-    pub record: RecordFlags,
-
-    #[command(flatten)]
-    pub config: ConfigFlags,
-}
-
-/// Parses the command line; clap's errors are turned into kubectl's wording
-/// (`Error: unknown flag: --foo` and the `--help` hint), `--help` into the help text.
-pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
-    let cmd = command();
-    let matches = cmd.clone().try_get_matches_from(argv)?;
-    let mut args = Args::from_arg_matches(&matches)?;
-    args.record.complete("kubectl create-file", &cmd, &matches);
-    Ok(args)
-}
-
-/// The clap command, boolean switches taking pflag's `-R=false` (kubectl accepts
-/// `--recursive=false`, `--edit=true`…).
-pub fn command() -> clap::Command {
-    shared::flags::go_bool_flags(Args::command())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command() -> clap::Command {
+        PLUGIN.command()
+    }
+
+    fn parse(argv: Vec<std::ffi::OsString>) -> Result<Args, clap::Error> {
+        PLUGIN.parse::<Args>(argv).map(|(args, _)| args)
+    }
 
     fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
         std::iter::once("kubectl-create_file")
