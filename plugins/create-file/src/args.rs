@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::{CommandFactory, Parser};
 
 use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, PrintFlags};
+use shared::flags::{DryRunFlags, PrintFlags, SaveConfigFlags};
 
 /// The plugin, for `shared::cli::run`.
 pub const PLUGIN: Plugin = Plugin {
@@ -87,11 +87,8 @@ pub struct Args {
     )]
     pub recursive: bool,
 
-    #[arg(
-        long = "save-config",
-        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
-    )]
-    pub save_config: bool,
+    #[command(flatten)]
+    pub save_config: SaveConfigFlags,
 
     #[arg(
         short = 'l',
@@ -171,7 +168,7 @@ mod tests {
     fn switches_take_go_booleans() {
         let args =
             parse_args(&["-f", "x", "-R=false", "--edit=true", "--save-config"]).expect("parses");
-        assert!(!args.recursive && args.edit && args.save_config);
+        assert!(!args.recursive && args.edit && args.save_config.save_config);
         let args = parse_args(&["-f", "x", "-R"]).expect("parses");
         assert!(args.recursive && !args.edit && !args.windows_line_endings);
     }

@@ -102,7 +102,7 @@ impl CreateFileOptions {
             dry_run,
             print: args.print,
             printer,
-            save_config: args.save_config,
+            save_config: args.save_config.save_config,
             recorder: ctx.recorder(),
             field_manager: args.field_manager,
             raw: args.raw,

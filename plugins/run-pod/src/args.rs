@@ -13,7 +13,7 @@
 use clap::{CommandFactory, Parser};
 
 use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, PrintFlags};
+use shared::flags::{DryRunFlags, PrintFlags, SaveConfigFlags};
 
 /// The plugin, for `shared::cli::run`.
 pub const PLUGIN: Plugin = Plugin {
@@ -226,11 +226,8 @@ pub struct Args {
     )]
     pub rm: bool,
 
-    #[arg(
-        long,
-        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
-    )]
-    pub save_config: bool,
+    #[command(flatten)]
+    pub save_config: SaveConfigFlags,
 
     #[arg(
         long,

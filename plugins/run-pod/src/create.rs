@@ -15,9 +15,6 @@ use serde_json::Value;
 
 use shared::generate::RunGenerator;
 
-/// kubectl's `last-applied-configuration` annotation, written by `--save-config`.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
 /// An object the command created, with what is needed to delete it again (`--rm`).
 #[derive(Debug, Clone)]
 pub struct Created {
@@ -47,7 +44,8 @@ impl Target {
     pub async fn create(&self, mut obj: Value) -> Result<Created> {
         let resource = resource_of(&obj)?;
         if self.save_config {
-            save_config(&mut obj)?;
+            // kubectl run annotates typed objects (see shared::flags::save_config).
+            shared::flags::save_config(&mut obj, shared::flags::Held::Typed)?;
         }
         let dynamic: DynamicObject =
             serde_json::from_value(obj).context("the generated object is not a valid object")?;
@@ -135,36 +133,6 @@ pub fn resource_of(obj: &Value) -> Result<ApiResource> {
     })
 }
 
-/// `--save-config`: the object's own JSON (without the annotation) stored in the
-/// last-applied annotation, as `kubectl apply` expects to find it. Go's encoder ends
-/// the document with a newline, kept for byte-compatibility with kubectl's value.
-pub fn save_config(obj: &mut Value) -> Result<()> {
-    if let Some(annotations) = obj
-        .pointer_mut("/metadata/annotations")
-        .and_then(Value::as_object_mut)
-    {
-        annotations.remove(LAST_APPLIED);
-        if annotations.is_empty()
-            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            meta.remove("annotations");
-        }
-    }
-    let mut encoded = serde_json::to_string(obj)?;
-    encoded.push('\n');
-    let meta = obj
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .context("the generated object has no metadata")?;
-    let annotations = meta
-        .entry("annotations")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(map) = annotations.as_object_mut() {
-        map.insert(LAST_APPLIED.to_string(), Value::from(encoded));
-    }
-    Ok(())
-}
-
 /// `cronjob/v1` when the server serves `batch/v1` cronjobs (Kubernetes ≥ 1.21), else
 /// `cronjob/v1beta1`. One request: the `batch/v1` resource list.
 pub async fn cron_job_generator(client: &Client) -> Result<RunGenerator> {
@@ -197,25 +165,5 @@ mod tests {
             ("", "v1", "pods")
         );
         assert!(resource_of(&json!({"apiVersion": "v1", "kind": "Widget"})).is_err());
-    }
-
-    #[test]
-    fn save_config_stores_the_object_without_the_annotation() {
-        let mut obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}});
-        save_config(&mut obj).expect("annotated");
-        let stored = obj["metadata"]["annotations"][LAST_APPLIED]
-            .as_str()
-            .expect("string")
-            .to_string();
-        assert_eq!(
-            stored,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n"
-        );
-        // Saving again replaces the value instead of nesting it.
-        save_config(&mut obj).expect("annotated");
-        assert_eq!(
-            obj["metadata"]["annotations"][LAST_APPLIED].as_str(),
-            Some(stored.as_str())
-        );
     }
 }
