@@ -103,9 +103,10 @@ pub struct Args {
         long,
         default_value = "1m0s",
         value_name = "DURATION",
+        value_parser = shared::flags::go_duration,
         help = "How long to wait for CustomResourceDefinitions created by this command to become Established before creating their instances"
     )]
-    pub timeout: String,
+    pub timeout: std::time::Duration,
 
     #[arg(
         long,
@@ -211,6 +212,10 @@ mod tests {
         assert_eq!(
             message(&["-f", "x", "-R=maybe"]),
             "invalid argument \"maybe\" for \"-R, --recursive\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"
+        );
+        assert_eq!(
+            message(&["-f", "x", "--timeout=5x"]),
+            "invalid argument \"5x\" for \"--timeout\" flag: time: unknown unit \"x\" in duration \"5x\""
         );
         assert!(
             message(&["--concurrency=many"])

@@ -68,13 +68,6 @@ impl CreateFileOptions {
         let validation: Validation = args.validate.parse().map_err(anyhow::Error::msg)?;
         let dry_run = args.dry_run.to_strategy(&mut ctx.stderr)?;
         let printer = args.print.to_printer("created", dry_run)?;
-        let crd_timeout =
-            shared::flags::parse_go_duration(&args.timeout, false).map_err(|reason| {
-                anyhow::anyhow!(
-                    "invalid argument {:?} for \"--timeout\" flag: {reason}",
-                    args.timeout
-                )
-            })?;
 
         let (namespace, enforce_namespace, client, cache, config_error) = match ctx.config().await {
             Ok(_) => {
@@ -109,7 +102,7 @@ impl CreateFileOptions {
             edit: args.edit,
             windows_line_endings: args.windows_line_endings,
             concurrency: args.concurrency,
-            crd_timeout,
+            crd_timeout: args.timeout,
             namespace,
             enforce_namespace,
             client,
@@ -193,18 +186,17 @@ impl CreateFileOptions {
         }
     }
 
-    /// kubectl's `f.NewBuilder().Unstructured().Schema(..).ContinueOnError()
-    /// .NamespaceParam(ns).DefaultNamespace().FilenameParam(..).LabelSelectorParam(..)
-    /// .Flatten()`.
+    /// kubectl's `-f` chain ([`Builder::files`]) with `.ContinueOnError()
+    /// .LabelSelectorParam(..)`.
     pub fn builder(&self, filenames: &FilenameOptions, selector: &str) -> Builder {
-        Builder::new()
-            .schema(self.validation)
-            .continue_on_error()
-            .namespace_param(self.namespace.clone())
-            .default_namespace()
-            .filename_param(self.enforce_namespace, filenames)
-            .label_selector_param(selector)
-            .flatten()
+        Builder::files(
+            self.validation,
+            self.namespace.clone(),
+            self.enforce_namespace,
+            filenames,
+        )
+        .continue_on_error()
+        .label_selector_param(selector)
     }
 
     /// `--raw`: POST the file's bytes to the path and print the answer.

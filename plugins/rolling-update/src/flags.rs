@@ -31,10 +31,6 @@ fn command() -> clap::Command {
     DryRunFlags::boolean_syntax(Args::command(), DRY_RUN_HELP)
 }
 
-fn go_duration(s: &str) -> Result<Duration, String> {
-    shared::flags::parse_go_duration(s, false)
-}
-
 /// `kubectl rolling-update`.
 #[derive(Parser, Debug)]
 #[command(
@@ -48,15 +44,15 @@ pub struct Args {
     pub args: Vec<String>,
 
     /// Time to wait between updating pods. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "1m0s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "1m0s", value_parser = shared::flags::go_duration)]
     pub update_period: Duration,
 
     /// Time delay between polling for replication controller status after the update. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "3s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "3s", value_parser = shared::flags::go_duration)]
     pub poll_interval: Duration,
 
     /// Max time to wait for a replication controller to update before giving up. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = shared::flags::go_duration)]
     pub timeout: Duration,
 
     /// Filename or URL to file to use to create the new replication controller.

@@ -179,7 +179,7 @@ pub struct Args {
     #[arg(
         long,
         default_value = "1m0s",
-        value_parser = parse_duration,
+        value_parser = shared::flags::go_duration,
         help = "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running"
     )]
     pub pod_running_timeout: std::time::Duration,
@@ -287,12 +287,6 @@ pub struct Args {
         help = "If true, wait for resources to be gone before returning. This waits for finalizers."
     )]
     pub wait: bool,
-}
-
-/// Go duration syntax for `--pod-running-timeout`, rejected by clap (so the message
-/// has cobra's flag-error shape).
-fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
-    shared::flags::parse_go_duration(value, false)
 }
 
 /// Go's `time.ParseDuration` (negative values included) for `--timeout`, keeping the

@@ -22,7 +22,7 @@ mod save_config;
 pub use boolean::{go_bool_flags, parse_go_bool};
 pub use config::ConfigFlags;
 pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};
-pub use duration::{parse_go_duration, parse_go_duration_signed};
+pub use duration::{go_duration, parse_go_duration, parse_go_duration_signed};
 pub use print::PrintFlags;
 pub use record::{CHANGE_CAUSE, ChangeCauseRecorder, RecordFlags, change_cause};
 pub use save_config::{Held, LAST_APPLIED, SaveConfigFlags, save_config};
