@@ -166,6 +166,11 @@ mod tests {
     }
 
     #[test]
+    fn flags_follow_the_house_rules() {
+        assert_eq!(PLUGIN.lint(), Vec::<String>::new());
+    }
+
+    #[test]
     fn switches_take_go_booleans() {
         let args =
             parse_args(&["-f", "x", "-R=false", "--edit=true", "--save-config"]).expect("parses");

@@ -136,6 +136,16 @@ mod tests {
     }
 
     #[test]
+    fn command_is_well_formed() {
+        PLUGIN.command().debug_assert();
+    }
+
+    #[test]
+    fn flags_follow_the_house_rules() {
+        assert_eq!(PLUGIN.lint(), Vec::<String>::new());
+    }
+
+    #[test]
     fn dry_run_keeps_its_boolean_syntax() {
         let strategy = |argv: &[&str]| {
             let mut warnings = Vec::new();

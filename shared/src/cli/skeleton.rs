@@ -82,6 +82,96 @@ impl Plugin {
     pub fn help_text(&self) -> String {
         crate::help::render(&self.command(), &self.help)
     }
+
+    /// The house rules for a plugin's command line, checked by each plugin's tests
+    /// (so a flag added to one plugin is held to them): no flag name or shorthand
+    /// declared twice, every visible flag with a help text, kubectl's help layout (the
+    /// same sections in the same order for every plugin, no clap `[default: …]`),
+    /// `-h`/`--help` and `--version` present, no clap `-V`. Returns the violations.
+    pub fn lint(&self) -> Vec<String> {
+        let cmd = self.command();
+        let mut problems = Vec::new();
+        let flags: Vec<&Arg> = cmd.get_arguments().filter(|a| !a.is_positional()).collect();
+        let mut longs = std::collections::BTreeMap::<String, usize>::new();
+        let mut shorts = std::collections::BTreeMap::<char, usize>::new();
+        for arg in &flags {
+            for long in arg
+                .get_long()
+                .into_iter()
+                .chain(arg.get_all_aliases().unwrap_or_default())
+            {
+                *longs.entry(long.to_string()).or_default() += 1;
+            }
+            for short in arg
+                .get_short()
+                .into_iter()
+                .chain(arg.get_all_short_aliases().unwrap_or_default())
+            {
+                *shorts.entry(short).or_default() += 1;
+            }
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if !arg.is_hide_set() && help.trim().is_empty() {
+                problems.push(format!("--{} has no help text", arg.get_id()));
+            }
+        }
+        problems.extend(
+            longs
+                .iter()
+                .filter(|(_, n)| **n > 1)
+                .map(|(l, n)| format!("--{l} is declared {n} times")),
+        );
+        problems.extend(
+            shorts
+                .iter()
+                .filter(|(_, n)| **n > 1)
+                .map(|(s, n)| format!("-{s} is declared {n} times")),
+        );
+        if shorts.contains_key(&'V') {
+            problems.push("-V is clap's version flag, not kubectl's".into());
+        }
+        for (long, short) in [("help", Some('h')), ("version", None)] {
+            if !flags
+                .iter()
+                .any(|a| a.get_long() == Some(long) && a.get_short() == short)
+            {
+                problems.push(format!("--{long} is missing or has another shorthand"));
+            }
+        }
+        let help = self.help_text();
+        if help.contains("[default:") {
+            problems.push("the help shows clap's [default: …]".into());
+        }
+        if help_sections(&help) != HELP_SECTIONS {
+            problems.push(format!(
+                "help sections {:?}, not kubectl's {HELP_SECTIONS:?}",
+                help_sections(&help)
+            ));
+        }
+        if !help.starts_with(self.help.long) {
+            problems.push("the help does not start with the description".into());
+        }
+        if !self.help.usage.starts_with(self.name) {
+            problems.push(format!(
+                "the usage line does not start with {:?}",
+                self.name
+            ));
+        }
+        problems
+    }
+}
+
+/// The sections of kubectl's help, in order (`kubectl run --help` of 1.32, plus the
+/// global flags a plugin parses itself).
+const HELP_SECTIONS: [&str; 4] = ["Examples:", "Options:", "Global options:", "Usage:"];
+
+/// The section headers of a help text: unindented lines ending with `:`.
+fn help_sections(help: &str) -> Vec<&str> {
+    help.lines()
+        .filter(|l| {
+            !l.starts_with([' ', '\t']) && l.ends_with(':') && !l.contains(' ')
+                || *l == "Global options:"
+        })
+        .collect()
 }
 
 /// Runs a plugin from start to exit code, in the order of the module docs. `body` is
@@ -140,4 +230,62 @@ fn print_and_exit(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plugin that breaks every rule [`Plugin::lint`] checks.
+    #[derive(clap::Parser, Debug)]
+    #[command(name = "kubectl bad")]
+    struct Bad {
+        #[arg(long)]
+        quiet: bool,
+        #[arg(short = 'q', long = "quick")]
+        quick: bool,
+        #[arg(short = 'q', long = "quack", help = "Quack.")]
+        quack: bool,
+        #[arg(short = 'V', long = "verbose-ish", help = "Clap's letter.")]
+        verbose_ish: bool,
+    }
+
+    fn bad() -> clap::Command {
+        <Bad as clap::CommandFactory>::command()
+    }
+
+    #[test]
+    fn lint_finds_each_planted_violation() {
+        let plugin = Plugin {
+            name: "kubectl bad",
+            crate_name: "bad",
+            flags: bad,
+            help: HelpText {
+                long: "Bad.",
+                examples: "  kubectl bad",
+                usage: "bad [options]",
+            },
+            completion: &[],
+        };
+        let problems = plugin.lint();
+        for expected in [
+            "--quiet has no help text",
+            "--quick has no help text",
+            "-q is declared 2 times",
+            "-V is clap's version flag, not kubectl's",
+            "the usage line does not start with \"kubectl bad\"",
+        ] {
+            assert!(
+                problems.iter().any(|p| p == expected),
+                "{expected}: {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+
+    #[test]
+    fn kubectls_sections_are_found() {
+        let help = "Long.\n\nExamples:\n  x\n\nOptions:\n    --a='':\n\tA:\n\nGlobal options:\n\nUsage:\n  kubectl x\n";
+        assert_eq!(help_sections(help), HELP_SECTIONS);
+    }
 }

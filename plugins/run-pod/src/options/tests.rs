@@ -22,6 +22,11 @@ fn clap_definition_is_consistent() {
 }
 
 #[test]
+fn flags_follow_the_house_rules() {
+    assert_eq!(crate::args::PLUGIN.lint(), Vec::<String>::new());
+}
+
+#[test]
 fn generator_choice() {
     let g = |argv: &[&str]| validate(argv).expect("valid").generator;
     assert_eq!(
