@@ -11,16 +11,21 @@ use std::path::PathBuf;
 use clap::{CommandFactory, Parser};
 
 use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, PrintFlags, SaveConfigFlags};
+use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
 
 /// The plugin, for `shared::cli::run`.
 pub const PLUGIN: Plugin = Plugin {
     name: "kubectl create-file",
     crate_name: env!("CARGO_CRATE_NAME"),
-    flags: Args::command,
+    flags,
     help: crate::help::TEXT,
     completion: &[],
 };
+
+/// The plugin's own flags; `--field-manager` defaults to kubectl create's manager.
+fn flags() -> clap::Command {
+    FieldManagerFlags::default_manager(Args::command(), "kubectl-create")
+}
 
 /// `kubectl create-file` flags.
 #[derive(Parser, Debug)]
@@ -47,13 +52,8 @@ pub struct Args {
     #[arg(long, help = "Edit the API resource before creating")]
     pub edit: bool,
 
-    #[arg(
-        long = "field-manager",
-        default_value = "kubectl-create",
-        value_name = "NAME",
-        help = "Name of the manager used to track field ownership."
-    )]
-    pub field_manager: String,
+    #[command(flatten)]
+    pub field_manager: FieldManagerFlags,
 
     #[arg(
         short = 'f',

@@ -97,7 +97,7 @@ impl CreateFileOptions {
             printer,
             save_config: args.save_config.save_config,
             recorder: ctx.recorder(),
-            field_manager: args.field_manager,
+            field_manager: args.field_manager.field_manager,
             raw: args.raw,
             edit: args.edit,
             windows_line_endings: args.windows_line_endings,

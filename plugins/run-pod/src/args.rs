@@ -13,16 +13,21 @@
 use clap::{CommandFactory, Parser};
 
 use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, PrintFlags, SaveConfigFlags};
+use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
 
 /// The plugin, for `shared::cli::run`.
 pub const PLUGIN: Plugin = Plugin {
     name: "kubectl run-pod",
     crate_name: env!("CARGO_CRATE_NAME"),
-    flags: Args::command,
+    flags,
     help: crate::help::TEXT,
     completion: &[],
 };
+
+/// The plugin's own flags; `--field-manager` defaults to kubectl run's manager.
+fn flags() -> clap::Command {
+    FieldManagerFlags::default_manager(Args::command(), "kubectl-run")
+}
 
 /// `kubectl run-pod` flags.
 #[derive(Parser, Debug)]
@@ -93,12 +98,8 @@ pub struct Args {
     )]
     pub expose: bool,
 
-    #[arg(
-        long,
-        default_value = "kubectl-run",
-        help = "Name of the manager used to track field ownership."
-    )]
-    pub field_manager: String,
+    #[command(flatten)]
+    pub field_manager: FieldManagerFlags,
 
     #[arg(
         long,

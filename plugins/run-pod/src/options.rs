@@ -178,7 +178,7 @@ impl RunPodOptions {
             overrides: args.overrides,
             override_type: args.override_type,
             service_overrides: args.service_overrides,
-            field_manager: args.field_manager,
+            field_manager: args.field_manager.field_manager,
             save_config: args.save_config.save_config,
             pod_running_timeout: args.pod_running_timeout,
             print: args.print,
