@@ -1,22 +1,32 @@
-//! The edge of every plugin binary: start-up chores and the one place where an error
-//! becomes a message on stderr and an exit code.
+//! The edge of every plugin binary: the start-up skeleton every `main.rs` calls
+//! ([`run`] with a [`Plugin`], giving the plugin a [`Context`]), start-up chores, and the
+//! one place where an error becomes a message on stderr and an exit code ([`finish`]).
 //!
 //! kubectl's conventions, which CI scripts depend on:
 //! - success exits 0; any error prints `error: …` (or `Error from server (Reason): …`
 //!   for API errors) and exits 1;
-//! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1;
+//! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1
+//!   ([`UsageError`]; several at once, as kubectl 1.17's rolling-update reports them,
+//!   are a [`UsageErrors`]);
+//! - a run stopped by a signal prints how to go on and exits 128 + the signal
+//!   ([`Stopped`]);
 //! - command-line (flag) errors are pflag's, `Error: …` and `See '… --help' for
 //!   usage.`, exit 1 ([`flag_error`]);
 //! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
 //! - with `--warnings-as-errors`, a command that succeeded but saw server warnings
 //!   prints `error: N warning(s) received` and exits 1 ([`crate::warnings`]).
 
+mod context;
 mod flag_error;
+mod skeleton;
+pub mod version;
 
 use std::io::Write;
 use std::process::ExitCode;
 
+pub use context::Context;
 pub use flag_error::{flag_error, flag_error_message};
+pub use skeleton::{Plugin, run};
 
 /// A usage error: the command line is wrong, nothing was sent to the server.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +45,25 @@ impl UsageError {
     }
 }
 
+/// Several usage errors found at once, each reported with the usage hint. One alone is
+/// reported as a [`UsageError`] is.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.join(", "))]
+pub struct UsageErrors(pub Vec<String>);
+
+/// A run stopped by a signal: the message and what the user needs to go on (printed
+/// as they are), and the exit code (128 + the signal's number, as shells report it).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}\n{hint}")]
+pub struct Stopped {
+    /// `error: interrupted by SIGINT`.
+    pub message: String,
+    /// How to resume or roll back.
+    pub hint: String,
+    /// The process's exit code.
+    pub exit_code: u8,
+}
+
 /// An error that has already been printed (for example per-object errors in
 /// `create-file`), carrying only the exit code to use.
 #[derive(Debug, thiserror::Error)]
@@ -42,22 +71,11 @@ impl UsageError {
 pub struct SilentExit(pub u8);
 
 /// Turns kubectl's `-v` level into a tracing filter. Levels follow klog loosely:
-/// 0–3 warnings only, 4–5 debug for our crates, 6+ debug including kube's requests,
-/// 8+ trace. kube marks the `Authorization` header sensitive, so no level prints tokens.
-pub fn init_logging(verbosity: u8) {
-    let filter = match verbosity {
-        // kube-client logs every failed request at ERROR before returning the error we
-        // print ourselves, and kube-runtime's watcher every retried watch error with a
-        // Debug dump of the Status; kubectl shows nothing extra at these levels.
-        0..=3 => "warn,kube_client=off,kube_runtime=off",
-        4..=5 => {
-            "warn,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
-        }
-        6..=7 => {
-            "info,kube=debug,shared=debug,kubectl_run_pod=debug,kubectl_create_file=debug,kubectl_rolling_update=debug"
-        }
-        _ => "debug,kube=trace,shared=trace",
-    };
+/// 0–3 warnings only, 4–5 debug for `shared` and the plugin (`crate_name`, its
+/// tracing target), 6+ debug including kube's requests, 8+ trace. kube marks the
+/// `Authorization` header sensitive, so no level prints tokens.
+pub fn init_logging(verbosity: u8, crate_name: &str) {
+    let filter = logging_filter(verbosity, crate_name);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI logs and
@@ -66,6 +84,19 @@ pub fn init_logging(verbosity: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();
+}
+
+/// The tracing filter of [`init_logging`].
+fn logging_filter(verbosity: u8, crate_name: &str) -> String {
+    match verbosity {
+        // kube-client logs every failed request at ERROR before returning the error we
+        // print ourselves, and kube-runtime's watcher every retried watch error with a
+        // Debug dump of the Status; kubectl shows nothing extra at these levels.
+        0..=3 => "warn,kube_client=off,kube_runtime=off".into(),
+        4..=5 => format!("warn,shared=debug,{crate_name}=debug"),
+        6..=7 => format!("info,kube=debug,shared=debug,{crate_name}=debug"),
+        _ => "debug,kube=trace,shared=trace".into(),
+    }
 }
 
 /// Formats an API error as kubectl does: `Error from server (Reason): message`, and a
@@ -114,6 +145,15 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     if let Some(SilentExit(code)) = err.downcast_ref::<SilentExit>() {
         return ExitCode::from(*code);
     }
+    let mut stderr = std::io::stderr().lock();
+    if let Some(stopped) = err.downcast_ref::<Stopped>() {
+        let _ = writeln!(stderr, "{stopped}");
+        return ExitCode::from(stopped.exit_code);
+    }
+    if let Some(UsageErrors(errors)) = err.downcast_ref::<UsageErrors>() {
+        let _ = stderr.write_all(usage_errors(errors, command).as_bytes());
+        return ExitCode::from(1);
+    }
     // A closed stdout (`| head`) is not an error worth a message.
     if err
         .chain()
@@ -122,7 +162,6 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     {
         return ExitCode::SUCCESS;
     }
-    let mut stderr = std::io::stderr().lock();
     // kubectl's `fatal` adds a newline only to a message that lacks one (a Go
     // template's error can end in one, from the value it quotes).
     let message = format_error(&err);
@@ -137,9 +176,39 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// Usage errors as kubectl 1.17 printed an aggregate of them: one as `error: …`, more
+/// each on its own line without the prefix, every one followed by the usage hint.
+fn usage_errors(errors: &[String], command: &str) -> String {
+    let hint = format!("See '{command} -h' for help and examples");
+    match errors {
+        [one] => format!("error: {one}\n{hint}\n"),
+        many => many.iter().map(|e| format!("{e}\n{hint}\n")).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_usage_error_gets_the_prefix_several_do_not() {
+        let hint = "See 'kubectl x -h' for help and examples";
+        assert_eq!(
+            usage_errors(&["a".into()], "kubectl x"),
+            format!("error: a\n{hint}\n")
+        );
+        assert_eq!(
+            usage_errors(&["a".into(), "b".into()], "kubectl x"),
+            format!("a\n{hint}\nb\n{hint}\n")
+        );
+    }
+
+    #[test]
+    fn logging_names_only_the_given_crate() {
+        let filter = logging_filter(4, "kubectl_x");
+        assert_eq!(filter, "warn,shared=debug,kubectl_x=debug");
+        assert!(!logging_filter(6, "kubectl_x").contains("run_pod"));
+    }
 
     #[test]
     fn api_errors_look_like_kubectl() {

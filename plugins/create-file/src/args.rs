@@ -3,13 +3,29 @@
 //! for CRDs).
 //!
 //! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
-//! which clap would trim).
+//! which clap would trim). kubectl's global flags, `--record`, `-h` and `--version`
+//! are the skeleton's ([`PLUGIN`]).
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
+use shared::cli::Plugin;
+use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
+
+/// The plugin, for `shared::cli::run`.
+pub const PLUGIN: Plugin = Plugin {
+    name: "kubectl create-file",
+    crate_name: env!("CARGO_CRATE_NAME"),
+    flags,
+    help: crate::help::TEXT,
+    completion: &[],
+};
+
+/// The plugin's own flags; `--field-manager` defaults to kubectl create's manager.
+fn flags() -> clap::Command {
+    FieldManagerFlags::default_manager(Args::command(), "kubectl-create")
+}
 
 /// `kubectl create-file` flags.
 #[derive(Parser, Debug)]
@@ -25,9 +41,6 @@ pub struct Args {
     #[arg(value_name = "ARGS", hide = true)]
     pub args: Vec<String>,
 
-    #[arg(short = 'h', long = "help", hide = true, help = "help for create-file")]
-    pub help: bool,
-
     #[arg(
         long,
         default_value_t = 32,
@@ -39,13 +52,8 @@ pub struct Args {
     #[arg(long, help = "Edit the API resource before creating")]
     pub edit: bool,
 
-    #[arg(
-        long = "field-manager",
-        default_value = "kubectl-create",
-        value_name = "NAME",
-        help = "Name of the manager used to track field ownership."
-    )]
-    pub field_manager: String,
+    #[command(flatten)]
+    pub field_manager: FieldManagerFlags,
 
     #[arg(
         short = 'f',
@@ -79,11 +87,8 @@ pub struct Args {
     )]
     pub recursive: bool,
 
-    #[arg(
-        long = "save-config",
-        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
-    )]
-    pub save_config: bool,
+    #[command(flatten)]
+    pub save_config: SaveConfigFlags,
 
     #[arg(
         short = 'l',
@@ -98,9 +103,10 @@ pub struct Args {
         long,
         default_value = "1m0s",
         value_name = "DURATION",
+        value_parser = shared::flags::go_duration,
         help = "How long to wait for CustomResourceDefinitions created by this command to become Established before creating their instances"
     )]
-    pub timeout: String,
+    pub timeout: std::time::Duration,
 
     #[arg(
         long,
@@ -124,33 +130,19 @@ pub struct Args {
 
     #[command(flatten)]
     pub dry_run: DryRunFlags,
-
-    #[command(flatten)]
-    pub record: RecordFlags,
-
-    #[command(flatten)]
-    pub config: ConfigFlags,
-}
-
-/// Parses the command line; clap's errors are turned into kubectl's wording
-/// (`Error: unknown flag: --foo` and the `--help` hint), `--help` into the help text.
-pub fn parse(argv: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
-    let cmd = command();
-    let matches = cmd.clone().try_get_matches_from(argv)?;
-    let mut args = Args::from_arg_matches(&matches)?;
-    args.record.complete("kubectl create-file", &cmd, &matches);
-    Ok(args)
-}
-
-/// The clap command, boolean switches taking pflag's `-R=false` (kubectl accepts
-/// `--recursive=false`, `--edit=true`…).
-pub fn command() -> clap::Command {
-    shared::flags::go_bool_flags(Args::command())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command() -> clap::Command {
+        PLUGIN.command()
+    }
+
+    fn parse(argv: Vec<std::ffi::OsString>) -> Result<Args, clap::Error> {
+        PLUGIN.parse::<Args>(argv).map(|(args, _)| args)
+    }
 
     fn argv(args: &[&str]) -> Vec<std::ffi::OsString> {
         std::iter::once("kubectl-create_file")
@@ -174,10 +166,15 @@ mod tests {
     }
 
     #[test]
+    fn flags_follow_the_house_rules() {
+        assert_eq!(PLUGIN.lint(), Vec::<String>::new());
+    }
+
+    #[test]
     fn switches_take_go_booleans() {
         let args =
             parse_args(&["-f", "x", "-R=false", "--edit=true", "--save-config"]).expect("parses");
-        assert!(!args.recursive && args.edit && args.save_config);
+        assert!(!args.recursive && args.edit && args.save_config.save_config);
         let args = parse_args(&["-f", "x", "-R"]).expect("parses");
         assert!(args.recursive && !args.edit && !args.windows_line_endings);
     }
@@ -220,6 +217,10 @@ mod tests {
         assert_eq!(
             message(&["-f", "x", "-R=maybe"]),
             "invalid argument \"maybe\" for \"-R, --recursive\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"
+        );
+        assert_eq!(
+            message(&["-f", "x", "--timeout=5x"]),
+            "invalid argument \"5x\" for \"--timeout\" flag: time: unknown unit \"x\" in duration \"5x\""
         );
         assert!(
             message(&["--concurrency=many"])

@@ -41,9 +41,6 @@ use crate::limit::Limiter;
 use crate::order;
 use crate::report::{Failure, write_failures};
 
-/// The annotation `kubectl apply` reads (`--save-config`).
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
 /// How often, and how long apart, a create for a CRD made in this run is retried while
 /// the server still answers 404 (it serves the new resource shortly after Established).
 const NEW_CRD_RETRIES: u32 = 20;
@@ -487,35 +484,12 @@ async fn wait_established(
 /// does not hold the change cause.
 fn save_config_if(step: &CreateStep<'_>, object: &mut Value) -> Result<(), Failure> {
     if step.save_config {
-        save_config(object)
+        // kubectl create annotates unstructured objects (see shared::flags::save_config).
+        shared::flags::save_config(object, shared::flags::Held::Unstructured)
             .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
     }
     if let Some(recorder) = step.recorder {
         recorder.record(object);
-    }
-    Ok(())
-}
-
-/// `--save-config`: kubectl's `CreateOrUpdateAnnotation`. The annotation holds the
-/// object as compact JSON (keys sorted, a final newline), serialised without the
-/// annotation itself (and without an `annotations` map left empty by its removal).
-fn save_config(object: &mut Value) -> anyhow::Result<()> {
-    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return Ok(());
-    };
-    let mut annotations = match meta.remove("annotations") {
-        Some(Value::Object(map)) => map,
-        _ => serde_json::Map::new(),
-    };
-    annotations.remove(LAST_APPLIED);
-    if !annotations.is_empty() {
-        meta.insert("annotations".into(), Value::Object(annotations.clone()));
-    }
-    let mut encoded = serde_json::to_string(object)?;
-    encoded.push('\n');
-    annotations.insert(LAST_APPLIED.into(), Value::String(encoded));
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("annotations".into(), Value::Object(annotations));
     }
     Ok(())
 }
@@ -539,26 +513,5 @@ mod tests {
             "older than the request"
         );
         assert!(!created_since(&json!({"metadata": {}}), at(created)));
-    }
-
-    #[test]
-    fn save_config_records_the_object_without_the_annotation() {
-        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}});
-        save_config(&mut obj).expect("annotated");
-        assert_eq!(
-            obj["metadata"]["annotations"][LAST_APPLIED],
-            "{\"apiVersion\":\"v1\",\"data\":{\"a\":\"b\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}\n"
-        );
-    }
-
-    #[test]
-    fn save_config_replaces_an_old_annotation_and_keeps_others() {
-        let mut obj = json!({"kind": "ConfigMap", "metadata": {"name": "x", "annotations": {"a": "1", LAST_APPLIED: "old"}}});
-        save_config(&mut obj).expect("annotated");
-        assert_eq!(obj["metadata"]["annotations"]["a"], "1");
-        assert_eq!(
-            obj["metadata"]["annotations"][LAST_APPLIED],
-            "{\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{\"a\":\"1\"},\"name\":\"x\"}}\n"
-        );
     }
 }

@@ -16,14 +16,9 @@ const EXAMPLES: &str = "  # Create a pod using the data in pod.json
 
 const USAGE: &str = "kubectl create-file -f FILENAME [options]";
 
-/// The full help text.
-pub fn render(cmd: &clap::Command) -> String {
-    shared::help::render(
-        cmd,
-        &shared::help::HelpText {
-            long: LONG,
-            examples: EXAMPLES,
-            usage: USAGE,
-        },
-    )
-}
+/// kubectl create's help texts around the flags.
+pub const TEXT: shared::help::HelpText<'static> = shared::help::HelpText {
+    long: LONG,
+    examples: EXAMPLES,
+    usage: USAGE,
+};

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use shared::cli::UsageError;
+use shared::cli::{Context, UsageError};
 use shared::flags::{DryRunStrategy, PrintFlags};
 use shared::printers::Printer;
 use shared::resource::{Builder, DiscoveryCache, FilenameOptions, RestMapper, Validation};
@@ -50,50 +50,39 @@ pub struct CreateFileOptions {
     pub positional: Vec<String>,
 }
 
+/// The command: complete → validate → run, for `shared::cli::run`.
+pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<ExitCode> {
+    let options = CreateFileOptions::complete(args, &mut ctx).await?;
+    options.validate()?;
+    options.run().await
+}
+
 impl CreateFileOptions {
-    /// Resolves flags, kubeconfig and client. Sends no request.
-    pub async fn complete(args: Args) -> anyhow::Result<Self> {
+    /// Resolves flags, kubeconfig and client (from `ctx`, which also carries
+    /// `--record`). Sends no request.
+    pub async fn complete(args: Args, ctx: &mut Context) -> anyhow::Result<Self> {
         if args.filenames.is_empty() && args.kustomize.is_none() {
             // kubectl's wording; it is not flagged as a usage error there either.
             anyhow::bail!("must specify one of -f and -k");
         }
         let validation: Validation = args.validate.parse().map_err(anyhow::Error::msg)?;
-        let dry_run = args.dry_run.to_strategy(&mut std::io::stderr())?;
+        let dry_run = args.dry_run.to_strategy(&mut ctx.stderr)?;
         let printer = args.print.to_printer("created", dry_run)?;
-        let crd_timeout =
-            shared::flags::parse_go_duration(&args.timeout, false).map_err(|reason| {
-                anyhow::anyhow!(
-                    "invalid argument {:?} for \"--timeout\" flag: {reason}",
-                    args.timeout
-                )
-            })?;
 
-        let (namespace, enforce_namespace, client, cache, config_error) =
-            match args.config.to_config().await {
-                Ok(config) => {
-                    let (namespace, enforce) = args.config.namespace_of(&config);
-                    let cache = shared::resource::DiscoveryCache::for_cache_dir(
-                        args.config.cache_dir.as_deref(),
-                        &config.cluster_url,
-                    );
-                    let client = args.config.client(config)?;
-                    (namespace, enforce, Some(client), cache, None)
-                }
-                // Kept for `run`: a client dry run can go on without a server (see the
-                // module docs), and usage errors should be reported before this one.
-                Err(err) => {
-                    tracing::debug!(error = %err, "no usable kubeconfig");
-                    let flag = args.config.namespace.clone().filter(|n| !n.is_empty());
-                    let enforce = flag.is_some();
-                    (
-                        flag.unwrap_or_else(|| "default".into()),
-                        enforce,
-                        None,
-                        None,
-                        Some(err.into()),
-                    )
-                }
-            };
+        let (namespace, enforce_namespace, client, cache, config_error) = match ctx.config().await {
+            Ok(_) => {
+                let (namespace, enforce) = ctx.namespace().await?;
+                let cache = ctx.discovery_cache().await?;
+                (namespace, enforce, Some(ctx.client().await?), cache, None)
+            }
+            // Kept for `run`: a client dry run can go on without a server (see the
+            // module docs), and usage errors should be reported before this one.
+            Err(err) => {
+                tracing::debug!(error = %err, "no usable kubeconfig");
+                let (namespace, enforce) = ctx.offline_namespace()?;
+                (namespace, enforce, None, None, Some(err))
+            }
+        };
 
         Ok(Self {
             filenames: FilenameOptions {
@@ -106,14 +95,14 @@ impl CreateFileOptions {
             dry_run,
             print: args.print,
             printer,
-            save_config: args.save_config,
-            recorder: args.record.to_recorder(),
-            field_manager: args.field_manager,
+            save_config: args.save_config.save_config,
+            recorder: ctx.recorder(),
+            field_manager: args.field_manager.field_manager,
             raw: args.raw,
             edit: args.edit,
             windows_line_endings: args.windows_line_endings,
             concurrency: args.concurrency,
-            crd_timeout,
+            crd_timeout: args.timeout,
             namespace,
             enforce_namespace,
             client,
@@ -219,18 +208,17 @@ impl CreateFileOptions {
         }
     }
 
-    /// kubectl's `f.NewBuilder().Unstructured().Schema(..).ContinueOnError()
-    /// .NamespaceParam(ns).DefaultNamespace().FilenameParam(..).LabelSelectorParam(..)
-    /// .Flatten()`.
+    /// kubectl's `-f` chain ([`Builder::files`]) with `.ContinueOnError()
+    /// .LabelSelectorParam(..)`.
     pub fn builder(&self, filenames: &FilenameOptions, selector: &str) -> Builder {
-        Builder::new()
-            .schema(self.validation)
-            .continue_on_error()
-            .namespace_param(self.namespace.clone())
-            .default_namespace()
-            .filename_param(self.enforce_namespace, filenames)
-            .label_selector_param(selector)
-            .flatten()
+        Builder::files(
+            self.validation,
+            self.namespace.clone(),
+            self.enforce_namespace,
+            filenames,
+        )
+        .continue_on_error()
+        .label_selector_param(selector)
     }
 
     /// `--raw`: POST the file's bytes to the path and print the answer.

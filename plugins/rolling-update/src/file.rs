@@ -54,18 +54,14 @@ pub async fn read_new_controller(
         recursive: false,
         kustomize: None,
     };
-    let mut builder = Builder::new()
-        .schema(if source.validate {
-            Validation::Strict
-        } else {
-            Validation::Ignore
-        })
-        .namespace_param(source.namespace)
-        .default_namespace()
-        // Always enforced, not only with an explicit -n as in 1.17: the updater
-        // works in one namespace, and 1.17 silently split the two RCs across two.
-        .filename_param(true, &inputs)
-        .flatten();
+    let validation = if source.validate {
+        Validation::Strict
+    } else {
+        Validation::Ignore
+    };
+    // The namespace is always enforced, not only with an explicit -n as in 1.17: the
+    // updater works in one namespace, and 1.17 silently split the two RCs across two.
+    let mut builder = Builder::files(validation, source.namespace, true, &inputs);
     if let Some(stdin) = source.stdin {
         builder = builder.stdin(stdin);
     }

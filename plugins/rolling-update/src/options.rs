@@ -12,31 +12,43 @@ use crate::cluster::KubeOps;
 use crate::controller;
 use crate::fencepost::IntOrPercent;
 use crate::file::{FileSource, read_new_controller};
-use crate::flags::{Args, DryRun};
+use crate::flags::Args;
 use crate::hint::Hints;
 use crate::interrupt::{Interrupt, Interrupted};
 use crate::output::{Console, dry_run_summary, render};
 use crate::prepare::{Plan, Prepared, prepare};
 use crate::updater::{RollingUpdater, UpdaterConfig};
-use crate::validate::{format_usage_errors, validate_arguments};
+use crate::validate::validate_arguments;
+use shared::cli::{Context, Stopped, UsageErrors};
 use shared::flags::{DryRunStrategy, PrintFlags};
 use shared::resource::{DiscoveryCache, RestMapper};
 
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
 
-/// Usage errors, already formatted the way kubectl prints them.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageErrors(pub String);
-
-/// A run stopped by a signal, with what the user needs to continue.
-#[derive(Debug, thiserror::Error)]
-#[error("{signal_message}\n{hint}")]
-pub struct Stopped {
-    pub signal_message: String,
-    pub hint: String,
-    pub exit_code: u8,
+/// The command, for `shared::cli::run`: complete and validate (no cluster needed),
+/// then the client, `-f`, the signal handlers, and [`RollingUpdateOptions::run`].
+pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::ExitCode> {
+    let mut options = RollingUpdateOptions::complete(&args, &ctx)?;
+    options.validate()?;
+    // No request may outlast --timeout: against a paused or black-holed API server
+    // every request would otherwise wait for kube's 295 s read timeout (or forever for
+    // a connection that never answers). Watches ask the server to end them before it.
+    ctx.bound_requests(options.timeout);
+    // `-f` objects are always held to this namespace (see file.rs), so whether -n was
+    // explicit does not matter here.
+    let (namespace, _explicit) = ctx.namespace().await?;
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    options.hints = Hints::new(COMMAND, &argv, &options.args, &namespace);
+    let cache = ctx.discovery_cache().await?;
+    let client = ctx.client().await?;
+    // -f is read before Ctrl-C is caught: nothing has been changed yet.
+    let from_file = options.read_file(client.clone(), cache, &namespace).await?;
+    let interrupt = Interrupt::install(options.hints.text(options.rollback));
+    options
+        .run(client, from_file, &namespace, interrupt)
+        .await?;
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// Everything the command needs, resolved from the flags.
@@ -57,7 +69,7 @@ pub struct RollingUpdateOptions {
     pub update_period: Duration,
     pub poll_interval: Duration,
     pub timeout: Duration,
-    pub dry_run: DryRun,
+    pub dry_run: DryRunStrategy,
     pub print: PrintFlags,
     pub max_surge: IntOrPercent,
     pub max_unavailable: IntOrPercent,
@@ -69,9 +81,12 @@ pub struct RollingUpdateOptions {
 }
 
 impl RollingUpdateOptions {
-    /// kubectl's `Complete`: reads flags only, never fails on bad arguments.
-    pub fn complete(args: &Args) -> Self {
-        RollingUpdateOptions {
+    /// kubectl's `Complete`: reads flags only (`ctx` carries `--record`), never fails
+    /// on bad arguments (a bad `--dry-run` was refused while parsing).
+    pub fn complete(args: &Args, ctx: &Context) -> anyhow::Result<Self> {
+        // A sink: the boolean spellings are this command's syntax (see flags.rs).
+        let dry_run = args.dry_run.to_strategy(&mut std::io::sink())?;
+        Ok(RollingUpdateOptions {
             args: args.args.clone(),
             old_name: args.args.first().cloned().unwrap_or_default(),
             keep_old_name: args.args.len() == 1,
@@ -85,17 +100,14 @@ impl RollingUpdateOptions {
             update_period: args.update_period,
             poll_interval: args.poll_interval,
             timeout: args.timeout,
-            dry_run: args.dry_run,
+            dry_run,
             print: args.print.clone(),
             max_surge: args.max_surge.clone(),
             max_unavailable: args.max_unavailable.clone(),
             min_ready_seconds: args.min_ready_seconds,
             hints: Hints::new(COMMAND, &[], &[], ""),
-            change_cause: args
-                .record
-                .to_recorder()
-                .map(|r| r.change_cause().to_string()),
-        }
+            change_cause: ctx.recorder().map(|r| r.change_cause().to_string()),
+        })
     }
 
     /// kubectl's `Validate`, plus an early check of `-o` (1.17 only noticed a bad
@@ -109,7 +121,7 @@ impl RollingUpdateOptions {
             &self.args,
         );
         if !errors.is_empty() {
-            return Err(UsageErrors(format_usage_errors(&errors, COMMAND)).into());
+            return Err(UsageErrors(errors.into_iter().map(String::from).collect()).into());
         }
         self.print
             .to_printer("rolling updated", DryRunStrategy::None)?;
@@ -247,11 +259,7 @@ impl RollingUpdateOptions {
             pull_policy: &self.pull_policy,
             deployment_key: &self.deployment_key,
             rollback: self.rollback,
-            dry_run: match self.dry_run {
-                DryRun::None => DryRunStrategy::None,
-                DryRun::Client => DryRunStrategy::Client,
-                DryRun::Server => DryRunStrategy::Server,
-            },
+            dry_run: self.dry_run,
             timeout: self.timeout,
             change_cause: self.change_cause.as_deref(),
             namespace,
@@ -277,7 +285,7 @@ impl RollingUpdateOptions {
             return err;
         };
         Stopped {
-            signal_message: format!("error: {interrupted}"),
+            message: format!("error: {interrupted}"),
             hint: self.hints.text(self.rollback),
             exit_code: crate::interrupt::exit_code(interrupted.signal),
         }

@@ -31,16 +31,6 @@ pub fn validate_arguments(
     errors
 }
 
-/// How kubectl's `CheckErr` prints an aggregate of usage errors: one error gets
-/// the `error: ` prefix, several are printed one after the other without it.
-pub fn format_usage_errors(errors: &[&str], command: &str) -> String {
-    let hint = format!("See '{command} -h' for help and examples");
-    match errors {
-        [one] => format!("error: {one}\n{hint}\n"),
-        many => many.iter().map(|e| format!("{e}\n{hint}\n")).collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,18 +156,5 @@ mod tests {
                 "{key:?} {files:?} {image:?} {rollback} {args:?}"
             );
         }
-    }
-
-    #[test]
-    fn aggregate_printing() {
-        let cmd = "kubectl rolling-update";
-        assert_eq!(
-            format_usage_errors(&["Must specify the controller to update"], cmd),
-            "error: Must specify the controller to update\nSee 'kubectl rolling-update -h' for help and examples\n"
-        );
-        assert_eq!(
-            format_usage_errors(&["a", "b"], cmd),
-            "a\nSee 'kubectl rolling-update -h' for help and examples\nb\nSee 'kubectl rolling-update -h' for help and examples\n"
-        );
     }
 }

@@ -7,12 +7,27 @@
 //! which clap would trim). Boolean flags are plain switches here; [`command`] gives
 //! them pflag's `--flag=false`. Defaults are declared here so that `--help` shows them;
 //! whether a flag was given explicitly is read from clap's `ArgMatches` (see
-//! [`Explicit`]).
+//! [`Explicit`]). kubectl's global flags, `--record`, `-h` and `--version` are the
+//! skeleton's ([`PLUGIN`]).
 
-use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+use clap::{CommandFactory, Parser};
 
-use shared::flags::{ConfigFlags, DryRunFlags, PrintFlags, RecordFlags};
+use shared::cli::Plugin;
+use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
+
+/// The plugin, for `shared::cli::run`.
+pub const PLUGIN: Plugin = Plugin {
+    name: "kubectl run-pod",
+    crate_name: env!("CARGO_CRATE_NAME"),
+    flags,
+    help: crate::help::TEXT,
+    completion: &[],
+};
+
+/// The plugin's own flags; `--field-manager` defaults to kubectl run's manager.
+fn flags() -> clap::Command {
+    FieldManagerFlags::default_manager(Args::command(), "kubectl-run")
+}
 
 /// `kubectl run-pod` flags.
 #[derive(Parser, Debug)]
@@ -35,9 +50,6 @@ pub struct Args {
     /// Arguments after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub dash_args: Vec<String>,
-
-    #[arg(short = 'h', long = "help", help = "help for run-pod")]
-    pub help: bool,
 
     #[arg(
         long,
@@ -86,12 +98,8 @@ pub struct Args {
     )]
     pub expose: bool,
 
-    #[arg(
-        long,
-        default_value = "kubectl-run",
-        help = "Name of the manager used to track field ownership."
-    )]
-    pub field_manager: String,
+    #[command(flatten)]
+    pub field_manager: FieldManagerFlags,
 
     #[arg(
         long,
@@ -172,7 +180,7 @@ pub struct Args {
     #[arg(
         long,
         default_value = "1m0s",
-        value_parser = parse_duration,
+        value_parser = shared::flags::go_duration,
         help = "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running"
     )]
     pub pod_running_timeout: std::time::Duration,
@@ -219,11 +227,8 @@ pub struct Args {
     )]
     pub rm: bool,
 
-    #[arg(
-        long,
-        help = "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future."
-    )]
-    pub save_config: bool,
+    #[command(flatten)]
+    pub save_config: SaveConfigFlags,
 
     #[arg(
         long,
@@ -283,18 +288,6 @@ pub struct Args {
         help = "If true, wait for resources to be gone before returning. This waits for finalizers."
     )]
     pub wait: bool,
-
-    #[command(flatten)]
-    pub record: RecordFlags,
-
-    #[command(flatten)]
-    pub config: ConfigFlags,
-}
-
-/// Go duration syntax for `--pod-running-timeout`, rejected by clap (so the message
-/// has cobra's flag-error shape).
-fn parse_duration(value: &str) -> Result<std::time::Duration, String> {
-    shared::flags::parse_go_duration(value, false)
 }
 
 /// Go's `time.ParseDuration` (negative values included) for `--timeout`, keeping the
@@ -316,31 +309,32 @@ pub struct Explicit {
 }
 
 impl Explicit {
-    fn from_matches(m: &ArgMatches) -> Self {
-        let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    /// From kubectl's `Changed`: `changed(id)` tells whether flag `id` was typed.
+    pub fn from_changed(changed: impl Fn(&str) -> bool) -> Self {
         Self {
-            attach: given("attach"),
-            restart: given("restart"),
-            replicas: given("replicas"),
+            attach: changed("attach"),
+            restart: changed("restart"),
+            replicas: changed("replicas"),
         }
     }
 }
 
-/// Parses `argv`; returns the flags and which ones were explicit.
-pub fn parse_from<I, T>(argv: I) -> Result<(Args, Explicit), clap::Error>
+/// Parses `argv` as the skeleton does, for tests: the flags and their [`Context`].
+///
+/// [`Context`]: shared::cli::Context
+#[cfg(test)]
+pub fn parse_from<I, T>(argv: I) -> anyhow::Result<(Args, shared::cli::Context)>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cmd = command();
-    let matches = cmd.clone().try_get_matches_from(argv)?;
-    let mut args = Args::from_arg_matches(&matches)?;
-    args.record.complete("kubectl run-pod", &cmd, &matches);
-    Ok((args, Explicit::from_matches(&matches)))
+    let (args, matches) = PLUGIN.parse::<Args>(argv)?;
+    let ctx = shared::cli::Context::new(PLUGIN.name, &PLUGIN.command(), matches)?;
+    Ok((args, ctx))
 }
 
-/// The clap command (boolean switches take pflag's `--x=false`), for parsing, help
-/// rendering and `debug_assert`.
+/// The full clap command (the skeleton's flags included), for tests.
+#[cfg(test)]
 pub fn command() -> clap::Command {
-    shared::flags::go_bool_flags(Args::command())
+    PLUGIN.command()
 }

@@ -18,9 +18,6 @@ use shared::generate::RunGenerator;
 use shared::resource::Mapping;
 use shared::rest::Helper;
 
-/// kubectl's `last-applied-configuration` annotation, written by `--save-config`.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
 /// An object the command created, with what is needed to delete it again (`--rm`).
 #[derive(Debug, Clone)]
 pub struct Created {
@@ -51,7 +48,8 @@ impl Target {
         let mapping = mapping_of(&obj)?;
         let resource = mapping.api_resource();
         if self.save_config {
-            save_config(&mut obj)?;
+            // kubectl run annotates typed objects (see shared::flags::save_config).
+            shared::flags::save_config(&mut obj, shared::flags::Held::Typed)?;
         }
         // What was generated (and overridden) must read as an object before anything
         // is sent, and is sent as read: metadata in its typed form.
@@ -124,36 +122,6 @@ pub fn mapping_of(obj: &Value) -> Result<Mapping> {
     })
 }
 
-/// `--save-config`: the object's own JSON (without the annotation) stored in the
-/// last-applied annotation, as `kubectl apply` expects to find it. Go's encoder ends
-/// the document with a newline, kept for byte-compatibility with kubectl's value.
-pub fn save_config(obj: &mut Value) -> Result<()> {
-    if let Some(annotations) = obj
-        .pointer_mut("/metadata/annotations")
-        .and_then(Value::as_object_mut)
-    {
-        annotations.remove(LAST_APPLIED);
-        if annotations.is_empty()
-            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            meta.remove("annotations");
-        }
-    }
-    let mut encoded = serde_json::to_string(obj)?;
-    encoded.push('\n');
-    let meta = obj
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .context("the generated object has no metadata")?;
-    let annotations = meta
-        .entry("annotations")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(map) = annotations.as_object_mut() {
-        map.insert(LAST_APPLIED.to_string(), Value::from(encoded));
-    }
-    Ok(())
-}
-
 /// `cronjob/v1` when the server serves `batch/v1` cronjobs (Kubernetes ≥ 1.21), else
 /// `cronjob/v1beta1`. One request: the `batch/v1` resource list.
 pub async fn cron_job_generator(client: &Client) -> Result<RunGenerator> {
@@ -188,26 +156,6 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "no known resource for kind \"Widget\" (apiVersion \"v1\")"
-        );
-    }
-
-    #[test]
-    fn save_config_stores_the_object_without_the_annotation() {
-        let mut obj = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}});
-        save_config(&mut obj).expect("annotated");
-        let stored = obj["metadata"]["annotations"][LAST_APPLIED]
-            .as_str()
-            .expect("string")
-            .to_string();
-        assert_eq!(
-            stored,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n"
-        );
-        // Saving again replaces the value instead of nesting it.
-        save_config(&mut obj).expect("annotated");
-        assert_eq!(
-            obj["metadata"]["annotations"][LAST_APPLIED].as_str(),
-            Some(stored.as_str())
         );
     }
 }

@@ -39,15 +39,9 @@ const EXAMPLES: &str = r#"  # Start a nginx pod
 
 const USAGE: &str = r#"kubectl run-pod NAME --image=image [--env="key=value"] [--port=port] [--dry-run=server|client] [--overrides=inline-json] [--command] -- [COMMAND] [args...] [options]"#;
 
-/// The full help text.
-pub fn render(cmd: &clap::Command) -> String {
-    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
-    shared::help::render(
-        cmd,
-        &shared::help::HelpText {
-            long: &about,
-            examples: EXAMPLES,
-            usage: USAGE,
-        },
-    )
-}
+/// kubectl run's help texts around the flags.
+pub const TEXT: shared::help::HelpText<'static> = shared::help::HelpText {
+    long: "Create and run a particular image in a pod.",
+    examples: EXAMPLES,
+    usage: USAGE,
+};

@@ -7,8 +7,8 @@
 //! - [`RunPodOptions::run`] generates, creates (or only prints, for a client dry run)
 //!   and, when attached, hands over to [`crate::attach`].
 //!
-//! A client dry run is synchronous and never builds a client: it needs only the
-//! namespace, read from `-n` or the kubeconfig's current context (if there is one).
+//! A client dry run never builds a client: it needs only the namespace, read from
+//! `-n` or the kubeconfig's current context (if there is one).
 //! Without a server to ask, `--schedule` then prints a `batch/v1` CronJob; a real (or
 //! server dry-run) create asks the server once and falls back to `batch/v1beta1`.
 
@@ -16,12 +16,12 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use kube::api::PropagationPolicy;
 use serde_json::Value;
 
-use shared::cli::UsageError;
-use shared::flags::{ChangeCauseRecorder, ConfigFlags, DryRunStrategy, PrintFlags};
+use shared::cli::{Context, UsageError};
+use shared::flags::{ChangeCauseRecorder, DryRunStrategy, PrintFlags};
 use shared::generate::{
     self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
 };
@@ -95,8 +95,13 @@ pub struct RunPodOptions {
     pub grace_period: i64,
     /// `--record`: the change-cause annotation for every created object.
     pub recorder: Option<ChangeCauseRecorder>,
-    /// Global kubeconfig flags.
-    pub config: ConfigFlags,
+}
+
+/// The command: complete → validate → run, for `shared::cli::run`.
+pub async fn run(args: Args, mut ctx: Context) -> Result<ExitCode> {
+    let mut options = RunPodOptions::complete(args, &mut ctx)?;
+    let validated = options.validate()?;
+    options.run(validated, &mut ctx).await
 }
 
 /// The result of [`RunPodOptions::validate`]: values that only exist once the flags
@@ -116,10 +121,13 @@ pub struct Validated {
 }
 
 impl RunPodOptions {
-    /// Completes the options from the flags. Deprecated `--dry-run` spellings warn on
-    /// `warnings`; an invalid `--dry-run` or `-o` fails here, before validation, as in
-    /// kubectl's `Complete`.
-    pub fn complete(args: Args, explicit: Explicit, warnings: &mut dyn Write) -> Result<Self> {
+    /// Completes the options from the flags (`ctx` tells which were typed, and
+    /// carries `--record`). Deprecated `--dry-run` spellings warn on its stderr; an
+    /// invalid `--dry-run` or `-o` fails here, before validation, as in kubectl's
+    /// `Complete`.
+    pub fn complete(args: Args, ctx: &mut Context) -> Result<Self> {
+        let explicit = Explicit::from_changed(|id| ctx.changed(id));
+        let warnings = &mut ctx.stderr;
         let dry_run = args.dry_run.to_strategy(warnings)?;
         // Build the printer once to reject an unknown -o before anything else happens.
         args.print.to_printer("created", dry_run)?;
@@ -170,15 +178,14 @@ impl RunPodOptions {
             overrides: args.overrides,
             override_type: args.override_type,
             service_overrides: args.service_overrides,
-            field_manager: args.field_manager,
-            save_config: args.save_config,
+            field_manager: args.field_manager.field_manager,
+            save_config: args.save_config.save_config,
             pod_running_timeout: args.pod_running_timeout,
             print: args.print,
             cascade,
             force: args.force,
             grace_period: args.grace_period,
-            recorder: args.record.to_recorder(),
-            config: args.config,
+            recorder: ctx.recorder(),
         })
     }
 
@@ -331,9 +338,10 @@ impl RunPodOptions {
     }
 
     /// Runs the command: the whole of it for a client dry run, without any client.
-    pub fn run(self, v: Validated, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
+    pub async fn run(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
         if self.dry_run == DryRunStrategy::Client {
-            let (namespace, enforce) = offline_namespace(&self.config)?;
+            let (namespace, enforce) = ctx.offline_namespace()?;
+            let out = &mut ctx.stdout;
             let (obj, service) = self.build_objects(
                 &v,
                 v.generator.generator(),
@@ -359,11 +367,7 @@ impl RunPodOptions {
                 None => Ok(ExitCode::SUCCESS),
             };
         }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("unable to start the async runtime")?;
-        runtime.block_on(self.run_online(v, out, err))
+        self.run_online(v, ctx).await
     }
 
     /// kubectl run prints an extra `---` after the service in YAML output, on top of
@@ -376,15 +380,10 @@ impl RunPodOptions {
         }
     }
 
-    async fn run_online(
-        self,
-        v: Validated,
-        out: &mut dyn Write,
-        err: &mut dyn Write,
-    ) -> Result<ExitCode> {
-        let config = self.config.to_config().await?;
-        let (namespace, _enforce) = self.config.namespace_of(&config);
-        let client = self.config.client(config)?;
+    async fn run_online(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
+        let (namespace, _enforce) = ctx.namespace().await?;
+        let client = ctx.client().await?;
+        let (out, err) = (&mut ctx.stdout, &mut ctx.stderr);
         let generator = match v.generator {
             GeneratorChoice::Implicit(RunGenerator::CronJobV1) => {
                 let g = create::cron_job_generator(&client).await?;
@@ -510,26 +509,6 @@ pub fn with_go_zero_values(obj: &mut Value) {
     stamp_under(obj.pointer_mut("/spec/template"));
     stamp_under(obj.pointer_mut("/spec/jobTemplate"));
     stamp_under(obj.pointer_mut("/spec/jobTemplate/spec/template"));
-}
-
-/// The namespace without contacting a server: `-n`, else the namespace of the
-/// kubeconfig's (or `--context`'s) context, else `default`. The flag is reported as
-/// kubectl's `enforceNamespace`.
-pub fn offline_namespace(flags: &ConfigFlags) -> Result<(String, bool)> {
-    if let Some(ns) = flags.namespace.as_deref().filter(|n| !n.is_empty()) {
-        return Ok((ns.to_string(), true));
-    }
-    let (kubeconfig, _source) = flags.load_kubeconfig()?;
-    let namespace = kubeconfig.and_then(|kc| {
-        let context = flags.context.clone().or(kc.current_context.clone())?;
-        kc.contexts
-            .into_iter()
-            .find(|c| c.name == context)
-            .and_then(|c| c.context)
-            .and_then(|c| c.namespace)
-            .filter(|n| !n.is_empty())
-    });
-    Ok((namespace.unwrap_or_else(|| "default".to_string()), false))
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! written for kubectl pass `--attach=false` and `--quiet=true` all the time.
 //!
 //! Declare such a flag as a plain switch (`#[arg(long)] quiet: bool`) and build the
-//! command with [`go_bool_flags`], which gives every switch pflag's syntax; only a
-//! boolean whose default is `true` (`--validate`) needs the attributes spelled out.
+//! command with [`go_bool_flags`], which gives every switch pflag's syntax; a boolean
+//! whose default is `true` (`--validate`) says so with `default_value = "true"`.
 
 /// Gives every plain switch of `cmd` (clap's `SetTrue`, what `#[arg(long)] x: bool`
 /// derives) pflag's boolean syntax: `--x`, `--x=true`, `--x=false`, `-x=0`; a value
@@ -20,11 +20,17 @@ pub fn go_bool_flags(cmd: clap::Command) -> clap::Command {
         }
         // pflag lets a flag repeat, the last one winning (`--rm --rm=false`).
         let id = arg.get_id().clone();
+        // A declared default (`true`) stands; clap's own for a switch is `false`.
+        let default = arg
+            .get_default_values()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "false".into());
         arg.action(clap::ArgAction::Set)
             .overrides_with(id)
             .num_args(0..=1)
             .require_equals(true)
-            .default_value("false")
+            .default_value(default)
             .default_missing_value("true")
             .value_parser(parse_go_bool)
     })
@@ -52,6 +58,8 @@ mod tests {
         quiet: bool,
         #[arg(long)]
         rm: bool,
+        #[arg(long, default_value = "true")]
+        validate: bool,
         #[arg(long, default_value = "x")]
         name: String,
         rest: Vec<String>,
@@ -80,6 +88,13 @@ mod tests {
         assert!(s.rm);
         assert_eq!(s.rest, ["false"]);
         assert_eq!(s.name, "x");
+    }
+
+    #[test]
+    fn a_declared_true_default_stands() {
+        assert!(parse(&[]).unwrap().validate);
+        assert!(!parse(&["--validate=false"]).unwrap().validate);
+        assert!(parse(&["--validate=false", "--validate"]).unwrap().validate);
     }
 
     #[test]

@@ -342,6 +342,26 @@ impl ConfigFlags {
         }
     }
 
+    /// The namespace without building a client configuration (for client dry runs,
+    /// which send nothing): `-n`, else the namespace of the kubeconfig's (or
+    /// `--context`'s) context, else `default`; with whether `-n` gave it.
+    pub fn offline_namespace(&self) -> Result<(String, bool)> {
+        if let Some(ns) = self.namespace.as_deref().filter(|n| !n.is_empty()) {
+            return Ok((ns.to_string(), true));
+        }
+        let (kubeconfig, _source) = self.load_kubeconfig()?;
+        let namespace = kubeconfig.and_then(|kc| {
+            let context = self.context.clone().or(kc.current_context.clone())?;
+            kc.contexts
+                .into_iter()
+                .find(|c| c.name == context)
+                .and_then(|c| c.context)
+                .and_then(|c| c.namespace)
+                .filter(|n| !n.is_empty())
+        });
+        Ok((namespace.unwrap_or_else(|| "default".to_string()), false))
+    }
+
     /// Builds the client configuration: kubeconfig selection, then the flag overrides
     /// kube-rs's `KubeConfigOptions` has no room for.
     pub async fn to_config(&self) -> Result<Config> {

@@ -63,6 +63,22 @@ pub struct DryRunFlags {
 }
 
 impl DryRunFlags {
+    /// For a command whose `--dry-run` was a boolean before kubectl 1.18 (rolling-update
+    /// is 1.17's): there a bare `--dry-run`, `=true` and `=false` are the command's own
+    /// syntax, not deprecated spellings, so scripts written for it must not get
+    /// kubectl's deprecation warning (read the flag with a sink for `warnings`); and a
+    /// bad value is refused while parsing, as 1.17's boolean flag was. `help` replaces
+    /// the flag's help text.
+    pub fn boolean_syntax(cmd: clap::Command, help: &'static str) -> clap::Command {
+        cmd.mut_arg("dry_run", |arg| {
+            arg.help(help).value_parser(|value: &str| {
+                parse_dry_run(value, &mut std::io::sink())
+                    .map(|_| value.to_string())
+                    .map_err(|e| e.to_string())
+            })
+        })
+    }
+
     /// Parses the flag. Deprecated spellings are accepted with kubectl's warning,
     /// written to `warnings` (stderr in a real command).
     pub fn to_strategy(&self, warnings: &mut dyn Write) -> Result<DryRunStrategy, InvalidDryRun> {

@@ -32,6 +32,14 @@ pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, St
     magnitude(s.strip_prefix('+').unwrap_or(s), input)
 }
 
+/// The clap value parser of every non-negative Go duration flag (`--timeout=5m`,
+/// `--pod-running-timeout`, `--update-period`): a bad value is refused while parsing,
+/// as pflag refuses a bad `time.Duration`, so the message has pflag's shape
+/// (`invalid argument "5x" for "--timeout" flag: time: unknown unit …`).
+pub fn go_duration(value: &str) -> Result<Duration, String> {
+    parse_go_duration(value, false)
+}
+
 /// Go's `time.ParseDuration` itself, sign included (`-1s` is a valid `--timeout`):
 /// `(negative, magnitude)`. Errors are Go's, quoting the input as typed.
 pub fn parse_go_duration_signed(input: &str) -> Result<(bool, Duration), String> {

@@ -8,18 +8,24 @@
 //! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].
 //! - [`go_bool_flags`], [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
 //! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
+//! - [`FieldManagerFlags`]: `--field-manager`, with the command's own default.
 //! - [`RecordFlags`]: the deprecated `--record` → a [`ChangeCauseRecorder`].
+//! - [`SaveConfigFlags`]: `--save-config` → [`save_config`], the last-applied annotation.
 
 mod boolean;
 mod config;
 mod dry_run;
 mod duration;
+mod field_manager;
 mod print;
 mod record;
+mod save_config;
 
 pub use boolean::{go_bool_flags, parse_go_bool};
 pub use config::ConfigFlags;
 pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};
-pub use duration::{parse_go_duration, parse_go_duration_signed};
+pub use duration::{go_duration, parse_go_duration, parse_go_duration_signed};
+pub use field_manager::FieldManagerFlags;
 pub use print::PrintFlags;
 pub use record::{CHANGE_CAUSE, ChangeCauseRecorder, RecordFlags, change_cause};
+pub use save_config::{Held, LAST_APPLIED, SaveConfigFlags, save_config};

@@ -176,6 +176,24 @@ impl Builder {
         }
     }
 
+    /// The chain every `-f` command starts with, kubectl's
+    /// `NewBuilder().Unstructured().Schema(validation).NamespaceParam(namespace)
+    /// .DefaultNamespace().FilenameParam(enforce_namespace, inputs).Flatten()`; a
+    /// command adds what is its own (`ContinueOnError`, a label selector, stdin).
+    pub fn files(
+        validation: Validation,
+        namespace: impl Into<String>,
+        enforce_namespace: bool,
+        inputs: &FilenameOptions,
+    ) -> Self {
+        Self::new()
+            .schema(validation)
+            .namespace_param(namespace)
+            .default_namespace()
+            .filename_param(enforce_namespace, inputs)
+            .flatten()
+    }
+
     /// The namespace used by [`Self::default_namespace`] and the enforcement of `-n`.
     pub fn namespace_param(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();

@@ -4,9 +4,10 @@ use super::*;
 use crate::args::parse_from;
 
 fn options(argv: &[&str]) -> RunPodOptions {
-    let (args, explicit) =
+    let (args, mut ctx) =
         parse_from(std::iter::once("kubectl-run_pod").chain(argv.iter().copied())).expect("parses");
-    RunPodOptions::complete(args, explicit, &mut Vec::new()).expect("completes")
+    ctx.stderr = Box::new(std::io::sink());
+    RunPodOptions::complete(args, &mut ctx).expect("completes")
 }
 
 fn validate(argv: &[&str]) -> Result<Validated, (String, bool)> {
@@ -18,6 +19,11 @@ fn validate(argv: &[&str]) -> Result<Validated, (String, bool)> {
 #[test]
 fn clap_definition_is_consistent() {
     crate::args::command().debug_assert();
+}
+
+#[test]
+fn flags_follow_the_house_rules() {
+    assert_eq!(crate::args::PLUGIN.lint(), Vec::<String>::new());
 }
 
 #[test]
@@ -227,43 +233,6 @@ fn go_zero_values_follow_go_encoding() {
             .as_object()
             .expect("map")
             .contains_key("creationTimestamp")
-    );
-}
-
-#[test]
-fn offline_namespace_reads_the_current_context() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("config");
-    std::fs::write(
-        &path,
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n    namespace: team\n- name: d\n  context:\n    cluster: k\n    user: u\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user: {}\n",
-    )
-    .expect("write");
-    let flags = ConfigFlags {
-        kubeconfig: Some(path.clone()),
-        ..Default::default()
-    };
-    assert_eq!(
-        offline_namespace(&flags).expect("ns"),
-        ("team".to_string(), false)
-    );
-    let other = ConfigFlags {
-        kubeconfig: Some(path.clone()),
-        context: Some("d".into()),
-        ..Default::default()
-    };
-    assert_eq!(
-        offline_namespace(&other).expect("ns"),
-        ("default".to_string(), false)
-    );
-    let explicit = ConfigFlags {
-        kubeconfig: Some(path),
-        namespace: Some("ns".into()),
-        ..Default::default()
-    };
-    assert_eq!(
-        offline_namespace(&explicit).expect("ns"),
-        ("ns".to_string(), true)
     );
 }
 

@@ -443,3 +443,40 @@ fn server_flag_clears_the_kubeconfig_tls_server_name() {
         Some("kubernetes")
     );
 }
+
+#[test]
+fn offline_namespace_reads_the_current_context() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n    namespace: team\n- name: d\n  context:\n    cluster: k\n    user: u\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user: {}\n",
+    )
+    .expect("write");
+    let flags = ConfigFlags {
+        kubeconfig: Some(path.clone()),
+        ..Default::default()
+    };
+    assert_eq!(
+        flags.offline_namespace().expect("ns"),
+        ("team".to_string(), false)
+    );
+    let other = ConfigFlags {
+        kubeconfig: Some(path.clone()),
+        context: Some("d".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        other.offline_namespace().expect("ns"),
+        ("default".to_string(), false)
+    );
+    let explicit = ConfigFlags {
+        kubeconfig: Some(path),
+        namespace: Some("ns".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        explicit.offline_namespace().expect("ns"),
+        ("ns".to_string(), true)
+    );
+}

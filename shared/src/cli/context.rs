@@ -1,0 +1,155 @@
+//! [`Context`]: what every plugin's `run` is given by the skeleton — the global flags,
+//! the kubeconfig, namespace, discovery cache and client (each resolved once, when first
+//! asked for), `--record`'s recorder, which flags were typed, and the output writers.
+//!
+//! Resolution is lazy on purpose: a client dry run (`run-pod --dry-run=client`,
+//! `create-file --dry-run=client` of built-in kinds) never loads credentials nor
+//! builds a client, so it works offline, as the plugins promise.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+use kube::{Client, Config};
+use tokio::sync::OnceCell;
+
+use crate::flags::{ChangeCauseRecorder, ConfigFlags, RecordFlags};
+use crate::resource::DiscoveryCache;
+
+/// The run-time context of one plugin invocation.
+pub struct Context {
+    command: &'static str,
+    matches: ArgMatches,
+    flags: ConfigFlags,
+    record: RecordFlags,
+    config: OnceCell<Config>,
+    client: OnceCell<Client>,
+    request_bound: Option<Duration>,
+    /// Standard output. Not locked for the whole run: run-pod's attach writes through
+    /// tokio's stdout from another thread, and would wait forever on a lock held here.
+    pub stdout: Box<dyn Write + Send>,
+    /// Standard error.
+    pub stderr: Box<dyn Write + Send>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ConfigFlags's Debug redacts the secrets; the writers have nothing to show.
+        f.debug_struct("Context")
+            .field("command", &self.command)
+            .field("flags", &self.flags)
+            .field("request_bound", &self.request_bound)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The context of `command` (`kubectl run-pod`) from its parsed command line,
+    /// writing to the process's stdout and stderr.
+    pub fn new(command: &'static str, cmd: &clap::Command, matches: ArgMatches) -> Result<Self> {
+        let flags = <ConfigFlags as clap::FromArgMatches>::from_arg_matches(&matches)?;
+        let mut record = <RecordFlags as clap::FromArgMatches>::from_arg_matches(&matches)?;
+        record.complete(command, cmd, &matches);
+        Ok(Self {
+            command,
+            matches,
+            flags,
+            record,
+            config: OnceCell::new(),
+            client: OnceCell::new(),
+            request_bound: None,
+            stdout: Box::new(std::io::stdout()),
+            stderr: Box::new(std::io::stderr()),
+        })
+    }
+
+    /// The user-facing command name (`kubectl run-pod`).
+    pub fn command(&self) -> &'static str {
+        self.command
+    }
+
+    /// Whether flag `id` was typed on the command line rather than defaulted:
+    /// kubectl's `cmd.Flags().Changed(…)`, for defaults that mean "choose for me".
+    pub fn changed(&self, id: &str) -> bool {
+        self.matches
+            .try_get_raw(id)
+            .is_ok_and(|_| self.matches.value_source(id) == Some(ValueSource::CommandLine))
+    }
+
+    /// kubectl's global flags.
+    pub fn flags(&self) -> &ConfigFlags {
+        &self.flags
+    }
+
+    /// `--record`'s deprecation notice, when it was given.
+    pub fn deprecation(&self) -> Option<&'static str> {
+        self.record.deprecation()
+    }
+
+    /// `--record`'s change-cause recorder, `None` without `--record`.
+    pub fn recorder(&self) -> Option<ChangeCauseRecorder> {
+        self.record.to_recorder()
+    }
+
+    /// Bounds every request of the client built afterwards (connect, read and write
+    /// timeouts) by `bound` (at least a second), for commands whose own `--timeout`
+    /// must also hold against a server that stops answering. The read timeout is per
+    /// read, so watches stay open.
+    pub fn bound_requests(&mut self, bound: Duration) {
+        self.request_bound = Some(bound.max(Duration::from_secs(1)));
+    }
+
+    /// The client configuration from the kubeconfig and the flags, loaded once.
+    /// Sends no request (but `--match-server-version`'s one).
+    pub async fn config(&self) -> Result<&Config> {
+        Ok(self
+            .config
+            .get_or_try_init(|| self.flags.to_config())
+            .await?)
+    }
+
+    /// The namespace the command works in and whether `-n` gave it (kubectl's
+    /// `enforceNamespace`).
+    pub async fn namespace(&self) -> Result<(String, bool)> {
+        Ok(self.flags.namespace_of(self.config().await?))
+    }
+
+    /// The namespace without building a client configuration, for client dry runs:
+    /// `-n`, else the kubeconfig context's, else `default`.
+    pub fn offline_namespace(&self) -> Result<(String, bool)> {
+        Ok(self.flags.offline_namespace()?)
+    }
+
+    /// The server's discovery cache directory (`None` without a home or `--cache-dir`).
+    pub async fn discovery_cache(&self) -> Result<Option<DiscoveryCache>> {
+        let config = self.config().await?;
+        Ok(DiscoveryCache::for_cache_dir(
+            self.flags.cache_dir.as_deref(),
+            &config.cluster_url,
+        ))
+    }
+
+    /// The client, built once: the one place a plugin's client is made (its retries,
+    /// warnings and credential layers come from [`ConfigFlags::client`]).
+    pub async fn client(&self) -> Result<Client> {
+        let client = self
+            .client
+            .get_or_try_init(|| async {
+                let mut config = self.config().await?.clone();
+                if let Some(bound) = self.request_bound {
+                    for t in [
+                        &mut config.connect_timeout,
+                        &mut config.read_timeout,
+                        &mut config.write_timeout,
+                    ] {
+                        *t = Some(t.map_or(bound, |t| t.min(bound)));
+                    }
+                }
+                anyhow::Ok(self.flags.client(config)?)
+            })
+            .await?;
+        Ok(client.clone())
+    }
+}
