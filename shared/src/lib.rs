@@ -45,6 +45,7 @@ pub mod home;
 pub mod printers;
 pub mod resource;
 pub mod rest;
+pub mod status;
 pub mod term;
 pub mod warnings;
 

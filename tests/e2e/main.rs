@@ -20,9 +20,12 @@
 //! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
 //!   them, beside kubectl (issue 18).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
+//! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
+//!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
+mod api_errors;
 mod colour;
 mod create_file;
 mod create_file_faults;
