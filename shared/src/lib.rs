@@ -42,6 +42,7 @@ pub mod fuzzing;
 pub mod generate;
 pub mod help;
 pub mod home;
+pub mod openapi;
 pub mod printers;
 pub mod resource;
 pub mod rest;

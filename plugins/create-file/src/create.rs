@@ -340,7 +340,8 @@ async fn create_one(
     };
     let helper = Helper::new(client.clone(), mapping)
         .dry_run(opts.dry_run == DryRunStrategy::Server)
-        .with_field_manager(&opts.field_manager);
+        .with_field_manager(&opts.field_manager)
+        .with_field_validation(opts.validation);
     let mut attempt = 0;
     loop {
         let sent = std::time::SystemTime::now();

@@ -174,10 +174,16 @@ impl CreateFileOptions {
             return self.run_raw().await;
         }
         let mut mapper = self.mapper();
-        let visited = self
-            .builder(&self.filenames, &self.selector)
-            .build(&mut mapper)
-            .await?;
+        let mut builder = self.builder(&self.filenames, &self.selector);
+        // kubectl validates against the server's schema (see shared::openapi).
+        if let Some(client) = &self.client
+            && let Some(schema) =
+                shared::openapi::fetch::for_validation(client, self.cache.as_ref(), self.validation)
+                    .await
+        {
+            builder = builder.server_schema(schema);
+        }
+        let visited = builder.build(&mut mapper).await?;
         if self.edit {
             return crate::edit::run(&self, visited, &mut mapper).await;
         }
