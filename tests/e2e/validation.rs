@@ -264,3 +264,52 @@ async fn the_document_is_cached_and_off_the_path_of_validate_false() {
         written
     );
 }
+
+/// rolling-update's `-f` is validated against the same document (kubectl 1.17 always
+/// validated on the client): the same words as kubectl 1.32's `create -f` on this
+/// server, before anything is sent (the old RC need not exist).
+#[tokio::test]
+async fn rolling_update_file_is_validated_against_the_server_s_schema() {
+    let ns = cluster().namespace("val-ru").await;
+    let ns = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rc = write(
+        dir.path(),
+        "rc.yaml",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: web-v2\nspec:\n  replica: 2\n  selector: {app: web, v: \"2\"}\n  template:\n    metadata:\n      labels: {app: web, v: \"2\"}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        ports: [{containerPort: \"80\"}]\n",
+    );
+    let plugin = cluster()
+        .kubectl()
+        .args(["rolling-update", "-n", ns, "web-v1", "-f", &rc])
+        .run();
+    let kubectl = cluster()
+        .kubectl()
+        .args(["create", "-n", ns, "--dry-run=server", "-f", &rc])
+        .run();
+    kubectl.code(1);
+    plugin.code(1);
+    assert_eq!(plugin.stdout, "");
+    assert_eq!(plugin.stderr, kubectl.stderr);
+    assert!(
+        plugin.stderr.contains(
+            "[ValidationError(ReplicationController.spec): unknown field \"replica\" in io.k8s.api.core.v1.ReplicationControllerSpec, "
+        ),
+        "{}",
+        plugin.stderr
+    );
+    // --validate=false: the file is read and the missing old RC is what stops it.
+    let plugin = cluster()
+        .kubectl()
+        .args([
+            "rolling-update",
+            "-n",
+            ns,
+            "web-v1",
+            "-f",
+            &rc,
+            "--validate=false",
+        ])
+        .run();
+    plugin.code(1);
+    assert!(!plugin.stderr.contains("validating"), "{}", plugin.stderr);
+}

@@ -67,6 +67,7 @@ struct Stages {
     flatten: bool,
     validation: Validation,
     server_schema: Option<ServerSchema>,
+    always_client_side: bool,
     selector: Option<Selector>,
     namespace: String,
     default_namespace: bool,
@@ -89,7 +90,12 @@ impl Stages {
         // 3. Validation before filtering: a malformed object is reported even when
         //    its labels would not match (its labels cannot be trusted).
         entries = match &self.server_schema {
-            Some(schema) => server_schema::validate_all(entries, self.validation, schema),
+            Some(schema) => server_schema::validate_all(
+                entries,
+                self.validation,
+                schema,
+                self.always_client_side,
+            ),
             None => decorate::validate_all(entries, self.validation),
         };
         // 4. The label selector before mapping, so that discovery is only asked about
@@ -152,6 +158,7 @@ pub struct Builder {
     continue_on_error: bool,
     validation: Validation,
     server_schema: Option<ServerSchema>,
+    always_client_side: bool,
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
@@ -177,6 +184,7 @@ impl Builder {
             continue_on_error: false,
             validation: Validation::Ignore,
             server_schema: None,
+            always_client_side: false,
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
@@ -259,6 +267,14 @@ impl Builder {
         self
     }
 
+    /// Like [`Self::server_schema`], validating on the client whatever the server
+    /// supports, as kubectl 1.17 did (rolling-update's `-f`).
+    pub fn client_side_schema(mut self, schema: ServerSchema) -> Self {
+        self.server_schema = Some(schema);
+        self.always_client_side = true;
+        self
+    }
+
     /// Expands Lists into their items.
     pub fn flatten(mut self) -> Self {
         self.flatten = true;
@@ -308,6 +324,7 @@ impl Builder {
             flatten: self.flatten,
             validation: self.validation,
             server_schema: self.server_schema,
+            always_client_side: self.always_client_side,
             selector: self.selector,
             namespace: self.namespace,
             default_namespace: self.default_namespace,
@@ -333,7 +350,12 @@ impl Builder {
             let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
             if let Some(schema) = &stages.server_schema {
                 // Once per object: later walks decode the same objects again.
-                server_schema::warn_unsupported(infos.iter().copied(), stages.validation, schema);
+                server_schema::warn_unsupported(
+                    infos.iter().copied(),
+                    stages.validation,
+                    schema,
+                    stages.always_client_side,
+                );
             }
             mapper.learn_crds(infos.iter().copied());
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));

@@ -8,6 +8,8 @@
 //!   the OpenAPI document shows is an error, in kubectl's words.
 //! - `warn`: where the server honours it, the server warns; elsewhere nothing is
 //!   checked and kubectl's klog warning says so, once per object ([`warn_unsupported`]).
+//! - with `always_client_side` (kubectl 1.17, which had no server-side validation),
+//!   `strict` validates on the client whatever the server supports.
 //! - the document could not be fetched: every object fails with kubectl's
 //!   `failed to download openapi: …`.
 
@@ -21,14 +23,24 @@ use crate::openapi::{OpenApiV2, aggregate, object_kind};
 pub type ServerSchema = Result<Arc<OpenApiV2>, String>;
 
 /// Stage 3 with a server schema.
-pub fn validate_all(entries: Vec<Entry>, mode: Validation, schema: &ServerSchema) -> Vec<Entry> {
+pub fn validate_all(
+    entries: Vec<Entry>,
+    mode: Validation,
+    schema: &ServerSchema,
+    always_client_side: bool,
+) -> Vec<Entry> {
     entries
         .into_iter()
-        .map(|e| e.and_then(|info| check(info, mode, schema)))
+        .map(|e| e.and_then(|info| check(info, mode, schema, always_client_side)))
         .collect()
 }
 
-fn check(info: Info, mode: Validation, schema: &ServerSchema) -> Result<Info, ResourceError> {
+fn check(
+    info: Info,
+    mode: Validation,
+    schema: &ServerSchema,
+    always_client_side: bool,
+) -> Result<Info, ResourceError> {
     if mode != Validation::Ignore {
         let invalid = |reason: String| ResourceError::Invalid {
             origin: info.origin.clone(),
@@ -39,7 +51,9 @@ fn check(info: Info, mode: Validation, schema: &ServerSchema) -> Result<Info, Re
             .map_err(|e| invalid(format!("failed to download openapi: {e}")))?;
         let (group, version, kind) =
             object_kind(&info.object).map_err(|e| invalid(aggregate(&e)))?;
-        if mode == Validation::Strict && !doc.supports_field_validation(&group, &version, &kind) {
+        if mode == Validation::Strict
+            && (always_client_side || !doc.supports_field_validation(&group, &version, &kind))
+        {
             let problems = doc.validate(&info.object);
             if !problems.is_empty() {
                 return Err(invalid(aggregate(&problems)));
@@ -57,9 +71,10 @@ pub fn warn_unsupported<'a>(
     infos: impl IntoIterator<Item = &'a Info>,
     mode: Validation,
     schema: &ServerSchema,
+    always_client_side: bool,
 ) {
     let Ok(doc) = schema else { return };
-    if mode != Validation::Warn {
+    if mode != Validation::Warn || always_client_side {
         return;
     }
     for info in infos {
@@ -116,14 +131,14 @@ mod tests {
 
     #[test]
     fn strict_refuses_what_the_published_schema_lacks_and_the_others_send_it() {
-        let err = check(info(widget()), Validation::Strict, &doc()).expect_err("strict");
+        let err = check(info(widget()), Validation::Strict, &doc(), false).expect_err("strict");
         // Recorded: `kubectl create -f cr.yaml` against the 1.20 server.
         assert_eq!(
             err.to_string(),
             "error validating \"cr.yaml\": error validating data: ValidationError(Widget.spec): unknown field \"colour\" in com.example.v19.v1.Widget.spec; if you choose to ignore these errors, turn validation off with --validate=false"
         );
         for mode in [Validation::Warn, Validation::Ignore] {
-            let sent = check(info(widget()), mode, &doc()).expect("sent");
+            let sent = check(info(widget()), mode, &doc(), false).expect("sent");
             assert!(sent.warnings.is_empty());
         }
     }
@@ -134,6 +149,7 @@ mod tests {
             info(json!({"metadata": {"name": "x"}})),
             Validation::Strict,
             &doc(),
+            false,
         )
         .expect_err("no kind");
         assert!(
@@ -143,13 +159,32 @@ mod tests {
         );
         let failed: ServerSchema =
             Err("the server has asked for the client to provide credentials".into());
-        let err = check(info(widget()), Validation::Warn, &failed).expect_err("no document");
+        let err = check(info(widget()), Validation::Warn, &failed, false).expect_err("no document");
         assert_eq!(
             err.to_string(),
             "error validating \"cr.yaml\": error validating data: failed to download openapi: the server has asked for the client to provide credentials; if you choose to ignore these errors, turn validation off with --validate=false"
         );
         // Validation off needs no document.
-        assert!(check(info(widget()), Validation::Ignore, &failed).is_ok());
+        assert!(check(info(widget()), Validation::Ignore, &failed, false).is_ok());
+    }
+
+    /// On a server that validates (the Widget's POST declares `fieldValidation`),
+    /// strict leaves the check to it, unless the caller validates on the client
+    /// whatever the server (kubectl 1.17's rolling-update).
+    #[test]
+    fn a_server_that_validates_is_left_to_it_unless_the_client_always_does() {
+        let mut text: serde_json::Value =
+            serde_json::from_slice(include_bytes!("../openapi/testdata-v1.20.json")).expect("json");
+        text["paths"]["/apis/v19.example.com/v1/namespaces/{namespace}/widgets"]["post"]
+            ["parameters"]
+            .as_array_mut()
+            .expect("parameters")
+            .push(json!({"name": "fieldValidation", "in": "query", "type": "string"}));
+        let new: ServerSchema = Ok(Arc::new(
+            OpenApiV2::from_json(&serde_json::to_vec(&text).expect("json")).expect("doc"),
+        ));
+        assert!(check(info(widget()), Validation::Strict, &new, false).is_ok());
+        assert!(check(info(widget()), Validation::Strict, &new, true).is_err());
     }
 
     #[test]
