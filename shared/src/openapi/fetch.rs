@@ -58,10 +58,7 @@ pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<Ope
     let request = request
         .body(kube::client::Body::empty())
         .map_err(|e| e.to_string())?;
-    let response = client
-        .send(request)
-        .await
-        .map_err(|e| crate::cli::error_chain(&e))?;
+    let response = client.send(request).await.map_err(|e| transport(&e))?;
     let status = response.status();
     let etag = response
         .headers()
@@ -72,7 +69,7 @@ pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<Ope
         .into_body()
         .collect_bytes()
         .await
-        .map_err(|e| crate::cli::error_chain(&e))?;
+        .map_err(|e| transport(&e))?;
     if status == http::StatusCode::NOT_MODIFIED
         && let Some((dir, _)) = &cached
         && let Ok(bytes) = std::fs::read(dir.join(DOCUMENT))
@@ -88,6 +85,15 @@ pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<Ope
         store(dir, &body, &etag);
     }
     Ok(Arc::new(doc))
+}
+
+/// A transport failure as the discovery errors word it: kube's `ServiceError: ` names
+/// its own plumbing, the cause (a refused connection, a timeout) is what matters.
+fn transport(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Service(cause) => crate::cli::error_chain(cause.as_ref()),
+        other => crate::cli::error_chain(other),
+    }
 }
 
 /// client-go's words for a refused download (its REST client turns a `Status` body
