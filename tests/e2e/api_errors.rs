@@ -156,7 +156,7 @@ async fn create_file_already_exists_forbidden_and_unauthorized_match_kubectl() {
 }
 
 #[tokio::test]
-async fn run_pod_invalid_and_already_exists_match_kubectl_run() {
+async fn run_pod_invalid_already_exists_and_not_found_match_kubectl_run() {
     let ns = cluster().namespace("err-run-pod").await;
     // Two causes: the Pod's name and the container's (run names it after the Pod).
     let (plugin, kubectl) = both(
@@ -204,6 +204,24 @@ async fn run_pod_invalid_and_already_exists_match_kubectl_run() {
     assert_eq!(
         plugin.stderr,
         "Error from server (AlreadyExists): pods \"web\" already exists\n"
+    );
+    // NotFound: a namespace that does not exist, for run-pod and create-file.
+    let missing = format!("{}-missing", ns.as_str());
+    let (plugin, kubectl) = both("run-pod", "run", &["-n", &missing, "web", "--image=nginx"]);
+    same_refusal(&plugin, &kubectl);
+    assert_eq!(
+        plugin.stderr,
+        format!("Error from server (NotFound): namespaces \"{missing}\" not found\n")
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cm = write(dir.path(), "cm.yaml", CONFIGMAP);
+    let (plugin, kubectl) = both("create-file", "create", &["-n", &missing, "-f", &cm]);
+    same_refusal(&plugin, &kubectl);
+    assert_eq!(
+        plugin.stderr,
+        format!(
+            "Error from server (NotFound): error when creating \"{cm}\": namespaces \"{missing}\" not found\n"
+        )
     );
 }
 
