@@ -153,6 +153,26 @@ async fn create_file_already_exists_forbidden_and_unauthorized_match_kubectl() {
             "error: You must be logged in to the server (error when creating \"{cm}\": Unauthorized)\n"
         )
     );
+    // With validation on, the refusal comes first from the OpenAPI download.
+    let (plugin, kubectl) = both(
+        "create-file",
+        "create",
+        &[
+            "-n",
+            ns.as_str(),
+            "-f",
+            &cm,
+            "--token",
+            "not-a-token-of-this-server",
+        ],
+    );
+    same_refusal(&plugin, &kubectl);
+    assert_eq!(
+        plugin.stderr,
+        format!(
+            "error: error validating \"{cm}\": error validating data: failed to download openapi: the server has asked for the client to provide credentials; if you choose to ignore these errors, turn validation off with --validate=false\n"
+        )
+    );
 }
 
 #[tokio::test]
