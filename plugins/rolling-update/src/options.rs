@@ -145,9 +145,6 @@ impl RollingUpdateOptions {
         let Some(filename) = self.filenames.first() else {
             return Ok(None);
         };
-        // Built-in kinds (ReplicationController among them) are mapped from
-        // k8s-openapi's table, so a plain RC needs no discovery request; other kinds
-        // only need mapping to be reported as "not a ReplicationController".
         let mode = if self.validate_schema {
             Validation::Strict
         } else {
@@ -159,6 +156,9 @@ impl RollingUpdateOptions {
         let schema = shared::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
             .await
             .and_then(|loaded| loaded.ok().map(Ok));
+        // Built-in kinds (ReplicationController among them) are mapped from
+        // k8s-openapi's table, so a plain RC needs no discovery request; other kinds
+        // only need mapping to be reported as "not a ReplicationController".
         let mut mapper = RestMapper::for_client(client, cache).prefer_builtins(true);
         let source = FileSource {
             filename,
