@@ -99,27 +99,18 @@ fn logging_filter(verbosity: u8, crate_name: &str) -> String {
     }
 }
 
-/// Formats an API error as kubectl does: `Error from server (Reason): message`, and a
-/// 401 as `error: You must be logged in to the server (message)`.
+/// Formats an API error as kubectl's `StandardErrorMessage` does (the one-line form;
+/// the rules are in [`crate::status`]).
 pub fn format_api_status(status: &kube::core::Status) -> String {
-    if status.reason == "Unauthorized" {
-        // kubectl's StandardErrorMessage words a 401 differently from other statuses.
-        format!(
-            "error: You must be logged in to the server ({})",
-            status.message
-        )
-    } else if status.reason.is_empty() {
-        format!("Error from server: {}", status.message)
-    } else {
-        format!("Error from server ({}): {}", status.reason, status.message)
-    }
+    crate::status::standard_message(status)
 }
 
 /// Formats any error for stderr, kubectl-style (without a trailing newline).
 pub fn format_error(err: &anyhow::Error) -> String {
     for cause in err.chain() {
         if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
-            return format_api_status(status);
+            // An error that is one API status is printed as kubectl's CheckErr does.
+            return crate::status::check_err(status);
         }
         // kubectl gets credentials while connecting, so its CheckErr says this.
         if let Some(credentials) = cause.downcast_ref::<crate::credentials::CredentialsError>() {

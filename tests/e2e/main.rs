@@ -19,10 +19,15 @@
 //!   error path and at every `-v` level (issue 18).
 //! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
 //!   them, beside kubectl (issue 18).
+//! - `validation`: `--validate` against the server's published OpenAPI schema, beside
+//!   kubectl (issue 19).
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
+//! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
+//!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
+mod api_errors;
 mod colour;
 mod create_file;
 mod create_file_faults;
@@ -38,3 +43,4 @@ mod secrets;
 mod smoke;
 mod terminal;
 mod tls;
+mod validation;

@@ -33,7 +33,7 @@ use serde_json::Value;
 use shared::cli::SilentExit;
 use shared::flags::{ChangeCauseRecorder, DryRunStrategy};
 use shared::printers::{Error as PrintError, Printer};
-use shared::resource::{Info, Visited};
+use shared::resource::{Info, Validation, Visited};
 use shared::rest::Helper;
 use shared::rest::retry::track;
 
@@ -55,6 +55,8 @@ pub struct CreateStep<'a> {
     pub client: Option<&'a kube::Client>,
     pub dry_run: DryRunStrategy,
     pub field_manager: &'a str,
+    /// `--validate`: the `fieldValidation` directive every create carries.
+    pub validation: Validation,
     /// `-o`: how each created (or dry-run) object is printed.
     pub printer: &'a dyn Printer,
     /// `--save-config`.
@@ -357,7 +359,8 @@ async fn create_one(
     };
     let helper = Helper::new(client.clone(), mapping)
         .dry_run(step.dry_run == DryRunStrategy::Server)
-        .with_field_manager(step.field_manager);
+        .with_field_manager(step.field_manager)
+        .with_field_validation(step.validation);
     let mut attempt = 0;
     loop {
         let sent = std::time::SystemTime::now();

@@ -166,10 +166,16 @@ impl CreateFileOptions {
             return self.run_raw().await;
         }
         let mut mapper = self.mapper();
-        let visited = self
-            .builder(&self.filenames, &self.selector)
-            .build(&mut mapper)
-            .await?;
+        let mut builder = self.builder(&self.filenames, &self.selector);
+        // kubectl validates against the server's schema (see shared::openapi).
+        if let Some(client) = &self.client
+            && let Some(schema) =
+                shared::openapi::fetch::for_validation(client, self.cache.as_ref(), self.validation)
+                    .await
+        {
+            builder = builder.server_schema(schema);
+        }
+        let visited = builder.build(&mut mapper).await?;
         let create = self.create_step();
         if self.edit {
             let edit = crate::edit::EditStep {
@@ -190,6 +196,7 @@ impl CreateFileOptions {
             client: self.client.as_ref(),
             dry_run: self.dry_run,
             field_manager: &self.field_manager,
+            validation: self.validation,
             printer: self.printer.as_ref(),
             save_config: self.save_config,
             recorder: self.recorder.as_ref(),

@@ -5,6 +5,9 @@
 //! prefix and the others bare (its `MultipleErrors("", errs)`). Errors about creating
 //! an object name its source, as kubectl's `AddSourceToErr` does:
 //! `error when creating "a.yaml": …`, with the document added for multi-document files.
+//! An API error alone is printed by kubectl's `CheckErr` rules, several by
+//! `StandardErrorMessage`'s (both in `shared::status`): a lone Invalid lists its
+//! causes under `The Pod "x" is invalid: ` and does not name the source.
 
 use std::io::Write;
 
@@ -30,7 +33,7 @@ impl Failure {
     pub fn creating(origin: &Origin, err: kube::Error) -> Self {
         match err {
             kube::Error::Api(mut status) => {
-                status.message = format!("error when creating {origin}: {}", status.message);
+                shared::status::add_source(&mut status, "creating", origin);
                 Self::Api(status)
             }
             other => Self::Other(format!(
@@ -42,7 +45,10 @@ impl Failure {
 
     fn render(&self, alone: bool) -> String {
         match self {
-            Self::Api(status) => shared::cli::format_api_status(status),
+            // Alone, kubectl's CheckErr (an Invalid lists its causes, without the
+            // source); among several, StandardErrorMessage's one line.
+            Self::Api(status) if alone => shared::status::check_err(status),
+            Self::Api(status) => shared::status::standard_message(status),
             Self::Other(msg) if alone && !msg.starts_with("error: ") => format!("error: {msg}"),
             Self::Other(msg) => msg.clone(),
         }
@@ -93,6 +99,37 @@ mod tests {
         assert_eq!(
             render(&[f]),
             "Error from server (AlreadyExists): error when creating \"a.yaml\" (document 2): configmaps \"x\" already exists\n"
+        );
+    }
+
+    /// kubectl 1.32's stderr for one Invalid and for it among others
+    /// (`kubectl create -f a.yaml` with two problems in the Pod).
+    #[test]
+    fn an_invalid_alone_lists_its_causes_and_among_others_takes_one_line() {
+        let invalid = || {
+            let mut status = Status::failure(
+                "Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": bad, spec.x: Required value]",
+                "Invalid",
+            )
+            .with_code(422);
+            status.details = serde_json::from_value(serde_json::json!({
+                "name": "Bad_Name",
+                "kind": "Pod",
+                "causes": [
+                    {"reason": "FieldValueInvalid", "message": "Invalid value: \"Bad_Name\": bad", "field": "metadata.name"},
+                    {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.x"},
+                ],
+            }))
+            .expect("details");
+            Failure::creating(&origin(), kube::Error::Api(Box::new(status)))
+        };
+        assert_eq!(
+            render(&[invalid()]),
+            "The Pod \"Bad_Name\" is invalid: \n* metadata.name: Invalid value: \"Bad_Name\": bad\n* spec.x: Required value\n"
+        );
+        assert_eq!(
+            render(&[invalid(), Failure::Other("b".into())]),
+            "Error from server (Invalid): error when creating \"a.yaml\" (document 2): Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": bad, spec.x: Required value]\nb\n"
         );
     }
 

@@ -12,7 +12,7 @@ use std::io::Read;
 
 use k8s_openapi::api::core::v1::ReplicationController;
 use serde_json::Value;
-use shared::resource::{Builder, FilenameOptions, Info, RestMapper, Validation};
+use shared::resource::{Builder, FilenameOptions, Info, RestMapper, ServerSchema, Validation};
 
 /// 1.17's errors about the objects `-f` held; their texts are kubectl's.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -37,6 +37,9 @@ pub struct FileSource<'a> {
     pub filename: &'a str,
     /// `--validate`.
     pub validate: bool,
+    /// The server's OpenAPI document for `--validate` (kubectl 1.17 validated on the
+    /// client against it); `None`: the built-in models.
+    pub schema: Option<ServerSchema>,
     /// The command's namespace (`-n` or the context's).
     pub namespace: &'a str,
     /// Replaces the process's stdin for `-f -` (tests).
@@ -62,6 +65,9 @@ pub async fn read_new_controller(
     // The namespace is always enforced, not only with an explicit -n as in 1.17: the
     // updater works in one namespace, and 1.17 silently split the two RCs across two.
     let mut builder = Builder::files(validation, source.namespace, true, &inputs);
+    if let Some(schema) = source.schema {
+        builder = builder.client_side_schema(schema);
+    }
     if let Some(stdin) = source.stdin {
         builder = builder.stdin(stdin);
     }

@@ -21,7 +21,7 @@ use crate::updater::{RollingUpdater, UpdaterConfig};
 use crate::validate::validate_arguments;
 use shared::cli::{Context, Stopped, UsageErrors};
 use shared::flags::{DryRunStrategy, PrintFlags};
-use shared::resource::{DiscoveryCache, RestMapper};
+use shared::resource::{DiscoveryCache, RestMapper, Validation};
 
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
@@ -146,6 +146,17 @@ impl RollingUpdateOptions {
         let Some(filename) = self.filenames.first() else {
             return Ok(None);
         };
+        let mode = if self.validate_schema {
+            Validation::Strict
+        } else {
+            Validation::Ignore
+        };
+        // 1.17 validated against the server's OpenAPI document; without one (no
+        // reachable server) the built-in models validate, so that a bad file still
+        // fails before anything is sent, the same way offline.
+        let schema = shared::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
+            .await
+            .and_then(|loaded| loaded.ok().map(Ok));
         // Built-in kinds (ReplicationController among them) are mapped from
         // k8s-openapi's table, so a plain RC needs no discovery request; other kinds
         // only need mapping to be reported as "not a ReplicationController".
@@ -153,6 +164,7 @@ impl RollingUpdateOptions {
         let source = FileSource {
             filename,
             validate: self.validate_schema,
+            schema,
             namespace,
             stdin: None,
         };

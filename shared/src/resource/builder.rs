@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use kube::core::Selector;
 
 use super::decode::decode_stream;
+use super::server_schema::{self, ServerSchema};
 use super::source::{Input, ReadContext, Stream, classify, read_input};
 use super::{
     Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
@@ -65,6 +66,8 @@ pub struct Visited {
 struct Stages {
     flatten: bool,
     validation: Validation,
+    server_schema: Option<ServerSchema>,
+    always_client_side: bool,
     selector: Option<Selector>,
     namespace: String,
     default_namespace: bool,
@@ -86,7 +89,15 @@ impl Stages {
         }
         // 3. Validation before filtering: a malformed object is reported even when
         //    its labels would not match (its labels cannot be trusted).
-        entries = decorate::validate_all(entries, self.validation);
+        entries = match &self.server_schema {
+            Some(schema) => server_schema::validate_all(
+                entries,
+                self.validation,
+                schema,
+                self.always_client_side,
+            ),
+            None => decorate::validate_all(entries, self.validation),
+        };
         // 4. The label selector before mapping, so that discovery is only asked about
         //    the kinds that will be sent.
         if let Some(selector) = &self.selector {
@@ -146,6 +157,8 @@ pub struct Builder {
     flatten: bool,
     continue_on_error: bool,
     validation: Validation,
+    server_schema: Option<ServerSchema>,
+    always_client_side: bool,
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
@@ -170,6 +183,8 @@ impl Builder {
             flatten: false,
             continue_on_error: false,
             validation: Validation::Ignore,
+            server_schema: None,
+            always_client_side: false,
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
@@ -262,6 +277,22 @@ impl Builder {
         self
     }
 
+    /// Validates against the server's OpenAPI document, as kubectl 1.32 does, instead
+    /// of the built-in models (see `server_schema.rs`); `Err` is why it could not be
+    /// fetched, which `strict` and `warn` report for every object.
+    pub fn server_schema(mut self, schema: ServerSchema) -> Self {
+        self.server_schema = Some(schema);
+        self
+    }
+
+    /// Like [`Self::server_schema`], validating on the client whatever the server
+    /// supports, as kubectl 1.17 did (rolling-update's `-f`).
+    pub fn client_side_schema(mut self, schema: ServerSchema) -> Self {
+        self.server_schema = Some(schema);
+        self.always_client_side = true;
+        self
+    }
+
     /// Expands Lists into their items.
     pub fn flatten(mut self) -> Self {
         self.flatten = true;
@@ -310,6 +341,8 @@ impl Builder {
         let stages = Stages {
             flatten: self.flatten,
             validation: self.validation,
+            server_schema: self.server_schema,
+            always_client_side: self.always_client_side,
             selector: self.selector,
             namespace: self.namespace,
             default_namespace: self.default_namespace,
@@ -333,6 +366,15 @@ impl Builder {
         for stream in &streams {
             let entries = stages.before_mapping(stream);
             let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
+            if let Some(schema) = &stages.server_schema {
+                // Once per object: later walks decode the same objects again.
+                server_schema::warn_unsupported(
+                    infos.iter().copied(),
+                    stages.validation,
+                    schema,
+                    stages.always_client_side,
+                );
+            }
             mapper.learn_crds(infos.iter().copied());
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));
         }

@@ -16,6 +16,7 @@ pub struct Helper {
     client: kube::Client,
     mapping: Mapping,
     params: PostParams,
+    field_validation: Option<&'static str>,
 }
 
 impl Helper {
@@ -25,6 +26,7 @@ impl Helper {
             client,
             mapping,
             params: PostParams::default(),
+            field_validation: None,
         }
     }
 
@@ -41,6 +43,18 @@ impl Helper {
         self
     }
 
+    /// `fieldValidation=Strict|Warn|Ignore` for `--validate`, sent as kubectl 1.32
+    /// sends it whatever the server (servers before 1.25 ignore it).
+    pub fn with_field_validation(mut self, mode: crate::resource::Validation) -> Self {
+        use crate::resource::Validation;
+        self.field_validation = Some(match mode {
+            Validation::Strict => "Strict",
+            Validation::Warn => "Warn",
+            Validation::Ignore => "Ignore",
+        });
+        self
+    }
+
     /// The request [`Self::create`] sends (separate so it can be checked without a server).
     pub fn create_request(
         &self,
@@ -48,9 +62,17 @@ impl Helper {
         object: &Value,
     ) -> Result<http::Request<Vec<u8>>, kube::Error> {
         let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
-        Request::new(self.mapping.collection_path(namespace))
+        let mut request = Request::new(self.mapping.collection_path(namespace))
             .create(&self.params, body)
-            .map_err(kube::Error::BuildRequest)
+            .map_err(kube::Error::BuildRequest)?;
+        if let Some(directive) = self.field_validation {
+            // kube's PostParams has no fieldValidation; kube always writes a query.
+            let uri = format!("{}&fieldValidation={directive}", request.uri());
+            *request.uri_mut() = uri.parse().map_err(|e: http::uri::InvalidUri| {
+                kube::Error::BuildRequest(kube::core::request::Error::Validation(e.to_string()))
+            })?;
+        }
+        Ok(request)
     }
 
     /// POSTs `object` to its collection and returns what the server stored.
@@ -127,6 +149,27 @@ mod tests {
             "/apis/apps/v1/namespaces/team/deployments?&dryRun=All&fieldManager=kubectl-create"
         );
         assert_eq!(req.body(), &serde_json::to_vec(&obj).expect("json"));
+    }
+
+    #[tokio::test]
+    async fn create_request_carries_the_field_validation_directive() {
+        let obj = serde_json::json!({"kind": "Deployment"});
+        for (mode, directive) in [
+            (crate::resource::Validation::Strict, "Strict"),
+            (crate::resource::Validation::Warn, "Warn"),
+            (crate::resource::Validation::Ignore, "Ignore"),
+        ] {
+            let helper = Helper::new(client(), mapping(false))
+                .with_field_manager("kubectl-create")
+                .with_field_validation(mode);
+            let req = helper.create_request(None, &obj).expect("request");
+            assert_eq!(
+                req.uri().to_string(),
+                format!(
+                    "/apis/apps/v1/deployments?&fieldManager=kubectl-create&fieldValidation={directive}"
+                )
+            );
+        }
     }
 
     #[tokio::test]

@@ -21,6 +21,8 @@ async fn read_with(
     let source = FileSource {
         filename,
         validate,
+        // Offline: the built-in models validate.
+        schema: None,
         namespace: "ns1",
         stdin: Some(Box::new(std::io::Cursor::new(stdin.as_bytes().to_vec()))),
     };

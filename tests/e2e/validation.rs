@@ -1,0 +1,315 @@
+//! `--validate` against what the server publishes (issue 19), beside kubectl 1.32 on
+//! the 1.20 server, which has no server-side field validation: kubectl validates
+//! against `/openapi/v2` on the client, and so must create-file. A CRD with a
+//! structural schema is published there; `strict` refuses its unknown field, `warn`
+//! logs that it cannot warn and sends, `false` sends.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tests::harness::{Output, cluster};
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write fixture");
+    path.display().to_string()
+}
+
+/// klog's header (`W1125 17:23:48.276658   17026 `) holds the time and the pid; the
+/// rest of the line is compared.
+fn without_klog_headers(stderr: &str) -> String {
+    stderr
+        .split_inclusive('\n')
+        .map(|line| {
+            // `W` + `mmdd hh:mm:ss.uuuuuu` + the padded pid + ` `, then `file:line] `.
+            let header_end = line
+                .find("] ")
+                .and_then(|end| line[..end].rfind(' '))
+                .filter(|&end| {
+                    line.starts_with('W')
+                        && end > 22
+                        && line[1..end]
+                            .chars()
+                            .all(|c| c.is_ascii_digit() || matches!(c, ' ' | ':' | '.'))
+                });
+            match header_end {
+                Some(end) => format!("W<header>{}", &line[end..]),
+                None => line.to_string(),
+            }
+        })
+        .collect()
+}
+
+struct Crd {
+    name: String,
+    group: String,
+}
+
+impl Drop for Crd {
+    fn drop(&mut self) {
+        let _ = cluster()
+            .kubectl()
+            .args([
+                "delete",
+                "crd",
+                &self.name,
+                "--ignore-not-found",
+                "--wait=false",
+            ])
+            .run();
+    }
+}
+
+/// A CRD named after the test's namespace, created and published in the server's
+/// OpenAPI document (which follows the CRD by a moment).
+fn widget_crd(dir: &Path, ns: &str, probe: &str) -> Crd {
+    let group = format!("{ns}.example.com");
+    let name = format!("widgets.{group}");
+    let crd = write(
+        dir,
+        "crd.yaml",
+        &format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            required: [size]\n            properties:\n              size: {{type: integer}}\n              color: {{type: string}}\n"
+        ),
+    );
+    cluster()
+        .kubectl()
+        .args(["create", "-f", &crd])
+        .run()
+        .success();
+    let crd = Crd { name, group };
+    // Published once kubectl's own strict validation refuses the probe.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = cluster()
+            .kubectl()
+            .args(["create", "-n", ns, "--dry-run=server", "-f", probe])
+            .run();
+        if out.code == 1 && out.stderr.contains("ValidationError(Widget.spec)") {
+            break crd;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the CRD's schema was never published: {out:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn both(args: &[&str]) -> (Output, Output) {
+    (
+        cluster().kubectl().arg("create-file").args(args).run(),
+        cluster().kubectl().arg("create").args(args).run(),
+    )
+}
+
+#[tokio::test]
+async fn strict_warn_and_false_against_a_crd_s_published_schema_as_kubectl() {
+    let ns = cluster().namespace("val-crd").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ns = ns.as_str();
+    let group = format!("{ns}.example.com");
+    let cr = write(
+        dir.path(),
+        "cr.yaml",
+        &format!(
+            "apiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n  colour: red\n"
+        ),
+    );
+    let crd = widget_crd(dir.path(), ns, &cr);
+    assert_eq!(crd.group, group);
+
+    // strict (and the default, true): refused before anything is sent.
+    for validate in ["--validate=strict", "--validate=true"] {
+        let (plugin, kubectl) = both(&["-n", ns, validate, "--dry-run=server", "-f", &cr]);
+        kubectl.code(1);
+        plugin.code(1);
+        assert_eq!(plugin.stdout, "");
+        assert_eq!(plugin.stderr, kubectl.stderr);
+        assert_eq!(
+            plugin.stderr,
+            format!(
+                "error: error validating \"{cr}\": error validating data: ValidationError(Widget.spec): unknown field \"colour\" in com.example.{ns}.v1.Widget.spec; if you choose to ignore these errors, turn validation off with --validate=false\n"
+            )
+        );
+    }
+
+    // warn: the 1.20 server cannot warn; kubectl logs so and sends the object.
+    let (plugin, kubectl) = both(&["-n", ns, "--validate=warn", "--dry-run=server", "-f", &cr]);
+    kubectl.success();
+    plugin.success();
+    assert_eq!(plugin.stdout, kubectl.stdout);
+    assert_eq!(
+        plugin.stdout,
+        format!("widget.{group}/w1 created (server dry run)\n")
+    );
+    assert_eq!(
+        without_klog_headers(&plugin.stderr),
+        without_klog_headers(&kubectl.stderr)
+    );
+    assert_eq!(
+        without_klog_headers(&plugin.stderr),
+        "W<header> schema.go:145] cannot perform warn validation if server-side field validation is unsupported, skipping validation\n"
+    );
+
+    // false: sent as written (the 1.20 server prunes the unknown field).
+    let plugin = cluster()
+        .kubectl()
+        .args(["create-file", "-n", ns, "--validate=false", "-f", &cr])
+        .run();
+    plugin.success();
+    assert_eq!(plugin.stdout, format!("widget.{group}/w1 created\n"));
+    assert_eq!(plugin.stderr, "");
+    let spec = cluster()
+        .kubectl()
+        .args(["get", "-n", ns, &format!("widgets.{group}"), "w1"])
+        .args(["-o", "jsonpath={.spec}"])
+        .run();
+    spec.success();
+    assert_eq!(spec.stdout, "{\"size\":3}");
+}
+
+/// Every problem of a built-in kind, in kubectl's words and order; a kind the server
+/// does not know gets the mapping error, not a validation error; a ConfigMap whose
+/// value is a number passes validation (a string accepts any scalar there) and is
+/// refused by the server.
+#[tokio::test]
+async fn builtin_kinds_and_unknown_kinds_as_kubectl() {
+    let ns = cluster().namespace("val-builtin").await;
+    let ns = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pod = write(
+        dir.path(),
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: nginx\n    ports:\n    - containerPort: \"80\"\n      bogus: 1\n  volumes:\n  - name: v\n    rbd: {monitors: [a], image: i, imagefeatures: [x]}\n",
+    );
+    let nope = write(
+        dir.path(),
+        "nope.yaml",
+        "apiVersion: v1\nkind: Nope\nmetadata:\n  name: nn\nspec: {x: 1}\n",
+    );
+    let cm = write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata: {a: 1}\n",
+    );
+    let nokind = write(dir.path(), "nokind.yaml", "metadata:\n  name: x\n");
+    for (file, says) in [
+        (
+            &pod,
+            "error validating data: [ValidationError(Pod.spec.containers[0].ports[0]): unknown field \"bogus\" in io.k8s.api.core.v1.ContainerPort, ValidationError(Pod.spec.containers[0].ports[0].containerPort): invalid type for io.k8s.api.core.v1.ContainerPort.containerPort: got \"string\", expected \"integer\", ValidationError(Pod.spec.volumes[0].rbd): unknown field \"imagefeatures\" in io.k8s.api.core.v1.RBDVolumeSource]",
+        ),
+        (
+            &nope,
+            "resource mapping not found for name: \"nn\" namespace: \"\"",
+        ),
+        (&cm, "Error from server (BadRequest): error when creating"),
+        (
+            &nokind,
+            "error validating data: [apiVersion not set, kind not set]",
+        ),
+    ] {
+        let (plugin, kubectl) = both(&["-n", ns, "--dry-run=server", "-f", file]);
+        kubectl.code(1);
+        plugin.code(1);
+        assert_eq!(plugin.stdout, "", "{file}");
+        assert_eq!(plugin.stderr, kubectl.stderr, "{file}");
+        assert!(plugin.stderr.contains(says), "{file}: {}", plugin.stderr);
+    }
+}
+
+/// The document is cached beside discovery and revalidated; with validation off it is
+/// never fetched.
+#[tokio::test]
+async fn the_document_is_cached_and_off_the_path_of_validate_false() {
+    let ns = cluster().namespace("val-cache").await;
+    let ns = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cm = write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata: {a: b}\n",
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let cache_dir = cache.path().display().to_string();
+    let run = |validate: &str| {
+        cluster()
+            .kubectl()
+            .args(["create-file", "-n", ns, validate, "--dry-run=server"])
+            .args(["--cache-dir", &cache_dir, "-f", &cm])
+            .run()
+    };
+    let openapi = cache.path().join("kubeplug").join("openapi");
+    run("--validate=false").success();
+    assert!(!openapi.exists(), "fetched with --validate=false");
+    run("--validate=strict").success();
+    let servers: Vec<_> = std::fs::read_dir(&openapi)
+        .expect("openapi cache")
+        .filter_map(Result::ok)
+        .collect();
+    assert_eq!(servers.len(), 1);
+    let document = servers[0].path().join("swagger.json");
+    let written = std::fs::metadata(&document)
+        .expect("document cached")
+        .modified()
+        .expect("mtime");
+    assert!(std::fs::metadata(&document).expect("document").len() > 1_000_000);
+    // A second run revalidates (304) and keeps the same file.
+    run("--validate=strict").success();
+    assert_eq!(
+        std::fs::metadata(&document)
+            .expect("document")
+            .modified()
+            .expect("mtime"),
+        written
+    );
+}
+
+/// rolling-update's `-f` is validated against the same document (kubectl 1.17 always
+/// validated on the client): the same words as kubectl 1.32's `create -f` on this
+/// server, before anything is sent (the old RC need not exist).
+#[tokio::test]
+async fn rolling_update_file_is_validated_against_the_server_s_schema() {
+    let ns = cluster().namespace("val-ru").await;
+    let ns = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rc = write(
+        dir.path(),
+        "rc.yaml",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: web-v2\nspec:\n  replica: 2\n  selector: {app: web, v: \"2\"}\n  template:\n    metadata:\n      labels: {app: web, v: \"2\"}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        ports: [{containerPort: \"80\"}]\n",
+    );
+    let plugin = cluster()
+        .kubectl()
+        .args(["rolling-update", "-n", ns, "web-v1", "-f", &rc])
+        .run();
+    let kubectl = cluster()
+        .kubectl()
+        .args(["create", "-n", ns, "--dry-run=server", "-f", &rc])
+        .run();
+    kubectl.code(1);
+    plugin.code(1);
+    assert_eq!(plugin.stdout, "");
+    assert_eq!(plugin.stderr, kubectl.stderr);
+    assert!(
+        plugin.stderr.contains(
+            "[ValidationError(ReplicationController.spec): unknown field \"replica\" in io.k8s.api.core.v1.ReplicationControllerSpec, "
+        ),
+        "{}",
+        plugin.stderr
+    );
+    // --validate=false: the file is read and the missing old RC is what stops it.
+    let plugin = cluster()
+        .kubectl()
+        .args([
+            "rolling-update",
+            "-n",
+            ns,
+            "web-v1",
+            "-f",
+            &rc,
+            "--validate=false",
+        ])
+        .run();
+    plugin.code(1);
+    assert!(!plugin.stderr.contains("validating"), "{}", plugin.stderr);
+}
