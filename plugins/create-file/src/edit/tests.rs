@@ -125,7 +125,7 @@ fn syntax_errors_fail_validation_unless_it_is_off() {
     assert_eq!(
         reasons,
         [Reason {
-            head: "The edited file had a syntax error: error parsing edited-file: line 3: unclosed bracket '['".into(),
+            head: "The edited file had a syntax error: error parsing edited-file: unclosed bracket '['".into(),
             other: vec![],
         }]
     );
