@@ -327,3 +327,122 @@ async fn manifests_read_as_kubectl_reads_them() {
     }
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n\n"));
 }
+
+/// run-pod's error paths against `kubectl run`: arguments, and the differences known.
+const RUN_CASES: &[(&str, &[&str])] = &[
+    ("bad-image", &["r1", "--image=Bad Image!"]),
+    ("bad-name", &["Bad_Name", "--image=nginx"]),
+    (
+        "bad-overrides-json",
+        &["r3", "--image=nginx", "--overrides={bad"],
+    ),
+    ("bogus-restart", &["r4", "--image=nginx", "--restart=Bogus"]),
+    ("no-image", &["r5"]),
+    ("no-name", &["--image=nginx"]),
+    ("bad-port", &["r7", "--image=nginx", "--port=abc"]),
+    ("bad-labels", &["r8", "--image=nginx", "--labels=bad"]),
+    ("bad-env", &["r9", "--image=nginx", "--env=NOEQUALS"]),
+    (
+        "overrides-wrong-type",
+        &[
+            "r10",
+            "--image=nginx",
+            "--overrides={\"spec\":{\"containers\":[{\"name\":\"r10\",\"image\":1}]}}",
+        ],
+    ),
+    (
+        "overrides-not-object",
+        &["r12", "--image=nginx", "--overrides=[1]"],
+    ),
+    (
+        "bad-annotations",
+        &["r14", "--image=nginx", "--annotations=bad"],
+    ),
+    ("bad-dry-run", &["r15", "--image=nginx", "--dry-run=bogus"]),
+    ("two-names", &["r16", "r17", "--image=nginx"]),
+    (
+        "good",
+        &["r18", "--image=nginx", "--labels=a=b", "--env=A=1"],
+    ),
+    (
+        "good-overrides",
+        &[
+            "r19",
+            "--image=nginx",
+            "--overrides={\"spec\":{\"hostname\":\"h\"}}",
+        ],
+    ),
+];
+
+/// (case, reason) for run-pod's known stderr differences.
+const RUN_KNOWN: &[(&str, &str)] = &[
+    ("bad-name", PENDING_STATUS),
+    ("bogus-restart", PLUGIN_NAME),
+    ("no-name", PLUGIN_NAME),
+    ("no-image", KLOG),
+    ("overrides-wrong-type", GO_TYPES),
+    ("overrides-not-object", GO_TYPES),
+];
+
+const PLUGIN_NAME: &str =
+    "usage hints name the plugin (`See 'kubectl run-pod -h' for help and examples`)";
+const KLOG: &str = "a missing required flag is `error: required flag(s) \"image\" not set`, where kubectl logs it through klog with a timestamp and its source line";
+const GO_TYPES: &str = "where kubectl prints a Go type or struct field (`Go struct field Container.spec.containers.image`, `struct { APIVersion string …}`), run-pod names the JSON type or the missing field";
+
+#[tokio::test]
+async fn run_pod_error_paths_match_kubectl_run() {
+    let ns = cluster().namespace("fidelity-run").await;
+    let mut agree = [0usize; 3];
+    let mut unexpected = Vec::new();
+    for (case, args) in RUN_CASES {
+        // One --dry-run only: a repeated flag is another matter (pflag keeps the last).
+        let dry_run = if args.iter().any(|a| a.starts_with("--dry-run")) {
+            None
+        } else {
+            Some("--dry-run=server")
+        };
+        let run = |command: &str| {
+            cluster()
+                .kubectl()
+                .args([command, "-n", ns.as_str(), "-o", "json"])
+                .args(dry_run)
+                .args(*args)
+                .run()
+        };
+        let (k, o) = (run("run"), run("run-pod"));
+        let same = [
+            k.code == o.code,
+            objects(&k.stdout) == objects(&o.stdout),
+            k.stderr == o.stderr,
+        ];
+        for (i, same) in same.into_iter().enumerate() {
+            if same {
+                agree[i] += 1;
+            } else if i != 2 || !RUN_KNOWN.iter().any(|(c, _)| c == case) {
+                unexpected.push(format!(
+                    "{case} differs in column {i}:\n--- kubectl run (exit {})\n{}{}\n--- run-pod (exit {})\n{}{}",
+                    k.code, k.stdout, k.stderr, o.code, o.stdout, o.stderr
+                ));
+            }
+        }
+    }
+    let n = RUN_CASES.len();
+    report(&format!(
+        "fidelity: {n} run-pod cases against kubectl run: exit {}/{n}, object {}/{n}, stderr {}/{n} agree; {} known differences listed",
+        agree[0],
+        agree[1],
+        agree[2],
+        RUN_KNOWN.len()
+    ));
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/run-pod/README.md"),
+    )
+    .expect("README");
+    for (case, reason) in RUN_KNOWN {
+        assert!(
+            readme.contains(reason),
+            "{case}: reason not in run-pod's README: {reason}"
+        );
+    }
+    assert!(unexpected.is_empty(), "{}", unexpected.join("\n\n"));
+}
