@@ -25,6 +25,38 @@ enum Column {
 /// Differences that are known, by manifest and column, with their reason.
 const KNOWN: &[(&str, Column, &str)] = &[
     (
+        "223-syntax-anchor-on-empty.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    ("234-syntax-tag-map.yaml", Column::Stderr, PENDING_VALIDATE),
+    ("235-syntax-tag-seq.yaml", Column::Stderr, PENDING_VALIDATE),
+    (
+        "240-syntax-directive-after-document.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    (
+        "244-syntax-trailing-comma-seq.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    (
+        "245-syntax-trailing-comma-map.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    (
+        "246-syntax-flow-map-without-values.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    (
+        "247-syntax-flow-seq-of-pairs.yaml",
+        Column::Stderr,
+        PENDING_VALIDATE,
+    ),
+    (
         "060-multi-doc-names-document.yaml",
         Column::Stderr,
         DOCUMENT,

@@ -103,6 +103,16 @@ fn parse(text: &str, limits: Limits) -> Result<Option<Rc<Node>>, YamlError> {
     let mut anchors: HashMap<usize, Rc<Node>> = HashMap::new();
     let mut root = None;
     while let Some(event) = parser.next_event() {
+        let event = match event {
+            // A directive after a complete document ends it: go-yaml reads no further.
+            Err(e)
+                if root.is_some()
+                    && matches!(e.kind(), ErrorKind::MissingDocumentEndBeforeDirective) =>
+            {
+                break;
+            }
+            other => other,
+        };
         let (event, _span) = event.map_err(|e| scan_error(text, e, limits.max_depth))?;
         let (node, anchor) = match event {
             Event::DocumentStart(..) => continue,
@@ -216,6 +226,14 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
             };
         }
         K::BlockEntryInFlowCollection => ("did not find expected node content", false),
+        K::InvalidQuotedScalarHexEscape => ("did not find expected hexdecimal number", true),
+        K::MisplacedFlowCollectionEnd
+        | K::InvalidTrailingDoubleQuotedScalar
+        | K::InvalidTrailingSingleQuotedScalar => ("did not find expected key", false),
+        K::MismatchedFlowCollectionEnd { open: '[', .. } => {
+            ("did not find expected ',' or ']'", false)
+        }
+        K::MismatchedFlowCollectionEnd { .. } => ("did not find expected ',' or '}'", false),
         K::UnexpectedCharacter { .. }
         | K::TabNotAllowed
         | K::TabInBlockIndentation
@@ -309,10 +327,10 @@ impl Decoder {
             }
             Node::Map(_) => {
                 self.enter()?;
-                let mut out = Vec::new();
+                let mut out = MapBuilder::default();
                 self.mapping(node, &mut out)?;
                 self.depth -= 1;
-                Ok(GoValue::Map(out))
+                Ok(GoValue::Map(out.entries))
             }
         }
     }
@@ -331,7 +349,7 @@ impl Decoder {
     /// go-yaml v2's `decoder.mapping` into a `map[interface{}]interface{}`: entries are
     /// set in document order (a repeated key replaces the earlier value), a `<<` merges
     /// its map(s) at that point.
-    fn mapping(&mut self, node: &Node, out: &mut Vec<(GoValue, GoValue)>) -> Result<(), YamlError> {
+    fn mapping(&mut self, node: &Node, out: &mut MapBuilder) -> Result<(), YamlError> {
         let node = resolve_alias(node);
         let Node::Map(pairs) = node else {
             return Err(YamlError::new(MERGE_WANTS_MAP));
@@ -349,21 +367,14 @@ impl Decoder {
                 )));
             }
             let value = self.value(v)?;
-            match out.iter_mut().find(|(k, _)| go_key_eq(k, &key)) {
-                Some(slot) => slot.1 = value,
-                None => out.push((key, value)),
-            }
+            out.set(key, value);
         }
         Ok(())
     }
 
     /// go-yaml v2's `decoder.merge`: a map, an alias of a map, or a sequence of those
     /// (applied last to first, so earlier ones take precedence).
-    fn merge(
-        &mut self,
-        node: &Rc<Node>,
-        out: &mut Vec<(GoValue, GoValue)>,
-    ) -> Result<(), YamlError> {
+    fn merge(&mut self, node: &Rc<Node>, out: &mut MapBuilder) -> Result<(), YamlError> {
         self.count()?;
         match &**node {
             Node::Map(_) => self.mapping(node, out),
@@ -381,6 +392,33 @@ impl Decoder {
                 Ok(())
             }
             _ => Err(YamlError::new(MERGE_WANTS_MAP)),
+        }
+    }
+}
+
+/// A `map[interface{}]interface{}` being filled: entries in first-insertion order, a
+/// repeated key replacing the value in place. String keys (nearly all) are found through
+/// an index, so a mapping of many keys stays linear.
+#[derive(Default)]
+struct MapBuilder {
+    entries: Vec<(GoValue, GoValue)>,
+    strings: HashMap<String, usize>,
+}
+
+impl MapBuilder {
+    fn set(&mut self, key: GoValue, value: GoValue) {
+        let at = match &key {
+            GoValue::Str(s) => self.strings.get(s).copied(),
+            _ => self.entries.iter().position(|(k, _)| go_key_eq(k, &key)),
+        };
+        match at {
+            Some(at) => self.entries[at].1 = value,
+            None => {
+                if let GoValue::Str(s) = &key {
+                    self.strings.insert(s.clone(), self.entries.len());
+                }
+                self.entries.push((key, value));
+            }
         }
     }
 }
@@ -486,7 +524,10 @@ fn resolve(text: &str, tag: &str) -> (&'static str, GoValue) {
             }
         }
         b'D' | b'S' => {
-            // A timestamp decodes into `interface{}` as its text: nothing to do.
+            // A timestamp decodes into `interface{}` as its text.
+            if (tag.is_empty() || tag == "timestamp") && is_timestamp(text) {
+                return ("timestamp", GoValue::Str(text.to_string()));
+            }
             let plain: String = text.chars().filter(|&c| c != '_').collect();
             if let Some(i) = parse_go_int(&plain) {
                 return ("int", GoValue::Int(i));
@@ -501,6 +542,66 @@ fn resolve(text: &str, tag: &str) -> (&'static str, GoValue) {
         _ => {}
     }
     str_value()
+}
+
+/// go-yaml v2's `parseTimestamp`: `time.Parse` with `2006-1-2T15:4:5.999999999Z07:00`
+/// (`t` too), `2006-1-2 15:4:5.999999999` or `2006-1-2`, fields in range.
+fn is_timestamp(s: &str) -> bool {
+    fn number(s: &str, min: usize, max: usize) -> Option<(u32, &str)> {
+        let len = s.bytes().take_while(u8::is_ascii_digit).count();
+        if len < min || len > max {
+            return None;
+        }
+        Some((s[..len].parse().ok()?, &s[len..]))
+    }
+    let date = || -> Option<&str> {
+        let (year, rest) = number(s, 4, 4)?;
+        let (month, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
+        let (day, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        let days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            1..=12 => 31,
+            _ => return None,
+        };
+        (1..=days).contains(&day).then_some(rest)
+    };
+    let Some(rest) = date() else { return false };
+    if rest.is_empty() {
+        return true;
+    }
+    let (zoned, rest) = match rest.as_bytes()[0] {
+        b'T' | b't' => (true, &rest[1..]),
+        b' ' => (false, &rest[1..]),
+        _ => return false,
+    };
+    let clock = || -> Option<&str> {
+        let (hour, rest) = number(rest, 1, 2)?;
+        let (minute, rest) = number(rest.strip_prefix(':')?, 1, 2)?;
+        let (second, mut rest) = number(rest.strip_prefix(':')?, 1, 2)?;
+        if let Some(fraction) = rest.strip_prefix('.') {
+            let (_, after) = number(fraction, 1, 9)?;
+            rest = after;
+        }
+        (hour < 24 && minute < 60 && second < 60).then_some(rest)
+    };
+    let Some(rest) = clock() else { return false };
+    if !zoned {
+        return rest.is_empty();
+    }
+    if rest == "Z" {
+        return true;
+    }
+    let b = rest.as_bytes();
+    b.len() == 6
+        && matches!(b[0], b'+' | b'-')
+        && b[1].is_ascii_digit()
+        && b[2].is_ascii_digit()
+        && b[3] == b':'
+        && b[4].is_ascii_digit()
+        && b[5].is_ascii_digit()
 }
 
 /// go-yaml's `yamlStyleFloat` (`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)

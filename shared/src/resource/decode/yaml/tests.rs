@@ -198,3 +198,56 @@ fn printed_yaml_reads_back_as_the_same_strings() {
     let printed = crate::printers::to_yaml(&object).expect("printed");
     assert_eq!(read(&printed), Ok(object), "{printed}");
 }
+
+/// A mapping of many keys reads in linear time (keys are found through an index).
+#[test]
+fn many_keys_with_repeats() {
+    let mut text = String::new();
+    for i in 0..200_000 {
+        text.push_str(&format!("k{}: {i}\n", i % 100_000));
+    }
+    let limits = Limits {
+        max_depth: 128,
+        max_nodes: 1_000_000,
+        max_bytes: 16 << 20,
+    };
+    let v = to_json(&text, limits).expect("reads");
+    let map = v.as_object().expect("map");
+    assert_eq!(map.len(), 100_000);
+    assert_eq!(map["k7"], 100_007);
+}
+
+#[test]
+fn timestamps_stay_text_and_a_directive_ends_the_document() {
+    let v = read("a: !!timestamp 2001-12-14\nb: 2001-12-14t21:59:43.10-05:00\nc: 2001-02-29\n")
+        .expect("reads");
+    assert_eq!(
+        v,
+        json!({"a": "2001-12-14", "b": "2001-12-14t21:59:43.10-05:00", "c": "2001-02-29"})
+    );
+    assert_eq!(
+        read("a: !!timestamp 2001-02-29\n").unwrap_err(),
+        "cannot decode !!str `2001-02-29` as a !!timestamp"
+    );
+    assert_eq!(read("a: b\n%YAML 1.1\n---\nc: d\n"), Ok(json!({"a": "b"})));
+}
+
+#[test]
+fn more_syntax_errors_in_libyaml_words() {
+    for (text, message) in [
+        (
+            "a: \"b\\x4\"\n",
+            "line 1: did not find expected hexdecimal number",
+        ),
+        ("x: y\ndata: {a: b}}\n", "line 1: did not find expected key"),
+        ("x: y\ndata: [a]]\n", "line 1: did not find expected key"),
+        ("x: y\na: \"x\"y\n", "line 1: did not find expected key"),
+        ("x: y\na: 'x'y\n", "line 1: did not find expected key"),
+        (
+            "x: y\na: {b: [c, d}\n",
+            "line 1: did not find expected ',' or ']'",
+        ),
+    ] {
+        assert_eq!(read(text).unwrap_err(), message, "{text:?}");
+    }
+}
