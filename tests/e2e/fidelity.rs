@@ -24,6 +24,9 @@ enum Column {
 
 /// Differences that are known, by manifest and column, with their reason.
 const KNOWN: &[(&str, Column, &str)] = &[
+    ("261-decode-time-12.yaml", Column::Exit, PENDING_VALIDATE),
+    ("261-decode-time-12.yaml", Column::Object, PENDING_VALIDATE),
+    ("261-decode-time-12.yaml", Column::Stderr, PENDING_VALIDATE),
     (
         "223-syntax-anchor-on-empty.yaml",
         Column::Stderr,

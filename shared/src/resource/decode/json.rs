@@ -20,7 +20,8 @@ pub(super) fn go_syntax_error(text: &str, start: usize) -> Option<String> {
         Ok(()) => None,
         Err(Failure::Eof) => Some("unexpected EOF".to_string()),
         Err(Failure::At(i, context)) => {
-            let c = text[i..].chars().next().unwrap_or('\u{fffd}');
+            let c = text.get(i..).and_then(|r| r.chars().next());
+            let c = c.unwrap_or('\u{fffd}');
             Some(format!(
                 "json: offset {}: invalid character {} {context}",
                 i + 1,

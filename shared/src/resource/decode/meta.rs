@@ -133,7 +133,10 @@ fn check_value(v: &Value, ty: Ty, owner: &str, path: &mut Vec<&'static str>) -> 
     match ty {
         Ty::Any => None,
         Ty::Str(go_type) => (!v.is_string()).then(|| mismatch(go_type)).flatten(),
-        Ty::Time => (!v.is_string()).then(|| mismatch("string")).flatten(),
+        Ty::Time => match v {
+            Value::String(text) => parse_rfc3339(text).err(),
+            _ => mismatch("string"),
+        },
         Ty::Bool => (!v.is_boolean()).then(|| mismatch("bool")).flatten(),
         Ty::Int64 => match v {
             Value::Number(n) if n.is_i64() => None,
@@ -194,6 +197,123 @@ fn check_struct(v: &Value, s: &Struct, path: &mut Vec<&'static str>) -> Option<S
     None
 }
 
+/// `metav1.Time`'s `time.Parse(time.RFC3339, s)`, with Go's `ParseError` text on
+/// failure. A port of the steps of Go's `time.parse` for this one layout.
+fn parse_rfc3339(value: &str) -> Result<(), String> {
+    const LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
+    let cannot = |rest: &str, elem: &str| {
+        format!(
+            "parsing time {} as {}: cannot parse {} as {}",
+            go_time_quote(value),
+            go_time_quote(LAYOUT),
+            go_time_quote(rest),
+            go_time_quote(elem)
+        )
+    };
+    let message = |text: &str| format!("parsing time {}{text}", go_time_quote(value));
+    let digit = |s: &str, i: usize| s.as_bytes().get(i).is_some_and(u8::is_ascii_digit);
+    // Go's getnum: one or two digits (two when fixed).
+    let getnum = |s: &str, fixed: bool| -> Option<(u32, usize)> {
+        if !digit(s, 0) {
+            return None;
+        }
+        let b = s.as_bytes();
+        if !digit(s, 1) {
+            return (!fixed).then(|| (u32::from(b[0] - b'0'), 1));
+        }
+        Some((u32::from(b[0] - b'0') * 10 + u32::from(b[1] - b'0'), 2))
+    };
+    let mut rest = value;
+    // 2006
+    if rest.len() < 4 || !rest.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
+        return Err(cannot(rest, "2006"));
+    }
+    let year: u32 = rest[..4].parse().unwrap_or(0);
+    rest = &rest[4..];
+    let mut fields = [0u32; 5];
+    for (i, (prefix, elem, fixed, limit, name)) in [
+        ("-", "01", true, 13, "month"),
+        ("-", "02", true, 100, ""),
+        ("T", "15", false, 24, "hour"),
+        (":", "04", true, 60, "minute"),
+        (":", "05", true, 60, "second"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Some(after) = rest.strip_prefix(prefix) else {
+            return Err(cannot(rest, prefix));
+        };
+        rest = after;
+        let Some((n, len)) = getnum(rest, fixed) else {
+            return Err(cannot(rest, elem));
+        };
+        rest = &rest[len..];
+        if n >= limit || (name == "month" && n == 0) {
+            return Err(message(&format!(": {name} out of range")));
+        }
+        fields[i] = n;
+    }
+    // A fraction of a second the layout does not name is read anyway.
+    if rest.len() >= 2 && matches!(rest.as_bytes()[0], b'.' | b',') && digit(rest, 1) {
+        let n = 1 + rest[1..].bytes().take_while(u8::is_ascii_digit).count();
+        rest = &rest[n..];
+    }
+    // Z07:00
+    if let Some(after) = rest.strip_prefix('Z') {
+        rest = after;
+    } else {
+        let b = rest.as_bytes();
+        let ok = b.len() >= 6
+            && b[3] == b':'
+            && matches!(b[0], b'+' | b'-')
+            && getnum(&rest[1..3], true).is_some()
+            && getnum(&rest[4..6], true).is_some();
+        if !ok {
+            return Err(cannot(rest, "Z07:00"));
+        }
+        let (hours, minutes) = (
+            getnum(&rest[1..3], true).map_or(0, |n| n.0),
+            getnum(&rest[4..6], true).map_or(0, |n| n.0),
+        );
+        if hours > 24 {
+            return Err(message(": time zone offset hour out of range"));
+        }
+        if minutes > 60 {
+            return Err(message(": time zone offset minute out of range"));
+        }
+        rest = &rest[6..];
+    }
+    if !rest.is_empty() {
+        return Err(message(&format!(": extra text: {}", go_time_quote(rest))));
+    }
+    let days = super::yaml::days_in_month(year, fields[0]).unwrap_or(31);
+    if fields[1] < 1 || fields[1] > days {
+        return Err(message(": day out of range"));
+    }
+    Ok(())
+}
+
+/// The `quote` of Go's time package: bytes outside printable ASCII as `\xNN`.
+fn go_time_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if c.is_ascii() && c >= ' ' && c != '\u{7f}' {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +356,29 @@ mod tests {
         assert_eq!(
             check(&json!({"metadata": {"name": "x", "labels": null}})),
             None
+        );
+    }
+
+    #[test]
+    fn times_parse_as_go_parses_rfc3339() {
+        let time = |t: &str| check(&json!({"metadata": {"creationTimestamp": t}}));
+        assert_eq!(time("2020-01-01T00:00:00Z"), None);
+        assert_eq!(time("2020-02-29T23:59:59.123+01:00"), None);
+        assert_eq!(
+            time("x").as_deref(),
+            Some(
+                "parsing time \"x\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"x\" as \"2006\""
+            )
+        );
+        assert_eq!(
+            time("2020-13-01T00:00:00Z").as_deref(),
+            Some("parsing time \"2020-13-01T00:00:00Z\": month out of range")
+        );
+        assert_eq!(
+            time("2020-01-01").as_deref(),
+            Some(
+                "parsing time \"2020-01-01\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"T\""
+            )
         );
     }
 }

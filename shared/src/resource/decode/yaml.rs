@@ -558,14 +558,7 @@ fn is_timestamp(s: &str) -> bool {
         let (year, rest) = number(s, 4, 4)?;
         let (month, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
         let (day, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-        let days = match month {
-            2 if leap => 29,
-            2 => 28,
-            4 | 6 | 9 | 11 => 30,
-            1..=12 => 31,
-            _ => return None,
-        };
+        let days = days_in_month(year, month)?;
         (1..=days).contains(&day).then_some(rest)
     };
     let Some(rest) = date() else { return false };
@@ -602,6 +595,18 @@ fn is_timestamp(s: &str) -> bool {
         && b[3] == b':'
         && b[4].is_ascii_digit()
         && b[5].is_ascii_digit()
+}
+
+/// The days of `month` (1–12) in `year` of the Gregorian calendar, as Go's `daysIn`.
+pub(super) fn days_in_month(year: u32, month: u32) -> Option<u32> {
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+    Some(match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return None,
+    })
 }
 
 /// go-yaml's `yamlStyleFloat` (`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
