@@ -3,7 +3,8 @@
 //!
 //! Like kubectl, a stream whose first non-blank character is `{` is read as a sequence
 //! of concatenated JSON objects; anything else is YAML, split into documents at lines
-//! that are exactly `---`. Empty documents and `null` are skipped.
+//! that start with `---` followed by nothing or a comment. Empty documents and `null`
+//! are skipped.
 //!
 //! Each YAML document is read as go-yaml v2 reads it (`yaml`), and the top-level
 //! `metadata` checked as kubectl checks it before sending (`meta`).

@@ -251,3 +251,15 @@ fn more_syntax_errors_in_libyaml_words() {
         assert_eq!(read(text).unwrap_err(), message, "{text:?}");
     }
 }
+
+/// An alias of the node being defined, and other oddities, end in an error, never a
+/// hang or a panic.
+#[test]
+fn self_reference_and_oddities_fail_cleanly() {
+    assert!(read("a: &a [*a]\n").is_err());
+    assert!(read("a: &a {b: *a}\n").is_err());
+    assert_eq!(read(""), Ok(Value::Null));
+    assert_eq!(read("# only\n"), Ok(Value::Null));
+    assert_eq!(read("--- !!str\n"), Ok(json!("")));
+    assert_eq!(read("[1, 2]\n"), Ok(json!([1, 2])));
+}
