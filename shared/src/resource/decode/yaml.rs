@@ -225,6 +225,24 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
                 line: Some(line),
             };
         }
+        // libyaml stops at the tab itself: the first line after the scalar's start whose
+        // indentation holds a tab.
+        K::TabInPlainScalar => {
+            let start = e.marker().byte_offset().unwrap_or(0);
+            let tab_line = text
+                .get(start..)
+                .unwrap_or_default()
+                .split('\n')
+                .skip(1)
+                .position(|l| l.trim_start_matches(' ').starts_with('\t'))
+                .map_or(line, |i| line + 1 + i);
+            return YamlError {
+                message: format!(
+                    "line {tab_line}: found a tab character that violates indentation"
+                ),
+                line: Some(tab_line),
+            };
+        }
         K::BlockEntryInFlowCollection => ("did not find expected node content", false),
         K::InvalidQuotedScalarHexEscape => ("did not find expected hexdecimal number", true),
         K::MisplacedFlowCollectionEnd
@@ -246,7 +264,9 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
                 line: Some(line),
             };
         }
-        K::InvalidSimpleKey => ("mapping values are not allowed in this context", true),
+        K::InvalidSimpleKey | K::MappingValueNotAllowed => {
+            ("mapping values are not allowed in this context", true)
+        }
         K::UnclosedQuotedScalar | K::UnexpectedEof | K::InvalidQuotedScalarIndent => {
             ("found unexpected end of stream", true)
         }
@@ -270,10 +290,11 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
             };
         }
     };
-    let shown = if scanner {
-        line
-    } else {
-        line.saturating_sub(1)
+    // go-yaml prints no line for a mark on the first line (its 0-based line 0).
+    let shown = match scanner {
+        true if line <= 1 => 0,
+        true => line,
+        false => line.saturating_sub(1),
     };
     let message = if shown == 0 {
         message.to_string()

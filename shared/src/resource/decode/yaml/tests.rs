@@ -102,7 +102,7 @@ fn errors_in_go_yaml_words() {
     );
     assert_eq!(
         read("a: b: c\n").unwrap_err(),
-        "line 1: mapping values are not allowed in this context"
+        "mapping values are not allowed in this context"
     );
     assert_eq!(
         read("a:\n\tb: c\n").unwrap_err(),
@@ -235,10 +235,7 @@ fn timestamps_stay_text_and_a_directive_ends_the_document() {
 #[test]
 fn more_syntax_errors_in_libyaml_words() {
     for (text, message) in [
-        (
-            "a: \"b\\x4\"\n",
-            "line 1: did not find expected hexdecimal number",
-        ),
+        ("a: \"b\\x4\"\n", "did not find expected hexdecimal number"),
         ("x: y\ndata: {a: b}}\n", "line 1: did not find expected key"),
         ("x: y\ndata: [a]]\n", "line 1: did not find expected key"),
         ("x: y\na: \"x\"y\n", "line 1: did not find expected key"),
@@ -262,4 +259,16 @@ fn self_reference_and_oddities_fail_cleanly() {
     assert_eq!(read("# only\n"), Ok(Value::Null));
     assert_eq!(read("--- !!str\n"), Ok(json!("")));
     assert_eq!(read("[1, 2]\n"), Ok(json!([1, 2])));
+}
+
+#[test]
+fn tabs_where_indentation_is_expected() {
+    assert_eq!(
+        read("a:\tb\n\tc: d\n").unwrap_err(),
+        "line 2: found a tab character that violates indentation"
+    );
+    assert_eq!(
+        read("a:\n  b: c\n\td: e\n").unwrap_err(),
+        "line 3: found a tab character that violates indentation"
+    );
 }
