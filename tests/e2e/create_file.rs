@@ -242,7 +242,9 @@ async fn continue_on_error_reports_everything_at_the_end() {
     assert_eq!(
         lines(&out.stderr),
         [
-            format!("error parsing {mixed}: line 9: unclosed bracket '['"),
+            format!(
+                "error parsing {mixed}: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'"
+            ),
             format!(
                 "error validating \"{mixed}\" (document 3): error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"
             ),

@@ -11,6 +11,8 @@
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `create_file_faults`: create-file against a throttling server and lost answers
 //!   (issue 17).
+//! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
+//!   code, object and stderr (issue 19).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults (issue 15).
@@ -32,6 +34,7 @@ mod colour;
 mod create_file;
 mod create_file_faults;
 mod dist;
+mod fidelity;
 mod hostile;
 mod kubelet;
 mod node;

@@ -277,6 +277,12 @@ impl Cmd {
         self
     }
 
+    /// Runs in `dir` (so that relative paths in the output are the same for every run).
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
     /// Feeds `input` on standard input (otherwise stdin is empty).
     pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(input.into());

@@ -3,10 +3,14 @@
 //!
 //! Like kubectl, a stream whose first non-blank character is `{` is read as a sequence
 //! of concatenated JSON objects; anything else is YAML, split into documents at lines
-//! that are exactly `---`. Empty documents and `null` are skipped.
+//! that start with `---` followed by nothing or a comment. Empty documents and `null`
+//! are skipped.
 //!
-//! The YAML split is written here rather than left to serde-saphyr's multi-document
-//! reader for two reasons: each document is parsed on its own, so one broken document
+//! Each YAML document is read as go-yaml v2 reads it (`yaml`), and the top-level
+//! `metadata` checked as kubectl checks it before sending (`meta`).
+//!
+//! The YAML split is written here rather than left to a multi-document reader for two
+//! reasons: each document is parsed on its own, so one broken document
 //! does not hide the others in the same file, and the first line of every document is
 //! known, so errors can name the line in the file (not in the document).
 
@@ -48,9 +52,25 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
                 line: doc.line,
                 item: None,
             };
-            doc.value.map(|value| Info::from_object(value, origin))
+            let value = doc.value?;
+            if let Some(reason) = has_kind(&value).then(|| meta::check(&value)).flatten() {
+                return Err(ResourceError::Decode { origin, reason });
+            }
+            Ok(Info::from_object(value, origin))
         })
         .collect()
+}
+
+/// Whether kubectl's unstructured decoder gets as far as its metadata check: without a
+/// `kind` and an `apiVersion` it fails first (the validation stage says so here).
+fn has_kind(value: &Value) -> bool {
+    let set = |field| {
+        value
+            .get(field)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    set("kind") && set("apiVersion")
 }
 
 /// The stream as text, read the way kubectl's decoder reads it (a UTF-8 decoder behind
@@ -121,7 +141,10 @@ fn json_documents(source: &str, text: &str) -> Vec<Document> {
                 value: Ok(value),
             }),
             Some(Err(e)) => {
-                let reason = format!("{}", JsonReason(&e));
+                // Go's scanner's words where it refuses the text too; serde_json's (with
+                // its line) for what only serde_json refuses (nesting beyond 128).
+                let reason = json::go_syntax_error(text, start)
+                    .unwrap_or_else(|| format!("line {}: {}", e.line(), JsonReason(&e)));
                 docs.push(Document {
                     line: e.line(),
                     value: Err(ResourceError::Parse {
@@ -160,19 +183,33 @@ fn line_at(text: &str, byte: usize) -> usize {
 /// YAML documents separated by `---` lines, each parsed on its own.
 fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
     let mut docs = Vec::new();
-    for (first_line, body) in split_yaml(text) {
+    for part in split_yaml(text) {
+        let (first_line, body) = match part {
+            Ok(part) => part,
+            Err((line, rest)) => {
+                // apimachinery's YAMLReader refuses the file there.
+                docs.push(Document {
+                    line,
+                    value: Err(ResourceError::Parse {
+                        source_name: source.to_string(),
+                        line,
+                        reason: format!("invalid Yaml document separator: {rest}"),
+                    }),
+                });
+                break;
+            }
+        };
         if is_blank_yaml(body) {
             continue;
         }
-        let value = serde_saphyr::from_str_with_options::<Value>(body, yaml_options(body.len()))
-            .map_err(|e| {
-                let line = first_line + e.location().map_or(1, |l| l.line() as usize) - 1;
-                ResourceError::Parse {
-                    source_name: source.to_string(),
-                    line,
-                    reason: saphyr_reason(&e),
-                }
-            });
+        let value = yaml::to_json(body, yaml_limits(body.len())).map_err(|e| {
+            let line = first_line + e.line.unwrap_or(1) - 1;
+            ResourceError::Parse {
+                source_name: source.to_string(),
+                line,
+                reason: format!("error converting YAML to JSON: {}", yaml_reason(&e)),
+            }
+        });
         match value {
             Ok(Value::Null) => continue,
             value => {
@@ -188,25 +225,43 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
     docs
 }
 
-/// Splits at lines that start with `---` followed only by whitespace, kubectl's
-/// `YAMLReader` rule. Returns each document with the 1-based line it starts on.
-fn split_yaml(text: &str) -> Vec<(usize, &str)> {
+/// go-yaml prefixes its own errors with `yaml: `; the JSON conversion's are bare.
+fn yaml_reason(e: &yaml::YamlError) -> String {
+    if e.message.starts_with("json: ") || e.message.starts_with("unsupported map key") {
+        e.message.clone()
+    } else {
+        format!("yaml: {}", e.message)
+    }
+}
+
+/// A document (its first line and text), or the line and text of a separator line that
+/// carries something other than a comment.
+type Part<'a> = Result<(usize, &'a str), (usize, &'a str)>;
+
+/// Splits at lines that start with `---` followed only by whitespace or a comment,
+/// kubectl's `YAMLReader` rule (other text after `---` is an error there, and the
+/// document before it is lost). Returns each
+/// document with the 1-based line it starts on.
+fn split_yaml(text: &str) -> Vec<Part<'_>> {
     let mut parts = Vec::new();
     let mut start = 0;
     let mut start_line = 1;
     let mut offset = 0;
     for (i, line) in text.split_inclusive('\n').enumerate() {
-        let is_separator = line
-            .strip_prefix("---")
-            .is_some_and(|rest| rest.trim().is_empty());
-        if is_separator {
-            parts.push((start_line, &text[start..offset]));
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                // The reader fails before it hands out the document it was reading.
+                parts.push(Err((i + 1, rest)));
+                return parts;
+            }
+            parts.push(Ok((start_line, &text[start..offset])));
             start = offset + line.len();
             start_line = i + 2;
         }
         offset += line.len();
     }
-    parts.push((start_line, &text[start..]));
+    parts.push(Ok((start_line, &text[start..])));
     parts
 }
 
@@ -229,77 +284,22 @@ pub const MAX_YAML_DEPTH: usize = 128;
 const MIN_YAML_NODES: usize = 100_000;
 const MIN_YAML_EXPANDED_BYTES: usize = 16 << 20;
 
-/// The resource budget of one YAML document of `len` bytes. Every bound grows with the
-/// text itself: a document without aliases can never reach them (it has fewer nodes
-/// than bytes, fewer scalar bytes than four times its length, tags included), so only
-/// alias expansion does, and what expansion can add is a small multiple of the input
-/// (or the floors above). Memory stays proportional to the input, and an alias bomb
-/// fails early with go-yaml's message.
-fn yaml_options(len: usize) -> serde_saphyr::Options {
-    let nodes = MIN_YAML_NODES.max(len);
-    serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_nodes: nodes,
-            max_events: nodes.saturating_mul(2),
-            max_total_scalar_bytes: MIN_YAML_EXPANDED_BYTES.max(len.saturating_mul(4)),
-            max_recorded_anchor_bytes: MIN_YAML_EXPANDED_BYTES.max(len),
-            max_recorded_anchor_events: nodes,
-            max_aliases: nodes,
-            max_anchors: nodes,
-            max_depth: MAX_YAML_DEPTH,
-        },
-        alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: nodes,
-        },
+/// The bounds of one YAML document of `len` bytes. The node budget grows with the
+/// text itself: a document without aliases can never reach it (it has fewer nodes
+/// than bytes), so only alias expansion does, and what expansion can add is a small
+/// multiple of the input (or the floor above). Memory stays proportional to the
+/// input, and an alias bomb fails early with go-yaml's message.
+fn yaml_limits(len: usize) -> yaml::Limits {
+    yaml::Limits {
+        max_depth: MAX_YAML_DEPTH,
+        max_nodes: MIN_YAML_NODES.max(len.saturating_mul(2)),
+        max_bytes: MIN_YAML_EXPANDED_BYTES.max(len.saturating_mul(4)),
     }
 }
 
-/// serde-saphyr renders errors as `error: line L column C: message` followed by a
-/// source snippet; keep just the message, since the line is reported separately.
-/// Budget breaches are put in go-yaml's words rather than serde-saphyr's `Debug` form.
-fn saphyr_reason(e: &serde_saphyr::Error) -> String {
-    use serde_saphyr::Error as E;
-    use serde_saphyr::budget::BudgetBreach as B;
-    const ALIASING: &str = "document contains excessive aliasing";
-    // The cause, under the wrappers that add a snippet or the alias's location.
-    let mut cause = e;
-    while let E::WithSnippet { error, .. } | E::AliasError { error, .. } = cause {
-        cause = error;
-    }
-    match cause {
-        E::Budget { breach, .. } => match breach {
-            B::Depth { .. } => return format!("exceeded max depth of {MAX_YAML_DEPTH}"),
-            B::Nodes { .. }
-            | B::Events { .. }
-            | B::ScalarBytes { .. }
-            | B::Aliases { .. }
-            | B::Anchors { .. }
-            | B::AliasAnchorRatio { .. }
-            | B::MergeKeys { .. }
-            | B::RecordedAnchorEvents { .. }
-            | B::RecordedAnchorBytes { .. } => return ALIASING.to_string(),
-            _ => return "document exceeds the YAML parser's resource limits".to_string(),
-        },
-        // kubectl fails on `.inf` (JSON has no infinity) and keeps an overflowing
-        // `1e400` as a string; serde-saphyr's text speaks of its "configured policy".
-        E::NonFiniteFloat { value, .. } => {
-            return format!(
-                "{value} is not a number JSON can hold (quote it to keep it as a string)"
-            );
-        }
-        E::AliasReplayLimitExceeded { .. }
-        | E::AliasExpansionLimitExceeded { .. }
-        | E::AliasReplayStackDepthExceeded { .. } => return ALIASING.to_string(),
-        _ => {}
-    }
-    let full = e.to_string();
-    let first = full.lines().next().unwrap_or_default();
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    match first.split_once(": ") {
-        Some((position, message)) if position.starts_with("line ") => message.to_string(),
-        _ => first.to_string(),
-    }
-}
+mod json;
+mod meta;
+mod yaml;
 
 #[cfg(test)]
 mod tests;

@@ -43,8 +43,10 @@ pub enum ResourceError {
     /// A stream is not text (binary file, invalid UTF-8).
     #[error("error parsing {source_name}: {reason}")]
     NotText { source_name: String, reason: String },
-    /// A document is not valid YAML or JSON; `line` counts from the start of the source.
-    #[error("error parsing {source_name}: line {line}: {reason}")]
+    /// A document is not valid YAML or JSON, in kubectl's words (`reason` is
+    /// `error converting YAML to JSON: yaml: line 3: …`, with go-yaml's line inside
+    /// the document); `line` is where the problem is, counted from the start of the source.
+    #[error("error parsing {source_name}: {reason}")]
     Parse {
         source_name: String,
         line: usize,

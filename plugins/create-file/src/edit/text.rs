@@ -127,9 +127,9 @@ pub fn reasons_for(
         .iter()
         .filter_map(|e| match e {
             ResourceError::Invalid { reason, .. } => Some(reason.clone()),
-            ResourceError::Parse { line, reason, .. } if validating => {
-                Some(format!("line {line}: {reason}"))
-            }
+            // The reason already names its line, in kubectl's words
+            // (`error converting YAML to JSON: yaml: line 7: …`).
+            ResourceError::Parse { reason, .. } if validating => Some(reason.clone()),
             ResourceError::NotText { reason, .. } if validating => Some(reason.clone()),
             _ => None,
         })

@@ -87,7 +87,10 @@ async fn builder_errors_are_create_files() {
 #[tokio::test]
 async fn parse_errors_name_the_line() {
     let err = read_err("-", "apiVersion: v1\nkind: [\n").await;
-    assert!(err.starts_with("error parsing STDIN: line "), "{err}");
+    assert!(
+        err.starts_with("error parsing STDIN: error converting YAML to JSON: yaml: line "),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -158,7 +158,7 @@ async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
         [
             "ConfigMap/a@mine".to_string(),
             "ConfigMap/b@mine".into(),
-            format!("ERR error parsing {bad}: line 5: unclosed bracket '['"),
+            format!("ERR error parsing {bad}: error converting YAML to JSON: yaml: line 1: did not find expected node content"),
             format!("ERR error validating \"{nokind}\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"),
             "ERR the namespace from the provided object \"other\" does not match the namespace \"mine\". You must pass '--namespace=other' to perform this operation.".into(),
             format!("ERR the path \"{missing}\" does not exist"),

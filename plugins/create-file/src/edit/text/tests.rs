@@ -116,16 +116,14 @@ fn syntax_errors_fail_validation_unless_it_is_off() {
     let (reasons, line) = reasons_for(&[parse()], Validation::Warn, &configmap());
     assert_eq!(
         reasons[0].other,
-        [
-            "<nil>: Invalid value: \"The edited file failed validation\": line 3: unclosed bracket '['"
-        ]
+        ["<nil>: Invalid value: \"The edited file failed validation\": unclosed bracket '['"]
     );
     assert!(line.is_some());
     let (reasons, line) = reasons_for(&[parse()], Validation::Ignore, &configmap());
     assert_eq!(
         reasons,
         [Reason {
-            head: "The edited file had a syntax error: error parsing edited-file: line 3: unclosed bracket '['".into(),
+            head: "The edited file had a syntax error: error parsing edited-file: unclosed bracket '['".into(),
             other: vec![],
         }]
     );
