@@ -23,12 +23,12 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::controller::{name, replicas, selector_string, set_replicas};
-use crate::interrupt::Interrupt;
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
     SOURCE_ID_ANNOTATION, set_annotation,
 };
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
+use shared::cli::interrupt::Interrupt;
 
 /// How many times a conflicting write is retried (client-go's `DefaultBackoff`:
 /// 4 attempts, 10 ms growing ×5).
@@ -570,7 +570,7 @@ impl KubeOps {
 
 enum WaitError {
     TimedOut,
-    Interrupted(crate::interrupt::Interrupted),
+    Interrupted(shared::cli::interrupt::Interrupted),
     Failed(anyhow::Error),
 }
 

@@ -22,7 +22,6 @@ use crate::file::{FileSource, read_new_controller};
 use crate::flags::Args;
 use crate::handover;
 use crate::hint::Hints;
-use crate::interrupt::{Interrupt, Interrupted};
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
     source_id_names,
@@ -30,6 +29,7 @@ use crate::names::{
 use crate::output::{Console, dry_run_summary, render};
 use crate::updater::{CleanupPolicy, RollingUpdater, UpdaterConfig};
 use crate::validate::validate_arguments;
+use shared::cli::interrupt::{Interrupt, Interrupted};
 use shared::cli::{Context, Stopped, UsageErrors};
 use shared::flags::{DryRunStrategy, PrintFlags};
 use shared::resource::{DiscoveryCache, RestMapper};
@@ -55,7 +55,7 @@ pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::E
     let client = ctx.client().await?;
     // -f is read before Ctrl-C is caught: nothing has been changed yet.
     let from_file = options.read_file(client.clone(), cache, &namespace).await?;
-    let interrupt = Interrupt::install(options.hints.text(options.rollback));
+    let interrupt = ctx.install_interrupt(options.hints.text(options.rollback));
     options
         .run(client, from_file, &namespace, interrupt)
         .await?;
@@ -615,7 +615,7 @@ impl RollingUpdateOptions {
         Stopped {
             message: format!("error: {interrupted}"),
             hint: self.hints.text(self.rollback),
-            exit_code: crate::interrupt::exit_code(interrupted.signal),
+            exit_code: shared::cli::interrupt::exit_code(interrupted.signal),
         }
         .into()
     }
