@@ -57,7 +57,7 @@ pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::E
     let from_file = options.read_file(client.clone(), cache, &namespace).await?;
     let interrupt = ctx.install_interrupt(options.hints.text(options.rollback));
     options
-        .run(client, from_file, &namespace, interrupt)
+        .run(client, from_file, &namespace, interrupt, ctx.stdout)
         .await?;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -170,15 +170,17 @@ impl RollingUpdateOptions {
         Ok(Some(read_new_controller(source, &mut mapper).await?))
     }
 
-    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned.
+    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned, `stdout`
+    /// where the progress lines and the result go.
     pub async fn run(
         &self,
         client: Client,
         from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
         interrupt: Interrupt,
+        stdout: Box<dyn std::io::Write + Send>,
     ) -> anyhow::Result<()> {
-        let mut console = Console::new();
+        let mut console = Console::new(stdout);
         let result = self
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
