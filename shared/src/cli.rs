@@ -18,6 +18,7 @@
 
 mod context;
 mod flag_error;
+pub mod interrupt;
 mod skeleton;
 pub mod version;
 

@@ -31,12 +31,12 @@ use watch::{Observer, next_available_at, pod_available};
 
 use crate::controller::{name, replicas, set_replicas};
 use crate::handover;
-use crate::interrupt::Interrupt;
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
 };
 use crate::prepare::PrepareOps;
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
+use shared::cli::interrupt::Interrupt;
 
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
@@ -179,7 +179,7 @@ impl KubeOps {
 
 enum WaitError {
     TimedOut,
-    Interrupted(crate::interrupt::Interrupted),
+    Interrupted(shared::cli::interrupt::Interrupted),
     Failed(anyhow::Error),
 }
 

@@ -30,11 +30,11 @@ use tokio::time::Instant;
 
 use crate::cluster::{is_transient, update_rc_with_retries};
 use crate::controller::{name, replicas, set_replicas};
-use crate::interrupt::Interrupt;
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
     SOURCE_ID_ANNOTATION, annotation, set_annotation,
 };
+use shared::cli::interrupt::Interrupt;
 
 /// On the pending copy: the name of the RC whose pods it takes over.
 pub const RENAMED_FROM_ANNOTATION: &str = "rolling-update.kubeplug.io/renamed-from";

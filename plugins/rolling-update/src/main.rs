@@ -12,7 +12,6 @@ mod flags;
 mod handover;
 mod help;
 mod hint;
-mod interrupt;
 mod names;
 mod options;
 mod output;

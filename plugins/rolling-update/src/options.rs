@@ -14,11 +14,11 @@ use crate::fencepost::IntOrPercent;
 use crate::file::{FileSource, read_new_controller};
 use crate::flags::Args;
 use crate::hint::Hints;
-use crate::interrupt::{Interrupt, Interrupted};
 use crate::output::{Console, dry_run_summary, render};
 use crate::prepare::{Plan, Prepared, prepare};
 use crate::updater::{RollingUpdater, UpdaterConfig};
 use crate::validate::validate_arguments;
+use shared::cli::interrupt::{Interrupt, Interrupted};
 use shared::cli::{Context, Stopped, UsageErrors};
 use shared::flags::{DryRunStrategy, PrintFlags};
 use shared::resource::{DiscoveryCache, RestMapper, Validation};
@@ -44,9 +44,9 @@ pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::E
     let client = ctx.client().await?;
     // -f is read before Ctrl-C is caught: nothing has been changed yet.
     let from_file = options.read_file(client.clone(), cache, &namespace).await?;
-    let interrupt = Interrupt::install(options.hints.text(options.rollback));
+    let interrupt = ctx.install_interrupt(options.hints.text(options.rollback));
     options
-        .run(client, from_file, &namespace, interrupt)
+        .run(client, from_file, &namespace, interrupt, ctx.stdout)
         .await?;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -171,15 +171,17 @@ impl RollingUpdateOptions {
         Ok(Some(read_new_controller(source, &mut mapper).await?))
     }
 
-    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned.
+    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned, `stdout`
+    /// where the progress lines and the result go.
     pub async fn run(
         &self,
         client: Client,
         from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
         interrupt: Interrupt,
+        stdout: Box<dyn std::io::Write + Send>,
     ) -> anyhow::Result<()> {
-        let mut console = Console::new();
+        let mut console = Console::new(stdout);
         let result = self
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
@@ -299,7 +301,7 @@ impl RollingUpdateOptions {
         Stopped {
             message: format!("error: {interrupted}"),
             hint: self.hints.text(self.rollback),
-            exit_code: crate::interrupt::exit_code(interrupted.signal),
+            exit_code: shared::cli::interrupt::exit_code(interrupted.signal),
         }
         .into()
     }

@@ -49,6 +49,9 @@ pub fn dry_run_summary(
 /// terminal, an indicatif bar there. Without a terminal the output is exactly
 /// kubectl's lines, so CI logs stay greppable.
 pub struct Console {
+    /// The command's stdout (the skeleton's `Context::stdout`), shared with the bar's
+    /// redraws through `print(&self)`.
+    out: std::sync::Mutex<Box<dyn Write + Send>>,
     bar: Option<ProgressBar>,
     /// Whether the bar shows counts yet: until the first [`Progress`] the total is
     /// unknown, and indicatif draws a bar of length 0 as full.
@@ -69,7 +72,7 @@ fn set_template(bar: &ProgressBar, template: &str) {
 impl Console {
     /// A console that shows the bar only when stderr is a terminal that can redraw
     /// it (not `TERM=dumb`). The bar has no colour, so `NO_COLOR` leaves it.
-    pub fn new() -> Self {
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
         let bar = shared::term::stderr_is_capable_terminal().then(|| {
             let bar = ProgressBar::new(0);
             set_template(&bar, WAITING_TEMPLATE);
@@ -78,6 +81,7 @@ impl Console {
             bar
         });
         Console {
+            out: std::sync::Mutex::new(out),
             bar,
             counting: false,
         }
@@ -97,7 +101,8 @@ impl Console {
     /// there, and the release build's `panic = "abort"` killed the update mid-way.)
     pub fn print(&self, text: &str) {
         let write = || {
-            let mut out = std::io::stdout().lock();
+            // A poisoned lock only means an earlier write panicked; the writer is fine.
+            let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
         };
@@ -112,12 +117,6 @@ impl Console {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
-    }
-}
-
-impl Default for Console {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -131,6 +131,14 @@ impl Context {
         ))
     }
 
+    /// Installs the SIGINT/SIGTERM handlers and returns the handle the command checks
+    /// between API calls. `hint` is printed if a second signal ends the process at
+    /// once. Called where the command starts changing things: before that, Ctrl-C
+    /// ends the process as usual.
+    pub fn install_interrupt(&self, hint: String) -> super::interrupt::Interrupt {
+        super::interrupt::Interrupt::install(hint)
+    }
+
     /// The client, built once: the one place a plugin's client is made (its retries,
     /// warnings and credential layers come from [`ConfigFlags::client`]).
     pub async fn client(&self) -> Result<Client> {

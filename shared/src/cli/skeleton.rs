@@ -5,8 +5,9 @@
 //! 1. completion requests (`kubectl_complete-<plugin>`, `__complete`, `completion`),
 //!    answered before any parsing;
 //! 2. parsing; a flag error in pflag's words ([`super::flag_error`]);
-//! 3. `-h/--help` in kubectl's layout ([`crate::help`]), then `--version`;
-//! 4. deprecation notices (`--record`), which pflag prints while parsing;
+//! 3. deprecation notices (`--record`): pflag prints them while parsing, so kubectl
+//!    1.32 shows them even before `--help`;
+//! 4. `-h/--help` in kubectl's layout ([`crate::help`]), then `--version`;
 //! 5. logging from `-v`, the rustls crypto provider, the async runtime;
 //! 6. the plugin's body (complete → validate → run) with its [`Context`];
 //! 7. [`super::finish`]: every outcome becomes a message and an exit code.
@@ -191,13 +192,7 @@ where
         Ok(parsed) => parsed,
         Err(err) => return super::flag_error(plugin.name, &cmd, &err, &argv),
     };
-    let flag = |id: &str| matches.get_flag(id);
-    if flag("help") {
-        return print_and_exit(&plugin.help_text());
-    }
-    if flag("version") {
-        return print_and_exit(&super::version::text());
-    }
+    let (help, version) = (matches.get_flag("help"), matches.get_flag("version"));
     let ctx = match Context::new(plugin.name, &cmd, matches) {
         Ok(ctx) => ctx,
         Err(err) => return super::finish(plugin.name, Err(err)),
@@ -205,6 +200,12 @@ where
     // pflag prints it while parsing, before anything else the command says.
     if let Some(notice) = ctx.deprecation() {
         let _ = writeln!(std::io::stderr(), "{notice}");
+    }
+    if help {
+        return print_and_exit(&plugin.help_text());
+    }
+    if version {
+        return print_and_exit(&super::version::text());
     }
     super::init_logging(ctx.flags().verbosity, plugin.crate_name);
     crate::tls::install_crypto_provider();

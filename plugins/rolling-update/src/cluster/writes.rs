@@ -10,8 +10,8 @@ use kube::api::{Api, PostParams};
 
 use super::errors::is_conflict;
 use crate::controller::name;
-use crate::interrupt::Interrupt;
 use crate::names::{DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, SOURCE_ID_ANNOTATION};
+use shared::cli::interrupt::Interrupt;
 
 /// How many times a conflicting write is retried (client-go's `DefaultBackoff`:
 /// 4 attempts, 10 ms growing ×5).

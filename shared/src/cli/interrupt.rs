@@ -1,9 +1,10 @@
-//! Ctrl-C and SIGTERM: stop between API calls, never in the middle of one.
+//! Ctrl-C and SIGTERM: stop between API calls, never in the middle of one; the
+//! interrupt handle of [`super::Context::install_interrupt`].
 //!
 //! A signal only sets a flag. Each cluster operation checks it before sending a
 //! request, and waits race it, so the state left behind is always one a re-run of
-//! the same command (or `--rollback`) picks up from the annotations (the one-name
-//! hand-over included, see `handover.rs`).
+//! the same command picks up (rolling-update: from the annotations, the one-name
+//! hand-over included).
 //!
 //! A request in flight is not cut: against a paused or black-holed API server it
 //! may take up to the client's timeout. A second signal therefore exits at once,
@@ -19,7 +20,8 @@ pub fn exit_code(signal: &str) -> u8 {
     if signal == "SIGTERM" { 143 } else { 130 }
 }
 
-/// The error that ends an interrupted run; `main` turns it into the resume hint.
+/// The error that ends an interrupted run; the command turns it into a
+/// [`super::Stopped`] with its resume hint.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {signal}")]
 pub struct Interrupted {
