@@ -30,6 +30,7 @@ mod dist;
 mod hostile;
 mod kubelet;
 mod node;
+mod paused_server;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;

@@ -70,7 +70,8 @@ impl CreateFileOptions {
 
         let (namespace, enforce_namespace, client, cache, config_error) =
             match args.config.to_config().await {
-                Ok(config) => {
+                Ok(mut config) => {
+                    shared::rest::bound_requests(&mut config, args.config.request_timeout()?);
                     let (namespace, enforce) = args.config.namespace_of(&config);
                     let cache = args.config.discovery_cache(&config);
                     let client = args.config.client(config)?;

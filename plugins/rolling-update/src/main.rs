@@ -59,18 +59,13 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         shared::cli::install_crypto_provider();
         let mut config = args.config.to_config().await?;
-        // No request may outlast --timeout: against a paused or black-holed API
-        // server every request would otherwise wait for kube's 295 s read timeout
-        // (or forever for a connection that never answers). The read timeout is
-        // per read, so watches stay open (their server-side bound is set below it).
-        let bound = options.timeout.max(std::time::Duration::from_secs(1));
-        for t in [
-            &mut config.connect_timeout,
-            &mut config.read_timeout,
-            &mut config.write_timeout,
-        ] {
-            *t = Some(t.map_or(bound, |t| t.min(bound)));
-        }
+        // No request may outlast --timeout (nor --request-timeout, set by to_config):
+        // the shared bound, with --timeout as the limit; watches ask the server to end
+        // them below it (options.rs).
+        shared::rest::bound_requests(
+            &mut config,
+            Some(options.timeout.max(std::time::Duration::from_secs(1))),
+        );
         // `-f` objects are always held to this namespace (see file.rs), so whether
         // -n was explicit does not matter here.
         let (namespace, _explicit) = args.config.namespace_of(&config);

@@ -382,7 +382,8 @@ impl RunPodOptions {
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> Result<ExitCode> {
-        let config = self.config.to_config().await?;
+        let mut config = self.config.to_config().await?;
+        shared::rest::bound_requests(&mut config, self.config.request_timeout()?);
         let (namespace, _enforce) = self.config.namespace_of(&config);
         let client = self.config.client(config)?;
         let generator = match v.generator {
