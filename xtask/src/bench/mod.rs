@@ -357,7 +357,10 @@ impl Bench {
         let mut result = CaseResult {
             name: case.name.to_string(),
             title: case.title.to_string(),
-            series: (case.rtt_ms == 0).then(|| case.kind.series()).flatten(),
+            // The cost-growth series is the plain loopback one.
+            series: (case.rtt_ms == 0 && !case.throttled)
+                .then(|| case.kind.series())
+                .flatten(),
             outcome: Outcome::Skipped("not run".into()),
             targets: case.targets(),
             ceiling: None,
