@@ -94,14 +94,20 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// An error and its causes joined by `: `, without repeating a cause whose text its
 /// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = err.to_string();
-    let mut source = err.source();
+    let mut msg = String::new();
+    let mut source = Some(err);
     while let Some(cause) = source {
-        let text = cause.to_string();
-        if !msg.contains(&text) {
+        // A request cut by the client's bound: the rule instead of hyper's internals
+        // (and nothing below it).
+        let no_answer = crate::rest::bound::no_answer(cause);
+        let last = no_answer.is_some();
+        let text = no_answer.unwrap_or_else(|| cause.to_string());
+        if msg.is_empty() {
+            msg = text;
+        } else if !msg.contains(&text) {
             msg = format!("{msg}: {text}");
         }
-        source = cause.source();
+        source = if last { None } else { cause.source() };
     }
     msg
 }

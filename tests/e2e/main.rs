@@ -38,6 +38,7 @@ mod fidelity;
 mod hostile;
 mod kubelet;
 mod node;
+mod paused_server;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;

@@ -18,7 +18,7 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
     let state_dir = flags.state_dir.clone().unwrap_or_else(default_state_dir);
     match &flags.action {
         ClusterAction::Up { audit, nodes } => {
-            let state = up(&state_dir, *audit, *nodes)?;
+            let state = up(&state_dir, *audit, *nodes, None)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
                 None => "cargo xtask cluster down".into(),
@@ -65,7 +65,15 @@ pub fn running(state_dir: &Path) -> anyhow::Result<Option<ClusterState>> {
 }
 
 /// Starts the cluster unless it runs already; returns its state.
-pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<ClusterState> {
+/// `throttle_mutating`: the API server's in-flight limit for mutating requests of
+/// users outside `system:masters` (`kubeplug-cluster --throttle-mutating`), `None` for
+/// no limit.
+pub fn up(
+    state_dir: &Path,
+    audit: bool,
+    nodes: usize,
+    throttle_mutating: Option<u32>,
+) -> anyhow::Result<ClusterState> {
     if let Some(state) = ClusterState::read(state_dir)? {
         if state.is_running() {
             bail!(
@@ -92,6 +100,9 @@ pub fn up(state_dir: &Path, audit: bool, nodes: usize) -> anyhow::Result<Cluster
         .stderr(log);
     if audit {
         cmd.arg("--audit");
+    }
+    if let Some(n) = throttle_mutating {
+        cmd.arg("--throttle-mutating").arg(n.to_string());
     }
     // Its own process group: Ctrl-C in this terminal later must not stop the cluster.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);

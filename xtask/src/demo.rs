@@ -58,7 +58,7 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
             eprintln!("demo: using the running cluster ({})", state.server);
             state
         }
-        None => crate::cluster::up(&state_dir, false, 1)?,
+        None => crate::cluster::up(&state_dir, false, 1, None)?,
     };
     let plugins = plugin_dir()?;
     let path = std::env::join_paths(std::iter::once(plugins.clone()).chain(

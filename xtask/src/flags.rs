@@ -40,6 +40,21 @@ pub enum Task {
     /// KUBECONFIG with --existing), runs each case for both commands alternately after a
     /// warm-up, and writes target/bench/<date>/results.md and chart.svg.
     Bench(Bench),
+    /// Check the release binaries against their size budget (6 MiB each, stripped).
+    ///
+    /// Builds them as `dist` does (unless --bin-dir), prints each size against the
+    /// budget and fails when one is over.
+    Size(Size),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Size {
+    /// Target triple to build for [default: the host].
+    #[arg(long = "target", value_name = "TRIPLE")]
+    pub target: Option<String>,
+    /// Check the plugin binaries in DIR instead of building them.
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

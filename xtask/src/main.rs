@@ -22,6 +22,7 @@ mod lint;
 mod metadata;
 mod notices;
 mod run;
+mod size;
 mod targets;
 mod test;
 mod testenv;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         #[cfg(unix)]
         flags::Task::Demo(d) => demo::run(&d),
         flags::Task::Dist(d) => dist::run(&d),
+        flags::Task::Size(s) => size::run(&s),
         flags::Task::KrewCheck(k) => krew_check::run(&k),
         flags::Task::Index(i) => index::run(&i),
         #[cfg(unix)]

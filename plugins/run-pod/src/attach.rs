@@ -486,7 +486,10 @@ async fn wait_for_pod(
     timeout: Duration,
     condition: impl Fn(&Pod) -> Result<bool, ()>,
 ) -> Result<Waited> {
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    // The server ends each watch before the client's read bound could cut a quiet one.
+    let config = watcher::Config::default()
+        .fields(&format!("metadata.name={name}"))
+        .timeout(shared::rest::bound::watch_timeout());
     let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
     let wait = async {
         while let Some(event) = events.try_next().await? {

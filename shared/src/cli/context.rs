@@ -146,15 +146,13 @@ impl Context {
             .client
             .get_or_try_init(|| async {
                 let mut config = self.config().await?.clone();
-                if let Some(bound) = self.request_bound {
-                    for t in [
-                        &mut config.connect_timeout,
-                        &mut config.read_timeout,
-                        &mut config.write_timeout,
-                    ] {
-                        *t = Some(t.map_or(bound, |t| t.min(bound)));
-                    }
-                }
+                // Every request is bounded (see rest::bound): a command's own bound
+                // (rolling-update's --timeout), else --request-timeout, else the default.
+                let limit = match self.request_bound {
+                    Some(bound) => Some(bound),
+                    None => self.flags.request_timeout()?,
+                };
+                crate::rest::bound_requests(&mut config, limit);
                 anyhow::Ok(self.flags.client(config)?)
             })
             .await?;

@@ -47,11 +47,18 @@ impl Identities {
     /// kubeconfig when impersonation is off. Written with mode 0600: it holds the
     /// credentials of the base kubeconfig.
     pub fn kubeconfig(&self, identity: &str) -> anyhow::Result<PathBuf> {
+        self.kubeconfig_in(identity, MASTERS)
+    }
+
+    /// [`Self::kubeconfig`] impersonating `identity` in `group` instead of
+    /// `system:masters` (the throttled cases: the API server exempts only that group
+    /// from throttling).
+    pub fn kubeconfig_in(&self, identity: &str, group: &str) -> anyhow::Result<PathBuf> {
         let name = if self.enabled { identity } else { "base" };
         let path = self.dir.join(format!("kubeconfig-{name}.json"));
         let mut config = self.base.clone();
         if self.enabled {
-            impersonate(&mut config, &format!("{PREFIX}{identity}"))?;
+            impersonate(&mut config, &format!("{PREFIX}{identity}"), group)?;
         }
         let body = serde_json::to_vec(&config)?;
         write_private(&path, &body)?;
@@ -59,8 +66,12 @@ impl Identities {
     }
 }
 
+/// The group of every identity but the throttled cases': it keeps the admin's rights
+/// and is never throttled.
+const MASTERS: &str = "system:masters";
+
 /// Sets `as`/`as-groups` on the user of the current context.
-pub fn impersonate(config: &mut Kubeconfig, user: &str) -> anyhow::Result<()> {
+pub fn impersonate(config: &mut Kubeconfig, user: &str, group: &str) -> anyhow::Result<()> {
     let context_name = config
         .current_context
         .clone()
@@ -80,8 +91,8 @@ pub fn impersonate(config: &mut Kubeconfig, user: &str) -> anyhow::Result<()> {
         .and_then(|a| a.auth_info.as_mut())
         .with_context(|| format!("the kubeconfig has no user {user_name:?}"))?;
     auth.impersonate = Some(user.to_string());
-    // system:masters keeps the admin's rights; system:authenticated is added anyway.
-    auth.impersonate_groups = Some(vec!["system:masters".to_string()]);
+    // system:authenticated is added anyway.
+    auth.impersonate_groups = Some(vec![group.to_string()]);
     Ok(())
 }
 
@@ -107,6 +118,12 @@ struct Event {
     request_uri: String,
     impersonated_user: Option<User>,
     object_ref: Option<ObjectRef>,
+    response_status: Option<ResponseStatus>,
+}
+
+#[derive(Deserialize)]
+struct ResponseStatus {
+    code: Option<u16>,
 }
 
 #[derive(Deserialize)]
@@ -156,6 +173,13 @@ pub fn count(text: &str) -> BTreeMap<String, Requests> {
         let entry = counts.entry(identity.to_string()).or_default();
         entry.total += 1;
         *entry.by_kind.entry(kind).or_default() += 1;
+        let code = event.response_status.and_then(|s| s.code).unwrap_or(0);
+        if code == 429 {
+            entry.throttled += 1;
+        }
+        if event.verb == "create" && (200..300).contains(&code) {
+            entry.created += 1;
+        }
     }
     counts
 }
@@ -231,6 +255,30 @@ not json kubeplug-bench-run-pod-create-a1
     }
 
     #[test]
+    fn throttled_answers_and_applied_creates_are_counted() {
+        let line = |id: u32, verb: &str, code: u16| {
+            format!(
+                r#"{{"kind":"Event","auditID":"{id}","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/kb/configmaps","verb":"{verb}","impersonatedUser":{{"username":"kubeplug-bench-cf-a1","groups":["kubeplug-bench-throttled"]}},"objectRef":{{"resource":"configmaps"}},"responseStatus":{{"metadata":{{}},"code":{code}}}}}"#
+            )
+        };
+        let log = [
+            line(1, "create", 201),
+            line(2, "create", 429),
+            line(3, "create", 429),
+            line(4, "create", 201),
+            line(5, "create", 409),
+            line(6, "get", 200),
+        ]
+        .join("\n");
+        let cf = &count(&log)["cf-a1"];
+        assert_eq!(cf.total, 6);
+        assert_eq!(cf.throttled, 2);
+        // Only what the server applied: not the 429s, not the 409.
+        assert_eq!(cf.created, 2);
+        assert_eq!(cf.verb("create"), 5);
+    }
+
+    #[test]
     fn impersonation_is_set_on_the_current_contexts_user() {
         let yaml = r#"
 apiVersion: v1
@@ -249,7 +297,7 @@ contexts:
 current-context: ctx
 "#;
         let mut config = Kubeconfig::from_yaml(yaml).unwrap();
-        impersonate(&mut config, "kubeplug-bench-x").unwrap();
+        impersonate(&mut config, "kubeplug-bench-x", MASTERS).unwrap();
         let admin = config.auth_infos[0].auth_info.as_ref().unwrap();
         assert_eq!(admin.impersonate.as_deref(), Some("kubeplug-bench-x"));
         assert_eq!(
@@ -270,6 +318,6 @@ current-context: ctx
         assert!(json.contains(r#""as-groups":["system:masters"]"#), "{json}");
 
         let mut broken = Kubeconfig::from_yaml(&yaml.replace("current-context: ctx", "")).unwrap();
-        assert!(impersonate(&mut broken, "x").is_err());
+        assert!(impersonate(&mut broken, "x", MASTERS).is_err());
     }
 }

@@ -50,11 +50,31 @@ pub struct Case {
     /// Round trip added by a loopback latency proxy (`localcluster::latency`) in front
     /// of the API server, for both sides; 0: none.
     pub rtt_ms: u32,
+    /// Run as an identity the API server throttles: outside `system:masters`, in
+    /// [`THROTTLED_GROUP`], on a bench cluster whose API server answers `429` beyond
+    /// [`THROTTLE_MUTATING`] mutating request(s) in flight (`cluster up` with
+    /// `--throttle-mutating`; `system:masters`, which every other case uses, is exempt).
+    pub throttled: bool,
     pub kind: Kind,
 }
 
+/// The group of the throttled cases' identity, bound to `cluster-admin` by the bench
+/// (so it may do everything the admin may, without being exempt from throttling).
+pub const THROTTLED_GROUP: &str = "kubeplug-bench-throttled";
+/// Mutating requests in flight that the bench cluster's API server allows a user
+/// outside `system:masters`: as `harness::throttled_cluster()` in the e2e tests.
+pub const THROTTLE_MUTATING: u32 = 1;
+/// What issue 17 asks under throttling: every object exactly once, within 1.5× of
+/// kubectl's time.
+pub const THROTTLED_WALL_RATIO: f64 = 1.5;
+/// What issue 17 asks at 25 ms: within 1.2× of the RTT-bound limit.
+pub const RTT_BOUND_RATIO: f64 = 1.2;
+
 /// What issue 17 asks of create-file at 25 ms: at least 20× faster than kubectl.
 pub const FAR_WALL_RATIO: f64 = 0.05;
+/// Requests create-file keeps in flight (its default `--concurrency`), for the
+/// RTT-bound limit of our side; kubectl sends one at a time.
+pub const IN_FLIGHT: u32 = 32;
 /// Round trips before the first request: TCP's handshake and TLS 1.3's.
 pub const HANDSHAKE_ROUND_TRIPS: u32 = 2;
 
@@ -69,6 +89,14 @@ impl Case {
         if self.rtt_ms > 0 && matches!(self.kind, Kind::RollingUpdate { .. }) {
             return vec![];
         }
+        if self.throttled
+            && let Kind::CreateFile { objects } = self.kind
+        {
+            return vec![
+                Target::WallRatioAtMost(THROTTLED_WALL_RATIO),
+                Target::CreatedExactly(u64::from(objects)),
+            ];
+        }
         let mut targets = self.kind.targets();
         if self.rtt_ms > 0
             && let Kind::CreateFile { objects } = self.kind
@@ -78,6 +106,15 @@ impl Case {
                 if let Target::WallRatioAtMost(r) = target {
                     *r = FAR_WALL_RATIO;
                 }
+            }
+            if let Some(bound) = self.rtt_bound(IN_FLIGHT) {
+                targets.insert(
+                    1,
+                    Target::RttBoundAtMost {
+                        ratio: RTT_BOUND_RATIO,
+                        bound: bound.as_secs_f64(),
+                    },
+                );
             }
         }
         targets
@@ -121,6 +158,7 @@ pub fn all() -> Vec<Case> {
             name: "help-run-pod",
             title: "`--help` start-up: run-pod vs `kubectl run --help`",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::Help {
                 binary: RUN_POD,
                 kubectl: &["run", "--help"],
@@ -130,6 +168,7 @@ pub fn all() -> Vec<Case> {
             name: "help-create-file",
             title: "`--help` start-up: create-file vs `kubectl create --help`",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::Help {
                 binary: CREATE_FILE,
                 kubectl: &["create", "--help"],
@@ -139,6 +178,7 @@ pub fn all() -> Vec<Case> {
             name: "help-rolling-update",
             title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::Help {
                 binary: ROLLING_UPDATE,
                 kubectl: &["rollout", "--help"],
@@ -148,72 +188,98 @@ pub fn all() -> Vec<Case> {
             name: "run-pod-dry-run",
             title: "run-pod client dry run vs `kubectl run` (no server contact expected)",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RunPodDryRun { via_kubectl: false },
         },
         Case {
             name: "run-pod-dry-run-via-kubectl",
             title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RunPodDryRun { via_kubectl: true },
         },
         Case {
             name: "run-pod-create",
             title: "run-pod real create vs `kubectl run` (one POST expected)",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RunPodCreate,
         },
         Case {
             name: "create-file-50",
             title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::CreateFile { objects: 50 },
         },
         Case {
             name: "create-file-500",
             title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
             name: "create-file-5000",
             title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`",
             rtt_ms: 0,
+            throttled: false,
+            kind: Kind::CreateFile { objects: 5000 },
+        },
+        Case {
+            name: "create-file-500-throttled",
+            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            rtt_ms: 0,
+            throttled: true,
+            kind: Kind::CreateFile { objects: 500 },
+        },
+        Case {
+            name: "create-file-5000-throttled",
+            title: "create-file: 5,000 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            rtt_ms: 0,
+            throttled: true,
             kind: Kind::CreateFile { objects: 5000 },
         },
         Case {
             name: "run-pod-create-25ms",
             title: "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)",
             rtt_ms: 25,
+            throttled: false,
             kind: Kind::RunPodCreate,
         },
         Case {
             name: "create-file-500-25ms",
             title: "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)",
             rtt_ms: 25,
+            throttled: false,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
             name: "rolling-update-3",
             title: "rolling-update of 3 replicas vs the ideal",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RollingUpdate { replicas: 3 },
         },
         Case {
             name: "rolling-update-10",
             title: "rolling-update of 10 replicas vs the ideal",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RollingUpdate { replicas: 10 },
         },
         Case {
             name: "rolling-update-30",
             title: "rolling-update of 30 replicas vs the ideal",
             rtt_ms: 0,
+            throttled: false,
             kind: Kind::RollingUpdate { replicas: 30 },
         },
         Case {
             name: "rolling-update-10-25ms",
             title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)",
             rtt_ms: 25,
+            throttled: false,
             kind: Kind::RollingUpdate { replicas: 10 },
         },
     ]
@@ -512,6 +578,41 @@ mod tests {
         // The same kind without latency keeps its own target.
         let near = cases.iter().find(|c| c.name == "create-file-500").unwrap();
         assert_eq!(near.targets()[0], Target::WallRatioAtMost(0.2));
+    }
+
+    #[test]
+    fn throttled_cases_ask_for_each_object_once_within_1_5x_of_kubectl() {
+        let cases = all();
+        let throttled: Vec<_> = cases.iter().filter(|c| c.throttled).collect();
+        assert_eq!(
+            throttled.iter().map(|c| c.name).collect::<Vec<_>>(),
+            vec!["create-file-500-throttled", "create-file-5000-throttled"]
+        );
+        for case in throttled {
+            let Kind::CreateFile { objects } = case.kind else {
+                panic!("{}", case.name)
+            };
+            assert_eq!(case.rtt_ms, 0);
+            assert_eq!(
+                case.targets(),
+                vec![
+                    Target::WallRatioAtMost(THROTTLED_WALL_RATIO),
+                    Target::CreatedExactly(u64::from(objects))
+                ]
+            );
+        }
+        // The far create-file case also asks for 1.2× its RTT-bound limit.
+        let far = cases
+            .iter()
+            .find(|c| c.name == "create-file-500-25ms")
+            .unwrap();
+        assert_eq!(
+            far.targets()[1],
+            Target::RttBoundAtMost {
+                ratio: RTT_BOUND_RATIO,
+                bound: 0.45
+            }
+        );
     }
 
     #[test]

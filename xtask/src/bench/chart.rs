@@ -328,6 +328,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::model::Link;
     use crate::bench::model::{BinarySize, Sample, Series, Side};
 
     fn side(walls: &[f64], rss: u64) -> Side {
@@ -355,6 +356,7 @@ mod tests {
             ceiling: series.map(|s| f64::from(s.size) / 2500.0),
             notes: vec![],
             seconds: 1.0,
+            link: Link::default(),
         }
     }
 

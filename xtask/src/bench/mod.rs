@@ -173,6 +173,7 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
         audit,
         base_kubeconfig: base_path.clone(),
         latency: std::cell::RefCell::new(None),
+        throttled: std::cell::Cell::new(false),
     };
     let mut results = Vec::new();
     for (i, case) in selected.iter().enumerate() {
@@ -299,7 +300,9 @@ impl LocalCluster {
             eprintln!("bench: stopping the cluster an earlier benchmark left behind");
             crate::cluster::down(&state_dir)?;
         }
-        let state = crate::cluster::up(&state_dir, true, 1)?;
+        // Throttling applies only to users outside system:masters: every case but the
+        // throttled ones runs in that group and is never affected (see cases.rs).
+        let state = crate::cluster::up(&state_dir, true, 1, Some(cases::THROTTLE_MUTATING))?;
         Ok(Self {
             state_dir,
             kubeconfig: state.kubeconfig,
@@ -331,6 +334,8 @@ struct Bench {
     base_kubeconfig: PathBuf,
     /// The latency proxy of the case being run (cases with `rtt_ms`).
     latency: std::cell::RefCell<Option<localcluster::latency::LatencyProxy>>,
+    /// Whether the case being run is a throttled one (its identity's group).
+    throttled: std::cell::Cell<bool>,
 }
 
 /// One side's run that did not succeed.
@@ -352,13 +357,40 @@ impl Bench {
         let mut result = CaseResult {
             name: case.name.to_string(),
             title: case.title.to_string(),
-            series: (case.rtt_ms == 0).then(|| case.kind.series()).flatten(),
+            // The cost-growth series is the plain loopback one.
+            series: (case.rtt_ms == 0 && !case.throttled)
+                .then(|| case.kind.series())
+                .flatten(),
             outcome: Outcome::Skipped("not run".into()),
             targets: case.targets(),
             ceiling: None,
             notes: Vec::new(),
             seconds: 0.0,
+            link: model::Link {
+                rtt: f64::from(case.rtt_ms) / 1000.0,
+                bound_ours: case.rtt_bound(cases::IN_FLIGHT).map(|d| d.as_secs_f64()),
+                bound_theirs: case.rtt_bound(1).map(|d| d.as_secs_f64()),
+                throttled: case.throttled,
+            },
         };
+        self.throttled.set(case.throttled);
+        if case.throttled {
+            result.notes.push(format!(
+                "both sides run as an identity outside system:masters (group {}, bound to cluster-admin), \
+                 which the bench cluster's API server throttles: at most {} mutating request in flight, `429` \
+                 with `Retry-After: 1` beyond (API Priority and Fairness off); every object must exist \
+                 afterwards and the audit log must show exactly one applied create per object",
+                cases::THROTTLED_GROUP,
+                cases::THROTTLE_MUTATING
+            ));
+            if let Err(e) = self
+                .runtime
+                .block_on(setup::throttled_group(&self.client, cases::THROTTLED_GROUP))
+            {
+                result.outcome = Outcome::Failed(format!("no throttled identity: {e:#}"));
+                return result;
+            }
+        }
         result.outcome = match self.far(case, &mut result) {
             Ok(()) => match self.try_case(case, &mut result) {
                 Ok(outcome) => outcome,
@@ -385,12 +417,14 @@ impl Bench {
              (localcluster::latency); the in-process ceiling is not measured at this latency",
             case.rtt_ms
         ));
-        if let Some(limit) = case.rtt_bound(CEILING_IN_FLIGHT as u32) {
+        if let Some(limit) = case.rtt_bound(cases::IN_FLIGHT) {
             result.notes.push(format!(
-                "RTT-bound limit at {CEILING_IN_FLIGHT} in flight: {} ({} handshake round trips + one per \
-                 {CEILING_IN_FLIGHT} requests; kubectl, one at a time: {})",
+                "RTT-bound limit at {} in flight: {} ({} handshake round trips + one per \
+                 {} requests; kubectl, one at a time: {})",
+                cases::IN_FLIGHT,
                 report::secs(limit.as_secs_f64()),
                 cases::HANDSHAKE_ROUND_TRIPS,
+                cases::IN_FLIGHT,
                 report::secs(case.rtt_bound(1).unwrap_or(limit).as_secs_f64()),
             ));
         }
@@ -448,6 +482,7 @@ impl Bench {
         // (Not through a latency proxy: it is the loopback ceiling.)
         if let Kind::CreateFile { objects } = kind
             && case.rtt_ms == 0
+            && !case.throttled
         {
             match self.ceiling(case, objects) {
                 Ok(c) => result.ceiling = Some(c),
@@ -598,7 +633,12 @@ impl Bench {
         kind: Kind,
         identity: &str,
     ) -> anyhow::Result<Result<measure::Run, RunFailure>> {
-        let mut kubeconfig = self.identities.kubeconfig(identity)?;
+        let mut kubeconfig = if self.throttled.get() {
+            self.identities
+                .kubeconfig_in(identity, cases::THROTTLED_GROUP)?
+        } else {
+            self.identities.kubeconfig(identity)?
+        };
         if let Some(proxy) = &*self.latency.borrow() {
             kubeconfig = proxy.kubeconfig(&kubeconfig)?;
         }

@@ -11,6 +11,10 @@ pub struct Requests {
     pub total: u64,
     /// `"create pods"`, `"get /api"` … → count.
     pub by_kind: BTreeMap<String, u64>,
+    /// Answered `429 Too Many Requests` (throttled, not applied).
+    pub throttled: u64,
+    /// Creates the server applied (`create` answered 2xx).
+    pub created: u64,
 }
 
 impl Requests {
@@ -118,6 +122,11 @@ pub enum Target {
     PostsExactly(u64),
     /// Every run of ours made at most `objects + slack` requests.
     RequestsAtMost { objects: u64, slack: u64 },
+    /// Every run's creates applied by the server number exactly this (with unique
+    /// names, and all of them listed afterwards: each object created exactly once).
+    CreatedExactly(u64),
+    /// Our median wall time within `ratio` × the RTT-bound limit `bound` (seconds).
+    RttBoundAtMost { ratio: f64, bound: f64 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +164,13 @@ impl Target {
             Target::RequestsAtMost { objects, slack } => {
                 format!("at most N + {slack} = {} requests", objects + slack)
             }
+            Target::CreatedExactly(n) => {
+                format!("every object created exactly once ({n} creates applied per run)")
+            }
+            Target::RttBoundAtMost { ratio, bound } => format!(
+                "wall time within {ratio}× of the RTT-bound limit ({:.3} s)",
+                bound
+            ),
         }
     }
 
@@ -198,6 +214,25 @@ impl Target {
                     }
                 }
             },
+            Target::CreatedExactly(want) => match per_run() {
+                None => uncounted(),
+                Some(runs) => {
+                    let created: Vec<u64> = runs.iter().map(|r| r.created).collect();
+                    if created.iter().all(|&c| c == want) {
+                        Verdict::Met(format!("{want} in each of {} runs", created.len()))
+                    } else {
+                        Verdict::Missed(format!("creates applied per run: {created:?}"))
+                    }
+                }
+            },
+            Target::RttBoundAtMost { ratio, bound } => match ours.wall() {
+                None => Verdict::Unknown("no wall time".into()),
+                Some(o) => match stats::ratio(o.median, bound) {
+                    Some(r) if r <= ratio => Verdict::Met(format!("{r:.2}× the limit")),
+                    Some(r) => Verdict::Missed(format!("{r:.2}× the limit > {ratio}×")),
+                    None => Verdict::Unknown("the limit is zero".into()),
+                },
+            },
             Target::RequestsAtMost { objects, slack } => match per_run() {
                 None => uncounted(),
                 Some(runs) => {
@@ -234,6 +269,21 @@ pub struct CaseResult {
     pub notes: Vec<String>,
     /// Seconds the case took in all: set-up, warm-up, measured runs, counting.
     pub seconds: f64,
+    pub link: Link,
+}
+
+/// How a case reaches the API server: the round trip a latency proxy adds and the
+/// RTT-bound limits it implies, and whether the server throttles the case's identity.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Link {
+    /// Round trip added by the latency proxy, in seconds (0: none).
+    pub rtt: f64,
+    /// The RTT-bound limit (seconds) of our side (32 in flight), for cases with a
+    /// known number of requests.
+    pub bound_ours: Option<f64>,
+    /// The same for kubectl, one request at a time.
+    pub bound_theirs: Option<f64>,
+    pub throttled: bool,
 }
 
 impl CaseResult {
@@ -291,6 +341,7 @@ mod tests {
             requests: requests.map(|kinds| Requests {
                 total: kinds.iter().map(|(_, n)| n).sum(),
                 by_kind: kinds.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+                ..Requests::default()
             }),
         }
     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Baseline, CaseResult, Outcome, Report, Side, Verdict};
+use super::model::{Baseline, CaseResult, Outcome, Report, Requests, Side, Verdict};
 use super::stats::{self, Summary};
 
 /// `0.85 ms`, `54.2 ms`, `2.31 s`.
@@ -120,6 +120,7 @@ pub fn render(report: &Report) -> String {
     }
 
     summary_table(w, report);
+    links(w, report);
     sizes(w, report);
     growth(w, report);
     time_spent(w, report);
@@ -237,6 +238,88 @@ fn summary_table(w: &mut String, report: &Report) {
             case.name,
             verdicts(case)
         );
+    }
+}
+
+/// The median of a per-run request count (`None` when requests were not counted).
+fn median_of(side: &Side, f: fn(&Requests) -> u64) -> Option<f64> {
+    let counts: Option<Vec<f64>> = side
+        .samples
+        .iter()
+        .map(|s| s.requests.as_ref().map(|r| f(r) as f64))
+        .collect();
+    stats::summarize(&counts?).map(|s| s.median)
+}
+
+/// Far-away and throttled cases, per side: requests (and throttled ones), applied
+/// creates, and where the wall time stands against the link: round trips (wall ÷ RTT)
+/// and the RTT-bound limit (handshakes + ⌈N / in-flight⌉ round trips).
+fn links(w: &mut String, report: &Report) {
+    let cases: Vec<&CaseResult> = report
+        .cases
+        .iter()
+        .filter(|c| c.link.rtt > 0.0 || c.link.throttled)
+        .collect();
+    if cases.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\n## Far away and throttled\n");
+    let _ = writeln!(
+        w,
+        "Medians per side. Requests, `429` answers and applied creates are from the audit log; round trips \
+         are the wall time in units of the added RTT; the RTT-bound limit is the least time any client needs: \
+         {} handshake round trips, then one round trip per {} requests in flight (ours) or per request \
+         (kubectl, one at a time), N being the objects to create.\n",
+        super::cases::HANDSHAKE_ROUND_TRIPS,
+        super::cases::IN_FLIGHT
+    );
+    let _ = writeln!(
+        w,
+        "| case | side | wall | requests | 429s | applied creates | round trips (wall ÷ RTT) | RTT-bound limit | wall ÷ limit |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|");
+    for case in cases {
+        let Outcome::Measured { ours, theirs } = &case.outcome else {
+            let _ = writeln!(
+                w,
+                "| {} | {} | | | | | | | |",
+                case.name,
+                status(&case.outcome).unwrap_or_default()
+            );
+            continue;
+        };
+        let mut sides = vec![("ours", ours, case.link.bound_ours)];
+        if let Baseline::Kubectl(t) = theirs {
+            sides.push(("kubectl", t, case.link.bound_theirs));
+        }
+        for (who, side, bound) in sides {
+            let wall = side.wall().map(|s| s.median);
+            let opt = |v: Option<f64>| v.map(count).unwrap_or_else(|| "n/a".into());
+            let (trips, limit, within) = if case.link.rtt > 0.0 {
+                (
+                    wall.map(|w| format!("{:.1}", w / case.link.rtt))
+                        .unwrap_or_default(),
+                    bound.map(secs).unwrap_or_else(|| "—".into()),
+                    match (wall, bound) {
+                        (Some(w), Some(b)) => stats::ratio(w, b)
+                            .map(|r| format!("{r:.2}×"))
+                            .unwrap_or_else(|| "—".into()),
+                        _ => "—".into(),
+                    },
+                )
+            } else {
+                ("—".into(), "—".into(), "—".into())
+            };
+            let _ = writeln!(
+                w,
+                "| {} | {who} | {} | {} | {} | {} | {trips} | {limit} | {within} |",
+                case.name,
+                wall.map(secs).unwrap_or_default(),
+                opt(median_of(side, |r| r.total)),
+                opt(median_of(side, |r| r.throttled)),
+                opt(median_of(side, |r| r.created)),
+            );
+        }
     }
 }
 

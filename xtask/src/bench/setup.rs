@@ -32,6 +32,39 @@ pub async fn client(kubeconfig: &Path) -> anyhow::Result<Client> {
     localcluster::client_for(kubeconfig, &context).await
 }
 
+/// Binds `cluster-admin` to `group` (a ClusterRoleBinding named after it, created
+/// once): the throttled cases' identity may then do all the admin does, but outside
+/// `system:masters`, so the API server throttles it.
+pub async fn throttled_group(client: &Client, group: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
+    let api: Api<ClusterRoleBinding> = Api::all(client.clone());
+    if api.get_opt(group).await?.is_some() {
+        return Ok(());
+    }
+    let binding = ClusterRoleBinding {
+        metadata: ObjectMeta {
+            name: Some(group.to_string()),
+            labels: Some(BTreeMap::from([(LABEL.to_string(), "true".to_string())])),
+            ..Default::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: "cluster-admin".into(),
+        },
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "Group".into(),
+            name: group.to_string(),
+            namespace: None,
+        }]),
+    };
+    api.create(&PostParams::default(), &binding)
+        .await
+        .with_context(|| format!("cannot bind cluster-admin to group {group}"))?;
+    Ok(())
+}
+
 /// Creates the namespaces (labelled [`LABEL`]); with `for_pods`, also waits until each
 /// has its `default` ServiceAccount (pods are rejected before it exists).
 pub async fn namespaces(client: &Client, names: &[String], for_pods: bool) -> anyhow::Result<()> {

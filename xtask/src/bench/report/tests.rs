@@ -1,7 +1,7 @@
 //! The report's formatting and layout, on hand-made results.
 
 use super::*;
-use crate::bench::model::{BinarySize, Requests, Sample, Series, Target};
+use crate::bench::model::{BinarySize, Link, Requests, Sample, Series, Target};
 
 fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
     Sample {
@@ -11,6 +11,7 @@ fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
         requests: requests.map(|(k, n)| Requests {
             total: n,
             by_kind: [(k.to_string(), n)].into_iter().collect(),
+            ..Requests::default()
         }),
     }
 }
@@ -40,6 +41,7 @@ fn report() -> Report {
                 ceiling: None,
                 notes: vec![],
                 seconds: 2.0,
+                link: Link::default(),
             },
             CaseResult {
                 name: "create-file-500".into(),
@@ -50,6 +52,7 @@ fn report() -> Report {
                 ceiling: Some(0.21),
                 notes: vec![],
                 seconds: 0.5,
+                link: Link::default(),
             },
             CaseResult {
                 name: "rolling-update-10".into(),
@@ -63,6 +66,7 @@ fn report() -> Report {
                 ceiling: None,
                 notes: vec!["pods ready 300 ms after start".into()],
                 seconds: 60.0,
+                link: Link::default(),
             },
         ],
         binaries: vec![BinarySize { name: "kubectl-run_pod".into(), bytes: 5 * 1024 * 1024 }],
@@ -196,9 +200,109 @@ fn memory_growth_compares_smallest_and_largest_measured_sizes() {
         ceiling: None,
         notes: vec![],
         seconds: 1.0,
+        link: Link::default(),
     };
     let cases = vec![case(5000, 15_000), case(50, 10_000), case(500, 11_000)];
     assert_eq!(memory_growth(&cases, "create-file"), Some((50, 5000, 1.5)));
     assert_eq!(memory_growth(&cases[..1], "create-file"), None);
     assert_eq!(memory_growth(&cases, "rolling-update"), None);
+}
+
+#[test]
+fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
+    let mut r = report();
+    r.cases.push(CaseResult {
+        name: "create-file-500-25ms".into(),
+        title: "500 ConfigMaps, 25 ms".into(),
+        series: None,
+        outcome: Outcome::Measured {
+            ours: side(
+                "kubectl-create_file",
+                &[0.50, 0.54, 0.60],
+                8192,
+                Some(("create configmaps", 500)),
+            ),
+            theirs: Baseline::Kubectl(side(
+                "kubectl create",
+                &[14.0, 15.0, 16.0],
+                40960,
+                Some(("create configmaps", 506)),
+            )),
+        },
+        targets: vec![Target::RttBoundAtMost {
+            ratio: 1.2,
+            bound: 0.45,
+        }],
+        ceiling: None,
+        notes: vec![],
+        seconds: 40.0,
+        link: Link {
+            rtt: 0.025,
+            bound_ours: Some(0.45),
+            bound_theirs: Some(12.55),
+            throttled: false,
+        },
+    });
+    let mut throttled = side(
+        "kubectl-create_file",
+        &[3.0, 3.2, 3.4],
+        8192,
+        Some(("create configmaps", 520)),
+    );
+    for s in &mut throttled.samples {
+        let r = s.requests.as_mut().unwrap();
+        r.throttled = 20;
+        r.created = 500;
+    }
+    r.cases.push(CaseResult {
+        name: "create-file-500-throttled".into(),
+        title: "500 ConfigMaps, throttled".into(),
+        series: None,
+        outcome: Outcome::Measured {
+            ours: throttled,
+            theirs: Baseline::Kubectl(side(
+                "kubectl create",
+                &[2.5, 2.6, 2.7],
+                40960,
+                Some(("create configmaps", 506)),
+            )),
+        },
+        targets: vec![Target::WallRatioAtMost(1.5), Target::CreatedExactly(500)],
+        ceiling: None,
+        notes: vec![],
+        seconds: 40.0,
+        link: Link {
+            throttled: true,
+            ..Link::default()
+        },
+    });
+    let md = render(&r);
+    assert!(md.contains("## Far away and throttled"), "{md}");
+    // 540 ms is 21.6 round trips of 25 ms, 1.20× the 450 ms limit.
+    assert!(
+        md.contains(
+            "| create-file-500-25ms | ours | 540.0 ms | 500 | 0 | 0 | 21.6 | 450.0 ms | 1.20× |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| create-file-500-25ms | kubectl | 15.00 s | 506 | 0 | 0 | 600.0 | 12.55 s | 1.20× |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("| create-file-500-throttled | ours | 3.20 s | 520 | 20 | 500 | — | — | — |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("wall time within 1.2× of the RTT-bound limit (0.450 s): met"),
+        "{md}"
+    );
+    assert!(
+        md.contains("every object created exactly once (500 creates applied per run): met"),
+        "{md}"
+    );
+    // Cases on a plain link are not in that table.
+    assert!(!md.contains("| run-pod-dry-run | ours |"), "{md}");
 }

@@ -1,0 +1,202 @@
+//! run-pod and create-file against a SIGSTOPped kube-apiserver (issue 17): every
+//! request is bounded (`shared::rest::bound`), by `--request-timeout` when given and a
+//! default otherwise, so the command ends with kubectl's `Unable to connect to the
+//! server` instead of waiting forever. The kernel still completes TCP handshakes into
+//! the paused server's listen backlog: only the client's own bound ends the wait.
+//! Pausing the control plane stalls every test on it, so these run on the isolated
+//! cluster (one at a time); each hang bound below fails the test rather than waiting.
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+
+/// The start of the message for a request cut by the bound `bound` (its `Debug` form).
+fn no_answer(bound: &str) -> String {
+    format!(
+        "Unable to connect to the server: no answer in time (each request is bounded by {bound}: --request-timeout, or 75s without it)"
+    )
+}
+
+/// What a finished plugin run left.
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Starts `plugin` with `args` on the isolated cluster, pauses kube-apiserver once
+/// `pause_after` lines are on stdout (0: before the plugin starts), and waits for the
+/// plugin's end, at most `hang` (then the test fails: a hang is the bug).
+async fn against_paused(
+    plugin: &str,
+    label: &str,
+    args: impl FnOnce(&str) -> Vec<String>,
+    pause_after: usize,
+    hang: Duration,
+) -> Ended {
+    let (cluster, _lock) = tests::harness::isolated_cluster().await;
+    let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).expect("control plane");
+    let ns = cluster.namespace(label).await;
+    let mut paused =
+        (pause_after == 0).then(|| plane.pause("kube-apiserver").expect("pause kube-apiserver"));
+    let mut child = tokio::process::Command::new(
+        cluster
+            .plugin_dir
+            .join(tests::harness::plugin_binary(plugin)),
+    )
+    .args(args(ns.as_str()))
+    .env("KUBECONFIG", &cluster.kubeconfig)
+    .env("NO_PROXY", "127.0.0.1,localhost")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true)
+    .spawn()
+    .expect("spawn plugin");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let stderr = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut stdout = String::new();
+    let ended = tokio::time::timeout(hang, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            stdout.push_str(&line);
+            stdout.push('\n');
+            if paused.is_none() && stdout.lines().count() >= pause_after {
+                paused = Some(plane.pause("kube-apiserver").expect("pause kube-apiserver"));
+            }
+        }
+        child.wait().await
+    })
+    .await;
+    // Resumed before any assertion, so a failure leaves the cluster usable.
+    drop(paused);
+    let status = ended
+        .unwrap_or_else(|_| panic!("{plugin} hung for {hang:?} against a paused API server"))
+        .expect("wait");
+    Ended {
+        code: status.code(),
+        stdout,
+        stderr: stderr.await.expect("stderr reader"),
+    }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_pod_ends_within_its_request_timeout() {
+    let ended = against_paused(
+        "run-pod",
+        "rp-paused-rt",
+        |ns| strings(&["web", "--image=nginx", "-n", ns, "--request-timeout=3s"]),
+        0,
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert_eq!(ended.stdout, "");
+    assert!(
+        ended.stderr.starts_with("error: ") && ended.stderr.contains(&no_answer("3s")),
+        "a clear error: {}",
+        ended.stderr
+    );
+}
+
+/// Without `--request-timeout` (kubectl would wait forever) the default bound applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_pod_ends_within_the_default_bound() {
+    let ended = against_paused(
+        "run-pod",
+        "rp-paused-default",
+        |ns| strings(&["web", "--image=nginx", "-n", ns]),
+        0,
+        Duration::from_secs(150),
+    )
+    .await;
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(
+        ended.stderr.starts_with("error: ") && ended.stderr.contains(&no_answer("75s")),
+        "a clear error: {}",
+        ended.stderr
+    );
+}
+
+/// Paused in the middle of a create, with requests in flight on open connections
+/// (their reads are what the bound cuts): every object is reported, created or failed
+/// with the bound's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_file_paused_mid_create_ends_within_its_request_timeout() {
+    const N: usize = 200;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: Vec<String> = (0..N).map(|i| format!("p-{i:04}")).collect();
+    for name in &names {
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"),
+        )
+        .expect("write manifest");
+    }
+    let path = dir.path().display().to_string();
+    let ended = against_paused(
+        "create-file",
+        "cf-paused-rt",
+        |ns| strings(&["-f", &path, "-n", ns, "--request-timeout=3s"]),
+        10,
+        Duration::from_secs(240),
+    )
+    .await;
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    let created: BTreeSet<&str> = ended
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("configmap/")?.strip_suffix(" created"))
+        .collect();
+    let failed: BTreeSet<&str> = ended
+        .stderr
+        .lines()
+        .filter(|l| l.contains(&no_answer("3s")))
+        .filter_map(|l| names.iter().find(|n| l.contains(&format!("{n}.yaml"))))
+        .map(String::as_str)
+        .collect();
+    assert!(!failed.is_empty(), "{}", ended.stderr);
+    assert!(created.is_disjoint(&failed), "reported both ways");
+    assert_eq!(
+        created.len() + failed.len(),
+        N,
+        "objects neither reported created nor failed with the bound's message\n{}",
+        ended.stderr
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_file_ends_within_the_default_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  k: v\n",
+    )
+    .expect("write manifest");
+    let path = file.display().to_string();
+    let ended = against_paused(
+        "create-file",
+        "cf-paused-default",
+        |ns| strings(&["-f", &path, "-n", ns]),
+        0,
+        Duration::from_secs(150),
+    )
+    .await;
+    assert_eq!(ended.code, Some(1), "{}", ended.stderr);
+    assert!(
+        ended.stderr.starts_with("error: ") && ended.stderr.contains(&no_answer("75s")),
+        "a clear error: {}",
+        ended.stderr
+    );
+}

@@ -1,0 +1,96 @@
+//! `cargo xtask size`: the release binaries against their size budget.
+//!
+//! Issue 21 sets it: every plugin binary at most 6 MiB, stripped, as built by the
+//! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`).
+//! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
+//! release profile, `--target` when given) unless `--bin-dir` names them, prints each
+//! size against the budget and fails when one is over. `dist` prints the same lines
+//! while packing a release build.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+use crate::flags;
+
+/// Every plugin binary, stripped, at most this many bytes (issue 21).
+pub const BUDGET: u64 = 6 * 1024 * 1024;
+
+pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
+    let ws = crate::metadata::load()?;
+    let bins: Vec<String> = ws.plugins.iter().map(|p| p.bin.clone()).collect();
+    let dir = match &flags.bin_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.current_dir(crate::project_root())
+                .args(["build", "--locked", "--release"]);
+            if let Some(t) = &flags.target {
+                cmd.args(["--target", t]);
+            }
+            for bin in &bins {
+                cmd.args(["-p", bin]);
+            }
+            crate::run::run(&mut cmd)?;
+            crate::targets::bin_dir(&crate::target_dir(), flags.target.as_deref(), "release")
+        }
+    };
+    let windows = flags
+        .target
+        .as_deref()
+        .is_some_and(|t| t.contains("windows"))
+        || (flags.target.is_none() && cfg!(windows));
+    let suffix = if windows { ".exe" } else { "" };
+    let mut over = Vec::new();
+    for bin in &bins {
+        let name = format!("{bin}{suffix}");
+        let bytes = size_of(&dir.join(&name))?;
+        println!("{}", line(&name, bytes));
+        if bytes > BUDGET {
+            over.push(name);
+        }
+    }
+    if !over.is_empty() {
+        bail!(
+            "over the {} budget: {}",
+            crate::dist::human(BUDGET),
+            over.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn size_of(path: &Path) -> anyhow::Result<u64> {
+    Ok(std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len())
+}
+
+/// `kubectl-run_pod   8.02 MiB  (budget 6.00 MiB: 2.02 MiB over)`.
+pub fn line(name: &str, bytes: u64) -> String {
+    let verdict = if bytes <= BUDGET {
+        format!("{} under", crate::dist::human(BUDGET - bytes))
+    } else {
+        format!("{} over", crate::dist::human(bytes - BUDGET))
+    };
+    format!(
+        "{name:<32} {:>10}  (budget {}: {verdict})",
+        crate::dist::human(bytes),
+        crate::dist::human(BUDGET)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_line_says_how_far_from_the_budget() {
+        let line_over = line("kubectl-run_pod", BUDGET + 1024 * 1024);
+        assert!(line_over.contains("1.00 MiB over"), "{line_over}");
+        let line_under = line("kubectl-run_pod", BUDGET - 512 * 1024);
+        assert!(line_under.contains("0.50 MiB under"), "{line_under}");
+        assert!(line("x", BUDGET).contains("under"));
+    }
+}
