@@ -166,6 +166,50 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
 }
 
 #[test]
+fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
+    let planted = [
+        (
+            "shared/src/resource/error.rs",
+            "fn f(e: &E) -> String { crate::cli::error_chain(e) }",
+            "crate::cli::error_chain",
+        ),
+        (
+            "shared/src/resource/mapper.rs",
+            "use crate::flags::ConfigFlags;",
+            "crate::flags::ConfigFlags",
+        ),
+        (
+            "shared/src/rest/helper.rs",
+            "fn f() { crate::cli::install_crypto_provider(); }",
+            "crate::cli::install_crypto_provider",
+        ),
+    ];
+    for (rel, source, named) in planted {
+        let layer = LAYERS
+            .iter()
+            .find(|l| rel.starts_with(l.dir))
+            .expect("a layer");
+        let problems = layering(rel, source, layer);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains(&format!("`{named}`"))),
+            "{rel}: {source}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = "//! Below.\nuse crate::error::error_chain;\nfn f() { crate::tls::install_crypto_provider(); }\n";
+    assert_eq!(
+        messages(&layering(
+            "shared/src/rest/helper.rs",
+            clean,
+            layer("shared/src/rest/")
+        )),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn an_unparsable_file_of_a_layer_is_reported() {
     let problems = layering("shared/src/flags/x.rs", "fn (", layer(FLAGS));
     assert_eq!(problems.len(), 1);
