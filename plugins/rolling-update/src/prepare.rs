@@ -539,13 +539,24 @@ async fn mark_old_controller<O: PrepareOps>(
     ops.check_interrupt()?;
     let selector = controller::selector_string(&rc);
     for pod in &ops.list_pods(&selector).await? {
-        ops.update_pod(pod, &|p| {
-            p.metadata
-                .labels
-                .get_or_insert_with(Default::default)
-                .insert(key.to_string(), value.to_string());
-        })
-        .await?;
+        let labelled = ops
+            .update_pod(pod, &|p| {
+                p.metadata
+                    .labels
+                    .get_or_insert_with(Default::default)
+                    .insert(key.to_string(), value.to_string());
+            })
+            .await;
+        match labelled {
+            Ok(_) => {}
+            // Deleted since the list (by a user, an eviction, the node): nothing to
+            // label. Its RC replaces it from the template, which already has the key.
+            // 1.17 failed the whole update here with the pod's NotFound.
+            Err(e) if is_gone(&e) => {
+                tracing::debug!(pod = ?pod.metadata.name, "pod deleted before it was labelled");
+            }
+            Err(e) => return Err(e),
+        }
     }
     let original_selector = selector;
     let rc = ops
@@ -582,3 +593,13 @@ async fn mark_old_controller<O: PrepareOps>(
 
 #[cfg(test)]
 mod tests;
+
+/// Whether a write failed because its object no longer exists (a 404 anywhere in the
+/// error's chain: the PUT itself, or the re-read after a conflict).
+fn is_gone(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<kube::Error>()
+            .is_some_and(|e| matches!(e, kube::Error::Api(s) if s.is_not_found()))
+    })
+}

@@ -30,6 +30,8 @@ struct Fake {
     /// A pod the RC manager creates from its cached template right after the
     /// second RC write (between the marking's writes).
     late_pod: Option<Pod>,
+    /// Pods deleted by someone else between our list and our update of them.
+    vanishing: Vec<String>,
     rc_writes: usize,
 }
 
@@ -48,6 +50,7 @@ impl Fake {
             ready_after: Some(Duration::ZERO),
             scaled: BTreeMap::new(),
             late_pod: None,
+            vanishing: Vec::new(),
             rc_writes: 0,
         }
     }
@@ -202,6 +205,14 @@ impl PrepareOps for Fake {
     ) -> anyhow::Result<Pod> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         self.calls.push(format!("update_pod {name}"));
+        if self.vanishing.contains(&name) {
+            self.pods.remove(&name);
+            let status =
+                kube::core::Status::failure(&format!("pods {name:?} not found"), "NotFound")
+                    .with_code(404);
+            return Err(anyhow::Error::new(kube::Error::Api(Box::new(status)))
+                .context(format!("updating pod {name}")));
+        }
         let mut pod = pod.clone();
         mutate(&mut pod);
         self.pods.insert(name, pod.clone());
@@ -598,6 +609,30 @@ async fn image_resumes_the_update_in_progress_and_marks_the_old_rc_and_its_pods(
         assert_eq!(labels.get(KEY), Some(&key_value), "{name}");
     }
     assert!(!fake.pods.contains_key("web-late"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_deleted_between_the_list_and_its_label_is_skipped() {
+    // Found by the 30-replica chaos e2e: a pod deleted right after the list made the
+    // whole update fail with the pod's NotFound.
+    let mut fake = image_update();
+    fake.vanishing = vec!["web-a".into()];
+    let args = args(&["web"]);
+    let plan = Plan {
+        image: "nginx:2",
+        ..plan(&args)
+    };
+    let prepared = prepare(&plan, &mut fake, &mut Lines::default(), None).await;
+    assert!(
+        matches!(prepared, Ok(Prepared::Update { .. })),
+        "{prepared:?}"
+    );
+    assert!(fake.calls.contains(&"update_pod web-b".to_string()));
+    assert!(!fake.pods.contains_key("web-a"));
+    for name in ["web-b", "other"] {
+        let labels = fake.pods[name].metadata.labels.clone().unwrap_or_default();
+        assert!(labels.contains_key(KEY), "{name}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
