@@ -35,7 +35,7 @@ use shared::flags::{ChangeCauseRecorder, DryRunStrategy};
 use shared::printers::{Error as PrintError, Printer};
 use shared::resource::{Info, Validation, Visited};
 use shared::rest::Helper;
-use shared::rest::retry::track;
+use shared::rest::retry::{Throttled, track_with};
 
 use crate::limit::Limiter;
 use crate::order;
@@ -365,11 +365,22 @@ async fn create_one(
     loop {
         let sent = std::time::SystemTime::now();
         let slot = limiter.acquire().await;
-        // Shared with other creates in flight: see the 429 case below.
+        // Shared with other creates in flight: a 429 comes back at once (no waiting
+        // for Retry-After in the client) and the create is sent again below, under
+        // the limit the 429 just halved. Alone, the client's retries wait as
+        // kubectl's do.
         let competing = limiter.limit() > 1;
-        let (result, attempts) = track(helper.create(info.namespace(), &info.object)).await;
-        limiter.release(slot, attempts.throttled());
-        if attempts.throttled() {
+        let throttled = if competing {
+            Throttled::Return
+        } else {
+            Throttled::Retry
+        };
+        let (result, attempts) =
+            track_with(helper.create(info.namespace(), &info.object), throttled).await;
+        let throttled = attempts.throttled()
+            || matches!(&result, Err(kube::Error::Api(status)) if status.code == 429);
+        limiter.release(slot, throttled);
+        if throttled {
             tracing::debug!(
                 limit = limiter.limit(),
                 "throttled: fewer creates in flight"
@@ -401,16 +412,16 @@ async fn create_one(
             other => other,
         };
         match result {
-            // The client's retries (client-go's ten) ran out while this create competed
-            // with others for a throttled server: the limiter has shrunk meanwhile, so
-            // send it again under the smaller limit. A 429 is never applied, so this
-            // cannot create twice. Alone (limit 1, kubectl's one create at a time) the
-            // answer stands, as it does for kubectl.
+            // Throttled while this create competed with others for the server: the
+            // limiter has shrunk, so send it again under the smaller limit. A 429 is
+            // never applied, so this cannot create twice. Alone (limit 1, kubectl's
+            // one create at a time) the client's ten retries ran, and their answer
+            // stands, as it does for kubectl.
             Err(kube::Error::Api(status)) if status.code == 429 && competing => {
                 tracing::debug!(
                     name = info.name(),
                     limit = limiter.limit(),
-                    "still throttled after the client's retries: sent again under the smaller limit"
+                    "throttled while competing: sent again under the smaller limit"
                 );
             }
             Err(kube::Error::Api(status))

@@ -1,12 +1,17 @@
 //! How many creates are in flight, adapted to the server: additive increase,
 //! multiplicative decrease (AIMD, as TCP does it).
 //!
-//! `--concurrency` is the ceiling. A create the server throttled (`429`, seen through
-//! the client's retries, [`shared::rest::retry::track`]) halves the limit — once per
+//! `--concurrency` is the ceiling. A create the server throttled (a `429` handed back at
+//! once while creates compete, or seen by the client's retries when one is alone:
+//! [`shared::rest::retry::track_with`]) halves the limit — once per
 //! round: only a request started since the last decrease can cause another, so one
 //! burst of 429s to requests sent together counts once. Every create that went through
 //! without throttling adds `1 / limit`, i.e. one more request in flight per round of
-//! unthrottled ones. The limit never drops below one, where create-file behaves as
+//! unthrottled ones — up to a ceiling: a level that was throttled is not tried again
+//! until [`REPROBE_AFTER`] creates went through without a `429` (then one level
+//! more). Without it, against a server that admits `c` writes at a time the limit
+//! climbs back to `c + 1` a few creates after every decrease and is throttled again,
+//! round after round. The limit never drops below one, where create-file behaves as
 //! kubectl (one create at a time) and relies on the retries alone.
 //!
 //! Hand-written: the crates that offer adaptive concurrency (tower's `limit` has only a
@@ -16,12 +21,19 @@ use std::sync::Mutex;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
+/// Unthrottled creates after which a throttled level may be tried again.
+pub const REPROBE_AFTER: u32 = 100;
+
 /// The AIMD arithmetic, without the waiting.
 #[derive(Debug, Clone)]
 pub struct Aimd {
     max: usize,
     limit: f64,
     round: u64,
+    /// Below the lowest level throttled lately (`max` until a throttle).
+    ceiling: f64,
+    /// Unthrottled creates since the ceiling last moved.
+    since_throttled: u32,
 }
 
 impl Aimd {
@@ -32,6 +44,8 @@ impl Aimd {
             max,
             limit: max as f64,
             round: 0,
+            ceiling: max as f64,
+            since_throttled: 0,
         }
     }
 
@@ -50,6 +64,8 @@ impl Aimd {
     /// A request started in `round` was throttled.
     pub fn throttled(&mut self, round: u64) {
         if round == self.round {
+            self.ceiling = (self.limit.floor() - 1.0).max(1.0);
+            self.since_throttled = 0;
             self.limit = (self.limit / 2.0).max(1.0);
             self.round += 1;
         }
@@ -57,7 +73,12 @@ impl Aimd {
 
     /// A request went through without throttling.
     pub fn succeeded(&mut self) {
-        self.limit = (self.limit + 1.0 / self.limit).min(self.max as f64);
+        self.since_throttled += 1;
+        if self.since_throttled >= REPROBE_AFTER {
+            self.ceiling = (self.ceiling + 1.0).min(self.max as f64);
+            self.since_throttled = 0;
+        }
+        self.limit = (self.limit + 1.0 / self.limit).min(self.ceiling);
     }
 }
 
@@ -192,12 +213,43 @@ mod tests {
         }
         assert_eq!(limiter.permits.available_permits(), 2);
         assert_eq!(limiter.lock().granted, 2);
-        // Successes give permits back.
+        // Successes give permits back, up to below the level that was throttled.
         for _ in 0..8 {
+            let slot = limiter.acquire().await;
+            limiter.release(slot, false);
+        }
+        assert_eq!(limiter.limit(), 3);
+        assert_eq!(limiter.permits.available_permits(), 3);
+        // After REPROBE_AFTER unthrottled creates the throttled level is tried again.
+        for _ in 0..REPROBE_AFTER {
             let slot = limiter.acquire().await;
             limiter.release(slot, false);
         }
         assert_eq!(limiter.limit(), 4);
         assert_eq!(limiter.permits.available_permits(), 4);
+    }
+
+    #[test]
+    fn a_throttled_level_is_not_probed_again_soon() {
+        // A server that admits two writes at a time: the burst at 32 is halved down
+        // to 2, the probe to 3 is throttled once, and then the limit stays at 2.
+        let mut aimd = Aimd::new(32);
+        let server = 2;
+        let mut throttles = 0;
+        for _ in 0..1000 {
+            let round = aimd.round();
+            if aimd.limit() > server {
+                throttles += 1;
+                aimd.throttled(round);
+            } else {
+                aimd.succeeded();
+            }
+        }
+        assert_eq!(aimd.limit(), server);
+        // 32 → 16 → 8 → 4 → 2, then one probe of 3 per REPROBE_AFTER creates.
+        assert!(
+            throttles <= 4 + 1000 / REPROBE_AFTER as usize,
+            "{throttles}"
+        );
     }
 }

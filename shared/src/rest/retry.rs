@@ -109,6 +109,20 @@ fn retry_after_seconds(headers: &HeaderMap) -> Option<i64> {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Attempts {
     pub retried: Vec<StatusCode>,
+    /// Set by [`track_with`]: a `429` is the answer, not retried here.
+    return_throttled: bool,
+}
+
+/// What a tracked request does with a `429`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Throttled {
+    /// Wait `Retry-After` and send it again, as client-go does (the default).
+    Retry,
+    /// Hand the `429` to the caller at once. For a caller that sends many requests
+    /// at a time and has a better answer than waiting: create-file sends fewer at
+    /// once and queues the throttled create again, where waiting a second per
+    /// throttled create would hold every one of a burst for the whole second.
+    Return,
 }
 
 impl Attempts {
@@ -132,10 +146,20 @@ tokio::task_local! {
 /// and returns its output with what its retries were. The record is task-local, so
 /// concurrent requests polled by one task (`buffer_unordered`) each get their own.
 pub async fn track<F: Future>(request: F) -> (F::Output, Attempts) {
+    track_with(request, Throttled::Retry).await
+}
+
+/// [`track`], choosing what a `429` does ([`Throttled`]); `5xx` and connection
+/// failures are retried either way.
+pub async fn track_with<F: Future>(request: F, throttled: Throttled) -> (F::Output, Attempts) {
+    let attempts = Attempts {
+        return_throttled: throttled == Throttled::Return,
+        ..Attempts::default()
+    };
     ATTEMPTS
-        .scope(RefCell::new(Attempts::default()), async {
+        .scope(RefCell::new(attempts), async {
             let output = request.await;
-            (output, ATTEMPTS.with(|a| a.take()))
+            (output, ATTEMPTS.with(|a| a.replace(Attempts::default())))
         })
         .await
 }
@@ -168,6 +192,15 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, BoxError> for Policy {
                 return Some(tokio::time::sleep(wait));
             }
         };
+        // The policy runs in the caller's task (the buffer hands the response future
+        // back to it), so the caller's `track_with` choice is visible here.
+        if response.status() == StatusCode::TOO_MANY_REQUESTS
+            && ATTEMPTS
+                .try_with(|a| a.borrow().return_throttled)
+                .unwrap_or(false)
+        {
+            return None;
+        }
         let wait = retry_after(response.status(), response.headers(), self.retries)?;
         self.retries += 1;
         // client-go's V(4) line.
@@ -335,10 +368,12 @@ mod tests {
     fn attempts_tell_throttling_from_server_failures() {
         let throttled = Attempts {
             retried: vec![StatusCode::TOO_MANY_REQUESTS],
+            ..Attempts::default()
         };
         assert!(throttled.throttled() && !throttled.server_failed());
         let failed = Attempts {
             retried: vec![StatusCode::SERVICE_UNAVAILABLE],
+            ..Attempts::default()
         };
         assert!(!failed.throttled() && failed.server_failed());
         assert!(!Attempts::default().throttled());
@@ -424,5 +459,56 @@ mod tests {
         );
         assert_eq!(calls.load(Ordering::SeqCst), MAX_RETRIES + 1);
         assert_eq!(attempts.retried.len(), MAX_RETRIES as usize);
+    }
+
+    /// `Throttled::Return`: the first `429` is the answer, while a `5xx` with
+    /// `Retry-After` is still retried; `track` (the default) keeps retrying `429`s.
+    #[tokio::test]
+    async fn a_caller_can_take_a_429_at_once() {
+        use std::sync::{Arc, Mutex};
+        use tower::{Layer as _, ServiceExt as _};
+
+        let script = |answers: Vec<StatusCode>| {
+            let answers = Arc::new(Mutex::new(answers));
+            let calls = Arc::new(Mutex::new(0u32));
+            let (answers2, calls2) = (answers.clone(), calls.clone());
+            let inner = tower::service_fn(move |_req: Request<Body>| {
+                *calls2.lock().expect("lock") += 1;
+                let status = answers2.lock().expect("lock").pop().expect("an answer");
+                async move {
+                    let mut response = Response::new(());
+                    *response.status_mut() = status;
+                    response
+                        .headers_mut()
+                        .insert(http::header::RETRY_AFTER, "0".parse().expect("value"));
+                    Ok::<_, BoxError>(response)
+                }
+            });
+            (layer().layer(tower::util::BoxService::new(inner)), calls)
+        };
+        let post = || {
+            Request::post("/api/v1/namespaces/default/configmaps")
+                .body(Body::from(b"{}".to_vec()))
+                .expect("request")
+        };
+        // Answers are popped from the end: 503, then 429, then 201.
+        let answers = vec![
+            StatusCode::CREATED,
+            StatusCode::TOO_MANY_REQUESTS,
+            StatusCode::SERVICE_UNAVAILABLE,
+        ];
+        let (client, calls) = script(answers.clone());
+        let (response, attempts) = track_with(client.oneshot(post()), Throttled::Return).await;
+        assert_eq!(
+            response.expect("answer").status(),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        assert_eq!(attempts.retried, vec![StatusCode::SERVICE_UNAVAILABLE]);
+        assert_eq!(*calls.lock().expect("lock"), 2);
+
+        let (client, calls) = script(answers);
+        let (response, _) = track(client.oneshot(post())).await;
+        assert_eq!(response.expect("answer").status(), StatusCode::CREATED);
+        assert_eq!(*calls.lock().expect("lock"), 3);
     }
 }
