@@ -66,7 +66,9 @@ impl Plugin {
                     .hide(true)
                     .help("Print the version information and quit"),
             );
-        crate::flags::go_bool_flags(cmd)
+        // pflag lets any flag repeat, the last value winning (lists append: clap's
+        // `Append` args are left alone by this).
+        crate::flags::go_bool_flags(cmd.args_override_self(true))
     }
 
     /// Parses `argv` into the plugin's flags and the matches (for [`Context`]).
