@@ -90,6 +90,10 @@ pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<Ope
 /// A transport failure as the discovery errors word it: kube's `ServiceError: ` names
 /// its own plumbing, the cause (a refused connection, a timeout) is what matters.
 fn transport(err: &kube::Error) -> String {
+    // A request cut by the client's bound says so, as every other request does.
+    if let Some(no_answer) = crate::rest::bound::no_answer(err) {
+        return no_answer;
+    }
     match err {
         kube::Error::Service(cause) => crate::error::error_chain(cause.as_ref()),
         other => crate::error::error_chain(other),
