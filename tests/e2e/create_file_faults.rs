@@ -364,7 +364,7 @@ fn reported_created(stdout: &str) -> std::collections::BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_server_restart_mid_create_is_reported_and_a_rerun_finishes() {
     use std::collections::BTreeSet;
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    use tokio::io::AsyncBufReadExt;
     const N: usize = 2000;
     let (cluster, _lock) = tests::harness::isolated_cluster().await;
     let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).expect("control plane");
@@ -380,24 +380,13 @@ async fn an_api_server_restart_mid_create_is_reported_and_a_rerun_finishes() {
     ]
     .map(str::to_string);
 
-    let mut child = tokio::process::Command::new(
-        cluster
-            .plugin_dir
-            .join(tests::harness::plugin_binary("create-file")),
-    )
-    .args(&args)
-    .env("KUBECONFIG", &cluster.kubeconfig)
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .kill_on_drop(true)
-    .spawn()
-    .expect("spawn create-file");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let stderr = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text).await;
-        text
-    });
+    let mut child = tests::harness::spawn_plugin(
+        &cluster.plugin_dir,
+        "create-file",
+        &cluster.kubeconfig,
+        &args,
+    );
+    let stderr = tests::harness::collect_stderr(&mut child);
     let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut stdout = String::new();
     // Restart once a tenth of the objects are in.

@@ -7,10 +7,9 @@
 //! cluster (one at a time); each hang bound below fails the test rather than waiting.
 
 use std::collections::BTreeSet;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+use tokio::io::AsyncBufReadExt;
 
 /// The start of the message for a request cut by the bound `bound` (its `Debug` form).
 fn no_answer(bound: &str) -> String {
@@ -41,26 +40,13 @@ async fn against_paused(
     let ns = cluster.namespace(label).await;
     let mut paused =
         (pause_after == 0).then(|| plane.pause("kube-apiserver").expect("pause kube-apiserver"));
-    let mut child = tokio::process::Command::new(
-        cluster
-            .plugin_dir
-            .join(tests::harness::plugin_binary(plugin)),
-    )
-    .args(args(ns.as_str()))
-    .env("KUBECONFIG", &cluster.kubeconfig)
-    .env("NO_PROXY", "127.0.0.1,localhost")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .kill_on_drop(true)
-    .spawn()
-    .expect("spawn plugin");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let stderr = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text).await;
-        text
-    });
+    let mut child = tests::harness::spawn_plugin(
+        &cluster.plugin_dir,
+        plugin,
+        &cluster.kubeconfig,
+        args(ns.as_str()),
+    );
+    let stderr = tests::harness::collect_stderr(&mut child);
     let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut stdout = String::new();
     let ended = tokio::time::timeout(hang, async {

@@ -11,7 +11,6 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ReplicationController;
@@ -19,7 +18,7 @@ use kube::Api;
 use kube::api::PostParams;
 use tests::faults::invariants::{Expect, RcInvariants};
 use tests::faults::proxy::ApiProxy;
-use tests::harness::{Cluster, cluster, plugin_binary};
+use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -62,18 +61,14 @@ async fn run_plugin(
     invariants: &RcInvariants,
 ) -> Run {
     proxy.arm(kill_after);
-    let mut child =
-        tokio::process::Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")))
-            .args(args)
-            .args(["-n", ns, "--update-period=0", "--timeout=60s"])
-            .env("KUBECONFIG", &proxy.kubeconfig)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn plugin");
+    let mut child = spawn_plugin(
+        &cluster.plugin_dir,
+        "rolling-update",
+        &proxy.kubeconfig,
+        args.iter()
+            .map(String::as_str)
+            .chain(["-n", ns, "--update-period=0", "--timeout=60s"]),
+    );
     invariants.client_alive(true);
     proxy.target(child.id().expect("pid"));
     let out = tokio::time::timeout(Duration::from_secs(120), async {
@@ -466,17 +461,7 @@ struct Live {
 
 impl Live {
     fn spawn(kubeconfig: &Path, plugin_dir: &Path, args: &[String]) -> Live {
-        let mut child =
-            tokio::process::Command::new(plugin_dir.join(plugin_binary("rolling-update")))
-                .args(args)
-                .env("KUBECONFIG", kubeconfig)
-                .env("NO_PROXY", "127.0.0.1,localhost")
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .expect("spawn plugin");
+        let mut child = spawn_plugin(plugin_dir, "rolling-update", kubeconfig, args);
         let stdout = child.stdout.take().unwrap();
         Live {
             child,

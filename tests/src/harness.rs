@@ -312,6 +312,39 @@ impl Cmd {
     }
 }
 
+/// Starts a plugin binary (`run-pod` → `kubectl-run_pod` in `plugin_dir`) as a live
+/// process for tests that act while it runs (kill it, pause the server, read its
+/// lines): stdin closed, stdout and stderr piped, killed when dropped, and loopback
+/// kept off any proxy of the environment.
+pub fn spawn_plugin(
+    plugin_dir: &Path,
+    plugin: &str,
+    kubeconfig: &Path,
+    args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
+) -> tokio::process::Child {
+    tokio::process::Command::new(plugin_dir.join(plugin_binary(plugin)))
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {plugin}: {e}"))
+}
+
+/// Reads all of a live process's stderr in the background (see [`spawn_plugin`]).
+pub fn collect_stderr(child: &mut tokio::process::Child) -> tokio::task::JoinHandle<String> {
+    use tokio::io::AsyncReadExt as _;
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    })
+}
+
 impl Cluster {
     /// Runs a plugin binary directly (`run-pod` → `kubectl-run_pod`).
     pub fn plugin(&self, plugin: &str) -> Cmd {

@@ -662,18 +662,22 @@ fn code_map(root: &Path, architecture: &str) -> anyhow::Result<Vec<Problem>> {
 // ---------------------------------------------------------------------------------------
 // Doc citations
 
+/// The lines of Markdown text outside fenced blocks, with their line numbers (from 1).
+fn unfenced_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut fenced = false;
+    text.lines().enumerate().filter_map(move |(n, line)| {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            return None;
+        }
+        (!fenced).then_some((n + 1, line))
+    })
+}
+
 /// Inline code spans of Markdown text outside fenced blocks, with their line numbers.
 fn code_spans(text: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for (n, line) in unfenced_lines(text) {
         let mut rest = line;
         while let Some(open) = rest.find('`') {
             let ticks = rest[open..].chars().take_while(|&c| c == '`').count();
@@ -681,7 +685,7 @@ fn code_spans(text: &str) -> Vec<(&str, usize)> {
             let fence = &rest[open..open + ticks];
             match after.find(fence) {
                 Some(close) => {
-                    out.push((after[..close].trim(), n + 1));
+                    out.push((after[..close].trim(), n));
                     rest = &after[close + ticks..];
                 }
                 None => break,
@@ -694,21 +698,13 @@ fn code_spans(text: &str) -> Vec<(&str, usize)> {
 /// Relative link targets (`[text](target)`) outside fenced blocks, with their lines.
 fn link_targets(text: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (n, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for (n, line) in unfenced_lines(text) {
         let mut rest = line;
         while let Some(i) = rest.find("](") {
             let after = &rest[i + 2..];
             let Some(close) = after.find(')') else { break };
             let target = after[..close].split_whitespace().next().unwrap_or("");
-            out.push((target, n + 1));
+            out.push((target, n));
             rest = &after[close..];
         }
     }

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
+use kube::Resource;
 use kube::api::{Api, PostParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::errors::is_conflict;
-use crate::controller::name;
 use crate::names::{DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, SOURCE_ID_ANNOTATION};
 use shared::cli::interrupt::Interrupt;
 
@@ -25,28 +27,7 @@ pub async fn update_rc_with_retries(
     rc: &ReplicationController,
     mutate: impl Fn(&mut ReplicationController),
 ) -> anyhow::Result<ReplicationController> {
-    let name = name(rc).to_string();
-    let mut current = rc.clone();
-    let mut delay = Duration::from_millis(10);
-    for attempt in 1..=CONFLICT_ATTEMPTS {
-        interrupt.check()?;
-        let mut desired = current.clone();
-        mutate(&mut desired);
-        match api.replace(&name, &PostParams::default(), &desired).await {
-            Ok(updated) => return Ok(updated),
-            Err(e) if is_conflict(&e) && attempt < CONFLICT_ATTEMPTS => {
-                tracing::debug!("conflict updating {name}, retrying with a fresh copy");
-                tokio::time::sleep(delay).await;
-                delay *= 5;
-                interrupt.check()?;
-                current = api.get(&name).await?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(anyhow!(
-        "too many conflicts updating replicationcontroller {name:?}"
-    ))
+    update_with_retries(api, interrupt, rc, mutate).await
 }
 
 /// The same for a pod's labels (used when the old RC gets the deployment key).
@@ -56,8 +37,22 @@ pub async fn update_pod_with_retries(
     pod: &Pod,
     mutate: impl Fn(&mut Pod),
 ) -> anyhow::Result<Pod> {
-    let name = pod.metadata.name.clone().unwrap_or_default();
-    let mut current = pod.clone();
+    update_with_retries(api, interrupt, pod, mutate).await
+}
+
+/// Both of the above: one loop for any kind, named in its messages by its plural.
+async fn update_with_retries<K>(
+    api: &Api<K>,
+    interrupt: &Interrupt,
+    object: &K,
+    mutate: impl Fn(&mut K),
+) -> anyhow::Result<K>
+where
+    K: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned + std::fmt::Debug,
+{
+    let name = object.meta().name.clone().unwrap_or_default();
+    let kind = K::plural(&()).trim_end_matches('s').to_string();
+    let mut current = object.clone();
     let mut delay = Duration::from_millis(10);
     for attempt in 1..=CONFLICT_ATTEMPTS {
         interrupt.check()?;
@@ -66,6 +61,7 @@ pub async fn update_pod_with_retries(
         match api.replace(&name, &PostParams::default(), &desired).await {
             Ok(updated) => return Ok(updated),
             Err(e) if is_conflict(&e) && attempt < CONFLICT_ATTEMPTS => {
+                tracing::debug!("conflict updating {kind} {name}, retrying with a fresh copy");
                 tokio::time::sleep(delay).await;
                 delay *= 5;
                 interrupt.check()?;
@@ -74,7 +70,7 @@ pub async fn update_pod_with_retries(
             Err(e) => return Err(e.into()),
         }
     }
-    Err(anyhow!("too many conflicts updating pod {name:?}"))
+    Err(anyhow!("too many conflicts updating {kind} {name:?}"))
 }
 
 /// Removes `update-source-id`, `desired-replicas` and `next-controller-id`: the
