@@ -24,38 +24,8 @@ enum Column {
 
 /// Differences that are known, by manifest and column, with their reason.
 const KNOWN: &[(&str, Column, &str)] = &[
-    ("261-decode-time-12.yaml", Column::Exit, PENDING_VALIDATE),
-    ("261-decode-time-12.yaml", Column::Object, PENDING_VALIDATE),
-    ("261-decode-time-12.yaml", Column::Stderr, PENDING_VALIDATE),
-    (
-        "223-syntax-anchor-on-empty.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    ("234-syntax-tag-map.yaml", Column::Stderr, PENDING_VALIDATE),
-    ("235-syntax-tag-seq.yaml", Column::Stderr, PENDING_VALIDATE),
     (
         "240-syntax-directive-after-document.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "244-syntax-trailing-comma-seq.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "245-syntax-trailing-comma-map.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "246-syntax-flow-map-without-values.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "247-syntax-flow-seq-of-pairs.yaml",
         Column::Stderr,
         PENDING_VALIDATE,
     ),
@@ -70,32 +40,12 @@ const KNOWN: &[(&str, Column, &str)] = &[
         NEIGHBOURS,
     ),
     (
-        "070-validate-array-for-map.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
         "071-validate-metadata-string.yaml",
         Column::Stderr,
         PENDING_VALIDATE,
     ),
     (
-        "072-validate-unknown-metadata-field.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
         "073-list-item-label-bool.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "074-validate-unknown-field.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "075-validate-wrong-type.yaml",
         Column::Stderr,
         PENDING_VALIDATE,
     ),
@@ -110,11 +60,6 @@ const KNOWN: &[(&str, Column, &str)] = &[
         PENDING_VALIDATE,
     ),
     (
-        "129-decode-label-null.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
         "155-shape-pod-env-bool-unquoted.yaml",
         Column::Stderr,
         PENDING_VALIDATE,
@@ -125,37 +70,7 @@ const KNOWN: &[(&str, Column, &str)] = &[
         PENDING_VALIDATE,
     ),
     (
-        "170-shape-configmap-number-unquoted.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "080-server-invalid-name.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
-    (
-        "081-server-invalid-protocol.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
-    (
-        "082-server-template-label-bool.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
-    (
         "083-server-bad-quantity.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
-    (
-        "118-error-double-colon.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
-    (
-        "201-shape-service-port-strings.yaml",
         Column::Stderr,
         PENDING_STATUS,
     ),
