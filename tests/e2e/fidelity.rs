@@ -25,12 +25,12 @@ enum Column {
 /// Differences that are known, by manifest and column, with their reason.
 const KNOWN: &[(&str, Column, &str)] = &[
     (
-        "240-syntax-directive-after-document.yaml",
+        "060-multi-doc-names-document.yaml",
         Column::Stderr,
-        PENDING_VALIDATE,
+        DOCUMENT,
     ),
     (
-        "060-multi-doc-names-document.yaml",
+        "240-syntax-directive-after-document.yaml",
         Column::Stderr,
         DOCUMENT,
     ),
@@ -39,48 +39,13 @@ const KNOWN: &[(&str, Column, &str)] = &[
         Column::Object,
         NEIGHBOURS,
     ),
-    (
-        "071-validate-metadata-string.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "073-list-item-label-bool.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "078-no-validate-missing-kind.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "123-decode-labels-array.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "155-shape-pod-env-bool-unquoted.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "166-shape-secret-stringdata.yaml",
-        Column::Stderr,
-        PENDING_VALIDATE,
-    ),
-    (
-        "083-server-bad-quantity.yaml",
-        Column::Stderr,
-        PENDING_STATUS,
-    ),
+    ("073-list-item-label-bool.yaml", Column::Stderr, ITEM),
 ];
 
 const DOCUMENT: &str =
     "errors name the document of a multi-document file (`\"f.yaml\" (document 2)`)";
 const NEIGHBOURS: &str = "a broken YAML document does not hide the documents after it";
-const PENDING_VALIDATE: &str = "pending validation against the server's schema (issue 19, part B): kubectl validates first, accepts numbers and booleans for strings, and words its findings as the OpenAPI validator does";
-const PENDING_STATUS: &str = "pending shared::status (issue 19, part B): the server's errors are not yet in kubectl's StandardErrorMessage format";
+const ITEM: &str = "errors name the item of a List (`\"f.yaml\" (item 1)`)";
 
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fidelity/cases")
@@ -254,16 +219,12 @@ async fn manifests_read_as_kubectl_reads_them() {
         agree[2],
         KNOWN.len()
     ));
-    // An entry that no longer differs is reported (part B's work makes the "pending"
-    // ones agree); any other stale entry fails, so the list stays true.
-    for (at, (name, column, reason)) in KNOWN.iter().enumerate() {
-        if !used[at] {
-            report(&format!("fidelity: now agrees: {name} {column:?}"));
-            assert!(
-                reason.starts_with("pending"),
-                "{name} {column:?} agrees with kubectl now: remove it from KNOWN"
-            );
-        }
+    // An entry that no longer differs fails, so the list stays true.
+    for (at, (name, column, _)) in KNOWN.iter().enumerate() {
+        assert!(
+            used[at],
+            "{name} {column:?} agrees with kubectl now: remove it from KNOWN"
+        );
     }
     let readme = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/create-file/README.md"),
@@ -326,7 +287,6 @@ const RUN_CASES: &[(&str, &[&str])] = &[
 
 /// (case, reason) for run-pod's known stderr differences.
 const RUN_KNOWN: &[(&str, &str)] = &[
-    ("bad-name", PENDING_STATUS),
     ("bogus-restart", PLUGIN_NAME),
     ("no-name", PLUGIN_NAME),
     ("no-image", KLOG),
@@ -345,7 +305,7 @@ async fn run_pod_error_paths_match_kubectl_run() {
     let mut agree = [0usize; 3];
     let mut unexpected = Vec::new();
     for (case, args) in RUN_CASES {
-        // One --dry-run only: a repeated flag is another matter (pflag keeps the last).
+        // The cases that set --dry-run themselves keep it alone.
         let dry_run = if args.iter().any(|a| a.starts_with("--dry-run")) {
             None
         } else {
@@ -365,10 +325,16 @@ async fn run_pod_error_paths_match_kubectl_run() {
             objects(&k.stdout) == objects(&o.stdout),
             k.stderr == o.stderr,
         ];
+        let known = RUN_KNOWN.iter().any(|(c, _)| c == case);
+        if known && same[2] {
+            unexpected.push(format!(
+                "{case} agrees with kubectl now: remove it from RUN_KNOWN"
+            ));
+        }
         for (i, same) in same.into_iter().enumerate() {
             if same {
                 agree[i] += 1;
-            } else if i != 2 || !RUN_KNOWN.iter().any(|(c, _)| c == case) {
+            } else if i != 2 || !known {
                 unexpected.push(format!(
                     "{case} differs in column {i}:\n--- kubectl run (exit {})\n{}{}\n--- run-pod (exit {})\n{}{}",
                     k.code, k.stdout, k.stderr, o.code, o.stdout, o.stderr

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use kube::core::Selector;
 
-use super::decode::decode_stream;
+use super::decode::{check_metadata, decode_stream};
 use super::server_schema::{self, ServerSchema};
 use super::source::{Input, ReadContext, Stream, classify, read_input};
 use super::{
@@ -88,7 +88,12 @@ impl Stages {
             entries = decorate::flatten_lists(entries);
         }
         // 3. Validation before filtering: a malformed object is reported even when
-        //    its labels would not match (its labels cannot be trusted).
+        //    its labels would not match (its labels cannot be trusted). What kubectl's
+        //    decoder refuses in `metadata` comes after validation, as there; with
+        //    validation off the decoder speaks first.
+        if self.validation == Validation::Ignore {
+            entries = check_metadata(entries);
+        }
         entries = match &self.server_schema {
             Some(schema) => server_schema::validate_all(
                 entries,
@@ -98,6 +103,9 @@ impl Stages {
             ),
             None => decorate::validate_all(entries, self.validation),
         };
+        if self.validation != Validation::Ignore {
+            entries = check_metadata(entries);
+        }
         // 4. The label selector before mapping, so that discovery is only asked about
         //    the kinds that will be sent.
         if let Some(selector) = &self.selector {

@@ -6,8 +6,9 @@
 //! that start with `---` followed by nothing or a comment. Empty documents and `null`
 //! are skipped.
 //!
-//! Each YAML document is read as go-yaml v2 reads it (`yaml`), and the top-level
-//! `metadata` checked as kubectl checks it before sending (`meta`).
+//! Each YAML document is read as go-yaml v2 reads it (`yaml`); the top-level
+//! `metadata` is checked as kubectl checks it before sending (`meta`), in a stage of
+//! its own after validation ([`check_metadata`]).
 //!
 //! The YAML split is written here rather than left to a multi-document reader for two
 //! reasons: each document is parsed on its own, so one broken document
@@ -52,11 +53,30 @@ pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
                 line: doc.line,
                 item: None,
             };
-            let value = doc.value?;
-            if let Some(reason) = has_kind(&value).then(|| meta::check(&value)).flatten() {
-                return Err(ResourceError::Decode { origin, reason });
+            Ok(Info::from_object(doc.value?, origin))
+        })
+        .collect()
+}
+
+/// kubectl's decoding of each object's top-level `metadata` into `ObjectMeta` before it
+/// is sent. A stage of its own, after validation, because kubectl validates first (a
+/// `metadata` that is a string is a validation error there, an `unable to decode` only
+/// with validation off). A List's items are not checked: kubectl sends them as read.
+pub(crate) fn check_metadata(entries: Vec<Entry>) -> Vec<Entry> {
+    entries
+        .into_iter()
+        .map(|entry| {
+            let info = entry?;
+            if info.origin.item.is_some() || !has_kind(&info.object) {
+                return Ok(info);
             }
-            Ok(Info::from_object(value, origin))
+            match meta::check(&info.object) {
+                Some(reason) => Err(ResourceError::Decode {
+                    origin: info.origin.clone(),
+                    reason,
+                }),
+                None => Ok(info),
+            }
         })
         .collect()
 }

@@ -69,6 +69,17 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
         );
         return Err(fatal(&info, reason));
     };
+    // With validation off, kubectl's first word comes from the unstructured decoder,
+    // which requires a kind (not yet an apiVersion) and quotes the document.
+    let kind_missing = match obj.get("kind") {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(_) => false,
+    };
+    if mode == Validation::Ignore && kind_missing {
+        let reason = format!("Object 'Kind' is missing in '{}'", info.object);
+        return Err(fatal(&info, reason));
+    }
     for field in ["apiVersion", "kind"] {
         match obj.get(field) {
             Some(Value::String(s)) if !s.is_empty() => {}
@@ -84,10 +95,13 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
     }
     match obj.get("metadata") {
         Some(Value::Object(meta)) => {
-            let has = |k: &str| {
-                meta.get(k)
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
+            // Present and not empty: a name of the wrong type is the metadata
+            // decoder's to report (`cannot unmarshal number into … metadata.name`),
+            // which runs after validation, as kubectl's does.
+            let has = |k: &str| match meta.get(k) {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) => !s.is_empty(),
+                Some(_) => true,
             };
             if !has("name") && !has("generateName") {
                 return Err(fatal(
@@ -177,6 +191,17 @@ mod tests {
             "unable to decode \"f.yaml\": apiVersion not set"
         );
         assert!(err(json!("just a string"), Validation::Warn).contains("the document is a string"));
+    }
+
+    #[test]
+    fn without_validation_a_missing_kind_quotes_the_document_as_kubectl_does() {
+        assert_eq!(
+            err(
+                json!({"apiVersion": "v1", "metadata": {"name": "v78"}}),
+                Validation::Ignore
+            ),
+            "unable to decode \"f.yaml\": Object 'Kind' is missing in '{\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"v78\"}}'"
+        );
     }
 
     #[test]

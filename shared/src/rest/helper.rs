@@ -61,7 +61,11 @@ impl Helper {
         namespace: Option<&str>,
         object: &Value,
     ) -> Result<http::Request<Vec<u8>>, kube::Error> {
-        let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+        let mut body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+        // Go's json.Encoder, which client-go's body goes through, ends it with a newline;
+        // the server quotes the body in some refusals (`… bigger context …|{…}\n|…`),
+        // which then read as kubectl's only with the same bytes.
+        body.push(b'\n');
         let mut request = Request::new(self.mapping.collection_path(namespace))
             .create(&self.params, body)
             .map_err(kube::Error::BuildRequest)?;
@@ -148,7 +152,9 @@ mod tests {
             req.uri().to_string(),
             "/apis/apps/v1/namespaces/team/deployments?&dryRun=All&fieldManager=kubectl-create"
         );
-        assert_eq!(req.body(), &serde_json::to_vec(&obj).expect("json"));
+        let mut body = serde_json::to_vec(&obj).expect("json");
+        body.push(b'\n');
+        assert_eq!(req.body(), &body);
     }
 
     #[tokio::test]
