@@ -13,7 +13,6 @@
 //! `convertToJSONableObject`. Error texts are theirs, `yaml: line N: …` included.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::rc::Rc;
 
 use granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError};
@@ -829,7 +828,7 @@ pub(super) fn go_syntax(v: &GoValue, boxed: bool) -> String {
         GoValue::Float(f) if f.is_nan() => "NaN".into(),
         GoValue::Float(f) if f.is_infinite() => if *f > 0.0 { "+Inf" } else { "-Inf" }.into(),
         GoValue::Float(f) => go_g(&format!("{f}"), &format!("{f:e}"), 21),
-        GoValue::Str(s) => go_quote(s),
+        GoValue::Str(s) => crate::printers::go_fmt::quote(s),
         GoValue::Seq(items) => {
             let inner: Vec<String> = items.iter().map(|i| go_syntax(i, true)).collect();
             format!("[]interface {{}}{{{}}}", inner.join(", "))
@@ -868,37 +867,6 @@ fn key_order(a: &GoValue, b: &GoValue) -> std::cmp::Ordering {
         (GoValue::Str(x), GoValue::Str(y)) => x.cmp(y),
         _ => rank(a).cmp(&rank(b)),
     }
-}
-
-/// `strconv.Quote`: double quotes, Go's escapes for quotes, backslashes and
-/// non-printable characters.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if c.is_control() => {
-                let n = c as u32;
-                if n < 0x100 {
-                    let _ = write!(out, "\\x{n:02x}");
-                } else {
-                    let _ = write!(out, "\\u{n:04x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
