@@ -4,7 +4,8 @@
 //! and an aggregate of several one per line, API errors with their `Error from server`
 //! prefix and the others bare (its `MultipleErrors("", errs)`). Errors about creating
 //! an object name its source, as kubectl's `AddSourceToErr` does:
-//! `error when creating "a.yaml": …`, with the document added for multi-document files.
+//! `error when creating "a.yaml": …` (the document and item, which kubectl's messages
+//! leave out, are logged at `-v=4`).
 //! An API error alone is printed by kubectl's `CheckErr` rules, several by
 //! `StandardErrorMessage`'s (both in `shared::status`): a lone Invalid lists its
 //! causes under `The Pod "x" is invalid: ` and does not name the source.
@@ -21,16 +22,26 @@ pub enum Failure {
     Api(Box<Status>),
     /// Anything else.
     Other(String),
+    /// An error kubectl prints without `error: ` even alone.
+    Bare(String),
 }
 
 impl Failure {
     /// A failure of the Builder (reading, parsing, validating, mapping).
     pub fn from_resource(err: &ResourceError) -> Self {
-        Self::Other(err.to_string())
+        if let Some(origin) = err.origin() {
+            tracing::debug!("{origin} {}: {err}", origin.position());
+        }
+        if err.bare_when_alone() {
+            Self::Bare(err.to_string())
+        } else {
+            Self::Other(err.to_string())
+        }
     }
 
     /// A failed create of the object from `origin`.
     pub fn creating(origin: &Origin, err: kube::Error) -> Self {
+        tracing::debug!("{origin} {}: creating failed", origin.position());
         match err {
             kube::Error::Api(mut status) => {
                 shared::status::add_source(&mut status, "creating", origin);
@@ -50,7 +61,7 @@ impl Failure {
             Self::Api(status) if alone => shared::status::check_err(status),
             Self::Api(status) => shared::status::standard_message(status),
             Self::Other(msg) if alone && !msg.starts_with("error: ") => format!("error: {msg}"),
-            Self::Other(msg) => msg.clone(),
+            Self::Other(msg) | Self::Bare(msg) => msg.clone(),
         }
     }
 }
@@ -92,13 +103,13 @@ mod tests {
     }
 
     #[test]
-    fn api_errors_name_the_source_and_document() {
+    fn api_errors_name_their_source() {
         let status =
             Status::failure("configmaps \"x\" already exists", "AlreadyExists").with_code(409);
         let f = Failure::creating(&origin(), kube::Error::Api(Box::new(status)));
         assert_eq!(
             render(&[f]),
-            "Error from server (AlreadyExists): error when creating \"a.yaml\" (document 2): configmaps \"x\" already exists\n"
+            "Error from server (AlreadyExists): error when creating \"a.yaml\": configmaps \"x\" already exists\n"
         );
     }
 
@@ -129,7 +140,7 @@ mod tests {
         );
         assert_eq!(
             render(&[invalid(), Failure::Other("b".into())]),
-            "Error from server (Invalid): error when creating \"a.yaml\" (document 2): Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": bad, spec.x: Required value]\nb\n"
+            "Error from server (Invalid): error when creating \"a.yaml\": Pod \"Bad_Name\" is invalid: [metadata.name: Invalid value: \"Bad_Name\": bad, spec.x: Required value]\nb\n"
         );
     }
 
@@ -139,6 +150,16 @@ mod tests {
         assert_eq!(
             render(&[Failure::Other("a".into()), Failure::Other("b".into())]),
             "a\nb\n"
+        );
+        // kubectl's List flattening: bare even alone.
+        let item = ResourceError::ItemNoMapping {
+            origin: origin(),
+            kind: "Nope".into(),
+            version: "v1".into(),
+        };
+        assert_eq!(
+            render(&[Failure::from_resource(&item)]),
+            "unable to recognize no matches for kind \"Nope\" in version \"v1\"\n"
         );
     }
 

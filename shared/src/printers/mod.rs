@@ -337,7 +337,9 @@ impl Printer for OperationPrinter {
 /// group, `/name` (`pod/web`, `deployment.apps/web`, `cronjob.batch/nightly`).
 ///
 /// Like kubectl's name printer this uses the kind, not the plural resource name, so no
-/// discovery is needed. A missing kind or name prints as an empty string, never panics.
+/// discovery is needed. A missing name prints as `<unknown>`, as kubectl's does (an
+/// object with only `generateName`, shown by a client dry run); a missing kind as an
+/// empty string, never a panic.
 pub fn qualified_name(obj: &Value) -> String {
     let kind = obj
         .get("kind")
@@ -351,7 +353,8 @@ pub fn qualified_name(obj: &Value) -> String {
     let name = obj
         .pointer("/metadata/name")
         .and_then(Value::as_str)
-        .unwrap_or_default();
+        .filter(|n| !n.is_empty())
+        .unwrap_or("<unknown>");
     match api_version.split_once('/') {
         Some((group, _version)) if !group.is_empty() => format!("{kind}.{group}/{name}"),
         _ => format!("{kind}/{name}"),

@@ -124,8 +124,15 @@ fn names_carry_the_group_except_for_the_core_group() {
 
 #[test]
 fn malformed_objects_print_without_panicking() {
-    assert_eq!(qualified_name(&json!({})), "/");
-    assert_eq!(qualified_name(&json!("not an object")), "/");
+    assert_eq!(qualified_name(&json!({})), "/<unknown>");
+    assert_eq!(qualified_name(&json!("not an object")), "/<unknown>");
+    // kubectl's name printer, for an object that has only a generateName.
+    assert_eq!(
+        qualified_name(
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "x-", "name": ""}})
+        ),
+        "pod/<unknown>"
+    );
 }
 
 #[test]

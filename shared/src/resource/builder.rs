@@ -10,6 +10,7 @@ use kube::core::Selector;
 use super::decode::{check_metadata, decode_stream};
 use super::server_schema::{self, ServerSchema};
 use super::source::{Input, ReadContext, Stream, classify, read_input};
+use super::validate::validate;
 use super::{
     Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
 };
@@ -76,42 +77,68 @@ struct Stages {
 }
 
 impl Stages {
-    /// Stages 2–4 (flatten, validate, filter) on one stream, which decoding starts.
+    /// Stages 2–4 (validate, flatten, filter) on one stream, which decoding starts.
     fn before_mapping(&self, stream: &Stream) -> Vec<Entry> {
         let mut entries = match stream {
             Ok((name, bytes)) => decode_stream(name, bytes),
             Err(err) => vec![Err(err.duplicate())],
         };
-        // 2. Lists become their items, so later stages see (and validate, filter and
-        //    map) every object on its own.
+        // 2. Strict validation of each document as read, before flattening, as
+        //    kubectl's StreamVisitor does: a `v1` List is one document whose problems
+        //    are all its items' together (its `validateList`).
+        let strict = self.validation == Validation::Strict;
+        if strict {
+            entries = decorate::validate_documents(entries, |info| self.check(info));
+        }
+        // A document that does not parse or validate ends its stream: kubectl stops
+        // reading the file there (what it read before is created). Errors found
+        // later (decoding, mapping) skip only their object.
+        decorate::stop_stream_at_broken_document(&mut entries);
+        // 3. Lists become their items, so later stages see (filter and map) every
+        //    object on its own.
         if self.flatten {
             entries = decorate::flatten_lists(entries);
         }
-        // 3. Validation before filtering: a malformed object is reported even when
-        //    its labels would not match (its labels cannot be trusted). What kubectl's
-        //    decoder refuses in `metadata` comes after validation, as there; with
-        //    validation off the decoder speaks first.
+        // What any mode needs to send an object (and `warn`'s warnings), for what
+        // strict validation has not seen whole: a List's items. What kubectl's decoder
+        // refuses in `metadata` comes after validation, as there; with validation off
+        // the decoder speaks first.
         if self.validation == Validation::Ignore {
             entries = check_metadata(entries);
         }
-        entries = match &self.server_schema {
-            Some(schema) => server_schema::validate_all(
-                entries,
-                self.validation,
-                schema,
-                self.always_client_side,
-            ),
-            None => decorate::validate_all(entries, self.validation),
-        };
+        entries = entries
+            .into_iter()
+            .map(|e| {
+                e.and_then(|info| {
+                    if strict && info.origin.item.is_none() {
+                        Ok(info)
+                    } else {
+                        self.check(info)
+                    }
+                })
+            })
+            .collect();
         if self.validation != Validation::Ignore {
             entries = check_metadata(entries);
         }
         // 4. The label selector before mapping, so that discovery is only asked about
-        //    the kinds that will be sent.
+        //    the kinds that will be sent. After validation: a malformed object is
+        //    reported even when its labels would not match (they cannot be trusted).
         if let Some(selector) = &self.selector {
             entries = decorate::filter_by_selector(entries, selector);
         }
         entries
+    }
+
+    /// Validation of one object in the build's mode, against the server's schema when
+    /// there is one, else the built-in models.
+    fn check(&self, info: Info) -> Result<Info, ResourceError> {
+        match &self.server_schema {
+            Some(schema) => {
+                server_schema::check(info, self.validation, schema, self.always_client_side)
+            }
+            None => validate(info, self.validation),
+        }
     }
 
     /// Stages 5–6 (map, namespace) on the entries of one stream.
@@ -361,7 +388,8 @@ impl Builder {
         // The order of the stages is fixed, and each depends on the ones before it:
         // 1. sources, in command-line order (a directory yields its files in lexical
         //    order), each stream split into documents, empty and null ones skipped;
-        // 2. flatten; 3. validate; 4. label filter (Stages::before_mapping);
+        // 2. validate (a stream ends at its first broken document); 3. flatten;
+        // 4. label filter (Stages::before_mapping);
         // 5. map; 6. namespaces (Stages::after_mapping); 7. stop at the first error
         //    unless continuing on errors (Visited::entries).
         let mut streams = Vec::new();

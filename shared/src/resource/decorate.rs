@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use super::error::ObjectRef;
 use super::mapper::{LookupError, RestMapper};
-use super::validate::{Validation, validate};
 use super::{Entry, Info, ResourceError};
 
 /// Replaces every `List` (kind `List` or `*List` with an `items` array) by its items,
@@ -29,24 +28,38 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
     };
     let Info { origin, object, .. } = info;
     let items = match object {
-        Value::Object(mut map) => map.remove("items"),
-        _ => None,
+        Value::Object(mut map) => match map.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
     };
-    for (i, item) in items
-        .and_then(|v| {
-            if let Value::Array(a) = v {
-                Some(a)
-            } else {
-                None
-            }
-        })
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    // kubectl decodes a List into maps before flattening it: an item that is not one
+    // fails the whole List (its other items are not sent), in Go's words.
+    if let Some(bad) = items.iter().find(|i| !i.is_object() && !i.is_null()) {
+        let go_type = match bad {
+            Value::String(_) => "string",
+            Value::Number(_) => "number",
+            Value::Bool(_) => "bool",
+            _ => "array",
+        };
+        return out.push(Err(ResourceError::Decode {
+            origin,
+            reason: format!(
+                "json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
+            ),
+        }));
+    }
+    for (i, item) in items.into_iter().enumerate() {
         let mut origin = origin.clone();
         // Nested lists keep the outermost position, which is what a reader can find.
         origin.item = origin.item.or(Some(i + 1));
+        // A null item decodes as an empty map (which then lacks a kind).
+        let item = if item.is_null() {
+            Value::Object(Default::default())
+        } else {
+            item
+        };
         flatten_into(Ok(Info::from_object(item, origin)), out);
     }
 }
@@ -55,12 +68,62 @@ fn is_list(info: &Info) -> bool {
     info.gvk.kind.ends_with("List") && info.object.get("items").is_some_and(Value::is_array)
 }
 
-/// Client-side validation of every object (`--validate`).
-pub fn validate_all(entries: Vec<Entry>, mode: Validation) -> Vec<Entry> {
+/// Strict validation of every document with `check` (one object's validation), a
+/// `v1` `List` as a whole: kubectl's `validateList` checks each item and reports the
+/// problems of all of them as one error for the List, which is then not sent at all.
+/// Other lists (`ConfigMapList`) are objects of their own schema.
+pub fn validate_documents(
+    entries: Vec<Entry>,
+    check: impl Fn(Info) -> Result<Info, ResourceError>,
+) -> Vec<Entry> {
     entries
         .into_iter()
-        .map(|e| e.and_then(|info| validate(info, mode)))
+        .map(|entry| {
+            let info = entry?;
+            if !is_plain_list(&info) {
+                return check(info);
+            }
+            let items = info.object.get("items").and_then(Value::as_array);
+            let mut problems = Vec::new();
+            for item in items.into_iter().flatten() {
+                // What does not stop validation (an item without a name) is found
+                // again once the List is flattened, and skips only its item.
+                if let Err(ResourceError::Invalid { problems: more, .. }) =
+                    check(Info::from_object(item.clone(), info.origin.clone()))
+                {
+                    problems.extend(more);
+                }
+            }
+            if problems.is_empty() {
+                Ok(info)
+            } else {
+                Err(ResourceError::Invalid {
+                    origin: info.origin,
+                    problems,
+                })
+            }
+        })
         .collect()
+}
+
+/// kubectl's `v1` List (group-less, exactly `List`), which its validator treats as a
+/// container rather than an object.
+fn is_plain_list(info: &Info) -> bool {
+    info.gvk.group.is_empty() && info.gvk.version == "v1" && info.gvk.kind == "List"
+}
+
+/// Drops everything after the first document that did not parse or validate: kubectl's
+/// StreamVisitor returns there, so the rest of that stream is never read.
+pub fn stop_stream_at_broken_document(entries: &mut Vec<Entry>) {
+    let broken = entries.iter().position(|e| {
+        matches!(
+            e,
+            Err(ResourceError::Parse { .. } | ResourceError::Invalid { .. })
+        )
+    });
+    if let Some(at) = broken {
+        entries.truncate(at + 1);
+    }
 }
 
 /// Keeps the objects whose labels match `selector` (errors are kept).
@@ -95,6 +158,15 @@ pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
                 Ok(mapping) => {
                     info.mapping = Some(mapping);
                     Ok(info)
+                }
+                // A List's item is mapped while kubectl flattens the List, which
+                // words the failure its own way.
+                Err(LookupError::NoMatch) if info.origin.item.is_some() => {
+                    Err(ResourceError::ItemNoMapping {
+                        kind: info.gvk.kind.clone(),
+                        version: info.gvk.version.clone(),
+                        origin: info.origin,
+                    })
                 }
                 Err(LookupError::NoMatch) => Err(ResourceError::NoMapping {
                     object: Box::new(ObjectRef {

@@ -52,11 +52,16 @@ pub enum ResourceError {
         line: usize,
         reason: String,
     },
-    /// Client-side schema validation (`--validate`) rejected an object.
+    /// Client-side schema validation (`--validate`) rejected a document: every problem
+    /// found, printed as kubectl's aggregate (one alone, several as `[a, b]`).
     #[error(
-        "error validating {origin}: error validating data: {reason}; if you choose to ignore these errors, turn validation off with --validate=false"
+        "error validating {origin}: error validating data: {}; if you choose to ignore these errors, turn validation off with --validate=false",
+        crate::openapi::aggregate(.problems)
     )]
-    Invalid { origin: Origin, reason: String },
+    Invalid {
+        origin: Origin,
+        problems: Vec<String>,
+    },
     /// Even with validation off, an object without `kind`/`apiVersion` cannot be sent.
     #[error("unable to decode {origin}: {reason}")]
     Decode { origin: Origin, reason: String },
@@ -68,6 +73,18 @@ pub enum ResourceError {
     NoMapping {
         origin: Origin,
         object: Box<ObjectRef>,
+    },
+    /// A List's item without a kind or apiVersion, in the words of kubectl's
+    /// flattening (which name neither the source nor the item, and a Go type).
+    #[error("unable to get type info from the object \"*unstructured.Unstructured\": {reason}")]
+    ItemType { origin: Origin, reason: String },
+    /// A List's item of a kind the server does not know, in the words of kubectl's
+    /// flattening.
+    #[error("unable to recognize no matches for kind \"{kind}\" in version \"{version}\"")]
+    ItemNoMapping {
+        origin: Origin,
+        kind: String,
+        version: String,
     },
     /// Discovery itself failed (connection refused, 403 on /apis/…).
     #[error("unable to recognize {origin}: {}", discovery_reason(source))]
@@ -94,6 +111,27 @@ pub enum ResourceError {
 }
 
 impl ResourceError {
+    /// Whether kubectl prints the error without its `error: ` prefix even when it is
+    /// the only one: the errors of its List flattening reach its `CheckErr` still
+    /// wrapped in an aggregate, which prints each error bare.
+    pub fn bare_when_alone(&self) -> bool {
+        matches!(self, Self::ItemType { .. } | Self::ItemNoMapping { .. })
+    }
+
+    /// The object the error is about, for errors about one object (not a whole input).
+    pub fn origin(&self) -> Option<&Origin> {
+        match self {
+            Self::Invalid { origin, .. }
+            | Self::Decode { origin, .. }
+            | Self::ItemType { origin, .. }
+            | Self::ItemNoMapping { origin, .. }
+            | Self::NoMapping { origin, .. }
+            | Self::Discovery { origin, .. }
+            | Self::NamespaceMismatch { origin, .. } => Some(origin),
+            _ => None,
+        }
+    }
+
     /// A copy of the error (`io::Error` is not `Clone`: its kind and message are kept),
     /// for results that are produced more than once.
     pub fn duplicate(&self) -> Self {
@@ -133,13 +171,26 @@ impl ResourceError {
                 line: *line,
                 reason: reason.clone(),
             },
-            Self::Invalid { origin, reason } => Self::Invalid {
+            Self::Invalid { origin, problems } => Self::Invalid {
                 origin: origin.clone(),
-                reason: reason.clone(),
+                problems: problems.clone(),
             },
             Self::Decode { origin, reason } => Self::Decode {
                 origin: origin.clone(),
                 reason: reason.clone(),
+            },
+            Self::ItemType { origin, reason } => Self::ItemType {
+                origin: origin.clone(),
+                reason: reason.clone(),
+            },
+            Self::ItemNoMapping {
+                origin,
+                kind,
+                version,
+            } => Self::ItemNoMapping {
+                origin: origin.clone(),
+                kind: kind.clone(),
+                version: version.clone(),
             },
             Self::NoMapping { origin, object } => Self::NoMapping {
                 origin: origin.clone(),

@@ -39,18 +39,26 @@ impl Origin {
     }
 }
 
-impl fmt::Display for Origin {
-    /// `"a.yaml"` as kubectl prints a source, followed by `(document 2, item 3)` when the
-    /// source held several documents or the object came from a List: kubectl leaves
-    /// that out, which makes its errors for multi-document files hard to place.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", &*self.source)?;
-        match (self.documents > 1, self.item) {
-            (true, Some(item)) => write!(f, " (document {}, item {item})", self.document),
-            (true, None) => write!(f, " (document {})", self.document),
-            (false, Some(item)) => write!(f, " (item {item})"),
-            (false, None) => Ok(()),
+impl Origin {
+    /// Where in the source the object was: `document 2 of 3 (line 12), item 1`. Not
+    /// part of any message, because kubectl's name only the source; logged at `-v=4`
+    /// so that a failure in a long multi-document file can still be found.
+    pub fn position(&self) -> String {
+        let mut out = format!(
+            "document {} of {} (line {})",
+            self.document, self.documents, self.line
+        );
+        if let Some(item) = self.item {
+            out.push_str(&format!(", item {item}"));
         }
+        out
+    }
+}
+
+impl fmt::Display for Origin {
+    /// `"a.yaml"`, as kubectl names a source in its messages (see [`Origin::position`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", &*self.source)
     }
 }
 

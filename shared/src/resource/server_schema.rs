@@ -16,47 +16,35 @@
 use std::sync::Arc;
 
 use super::validate::{Validation, validate};
-use super::{Entry, Info, ResourceError};
-use crate::openapi::{OpenApiV2, aggregate, object_kind};
+use super::{Info, ResourceError};
+use crate::openapi::{OpenApiV2, object_kind};
 
 /// The document, or why it could not be fetched.
 pub type ServerSchema = Result<Arc<OpenApiV2>, String>;
 
-/// Stage 3 with a server schema.
-pub fn validate_all(
-    entries: Vec<Entry>,
-    mode: Validation,
-    schema: &ServerSchema,
-    always_client_side: bool,
-) -> Vec<Entry> {
-    entries
-        .into_iter()
-        .map(|e| e.and_then(|info| check(info, mode, schema, always_client_side)))
-        .collect()
-}
-
-fn check(
+/// Validates one object against the server's schema in `mode` (then what any mode
+/// needs to send it).
+pub(crate) fn check(
     info: Info,
     mode: Validation,
     schema: &ServerSchema,
     always_client_side: bool,
 ) -> Result<Info, ResourceError> {
     if mode != Validation::Ignore {
-        let invalid = |reason: String| ResourceError::Invalid {
+        let invalid = |problems: Vec<String>| ResourceError::Invalid {
             origin: info.origin.clone(),
-            reason,
+            problems,
         };
         let doc = schema
             .as_ref()
-            .map_err(|e| invalid(format!("failed to download openapi: {e}")))?;
-        let (group, version, kind) =
-            object_kind(&info.object).map_err(|e| invalid(aggregate(&e)))?;
+            .map_err(|e| invalid(vec![format!("failed to download openapi: {e}")]))?;
+        let (group, version, kind) = object_kind(&info.object).map_err(invalid)?;
         if mode == Validation::Strict
             && (always_client_side || !doc.supports_field_validation(&group, &version, &kind))
         {
             let problems = doc.validate(&info.object);
             if !problems.is_empty() {
-                return Err(invalid(aggregate(&problems)));
+                return Err(invalid(problems));
             }
         }
     }

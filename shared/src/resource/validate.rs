@@ -59,7 +59,7 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
         },
         _ => ResourceError::Invalid {
             origin: info.origin.clone(),
-            reason,
+            problems: vec![reason],
         },
     };
     let Some(obj) = info.object.as_object() else {
@@ -76,6 +76,27 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
         Some(Value::String(s)) => s.is_empty(),
         Some(_) => false,
     };
+    // A List's item is typed while kubectl flattens the List: kind first, then
+    // apiVersion, in its unstructured scheme's words.
+    if mode == Validation::Ignore && info.origin.item.is_some() {
+        let missing = |field: &str| match obj.get(field) {
+            Some(Value::String(s)) => s.is_empty(),
+            _ => true,
+        };
+        let reason = if missing("kind") {
+            Some("Object 'Kind' is missing in 'object has no kind field '")
+        } else if missing("apiVersion") {
+            Some("Object 'apiVersion' is missing in 'object has no apiVersion field'")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(ResourceError::ItemType {
+                origin: info.origin.clone(),
+                reason: reason.into(),
+            });
+        }
+    }
     if mode == Validation::Ignore && kind_missing {
         let reason = format!("Object 'Kind' is missing in '{}'", info.object);
         return Err(fatal(&info, reason));
@@ -93,35 +114,19 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             }
         }
     }
-    match obj.get("metadata") {
-        Some(Value::Object(meta)) => {
-            // Present and not empty: a name of the wrong type is the metadata
-            // decoder's to report (`cannot unmarshal number into … metadata.name`),
-            // which runs after validation, as kubectl's does.
-            let has = |k: &str| match meta.get(k) {
-                None | Some(Value::Null) => false,
-                Some(Value::String(s)) => !s.is_empty(),
-                Some(_) => true,
-            };
-            if !has("name") && !has("generateName") {
-                return Err(fatal(
-                    &info,
-                    "metadata.name: Required value: name or generateName is required".into(),
-                ));
-            }
-        }
-        None | Some(Value::Null) => {
-            return Err(fatal(
-                &info,
-                "metadata.name: Required value: name or generateName is required".into(),
-            ));
-        }
-        Some(other) => {
-            return Err(fatal(
-                &info,
-                format!("metadata must be a map, not {}", type_name(other)),
-            ));
-        }
+    // A missing name is the server's to refuse (`The ConfigMap "" is invalid:
+    // metadata.name: Required value: …`), as with kubectl, which checks no name on the
+    // client: a `generateName` alone is valid, and a client dry run prints
+    // `configmap/<unknown>`. A name of the wrong type is the metadata decoder's to
+    // report (`cannot unmarshal number into … metadata.name`), after validation.
+    if let Some(other) = obj
+        .get("metadata")
+        .filter(|m| !m.is_object() && !m.is_null())
+    {
+        return Err(fatal(
+            &info,
+            format!("metadata must be a map, not {}", type_name(other)),
+        ));
     }
     if mode == Validation::Ignore {
         return Ok(info);
@@ -143,9 +148,11 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             info.warnings.extend(problems);
             Ok(info)
         }
+        // Joined into one problem: the built-in models' wording, not kubectl's, and
+        // kept on one line without the aggregate's brackets.
         _ => Err(ResourceError::Invalid {
             origin: info.origin.clone(),
-            reason: problems.join(", "),
+            problems: vec![problems.join(", ")],
         }),
     }
 }
@@ -204,20 +211,49 @@ mod tests {
         );
     }
 
+    /// A List's item is typed as kubectl's flattening types it, kind first.
     #[test]
-    fn a_name_or_generate_name_is_required() {
-        let e = err(
+    fn list_items_without_a_type_are_worded_as_kubectl_flattens_them() {
+        let item = |v: Value| {
+            let mut origin = Origin::single("f.yaml");
+            origin.item = Some(2);
+            validate(Info::from_object(v, origin), Validation::Ignore)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let prefix = "unable to get type info from the object \"*unstructured.Unstructured\": ";
+        assert_eq!(
+            item(json!({"metadata": {"name": "x"}})),
+            Err(format!(
+                "{prefix}Object 'Kind' is missing in 'object has no kind field '"
+            ))
+        );
+        assert_eq!(
+            item(json!({"kind": "ConfigMap", "apiVersion": ""})),
+            Err(format!(
+                "{prefix}Object 'apiVersion' is missing in 'object has no apiVersion field'"
+            ))
+        );
+        assert_eq!(
+            item(json!({"kind": "ConfigMap", "apiVersion": "v1"})),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_missing_name_is_left_to_the_server_and_a_metadata_must_be_a_map() {
+        for object in [
             json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}}),
+        ] {
+            assert!(validate(info(object), Validation::Strict).is_ok());
+        }
+        let e = err(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": "m"}),
             Validation::Strict,
         );
-        assert!(e.contains("name or generateName is required"), "{e}");
-        let ok = validate(
-            info(
-                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}}),
-            ),
-            Validation::Strict,
-        );
-        assert!(ok.is_ok());
+        assert!(e.contains("metadata must be a map, not a string"), "{e}");
     }
 
     #[test]

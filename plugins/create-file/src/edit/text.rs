@@ -126,7 +126,7 @@ pub fn reasons_for(
     let failed_validation: Vec<String> = errors
         .iter()
         .filter_map(|e| match e {
-            ResourceError::Invalid { reason, .. } => Some(reason.clone()),
+            ResourceError::Invalid { problems, .. } => Some(shared::openapi::aggregate(problems)),
             // The reason already names its line, in kubectl's words
             // (`error converting YAML to JSON: yaml: line 7: …`).
             ResourceError::Parse { reason, .. } if validating => Some(reason.clone()),
@@ -165,7 +165,6 @@ pub fn without_edited_source(failure: Failure) -> Failure {
     let strip = |message: String| -> String {
         let prefix = format!("error when creating {EDITED_SOURCE:?}");
         match message.strip_prefix(&prefix) {
-            // After the origin (which may add " (document N)") comes ": ".
             Some(rest) => rest
                 .split_once(": ")
                 .map_or(message.clone(), |(_, m)| m.to_string()),
@@ -178,6 +177,7 @@ pub fn without_edited_source(failure: Failure) -> Failure {
             Failure::Api(status)
         }
         Failure::Other(message) => Failure::Other(strip(message)),
+        Failure::Bare(message) => Failure::Bare(strip(message)),
     }
 }
 

@@ -299,21 +299,24 @@ async fn a_named_stream_is_read_like_a_file_and_errors_carry_its_name() {
     let got = summary(&v);
     assert_eq!(got[0], "ConfigMap/a@ns1");
     assert!(
-        got[1].starts_with("ERR resource mapping not found for name: \"b\" namespace: \"\" from \"edited-file\" (document 2)"),
+        got[1].starts_with(
+            "ERR resource mapping not found for name: \"b\" namespace: \"\" from \"edited-file\": "
+        ),
         "{got:?}"
     );
 }
 
 /// With the server's schema, every problem of an object is one error in kubectl's
 /// words, and a kind the document lacks passes validation to meet mapping's error
-/// (kubectl maps, and fails, where the document cannot validate).
+/// (kubectl maps, and fails, where the document cannot validate). A mapping error
+/// skips its object; a document that does not validate ends the file.
 #[tokio::test]
 async fn with_a_server_schema_unknown_kinds_reach_mapping_and_problems_are_listed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let f = write(
         dir.path(),
         "two.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndta: {a: b}\nimmutable: \"yes\"\n---\napiVersion: v1\nkind: Nope\nmetadata: {name: n1}\nspec: {x: 1}\n",
+        "apiVersion: v1\nkind: Nope\nmetadata: {name: n1}\nspec: {x: 1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndta: {a: b}\nimmutable: \"yes\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: never-read}\n",
     );
     let doc =
         crate::openapi::OpenApiV2::from_json(include_bytes!("../../openapi/testdata-v1.20.json"))
@@ -331,10 +334,10 @@ async fn with_a_server_schema_unknown_kinds_reach_mapping_and_problems_are_liste
         summary(&v),
         [
             format!(
-                "ERR error validating \"{f}\" (document 1): error validating data: [ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap, ValidationError(ConfigMap.immutable): invalid type for io.k8s.api.core.v1.ConfigMap.immutable: got \"string\", expected \"boolean\"]; if you choose to ignore these errors, turn validation off with --validate=false"
+                "ERR resource mapping not found for name: \"n1\" namespace: \"\" from \"{f}\": no matches for kind \"Nope\" in version \"v1\"\nensure CRDs are installed first"
             ),
             format!(
-                "ERR resource mapping not found for name: \"n1\" namespace: \"\" from \"{f}\" (document 2): no matches for kind \"Nope\" in version \"v1\"\nensure CRDs are installed first"
+                "ERR error validating \"{f}\": error validating data: [ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap, ValidationError(ConfigMap.immutable): invalid type for io.k8s.api.core.v1.ConfigMap.immutable: got \"string\", expected \"boolean\"]; if you choose to ignore these errors, turn validation off with --validate=false"
             ),
         ]
     );

@@ -68,6 +68,31 @@ fn flatten_replaces_lists_by_their_items_recursively() {
     assert_eq!(items, [None, Some(1), Some(2)]);
 }
 
+/// kubectl decodes a List's items into maps before flattening: one that is not a map
+/// fails the whole List, a null one is an empty map.
+#[test]
+fn a_list_item_that_is_not_a_map_fails_the_list_and_null_is_empty() {
+    let list = |bad: Value| {
+        info(json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}, bad]}))
+    };
+    for (bad, go_type) in [
+        (json!("s"), "string"),
+        (json!(1), "number"),
+        (json!(true), "bool"),
+        (json!([]), "array"),
+    ] {
+        assert_eq!(
+            names(&flatten_lists(vec![list(bad)])),
+            [format!(
+                "ERR unable to decode \"f.yaml\": json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
+            )]
+        );
+    }
+    let out = flatten_lists(vec![list(Value::Null)]);
+    assert_eq!(names(&out), ["ConfigMap/a", "/"]);
+}
+
 #[test]
 fn a_kind_ending_in_list_without_items_is_an_object() {
     let out = flatten_lists(vec![info(
@@ -158,17 +183,90 @@ fn stop_at_first_error_keeps_what_came_before() {
 }
 
 #[test]
-fn validate_all_turns_invalid_objects_into_errors_in_place() {
-    let out = validate_all(
+fn strict_validation_takes_a_list_whole_and_other_documents_one_by_one() {
+    use crate::resource::validate::{Validation, validate};
+    let item = |name: &str, extra: Value| {
+        let mut v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    let list =
+        |items: Vec<Value>| info(json!({"apiVersion": "v1", "kind": "List", "items": items}));
+    let out = validate_documents(
         vec![
             cm("a", json!({})),
             info(json!({"apiVersion": "v1", "metadata": {"name": "x"}})),
+            list(vec![
+                item("i1", json!({"dta": {}})),
+                item("i2", json!({})),
+                json!({"apiVersion": "v1", "metadata": {"name": "i3"}}),
+            ]),
+            // Nothing wrong that validation sees: the List goes on whole, and its
+            // nameless item is left to the checks after flattening.
+            list(vec![
+                item("j1", json!({})),
+                json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+            ]),
         ],
-        Validation::Strict,
+        |i| validate(i, Validation::Strict),
     );
-    assert_eq!(out.len(), 2);
-    assert!(out[0].is_ok());
-    assert!(matches!(out[1], Err(ResourceError::Invalid { .. })));
+    assert_eq!(
+        names(&out),
+        [
+            "ConfigMap/a",
+            "ERR error validating \"f.yaml\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false",
+            "ERR error validating \"f.yaml\": error validating data: [unknown field \"dta\" in ConfigMap, kind not set]; if you choose to ignore these errors, turn validation off with --validate=false",
+            "List/",
+        ]
+    );
+}
+
+#[test]
+fn a_stream_ends_at_its_first_document_that_does_not_parse_or_validate() {
+    let parse = || {
+        Err(ResourceError::Parse {
+            source_name: "f.yaml".into(),
+            line: 3,
+            reason: "p".into(),
+        })
+    };
+    let invalid = || {
+        Err(ResourceError::Invalid {
+            origin: Origin::single("f.yaml"),
+            problems: vec!["v".into()],
+        })
+    };
+    let decode = || {
+        Err(ResourceError::Decode {
+            origin: Origin::single("f.yaml"),
+            reason: "d".into(),
+        })
+    };
+    let mut entries = vec![
+        cm("a", json!({})),
+        decode(),
+        cm("b", json!({})),
+        parse(),
+        cm("c", json!({})),
+    ];
+    stop_stream_at_broken_document(&mut entries);
+    assert_eq!(
+        names(&entries),
+        [
+            "ConfigMap/a",
+            "ERR unable to decode \"f.yaml\": d",
+            "ConfigMap/b",
+            "ERR error parsing f.yaml: p"
+        ]
+    );
+    let mut entries = vec![invalid(), cm("c", json!({}))];
+    stop_stream_at_broken_document(&mut entries);
+    assert_eq!(entries.len(), 1);
+    let mut entries = vec![cm("a", json!({})), decode()];
+    stop_stream_at_broken_document(&mut entries);
+    assert_eq!(entries.len(), 2);
 }
 
 #[tokio::test]

@@ -88,7 +88,7 @@ fn origin() -> Origin {
 fn validation_failures_are_reported_as_kubectl_reports_them() {
     let errors = [ResourceError::Invalid {
         origin: origin(),
-        reason: "unknown field \"dta\" in ConfigMap".into(),
+        problems: vec!["unknown field \"dta\" in ConfigMap".into()],
     }];
     let (reasons, line) = reasons_for(&errors, Validation::Strict, &configmap());
     assert_eq!(
@@ -155,7 +155,7 @@ fn other_read_errors_are_syntax_errors_aggregated_like_kubectl() {
 #[test]
 fn create_failures_lose_the_edited_file_prefix() {
     let status = kube::core::Status::failure(
-        "error when creating \"edited-file\" (document 2): configmaps \"cm1\" already exists",
+        "error when creating \"edited-file\": configmaps \"cm1\" already exists",
         "AlreadyExists",
     );
     let Failure::Api(status) = without_edited_source(Failure::Api(Box::new(status))) else {
