@@ -634,7 +634,9 @@ async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converg
     // ends on its bound with one of the two messages.
     assert!(
         err.starts_with("error: ")
-            && (err.contains("Unable to connect to the server: no answer within 5s")
+            && (err.contains(
+                "Unable to connect to the server: no answer in time (each request is bounded by 5s: --timeout)"
+            )
                 || err.contains("timed out waiting for")),
         "a clear error, not a panic: {err}"
     );

@@ -34,7 +34,7 @@ pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::E
     // No request may outlast --timeout: against a paused or black-holed API server
     // every request would otherwise wait for kube's 295 s read timeout (or forever for
     // a connection that never answers). Watches ask the server to end them before it.
-    ctx.bound_requests(options.timeout);
+    ctx.bound_requests(options.timeout, "--timeout");
     // `-f` objects are always held to this namespace (see file.rs), so whether -n was
     // explicit does not matter here.
     let (namespace, _explicit) = ctx.namespace().await?;
@@ -186,9 +186,7 @@ impl RollingUpdateOptions {
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
-        result.map_err(|err| {
-            self.explain_interrupt(crate::cluster::explain_transport(err, self.timeout))
-        })
+        result.map_err(|err| self.explain_interrupt(crate::cluster::explain_transport(err)))
     }
 
     async fn run_inner(

@@ -26,7 +26,7 @@ pub struct Context {
     record: RecordFlags,
     config: OnceCell<Config>,
     client: OnceCell<Client>,
-    request_bound: Option<Duration>,
+    request_bound: Option<(Duration, &'static str)>,
     /// Standard output. Not locked for the whole run: run-pod's attach writes through
     /// tokio's stdout from another thread, and would wait forever on a lock held here.
     pub stdout: Box<dyn Write + Send>,
@@ -97,8 +97,9 @@ impl Context {
     /// timeouts) by `bound` (at least a second), for commands whose own `--timeout`
     /// must also hold against a server that stops answering. The read timeout is per
     /// read, so watches stay open.
-    pub fn bound_requests(&mut self, bound: Duration) {
-        self.request_bound = Some(bound.max(Duration::from_secs(1)));
+    /// `flag` names it in the message of a request it cuts.
+    pub fn bound_requests(&mut self, bound: Duration, flag: &'static str) {
+        self.request_bound = Some((bound.max(Duration::from_secs(1)), flag));
     }
 
     /// The client configuration from the kubeconfig and the flags, loaded once.
@@ -150,7 +151,10 @@ impl Context {
                 // (rolling-update's --timeout), else --request-timeout, else the default.
                 let limit = match self.request_bound {
                     Some(bound) => Some(bound),
-                    None => self.flags.request_timeout()?,
+                    None => self
+                        .flags
+                        .request_timeout()?
+                        .map(|d| (d, crate::rest::bound::REQUEST_TIMEOUT_FLAG)),
                 };
                 crate::rest::bound_requests(&mut config, limit);
                 anyhow::Ok(self.flags.client(config)?)

@@ -69,43 +69,41 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
         );
         return Err(fatal(&info, reason));
     };
-    // With validation off, kubectl's first word comes from the unstructured decoder,
-    // which requires a kind (not yet an apiVersion) and quotes the document.
-    let kind_missing = match obj.get("kind") {
+    let unset = |field: &str| match obj.get(field) {
         None | Some(Value::Null) => true,
         Some(Value::String(s)) => s.is_empty(),
         Some(_) => false,
     };
-    // A List's item is typed while kubectl flattens the List: kind first, then
-    // apiVersion, in its unstructured scheme's words.
-    if mode == Validation::Ignore && info.origin.item.is_some() {
-        let missing = |field: &str| match obj.get(field) {
-            Some(Value::String(s)) => s.is_empty(),
-            _ => true,
-        };
-        let reason = if missing("kind") {
-            Some("Object 'Kind' is missing in 'object has no kind field '")
-        } else if missing("apiVersion") {
-            Some("Object 'apiVersion' is missing in 'object has no apiVersion field'")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            return Err(ResourceError::ItemType {
-                origin: info.origin.clone(),
-                reason: reason.into(),
-            });
+    // With validation off, kubectl's first word comes from its unstructured decoder:
+    // for a List's item while flattening the List (kind first, then apiVersion, in
+    // words that name no document), else for the document (a kind, not yet an
+    // apiVersion, quoting the document).
+    if mode == Validation::Ignore {
+        if info.origin.item.is_some() {
+            let reason = if unset("kind") {
+                Some("Object 'Kind' is missing in 'object has no kind field '")
+            } else if unset("apiVersion") {
+                Some("Object 'apiVersion' is missing in 'object has no apiVersion field'")
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(ResourceError::ItemType {
+                    origin: info.origin.clone(),
+                    reason: reason.into(),
+                });
+            }
+        } else if unset("kind") {
+            let reason = format!("Object 'Kind' is missing in '{}'", info.object);
+            return Err(fatal(&info, reason));
         }
     }
-    if mode == Validation::Ignore && kind_missing {
-        let reason = format!("Object 'Kind' is missing in '{}'", info.object);
-        return Err(fatal(&info, reason));
-    }
     for field in ["apiVersion", "kind"] {
+        if unset(field) {
+            return Err(fatal(&info, format!("{field} not set")));
+        }
         match obj.get(field) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            None | Some(Value::Null) => return Err(fatal(&info, format!("{field} not set"))),
-            Some(Value::String(_)) => return Err(fatal(&info, format!("{field} not set"))),
+            Some(Value::String(_)) | None => {}
             Some(other) => {
                 return Err(fatal(
                     &info,

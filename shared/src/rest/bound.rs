@@ -21,23 +21,33 @@
 //! as long as the bound exceeds 60 s. Watches ask the server to end them within the
 //! bound ([`watch_timeout`]), so a quiet watch is renewed by the watcher, never cut.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The bound without `--request-timeout`: kube-apiserver's default request timeout
 /// (60 s) plus 15 s for its `504` to travel back.
 pub const DEFAULT_BOUND: Duration = Duration::from_secs(75);
 
-/// The bound of this process's client, in milliseconds (0: none set yet). Process-wide
-/// like the warning writer: the error formatter ([`crate::cli::format_error`]) names it.
-static BOUND_MS: AtomicU64 = AtomicU64::new(0);
+/// The bound of this process's client and the flag that set it (`None`: none set
+/// yet). Process-wide like the warning writer: the error formatter
+/// ([`crate::cli::format_error`]) names it.
+static BOUND: Mutex<Option<(Duration, &'static str)>> = Mutex::new(None);
+
+/// The flag that bounds requests in every plugin, as in kubectl.
+pub const REQUEST_TIMEOUT_FLAG: &str = "--request-timeout";
 
 /// Bounds every request of a client built from `config`: `limit` when given (a
 /// command's `--request-timeout`, or a tighter bound such as rolling-update's
-/// `--timeout`), else [`DEFAULT_BOUND`]; a timeout already set lower in `config` stays.
-/// Returns the bound in effect (the read timeout).
-pub fn bound_requests(config: &mut kube::Config, limit: Option<Duration>) -> Duration {
-    let bound = limit.unwrap_or(DEFAULT_BOUND).max(Duration::from_millis(1));
+/// `--timeout`, with the flag that set it), else [`DEFAULT_BOUND`]; a timeout already
+/// set lower in `config` (by `--request-timeout`) stays. Returns the bound in effect
+/// (the read timeout).
+pub fn bound_requests(
+    config: &mut kube::Config,
+    limit: Option<(Duration, &'static str)>,
+) -> Duration {
+    let bound = limit
+        .map_or(DEFAULT_BOUND, |(d, _)| d)
+        .max(Duration::from_millis(1));
     for t in [
         &mut config.connect_timeout,
         &mut config.read_timeout,
@@ -47,19 +57,23 @@ pub fn bound_requests(config: &mut kube::Config, limit: Option<Duration>) -> Dur
     }
     config.reset_reader_on_write = true;
     let effective = config.read_timeout.unwrap_or(bound);
-    BOUND_MS.store(
-        u64::try_from(effective.as_millis()).unwrap_or(u64::MAX),
-        Ordering::Relaxed,
-    );
+    // A tighter read timeout than the limit was set by --request-timeout.
+    let flag = match limit {
+        Some((_, flag)) if effective >= bound => flag,
+        _ => REQUEST_TIMEOUT_FLAG,
+    };
+    *BOUND.lock().unwrap_or_else(|e| e.into_inner()) = Some((effective, flag));
     effective
+}
+
+/// The bound set by [`bound_requests`] in this process, if any, and its flag.
+fn set() -> Option<(Duration, &'static str)> {
+    *BOUND.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The bound set by [`bound_requests`] in this process, if any.
 pub fn current() -> Option<Duration> {
-    match BOUND_MS.load(Ordering::Relaxed) {
-        0 => None,
-        ms => Some(Duration::from_millis(ms)),
-    }
+    set().map(|(d, _)| d)
 }
 
 /// The server-side timeout (`timeoutSeconds`) for a watch under the bound in effect:
@@ -89,8 +103,9 @@ pub fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// kubectl's words for a request cut by the bound (`Unable to connect to the server:
-/// …`), when `err` itself is a kube transport error that timed out. It names the rule,
-/// not how long this request waited: the connect timeout can be tighter (kube's 30 s).
+/// …`), when `err` itself is a kube transport error that timed out: the one wording
+/// for every plugin and flag. It names the rule, not how long this request waited:
+/// the connect timeout can be tighter (kube's 30 s).
 pub fn no_answer(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     let kube_err = err.downcast_ref::<kube::Error>()?;
     if !matches!(
@@ -100,10 +115,16 @@ pub fn no_answer(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     {
         return None;
     }
-    let bound = current()?;
-    Some(format!(
-        "Unable to connect to the server: no answer in time (each request is bounded by {bound:?}: --request-timeout, or {DEFAULT_BOUND:?} without it)"
-    ))
+    let (bound, flag) = set()?;
+    Some(if flag == REQUEST_TIMEOUT_FLAG {
+        format!(
+            "Unable to connect to the server: no answer in time (each request is bounded by {bound:?}: {flag}, or {DEFAULT_BOUND:?} without it)"
+        )
+    } else {
+        format!(
+            "Unable to connect to the server: no answer in time (each request is bounded by {bound:?}: {flag})"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -136,7 +157,7 @@ mod tests {
     fn a_limit_replaces_the_default_and_a_tighter_setting_stays() {
         let mut c = config();
         let five = Duration::from_secs(5);
-        assert_eq!(bound_requests(&mut c, Some(five)), five);
+        assert_eq!(bound_requests(&mut c, Some((five, "--timeout"))), five);
         assert_eq!(
             (c.connect_timeout, c.read_timeout, c.write_timeout),
             (Some(five), Some(five), Some(five))
@@ -148,13 +169,16 @@ mod tests {
         c.connect_timeout = Some(ten_min);
         c.read_timeout = Some(ten_min);
         c.write_timeout = Some(ten_min);
-        assert_eq!(bound_requests(&mut c, Some(ten_min)), ten_min);
+        assert_eq!(
+            bound_requests(&mut c, Some((ten_min, REQUEST_TIMEOUT_FLAG))),
+            ten_min
+        );
         assert_eq!(c.write_timeout, Some(ten_min));
         // rolling-update: --request-timeout=3s set by to_config, --timeout=5m as the limit.
         let mut c = config();
         c.read_timeout = Some(Duration::from_secs(3));
         assert_eq!(
-            bound_requests(&mut c, Some(Duration::from_secs(300))),
+            bound_requests(&mut c, Some((Duration::from_secs(300), "--timeout"))),
             Duration::from_secs(3)
         );
     }

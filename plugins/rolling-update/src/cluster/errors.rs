@@ -2,8 +2,6 @@
 //! objects, transient errors worth another attempt, watch errors no retry can cure,
 //! and connection failures in kubectl's words.
 
-use std::time::Duration;
-
 use anyhow::anyhow;
 use kube::runtime::watcher;
 
@@ -29,8 +27,8 @@ pub fn is_transient(err: &kube::Error) -> bool {
 /// Words a connection failure the way kubectl does ("Unable to connect to the
 /// server: …") instead of the client stack's nested Debug-like chain
 /// (`ServiceError: client error (SendRequest): …`), keeping the step it happened in.
-/// A read that ran past the request bound is said to be that.
-pub fn explain_transport(err: anyhow::Error, timeout: Duration) -> anyhow::Error {
+/// A request cut by the bound gets the shared wording, which names `--timeout`.
+pub fn explain_transport(err: anyhow::Error) -> anyhow::Error {
     let mut steps = Vec::new();
     let mut transport = None;
     for cause in err.chain() {
@@ -48,17 +46,18 @@ pub fn explain_transport(err: anyhow::Error, timeout: Duration) -> anyhow::Error
     let Some(transport) = transport else {
         return err;
     };
-    let mut root: &dyn std::error::Error = transport;
-    while let Some(next) = root.source() {
-        root = next;
-    }
-    let root = root.to_string();
-    let reason = if root.contains("timed out") || root.contains("deadline") {
-        format!("no answer within {timeout:?} (each request is bounded by --timeout)")
-    } else {
-        root.trim_start_matches("connection error: ").to_string()
-    };
-    steps.push(format!("Unable to connect to the server: {reason}"));
+    let explained = shared::rest::bound::no_answer(transport).unwrap_or_else(|| {
+        let mut root: &dyn std::error::Error = transport;
+        while let Some(next) = root.source() {
+            root = next;
+        }
+        let root = root.to_string();
+        format!(
+            "Unable to connect to the server: {}",
+            root.trim_start_matches("connection error: ")
+        )
+    });
+    steps.push(explained);
     anyhow!(steps.join(": "))
 }
 
@@ -83,12 +82,15 @@ mod tests {
 
     #[test]
     fn transport_errors_are_worded_like_kubectl() {
+        use std::time::Duration;
+        let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
+        shared::rest::bound_requests(&mut config, Some((Duration::from_secs(5), "--timeout")));
         let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
         let err = anyhow::Error::new(kube::Error::Service(Box::new(io)))
             .context("scaling replicationcontroller \"web-1\"");
         assert_eq!(
-            explain_transport(err, Duration::from_secs(5)).to_string(),
-            "scaling replicationcontroller \"web-1\": Unable to connect to the server: no answer within 5s (each request is bounded by --timeout)"
+            explain_transport(err).to_string(),
+            "scaling replicationcontroller \"web-1\": Unable to connect to the server: no answer in time (each request is bounded by 5s: --timeout)"
         );
         let refused = std::io::Error::new(
             std::io::ErrorKind::ConnectionRefused,
@@ -96,14 +98,14 @@ mod tests {
         );
         let err = anyhow::Error::new(kube::Error::Service(Box::new(refused)));
         assert_eq!(
-            explain_transport(err, Duration::from_secs(5)).to_string(),
+            explain_transport(err).to_string(),
             "Unable to connect to the server: Connection refused (os error 111)"
         );
         let api = anyhow::Error::new(kube::Error::Api(Box::new(
             kube::core::Status::failure("nope", "NotFound").with_code(404),
         )));
         assert!(
-            explain_transport(api, Duration::from_secs(5))
+            explain_transport(api)
                 .downcast_ref::<kube::Error>()
                 .is_some()
         );
