@@ -6,44 +6,17 @@
 // A failed terminal or process call is a broken test environment: unwrap says where.
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Stdio};
 
-use tests::harness::{cluster, plugin_binary};
+use tests::harness::cluster;
 
-use crate::terminal::{open_pty, read_terminal};
+use crate::terminal;
 
-/// Runs a plugin with stderr on a pseudo-terminal and stdout on a pipe, with
-/// `TERM=xterm-256color` and no `NO_COLOR` unless `env` sets them. Returns the exit
-/// code and what the terminal got.
+/// Runs a plugin with stderr on a terminal and stdout on a pipe: the exit code and
+/// what the terminal got.
 async fn on_terminal(plugin: &str, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let cluster = cluster();
-    let (master, slave) = open_pty(120);
-    let terminal = read_terminal(master);
-    let child = {
-        let mut command = Command::new(cluster.plugin_dir.join(plugin_binary(plugin)));
-        command
-            .args(args)
-            .env("KUBECONFIG", &cluster.kubeconfig)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("TERM", "xterm-256color")
-            .env_remove("NO_COLOR")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(slave));
-        // Dropping the command drops this process's copy of the slave: the terminal
-        // reads EOF when the plugin exits.
-        command.spawn().unwrap()
-    };
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let screen = terminal.join().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&screen).into_owned(),
-    )
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let run = terminal::on_terminal(plugin, &args, env, false).await;
+    (run.code, String::from_utf8_lossy(&run.screen).into_owned())
 }
 
 /// SGR sequences (`ESC [ … m`): colours and text attributes, not cursor movement.

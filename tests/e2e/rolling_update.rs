@@ -22,7 +22,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
 
-use crate::terminal::{open_pty, read_terminal};
+use crate::terminal::on_terminal;
 
 pub(crate) const OLD_IMAGE: &str = "registry.k8s.io/pause:3.8";
 pub(crate) const NEW_IMAGE: &str = "registry.k8s.io/pause:3.9";
@@ -535,45 +535,6 @@ fn terminal_screen(bytes: &[u8]) -> Vec<String> {
     screen
 }
 
-/// Runs the plugin with stderr on a pseudo-terminal, and stdout on it too or on a
-/// pipe. Returns the exit code, what the pipe got, and what the terminal got.
-async fn rolling_update_on_terminal(
-    cluster: &'static Cluster,
-    args: Vec<String>,
-    stdout_on_terminal: bool,
-) -> (Option<i32>, String, Vec<u8>) {
-    let (master, slave) = open_pty(120);
-    let terminal = read_terminal(master);
-    let child = {
-        let mut command = Command::new(cluster.plugin_dir.join(plugin_binary("rolling-update")));
-        command
-            .args(&args)
-            .env("KUBECONFIG", &cluster.kubeconfig)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("TERM", "xterm-256color")
-            .stdin(Stdio::null());
-        if stdout_on_terminal {
-            command.stdout(Stdio::from(slave.try_clone().unwrap()));
-        } else {
-            command.stdout(Stdio::piped());
-        }
-        command.stderr(Stdio::from(slave));
-        // The command, and with it this process's copies of the slave, is dropped
-        // here, so the terminal reads EOF once the plugin exits.
-        command.spawn().unwrap()
-    };
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    let screen = terminal.join().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        screen,
-    )
-}
-
 #[tokio::test]
 async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
     let cluster = cluster();
@@ -620,8 +581,14 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
 
     // stderr a terminal, stdout a pipe: the bar on the one, the lines on the other,
     // byte for byte.
-    let (code, stdout, terminal) =
-        rolling_update_on_terminal(cluster, args("tty", "tty-v2", NEW_IMAGE), false).await;
+    let run = on_terminal(
+        "rolling-update",
+        &args("tty", "tty-v2", NEW_IMAGE),
+        &[],
+        false,
+    )
+    .await;
+    let (code, stdout, terminal) = (run.code, run.stdout, run.screen);
     let shown = String::from_utf8_lossy(&terminal).into_owned();
     assert_eq!(code, Some(0), "{stdout}\n{shown:?}");
     assert_eq!(stdout, classic("tty", "tty-v2").join("\n") + "\n");
@@ -648,8 +615,14 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
 
     // Both on the terminal (an interactive run): the bar steps aside for every
     // line, so the screen ends up holding exactly the classic lines.
-    let (code, _, terminal) =
-        rolling_update_on_terminal(cluster, args("tty-v2", "tty-v3", OLD_IMAGE), true).await;
+    let run = on_terminal(
+        "rolling-update",
+        &args("tty-v2", "tty-v3", OLD_IMAGE),
+        &[],
+        true,
+    )
+    .await;
+    let (code, terminal) = (run.code, run.screen);
     let shown = String::from_utf8_lossy(&terminal).into_owned();
     assert_eq!(code, Some(0), "{shown:?}");
     assert!(shown.contains("new 1/2"), "{shown:?}");

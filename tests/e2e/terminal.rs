@@ -45,3 +45,59 @@ pub fn read_terminal(master: std::os::fd::OwnedFd) -> std::thread::JoinHandle<Ve
         }
     })
 }
+
+/// What a plugin run on a terminal left: its exit code, what its stdout pipe got
+/// (empty when stdout was the terminal) and what the terminal got.
+pub struct OnTerminal {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub screen: Vec<u8>,
+}
+
+/// Runs `plugin` with stderr on a pseudo-terminal of 120 columns, and stdout on it
+/// too or on a pipe, with `TERM=xterm-256color` and no `NO_COLOR` unless `env` sets
+/// them.
+pub async fn on_terminal(
+    plugin: &str,
+    args: &[String],
+    env: &[(&str, &str)],
+    stdout_on_terminal: bool,
+) -> OnTerminal {
+    use std::process::{Command, Stdio};
+    let cluster = tests::harness::cluster();
+    let (master, slave) = open_pty(120);
+    let terminal = read_terminal(master);
+    let child = {
+        let mut command = Command::new(
+            cluster
+                .plugin_dir
+                .join(tests::harness::plugin_binary(plugin)),
+        );
+        command
+            .args(args)
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("TERM", "xterm-256color")
+            .env_remove("NO_COLOR")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null());
+        if stdout_on_terminal {
+            command.stdout(Stdio::from(slave.try_clone().unwrap()));
+        } else {
+            command.stdout(Stdio::piped());
+        }
+        command.stderr(Stdio::from(slave));
+        // The command, and with it this process's copies of the slave, is dropped
+        // here, so the terminal reads EOF once the plugin exits.
+        command.spawn().unwrap()
+    };
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    OnTerminal {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        screen: terminal.join().unwrap(),
+    }
+}
