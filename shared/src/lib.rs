@@ -51,5 +51,6 @@ pub mod status;
 pub mod term;
 pub mod tls;
 pub mod warnings;
+mod yaml;
 
 pub use error::Error;
