@@ -50,6 +50,7 @@ pub mod rest;
 pub mod status;
 pub mod term;
 pub mod tls;
+pub mod typed;
 pub mod warnings;
 mod yaml;
 

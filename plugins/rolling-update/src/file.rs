@@ -117,8 +117,8 @@ pub fn controller_from_objects(
         .and_then(|s| s.get("replicas"))
         .is_none_or(Value::is_null);
     // Through text, as kube decodes the controllers it reads: one copy of the model's
-    // decoder in the binary (shared::resource::from_value_as_text).
-    let rc = shared::resource::from_value_as_text(&object).map_err(|e| FileError::Decode {
+    // decoder in the binary (shared::typed::from_value_as_text).
+    let rc = shared::typed::from_value_as_text(&object).map_err(|e| FileError::Decode {
         filename: filename.to_string(),
         reason: e.to_string(),
     })?;

@@ -39,25 +39,8 @@ impl std::fmt::Debug for BuiltinKind {
 }
 
 fn roundtrip<K: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, serde_json::Error> {
-    let typed: K = from_value_as_text(value)?;
+    let typed: K = crate::typed::from_value_as_text(value)?;
     serde_json::to_value(&typed)
-}
-
-/// `serde_json::from_value`, through JSON text. Why the detour: kube decodes every
-/// answer with `serde_json::from_str`, and a typed model's decoder is compiled once per
-/// kind of input; decoding text here too lets the plugins share one copy for the kinds
-/// both paths read (Pod, ReplicationController, CustomResourceDefinition) instead of
-/// carrying a second one for `Value` (issue 21, binary size). The error reads as
-/// `from_value`'s did: the message without the position in a text the user never saw.
-pub fn from_value_as_text<K: DeserializeOwned>(value: &Value) -> Result<K, serde_json::Error> {
-    let text = serde_json::to_string(value)?;
-    serde_json::from_str(&text).map_err(|e| {
-        let message = e.to_string();
-        let position = format!(" at line {} column {}", e.line(), e.column());
-        <serde_json::Error as serde::de::Error>::custom(
-            message.strip_suffix(&position).unwrap_or(&message),
-        )
-    })
 }
 
 fn entry<K>() -> BuiltinKind
@@ -296,19 +279,5 @@ mod tests {
             .unknown_fields(&obj)
             .expect_err("replicas is a number");
         assert!(err.contains("invalid type: string \"two\""), "{err}");
-    }
-
-    /// The detour through text decodes as `from_value` does and fails with its words.
-    #[test]
-    fn decoding_through_text_is_from_value() {
-        use k8s_openapi::api::core::v1::ConfigMap;
-        let good = serde_json::json!({"metadata": {"name": "a"}, "data": {"k": "v"}});
-        let through_text: ConfigMap = from_value_as_text(&good).expect("decodes");
-        let direct: ConfigMap = serde_json::from_value(good).expect("decodes");
-        assert_eq!(through_text, direct);
-        let bad = serde_json::json!({"metadata": {"name": "a"}, "data": {"k": 5}});
-        let through_text = from_value_as_text::<ConfigMap>(&bad).expect_err("a number");
-        let direct = serde_json::from_value::<ConfigMap>(bad).expect_err("a number");
-        assert_eq!(through_text.to_string(), direct.to_string());
     }
 }

@@ -49,7 +49,7 @@ mod url;
 mod validate;
 
 pub use builder::{Builder, FilenameOptions, Visited};
-pub use builtin::{from_value_as_text, mapping_at};
+pub use builtin::mapping_at;
 pub use decode::MAX_YAML_DEPTH;
 pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
