@@ -76,14 +76,29 @@ pub struct SilentExit(pub u8);
 /// tracing target), 6+ debug including kube's requests, 8+ trace. kube marks the
 /// `Authorization` header sensitive, so no level prints tokens.
 pub fn init_logging(verbosity: u8, crate_name: &str) {
-    let filter = logging_filter(verbosity, crate_name);
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI logs and
-        // `2>file` get plain text, as klog's. `with_ansi` overrides tracing's own check.
-        .with_ansi(crate::term::stderr_allows_color())
-        .with_writer(std::io::stderr)
-        .with_target(false)
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // `Targets`, not `EnvFilter`: the filter is one of four fixed `target=level` lists,
+    // which `Targets` matches the same way (longest target prefix wins, a bare level is
+    // the default); `EnvFilter` (the `env-filter` feature) would bring its directive
+    // parser and span-field value matching for nothing (issue 21, binary size).
+    // The lists below always parse; an empty filter would only silence the logs.
+    let filter: tracing_subscriber::filter::Targets = logging_filter(verbosity, crate_name)
+        .parse()
+        .unwrap_or_default();
+    // A registry with the fmt layer, not `fmt()`'s subscriber: that one has a level
+    // filter of its own (INFO) that would hide the debug and trace levels of `-v=4`+.
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI
+                // logs and `2>file` get plain text, as klog's. `with_ansi` overrides
+                // tracing's own check.
+                .with_ansi(crate::term::stderr_allows_color())
+                .with_writer(std::io::stderr)
+                .with_target(false),
+        )
+        .with(filter)
         .try_init();
 }
 
@@ -200,6 +215,23 @@ mod tests {
         let filter = logging_filter(4, "kubectl_x");
         assert_eq!(filter, "warn,shared=debug,kubectl_x=debug");
         assert!(!logging_filter(6, "kubectl_x").contains("run_pod"));
+    }
+
+    /// Every level's list parses as `Targets` and selects by target prefix as
+    /// `EnvFilter` did: `kube` covers `kube_client`, the longest prefix wins.
+    #[test]
+    fn logging_filters_parse_as_targets() {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        assert!(!at(0).would_enable("kube_client::client", &Level::ERROR));
+        assert!(at(0).would_enable("rustls", &Level::WARN));
+        assert!(!at(0).would_enable("shared", &Level::INFO));
+        assert!(at(4).would_enable("kubectl_x::options", &Level::DEBUG));
+        assert!(at(6).would_enable("kube_client::client::builder", &Level::DEBUG));
+        assert!(!at(6).would_enable("hyper_util", &Level::DEBUG));
+        assert!(at(9).would_enable("kube_client", &Level::TRACE));
+        assert!(at(9).would_enable("hyper_util", &Level::DEBUG));
     }
 
     #[test]

@@ -9,14 +9,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--kubeconfig` (or an explicit path) names a file that cannot be read or parsed.
-    /// The cause is shown as kubectl shows it, never with kube's YAML snippet: the lines
-    /// around a syntax error of a kubeconfig are often a token or a key.
-    #[error("error loading config file \"{}\": {}", path.display(), kubeconfig_reason(cause))]
-    Kubeconfig {
-        path: PathBuf,
-        // Not a `#[source]`: a caller printing the chain would show the snippet.
-        cause: kube::config::KubeconfigError,
-    },
+    /// The reason is shown as kubectl shows it, never with the YAML around an error:
+    /// the lines near a syntax error of a kubeconfig are often a token or a key.
+    #[error("error loading config file \"{}\": {reason}", path.display())]
+    Kubeconfig { path: PathBuf, reason: String },
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
     KubeconfigMerge(#[source] kube::config::KubeconfigError),
@@ -65,27 +61,6 @@ pub enum Error {
     /// `--match-server-version`: the server is another version (both in Go's `%#v`).
     #[error("server version ({server}) differs from client version ({client})")]
     ServerVersionMismatch { server: String, client: String },
-}
-
-/// A kubeconfig's load error in kubectl's words (`yaml: line 6: mapping values are not
-/// allowed in this context`), without serde-saphyr's source snippet.
-fn kubeconfig_reason(err: &kube::config::KubeconfigError) -> String {
-    match err {
-        kube::config::KubeconfigError::Parse(e) => {
-            let full = e.to_string();
-            let first = full.lines().next().unwrap_or_default();
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            let message = match first.split_once(": ") {
-                Some((position, message)) if position.starts_with("line ") => message,
-                _ => first,
-            };
-            match e.location() {
-                Some(at) => format!("yaml: line {}: {message}", at.line()),
-                None => format!("yaml: {message}"),
-            }
-        }
-        other => other.to_string(),
-    }
 }
 
 /// Convenience alias used throughout the crate.

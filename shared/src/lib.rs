@@ -50,6 +50,8 @@ pub mod rest;
 pub mod status;
 pub mod term;
 pub mod tls;
+pub mod typed;
 pub mod warnings;
+mod yaml;
 
 pub use error::Error;

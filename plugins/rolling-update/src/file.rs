@@ -116,7 +116,9 @@ pub fn controller_from_objects(
         .get("spec")
         .and_then(|s| s.get("replicas"))
         .is_none_or(Value::is_null);
-    let rc = serde_json::from_value(object).map_err(|e| FileError::Decode {
+    // Through text, as kube decodes the controllers it reads: one copy of the model's
+    // decoder in the binary (shared::typed::from_value_as_text).
+    let rc = shared::typed::from_value_as_text(&object).map_err(|e| FileError::Decode {
         filename: filename.to_string(),
         reason: e.to_string(),
     })?;

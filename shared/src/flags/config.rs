@@ -614,11 +614,134 @@ fn go_version_info(info: &k8s_openapi::apimachinery::pkg::version::Info) -> Stri
     )
 }
 
+/// One kubeconfig file, as kube's `Kubeconfig::read_from` reads it (every document
+/// merged, the first to set a value wins; relative file references made absolute
+/// against the file's directory) but with the YAML read by `crate::yaml`, go-yaml v2
+/// as client-go reads it, into JSON and then into kube's types. Why not kube's reader:
+/// its serde-saphyr decoder monomorphised over the kubeconfig types is code the
+/// binaries carry only for this (issue 21, binary size), and go-yaml's reading is
+/// kubectl's (`yes` is a boolean, errors in go-yaml's words).
 fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
-    Kubeconfig::read_from(path).map_err(|cause| Error::Kubeconfig {
+    let fail = |reason: String| Error::Kubeconfig {
         path: path.to_path_buf(),
-        cause,
-    })
+        reason,
+    };
+    let text = read_kubeconfig_text(path).map_err(|cause| {
+        fail(kube::config::KubeconfigError::ReadConfig(cause, path.to_path_buf()).to_string())
+    })?;
+    let dir = path.parent();
+    let mut merged: Option<Kubeconfig> = None;
+    for document in kubeconfig_documents(&text).map_err(fail)? {
+        let mut config = document;
+        if let Some(dir) = dir {
+            absolute_references(&mut config, dir);
+        }
+        merged = Some(match merged {
+            None => config,
+            Some(acc) => acc.merge(config).map_err(|e| fail(e.to_string()))?,
+        });
+    }
+    // An empty file is an empty kubeconfig.
+    Ok(merged.unwrap_or_default())
+}
+
+/// The documents of a kubeconfig's text, each read as go-yaml v2 reads it and decoded
+/// into kube's `Kubeconfig`; empty and `null` documents skipped. The error is the
+/// reason only (`yaml: line 6: mapping values are not allowed in this context`), never
+/// the text around it (often a token or a key).
+fn kubeconfig_documents(text: &str) -> std::result::Result<Vec<Kubeconfig>, String> {
+    let mut configs = Vec::new();
+    for part in crate::yaml::split_yaml(text) {
+        // apimachinery's YAMLReader's words for `--- text`.
+        let (_, body) =
+            part.map_err(|(_, rest)| format!("invalid Yaml document separator: {rest}"))?;
+        if crate::yaml::is_blank_yaml(body) {
+            continue;
+        }
+        // go-yaml's words, its line counted in the document as create -f counts it
+        // (in the file for the first document, the only one client-go reads).
+        let value = crate::yaml::to_json(body, crate::yaml::yaml_limits(body.len()))
+            .map_err(|e| crate::yaml::yaml_reason(&e))?;
+        if value.is_null() {
+            continue;
+        }
+        let config = serde_json::from_value::<Kubeconfig>(value).map_err(|e| e.to_string())?;
+        configs.push(config);
+    }
+    Ok(configs)
+}
+
+/// kube's `read_path`: the file as text, UTF-16 with a byte-order mark decoded, a UTF-8
+/// one dropped. Hand-written because kube keeps it private.
+fn read_kubeconfig_text(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error as IoError, ErrorKind};
+    let bytes = std::fs::read(path)?;
+    let utf16 = |rest: &[u8], be: bool, what: &str| {
+        let units: Vec<u16> = rest
+            .chunks(2)
+            .map(|c| {
+                let pair = [c[0], c.get(1).copied().unwrap_or(0)];
+                if be {
+                    u16::from_be_bytes(pair)
+                } else {
+                    u16::from_le_bytes(pair)
+                }
+            })
+            .collect();
+        String::from_utf16(&units)
+            .map_err(|_| IoError::new(ErrorKind::InvalidData, what.to_string()))
+    };
+    match bytes.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, false, "Invalid UTF-16 LE"),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, true, "Invalid UTF-16 BE"),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8(rest.to_vec())
+            .map_err(|_| IoError::new(ErrorKind::InvalidData, "Invalid UTF-8 BOM")),
+        _ => String::from_utf8(bytes)
+            .map_err(|_| IoError::new(ErrorKind::InvalidData, "Invalid UTF-8")),
+    }
+}
+
+/// kube's (and client-go's `ResolvePaths`) rule: the file references of a kubeconfig
+/// are relative to its directory; an exec command only when it holds a separator (a
+/// bare name is looked up on `PATH`).
+fn absolute_references(config: &mut Kubeconfig, dir: &Path) {
+    let absolute = |file: &mut String| {
+        if Path::new(file.as_str()).is_relative()
+            && let Some(abs) = dir.join(file.as_str()).to_str()
+        {
+            *file = abs.to_owned();
+        }
+    };
+    for cluster in config
+        .clusters
+        .iter_mut()
+        .filter_map(|n| n.cluster.as_mut())
+    {
+        if let Some(ca) = &mut cluster.certificate_authority {
+            absolute(ca);
+        }
+    }
+    for auth in config
+        .auth_infos
+        .iter_mut()
+        .filter_map(|n| n.auth_info.as_mut())
+    {
+        for file in [
+            &mut auth.client_certificate,
+            &mut auth.client_key,
+            &mut auth.token_file,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            absolute(file);
+        }
+        if let Some(command) = auth.exec.as_mut().and_then(|e| e.command.as_mut())
+            && command.contains(std::path::MAIN_SEPARATOR)
+        {
+            absolute(command);
+        }
+    }
 }
 
 fn placeholder_uri() -> http::Uri {

@@ -113,7 +113,8 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
 }
 
 fn round_trip<K: DeserializeOwned + Serialize>(obj: Value) -> Result<Value, Error> {
-    let typed: K = serde_json::from_value(obj)
+    // Through text, as kube decodes what the server answers (crate::typed).
+    let typed: K = crate::typed::from_value_as_text(&obj)
         .map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
     let mut value = serde_json::to_value(&typed).map_err(Error::Serialize)?;
     // k8s-openapi keeps a Quantity as the text it was given; kubectl's typed decode

@@ -39,7 +39,7 @@ impl std::fmt::Debug for BuiltinKind {
 }
 
 fn roundtrip<K: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, serde_json::Error> {
-    let typed: K = serde_json::from_value(value.clone())?;
+    let typed: K = crate::typed::from_value_as_text(value)?;
     serde_json::to_value(&typed)
 }
 

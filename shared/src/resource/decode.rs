@@ -21,6 +21,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Entry, Info, Origin, ResourceError};
+pub use crate::yaml::MAX_YAML_DEPTH;
+use crate::yaml::{self, is_blank_yaml, split_yaml, yaml_limits, yaml_reason};
 
 /// A document before it becomes an [`Info`]: its first line and its parsed value (or
 /// why it did not parse).
@@ -245,81 +247,8 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
     docs
 }
 
-/// go-yaml prefixes its own errors with `yaml: `; the JSON conversion's are bare.
-fn yaml_reason(e: &yaml::YamlError) -> String {
-    if e.message.starts_with("json: ") || e.message.starts_with("unsupported map key") {
-        e.message.clone()
-    } else {
-        format!("yaml: {}", e.message)
-    }
-}
-
-/// A document (its first line and text), or the line and text of a separator line that
-/// carries something other than a comment.
-type Part<'a> = Result<(usize, &'a str), (usize, &'a str)>;
-
-/// Splits at lines that start with `---` followed only by whitespace or a comment,
-/// kubectl's `YAMLReader` rule (other text after `---` is an error there, and the
-/// document before it is lost). Returns each
-/// document with the 1-based line it starts on.
-fn split_yaml(text: &str) -> Vec<Part<'_>> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let mut start_line = 1;
-    let mut offset = 0;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        if let Some(rest) = line.strip_prefix("---") {
-            let rest = rest.trim();
-            if !rest.is_empty() && !rest.starts_with('#') {
-                // The reader fails before it hands out the document it was reading.
-                parts.push(Err((i + 1, rest)));
-                return parts;
-            }
-            parts.push(Ok((start_line, &text[start..offset])));
-            start = offset + line.len();
-            start_line = i + 2;
-        }
-        offset += line.len();
-    }
-    parts.push(Ok((start_line, &text[start..])));
-    parts
-}
-
-/// Blank lines, comments and a `...` end marker only.
-fn is_blank_yaml(body: &str) -> bool {
-    body.lines().all(|l| {
-        let l = l.trim();
-        l.is_empty() || l.starts_with('#') || l == "..."
-    })
-}
-
-/// The deepest nesting of mappings and sequences a YAML document may have: serde_json's
-/// limit for JSON documents. go-yaml allows 10,000, but every stage that walks a value
-/// recurses, and a thread's stack holds far fewer levels (a few hundred overflow a
-/// 2 MiB stack in a debug build); a CRD's deepest schema is a few dozen levels.
-pub const MAX_YAML_DEPTH: usize = 128;
-
-/// A floor of the alias budget, for small documents: a few aliases of a big anchor
-/// are legitimate.
-const MIN_YAML_NODES: usize = 100_000;
-const MIN_YAML_EXPANDED_BYTES: usize = 16 << 20;
-
-/// The bounds of one YAML document of `len` bytes. The node budget grows with the
-/// text itself: a document without aliases can never reach it (it has fewer nodes
-/// than bytes), so only alias expansion does, and what expansion can add is a small
-/// multiple of the input (or the floor above). Memory stays proportional to the
-/// input, and an alias bomb fails early with go-yaml's message.
-fn yaml_limits(len: usize) -> yaml::Limits {
-    yaml::Limits {
-        max_depth: MAX_YAML_DEPTH,
-        max_nodes: MIN_YAML_NODES.max(len.saturating_mul(2)),
-        max_bytes: MIN_YAML_EXPANDED_BYTES.max(len.saturating_mul(4)),
-    }
-}
-
 mod json;
 mod meta;
-mod yaml;
 
 #[cfg(test)]
 mod tests;

@@ -8,8 +8,11 @@
 //! **reqwest, measured against the hyper stack kube already brings** (2026-11-25):
 //! reqwest adds 28 crates to each plugin (230 → 202 for `kubectl-run_pod` without
 //! it): `url` with `idna` and its ICU tables (18 of them), and a second `tower-http`.
-//! hyper, hyper-util's client, hyper-rustls with the native roots and h2 are in the
-//! tree either way. Dropping it would mean hand-writing what kubectl's `http.Get`
+//! hyper, hyper-util's client and hyper-rustls with the native roots are in the
+//! tree either way. reqwest is built without HTTP/2 (issue 21: its `http2` feature
+//! was the only one to pull `h2` in, and it turned HTTP/2 on in kube's hyper as well,
+//! about 0.2 MiB of code in every plugin): a manifest is one GET, which HTTP/1.1 serves
+//! as well, and the API server is spoken to over HTTP/1.1 by kube either way. Dropping it would mean hand-writing what kubectl's `http.Get`
 //! does and reqwest does for us: redirects (up to 10), `HTTPS_PROXY`/`NO_PROXY`
 //! (with CONNECT tunnelling), timeouts across connect and body. It stays, as the
 //! well-kept crate for that; the tree it adds is recorded in `deny.toml`.

@@ -480,3 +480,60 @@ fn offline_namespace_reads_the_current_context() {
         ("ns".to_string(), true)
     );
 }
+
+/// The kubeconfig is read as client-go reads it (go-yaml v2, `crate::yaml`), not by
+/// kube's serde-saphyr reader: YAML 1.1 scalars, kube's types, every document merged,
+/// file references made absolute, and a syntax error in go-yaml's words with no text
+/// of the file around it.
+#[test]
+fn kubeconfig_is_read_as_go_yaml_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://h:6443\n    insecure-skip-tls-verify: yes\n    certificate-authority: ca.crt\nusers:\n- name: u\n  user: {token: t, client-key: /abs/key, exec: {command: ./bin/get-token, apiVersion: client.authentication.k8s.io/v1}}\n---\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n";
+    let path = write(dir.path(), "kc", text);
+    let kc = read_kubeconfig(&path).unwrap();
+    let cluster = kc.clusters[0].cluster.as_ref().unwrap();
+    assert_eq!(cluster.insecure_skip_tls_verify, Some(true));
+    let ca = dir.path().join("ca.crt");
+    assert_eq!(cluster.certificate_authority.as_deref(), ca.to_str());
+    let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+    assert_eq!(user.client_key.as_deref(), Some("/abs/key"));
+    let command = dir.path().join("./bin/get-token");
+    assert_eq!(
+        user.exec.as_ref().unwrap().command.as_deref(),
+        command.to_str()
+    );
+    assert_eq!(kc.current_context.as_deref(), Some("x"));
+
+    // Empty and comment-only files are an empty kubeconfig, as before.
+    let empty = write(dir.path(), "empty", "# nothing\n");
+    assert!(read_kubeconfig(&empty).unwrap().clusters.is_empty());
+
+    let broken = write(
+        dir.path(),
+        "broken",
+        "users:\n- name: u\n  user:\n    token: SECRET: [\n",
+    );
+    let err = read_kubeconfig(&broken).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "error loading config file \"{}\": yaml: line 4: mapping values are not allowed in this context",
+            broken.display()
+        )
+    );
+
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(
+            "current-context: w\n"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
+        .collect();
+    let wide = dir.path().join("wide");
+    std::fs::write(&wide, utf16).unwrap();
+    assert_eq!(
+        read_kubeconfig(&wide).unwrap().current_context.as_deref(),
+        Some("w")
+    );
+}

@@ -287,7 +287,7 @@ fn parse_rfc3339(value: &str) -> Result<(), String> {
     if !rest.is_empty() {
         return Err(message(&format!(": extra text: {}", go_time_quote(rest))));
     }
-    let days = super::yaml::days_in_month(year, fields[0]).unwrap_or(31);
+    let days = crate::yaml::days_in_month(year, fields[0]).unwrap_or(31);
     if fields[1] < 1 || fields[1] > days {
         return Err(message(": day out of range"));
     }

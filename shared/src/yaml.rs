@@ -11,6 +11,10 @@
 //! tree) and the resolution below is a hand-written port of go-yaml v2's `resolve.go`
 //! and `decode.go` (mapping, merge) and of sigs.k8s.io/yaml's
 //! `convertToJSONableObject`. Error texts are theirs, `yaml: line N: …` included.
+//!
+//! It sits at the bottom of the crate because two layers read YAML the way kubectl
+//! does: the resource Builder's manifests (`resource::decode`) and the kubeconfig
+//! files (`flags::config`; client-go reads them with the same go-yaml).
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -21,7 +25,7 @@ use serde_json::Value;
 /// A parse failure: go-yaml's text (without the `error converting YAML to JSON: `
 /// prefix) and the 1-based line inside the document where it was found, if known.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct YamlError {
+pub(crate) struct YamlError {
     pub message: String,
     pub line: Option<usize>,
 }
@@ -38,7 +42,7 @@ impl YamlError {
 /// Bounds on one document: the deepest nesting, and how many nodes alias expansion may
 /// produce (see `decode::yaml_budget`).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Limits {
+pub(crate) struct Limits {
     pub max_depth: usize,
     pub max_nodes: usize,
     /// Scalar bytes, aliases expanded.
@@ -60,7 +64,7 @@ enum Node {
 
 /// A Go value as go-yaml v2 decodes into `interface{}`.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum GoValue {
+pub(crate) enum GoValue {
     Nil,
     Bool(bool),
     Int(i64),
@@ -74,7 +78,7 @@ pub(super) enum GoValue {
 
 /// Reads the first document of `text` into JSON, as `yaml.Unmarshal` then `json.Marshal`
 /// do in sigs.k8s.io/yaml. An empty document is `null`.
-pub(super) fn to_json(text: &str, limits: Limits) -> Result<Value, YamlError> {
+pub(crate) fn to_json(text: &str, limits: Limits) -> Result<Value, YamlError> {
     let root = parse(text, limits)?;
     let Some(root) = root else {
         return Ok(Value::Null);
@@ -618,7 +622,7 @@ fn is_timestamp(s: &str) -> bool {
 }
 
 /// The days of `month` (1–12) in `year` of the Gregorian calendar, as Go's `daysIn`.
-pub(super) fn days_in_month(year: u32, month: u32) -> Option<u32> {
+pub(crate) fn days_in_month(year: u32, month: u32) -> Option<u32> {
     let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     Some(match month {
         2 if leap => 29,
@@ -818,7 +822,7 @@ fn go_type(v: &GoValue) -> &'static str {
 /// Go's `%#v` of a value go-yaml produced (what its "invalid map key" error prints);
 /// `boxed` when the value sits in an `interface{}` slot of a container, where a nil is
 /// printed as `interface {}(nil)`.
-pub(super) fn go_syntax(v: &GoValue, boxed: bool) -> String {
+pub(crate) fn go_syntax(v: &GoValue, boxed: bool) -> String {
     match v {
         GoValue::Nil if boxed => "interface {}(nil)".into(),
         GoValue::Nil => "<nil>".into(),
@@ -866,6 +870,78 @@ fn key_order(a: &GoValue, b: &GoValue) -> std::cmp::Ordering {
         (GoValue::Float(x), GoValue::Float(y)) => x.total_cmp(y),
         (GoValue::Str(x), GoValue::Str(y)) => x.cmp(y),
         _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+/// go-yaml prefixes its own errors with `yaml: `; the JSON conversion's are bare.
+pub(crate) fn yaml_reason(e: &YamlError) -> String {
+    if e.message.starts_with("json: ") || e.message.starts_with("unsupported map key") {
+        e.message.clone()
+    } else {
+        format!("yaml: {}", e.message)
+    }
+}
+
+/// A document (its first line and text), or the line and text of a separator line that
+/// carries something other than a comment.
+pub(crate) type Part<'a> = Result<(usize, &'a str), (usize, &'a str)>;
+
+/// Splits at lines that start with `---` followed only by whitespace or a comment,
+/// kubectl's `YAMLReader` rule (other text after `---` is an error there, and the
+/// document before it is lost). Returns each
+/// document with the 1-based line it starts on.
+pub(crate) fn split_yaml(text: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                // The reader fails before it hands out the document it was reading.
+                parts.push(Err((i + 1, rest)));
+                return parts;
+            }
+            parts.push(Ok((start_line, &text[start..offset])));
+            start = offset + line.len();
+            start_line = i + 2;
+        }
+        offset += line.len();
+    }
+    parts.push(Ok((start_line, &text[start..])));
+    parts
+}
+
+/// Blank lines, comments and a `...` end marker only.
+pub(crate) fn is_blank_yaml(body: &str) -> bool {
+    body.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "..."
+    })
+}
+
+/// The deepest nesting of mappings and sequences a YAML document may have: serde_json's
+/// limit for JSON documents. go-yaml allows 10,000, but every stage that walks a value
+/// recurses, and a thread's stack holds far fewer levels (a few hundred overflow a
+/// 2 MiB stack in a debug build); a CRD's deepest schema is a few dozen levels.
+pub const MAX_YAML_DEPTH: usize = 128;
+
+/// A floor of the alias budget, for small documents: a few aliases of a big anchor
+/// are legitimate.
+const MIN_YAML_NODES: usize = 100_000;
+const MIN_YAML_EXPANDED_BYTES: usize = 16 << 20;
+
+/// The bounds of one YAML document of `len` bytes. The node budget grows with the
+/// text itself: a document without aliases can never reach it (it has fewer nodes
+/// than bytes), so only alias expansion does, and what expansion can add is a small
+/// multiple of the input (or the floor above). Memory stays proportional to the
+/// input, and an alias bomb fails early with go-yaml's message.
+pub(crate) fn yaml_limits(len: usize) -> Limits {
+    Limits {
+        max_depth: MAX_YAML_DEPTH,
+        max_nodes: MIN_YAML_NODES.max(len.saturating_mul(2)),
+        max_bytes: MIN_YAML_EXPANDED_BYTES.max(len.saturating_mul(4)),
     }
 }
 
