@@ -6,7 +6,6 @@
 // A failed terminal or process call is a broken test environment: unwrap says where.
 #![allow(clippy::unwrap_used)]
 
-
 use tests::harness::cluster;
 
 use crate::terminal;
