@@ -882,6 +882,38 @@ pub(crate) fn yaml_reason(e: &YamlError) -> String {
     }
 }
 
+/// One `---` document of a stream, read as go-yaml v2 reads it.
+pub(crate) struct YamlDocument<'a> {
+    /// The 1-based line of the stream where the document starts.
+    pub line: usize,
+    /// The document's text.
+    pub body: &'a str,
+    /// Its JSON value, or go-yaml's error (its line counted inside the document).
+    pub value: Result<Value, YamlError>,
+}
+
+/// The documents of a YAML stream in order, blank and `null` ones skipped; a
+/// separator line that carries text is `Err((line, text))` (kubectl's reader refuses
+/// the stream there). The one reading of YAML streams: manifests and kubeconfig files.
+pub(crate) fn documents(
+    text: &str,
+) -> impl Iterator<Item = Result<YamlDocument<'_>, (usize, &str)>> {
+    split_yaml(text).into_iter().filter_map(|part| {
+        let (line, body) = match part {
+            Ok(part) => part,
+            Err(separator) => return Some(Err(separator)),
+        };
+        if is_blank_yaml(body) {
+            return None;
+        }
+        let value = to_json(body, yaml_limits(body.len()));
+        if matches!(value, Ok(Value::Null)) {
+            return None;
+        }
+        Some(Ok(YamlDocument { line, body, value }))
+    })
+}
+
 /// A document (its first line and text), or the line and text of a separator line that
 /// carries something other than a comment.
 pub(crate) type Part<'a> = Result<(usize, &'a str), (usize, &'a str)>;

@@ -651,20 +651,13 @@ fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
 /// the text around it (often a token or a key).
 fn kubeconfig_documents(text: &str) -> std::result::Result<Vec<Kubeconfig>, String> {
     let mut configs = Vec::new();
-    for part in crate::yaml::split_yaml(text) {
+    for document in crate::yaml::documents(text) {
         // apimachinery's YAMLReader's words for `--- text`.
-        let (_, body) =
-            part.map_err(|(_, rest)| format!("invalid Yaml document separator: {rest}"))?;
-        if crate::yaml::is_blank_yaml(body) {
-            continue;
-        }
+        let document =
+            document.map_err(|(_, rest)| format!("invalid Yaml document separator: {rest}"))?;
         // go-yaml's words, its line counted in the document as create -f counts it
         // (in the file for the first document, the only one client-go reads).
-        let value = crate::yaml::to_json(body, crate::yaml::yaml_limits(body.len()))
-            .map_err(|e| crate::yaml::yaml_reason(&e))?;
-        if value.is_null() {
-            continue;
-        }
+        let value = document.value.map_err(|e| crate::yaml::yaml_reason(&e))?;
         let config = serde_json::from_value::<Kubeconfig>(value).map_err(|e| e.to_string())?;
         configs.push(config);
     }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::{Entry, Info, Origin, ResourceError};
 pub use crate::yaml::MAX_YAML_DEPTH;
-use crate::yaml::{self, is_blank_yaml, split_yaml, yaml_limits, yaml_reason};
+use crate::yaml::{self, is_blank_yaml, yaml_reason};
 
 /// A document before it becomes an [`Info`]: its first line and its parsed value (or
 /// why it did not parse).
@@ -205,9 +205,9 @@ fn line_at(text: &str, byte: usize) -> usize {
 /// YAML documents separated by `---` lines, each parsed on its own.
 fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
     let mut docs = Vec::new();
-    for part in split_yaml(text) {
-        let (first_line, body) = match part {
-            Ok(part) => part,
+    for document in yaml::documents(text) {
+        let document = match document {
+            Ok(document) => document,
             Err((line, rest)) => {
                 // apimachinery's YAMLReader refuses the file there.
                 docs.push(Document {
@@ -221,10 +221,8 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
                 break;
             }
         };
-        if is_blank_yaml(body) {
-            continue;
-        }
-        let value = yaml::to_json(body, yaml_limits(body.len())).map_err(|e| {
+        let first_line = document.line;
+        let value = document.value.map_err(|e| {
             let line = first_line + e.line.unwrap_or(1) - 1;
             ResourceError::Parse {
                 source_name: source.to_string(),
@@ -232,17 +230,16 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
                 reason: format!("error converting YAML to JSON: {}", yaml_reason(&e)),
             }
         });
-        match value {
-            Ok(Value::Null) => continue,
-            value => {
-                // Point at the first line with content, not at a leading comment.
-                let skip = body.lines().take_while(|l| is_blank_yaml(l)).count();
-                docs.push(Document {
-                    line: first_line + skip,
-                    value,
-                });
-            }
-        }
+        // Point at the first line with content, not at a leading comment.
+        let skip = document
+            .body
+            .lines()
+            .take_while(|l| is_blank_yaml(l))
+            .count();
+        docs.push(Document {
+            line: first_line + skip,
+            value,
+        });
     }
     docs
 }
