@@ -23,8 +23,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-/// The server's OpenAPI v2 document, indexed for validation.
-#[derive(Debug)]
+/// The server's OpenAPI v2 document, indexed for validation (the default: an empty
+/// one, which knows no kind).
+#[derive(Debug, Default)]
 pub struct OpenApiV2 {
     definitions: Map<String, Value>,
     /// `x-kubernetes-group-version-kind` → definition name.

@@ -1,9 +1,12 @@
 //! Client-side schema validation, kubectl's `--validate`.
 //!
-//! kubectl 1.32 validates on the server when the server supports field validation;
-//! our server (1.20) does not, so the checks here are the client-side ones: every
-//! object must be a map with `apiVersion`, `kind` and a name, and for the built-in
-//! kinds the typed models of k8s-openapi reject unknown fields and wrong types.
+//! kubectl 1.32 validates on the server when the server supports field validation,
+//! else on the client against the server's OpenAPI document ([`super::server_schema`]).
+//! The checks here are for when there is no such document (a client dry run without
+//! a server, or one whose document could not be read): every object must be a map
+//! with `apiVersion` and `kind`, and the built-in kinds are validated against the
+//! schema generated from k8s-openapi's typed models ([`builtin::schema`]), by the same
+//! validator and in the same words as against a server's document.
 
 use std::str::FromStr;
 
@@ -129,28 +132,20 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
     if mode == Validation::Ignore {
         return Ok(info);
     }
-    let Some(kind) = builtin::find(&info.gvk.group, &info.gvk.version, &info.gvk.kind) else {
-        // Custom resources: their schema lives on the server, which checks it.
+    // Kinds the built-in schema lacks (custom resources) pass: their schema lives on
+    // the server, which checks it.
+    let problems = builtin::schema().validate(&info.object);
+    if problems.is_empty() {
         return Ok(info);
-    };
-    let problems = match kind.unknown_fields(&info.object) {
-        Ok(unknown) if unknown.is_empty() => return Ok(info),
-        Ok(unknown) => unknown
-            .iter()
-            .map(|p| format!("unknown field \"{p}\" in {}", kind.kind))
-            .collect(),
-        Err(decode) => vec![format!("{}: {decode}", kind.kind)],
-    };
+    }
     match mode {
         Validation::Warn => {
             info.warnings.extend(problems);
             Ok(info)
         }
-        // Joined into one problem: the built-in models' wording, not kubectl's, and
-        // kept on one line without the aggregate's brackets.
         _ => Err(ResourceError::Invalid {
             origin: info.origin.clone(),
-            problems: vec![problems.join(", ")],
+            problems,
         }),
     }
 }
@@ -257,9 +252,16 @@ mod tests {
     #[test]
     fn strict_rejects_unknown_fields_of_builtin_kinds_and_warn_warns() {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "dta": {"a": "b"}});
-        assert!(err(cm.clone(), Validation::Strict).contains("unknown field \"dta\" in ConfigMap"));
+        let problem =
+            "ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap";
+        assert_eq!(
+            err(cm.clone(), Validation::Strict),
+            format!(
+                "error validating \"f.yaml\": error validating data: {problem}; if you choose to ignore these errors, turn validation off with --validate=false"
+            )
+        );
         let warned = validate(info(cm.clone()), Validation::Warn).expect("warn mode sends it");
-        assert_eq!(warned.warnings, ["unknown field \"dta\" in ConfigMap"]);
+        assert_eq!(warned.warnings, [problem]);
         assert!(
             validate(info(cm), Validation::Ignore)
                 .expect("ignored")

@@ -217,7 +217,7 @@ fn strict_validation_takes_a_list_whole_and_other_documents_one_by_one() {
         [
             "ConfigMap/a",
             "ERR error validating \"f.yaml\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false",
-            "ERR error validating \"f.yaml\": error validating data: [unknown field \"dta\" in ConfigMap, kind not set]; if you choose to ignore these errors, turn validation off with --validate=false",
+            "ERR error validating \"f.yaml\": error validating data: [ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap, kind not set]; if you choose to ignore these errors, turn validation off with --validate=false",
             "List/",
         ]
     );

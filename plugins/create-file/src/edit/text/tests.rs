@@ -88,7 +88,10 @@ fn origin() -> Origin {
 fn validation_failures_are_reported_as_kubectl_reports_them() {
     let errors = [ResourceError::Invalid {
         origin: origin(),
-        problems: vec!["unknown field \"dta\" in ConfigMap".into()],
+        problems: vec![
+            "ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap"
+                .into(),
+        ],
     }];
     let (reasons, line) = reasons_for(&errors, Validation::Strict, &configmap());
     assert_eq!(
@@ -96,7 +99,7 @@ fn validation_failures_are_reported_as_kubectl_reports_them() {
         [Reason {
             head: "configmaps \"cm1\" was not valid".into(),
             other: vec![
-                "<nil>: Invalid value: \"The edited file failed validation\": unknown field \"dta\" in ConfigMap".into()
+                "<nil>: Invalid value: \"The edited file failed validation\": ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap".into()
             ],
         }]
     );
