@@ -1,4 +1,5 @@
-//! Typed models decoded from JSON values the way kube decodes them: through text.
+//! Typed models decoded from (and encoded to) JSON values the way kube does it: through
+//! text.
 //!
 //! kube decodes every answer with `serde_json::from_str`, and a model's decoder is
 //! compiled once per kind of input; decoding `Value`s through text too lets every
@@ -22,6 +23,12 @@ pub fn from_value_as_text<K: DeserializeOwned>(value: &Value) -> Result<K, serde
     })
 }
 
+/// `serde_json::to_value`, through JSON text: a model's encoder for `Value` would be a
+/// second copy beside the one kube's requests use (`serde_json::to_vec`).
+pub fn to_value_as_text<K: serde::Serialize>(typed: &K) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice(&serde_json::to_vec(typed)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +45,18 @@ mod tests {
         let through_text = from_value_as_text::<ConfigMap>(&bad).expect_err("a number");
         let direct = serde_json::from_value::<ConfigMap>(bad).expect_err("a number");
         assert_eq!(through_text.to_string(), direct.to_string());
+    }
+
+    #[test]
+    fn encoding_through_text_is_to_value() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let cm: ConfigMap = serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "a"}, "data": {"k": "v"}}),
+        )
+        .expect("decodes");
+        assert_eq!(
+            to_value_as_text(&cm).expect("encodes"),
+            serde_json::to_value(&cm).expect("encodes")
+        );
     }
 }

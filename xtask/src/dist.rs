@@ -115,6 +115,9 @@ fn build(ws: &Workspace, target: &Target, cross: bool, profile: &str) -> anyhow:
         // The versions in Cargo.lock, never a fresh resolution: what ships is what was
         // reviewed (and what `cargo deny` checked).
         .args(["build", "--locked", "--profile", profile]);
+    if profile == "release" {
+        cmd.args(crate::link::release_config(&target.triple));
+    }
     if cross {
         cmd.args(["--target", &target.triple]);
     }

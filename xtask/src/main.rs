@@ -18,6 +18,7 @@ mod index;
 mod install;
 mod krew;
 mod krew_check;
+mod link;
 mod lint;
 mod metadata;
 mod notices;

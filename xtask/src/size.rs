@@ -3,7 +3,7 @@
 //! Issue 21 sets it: every plugin binary at most 6 MiB, stripped, as built by the
 //! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`).
 //! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
-//! release profile, `--target` when given) unless `--bin-dir` names them, prints each
+//! release profile and its linker arguments, [`crate::link`], `--target` when given) unless `--bin-dir` names them, prints each
 //! size against the budget and fails when one is over. `dist` prints the same lines
 //! while packing a release build.
 
@@ -26,6 +26,11 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
             let mut cmd = Command::new(env!("CARGO"));
             cmd.current_dir(crate::project_root())
                 .args(["build", "--locked", "--release"]);
+            let triple = match &flags.target {
+                Some(t) => t.clone(),
+                None => crate::targets::host_triple()?,
+            };
+            cmd.args(crate::link::release_config(&triple));
             if let Some(t) = &flags.target {
                 cmd.args(["--target", t]);
             }

@@ -16,7 +16,7 @@ use crate::updater::{Progress, Report};
 
 /// Renders one RC with `printer`; the result ends with a newline.
 pub fn render(rc: &ReplicationController, printer: &dyn Printer) -> anyhow::Result<String> {
-    let value = serde_json::to_value(rc)?;
+    let value = shared::typed::to_value_as_text(rc)?;
     let mut out = Vec::new();
     printer.print(&value, &mut out)?;
     Ok(String::from_utf8(out)?)
