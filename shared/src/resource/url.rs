@@ -10,7 +10,10 @@
 //! its ICU tables, a second `tower-http`), while hyper, hyper-util's client and proxy
 //! matcher, hyper-rustls and the platform verifier are in every plugin anyway for kube.
 //! Without it, Cargo.lock holds 355 → 327 packages and the plugins 207 → 179
-//! (run-pod), 204 → 176 (create-file) and 209 → 181 (rolling-update) crates.
+//! (run-pod), 204 → 176 (create-file) and 209 → 181 (rolling-update) crates; the
+//! release binaries (stripped) went 7,980,264 → 7,668,880 bytes (create-file) and
+//! 8,253,736 → 7,945,912 (rolling-update), −0.30 MiB each, and run-pod, which never
+//! reads a URL (LTO had dropped reqwest), 7,439,848 → 7,432,608.
 //!
 //! What reqwest did for us is taken from the same libraries where they have it:
 //! hyper-util's [`Matcher`] reads `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`/`NO_PROXY`
