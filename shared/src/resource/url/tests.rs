@@ -393,26 +393,29 @@ async fn no_proxy_hosts_are_reached_directly() {
     assert!(request_lines(&through_proxy).is_empty());
 }
 
-/// `HTTP_PROXY` from the environment. The environment is the process's, and other
-/// tests fetch URLs concurrently, so the fetch runs in a child process (this test
-/// binary running only this test) given the variables there.
-#[tokio::test]
-async fn a_plain_http_proxy_from_the_environment() {
-    const CHILD: &str = "KUBEPLUG_URL_TEST_CHILD";
-    const TEST: &str = "resource::url::tests::a_plain_http_proxy_from_the_environment";
-    if std::env::var_os(CHILD).is_some() {
-        // The child: the manifest host does not resolve, only the proxy can answer.
-        let url = parse("http://manifests.example/m.yaml").expect("url");
-        assert_eq!(fetch(&url, &fast()).await.expect("fetched"), b"kind: X\n");
-        return;
-    }
-    let (proxy, seen) = serve_with(|_| OK.to_string()).await;
+/// Set in the child process of [`in_child`].
+const CHILD: &str = "KUBEPLUG_URL_TEST_CHILD";
+
+/// Whether this is the child process [`in_child`] started.
+fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// Runs the test `name` (of this module) alone in a child process, this test binary
+/// again, with the proxy variables `env` and no others. The environment is the
+/// process's and other tests fetch URLs concurrently, so variables are set only
+/// there (which also needs no `unsafe` `set_var`).
+async fn in_child(name: &str, env: Vec<(&'static str, String)>) {
     let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"));
     child
-        .args([TEST, "--exact", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("HTTP_PROXY", format!("http://user:p%40ss@{proxy}"));
+        .args([
+            &format!("resource::url::tests::{name}"),
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1");
     for name in [
+        "HTTP_PROXY",
         "http_proxy",
         "HTTPS_PROXY",
         "https_proxy",
@@ -421,20 +424,40 @@ async fn a_plain_http_proxy_from_the_environment() {
         "NO_PROXY",
         "no_proxy",
         "REQUEST_METHOD",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
     ] {
         child.env_remove(name);
     }
+    child.envs(env);
     let out = tokio::task::spawn_blocking(move || child.output())
         .await
         .expect("join")
         .expect("run the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // Absolute form, to the proxy, with its credentials.
+}
+
+/// `HTTP_PROXY` from the environment: absolute form, to the proxy, with its
+/// credentials (percent-decoded).
+#[tokio::test]
+async fn a_plain_http_proxy_from_the_environment() {
+    if is_child() {
+        // The manifest host does not resolve: only the proxy can answer.
+        let url = parse("http://manifests.example/m.yaml").expect("url");
+        assert_eq!(fetch(&url, &fast()).await.expect("fetched"), b"kind: X\n");
+        return;
+    }
+    let (proxy, seen) = serve_with(|_| OK.to_string()).await;
+    in_child(
+        "a_plain_http_proxy_from_the_environment",
+        vec![("HTTP_PROXY", format!("http://user:p%40ss@{proxy}"))],
+    )
+    .await;
     assert_eq!(
         request_lines(&seen),
         ["GET http://manifests.example/m.yaml HTTP/1.1"]
@@ -443,6 +466,144 @@ async fn a_plain_http_proxy_from_the_environment() {
         header_of(&seen, 0, "proxy-authorization").as_deref(),
         Some("Basic dXNlcjpwQHNz") // user:p@ss
     );
+}
+
+/// A TLS server on loopback for `manifests.example` and 127.0.0.1, its certificate
+/// issued by a fresh CA (returned as PEM), answering `answer` to every request.
+async fn serve_tls(answer: &'static str) -> (std::net::SocketAddr, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    crate::tls::install_crypto_provider();
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca.self_signed(&ca_key).expect("CA").pem();
+    let issuer = Issuer::new(ca, &ca_key);
+    let key = KeyPair::generate().expect("key");
+    let mut leaf = CertificateParams::new(vec!["manifests.example".to_string()]).expect("params");
+    leaf.subject_alt_names
+        .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
+    let cert = leaf.signed_by(&key, &issuer).expect("certificate");
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivatePkcs8KeyDer::from(key.serialize_der()).into(),
+        )
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(sock).await else {
+                    return;
+                };
+                let mut buf = [0u8; 4096];
+                let _ = tls.read(&mut buf).await;
+                let _ = tls.write_all(answer.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    (addr, ca_pem)
+}
+
+/// A proxy on loopback: CONNECT is tunnelled to `upstream` whatever its target, any
+/// other request answered [`OK`] by the proxy itself. Records the request heads.
+async fn serve_proxy(
+    upstream: std::net::SocketAddr,
+) -> (std::net::SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let connect = head.starts_with("CONNECT ");
+                record.lock().expect("lock").push(head);
+                if !connect {
+                    let _ = sock.write_all(OK.as_bytes()).await;
+                    let _ = sock.shutdown().await;
+                    return;
+                }
+                let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let _ = sock
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await;
+                let _ = tokio::io::copy_bidirectional(&mut sock, &mut up).await;
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn servers_are_verified_against_the_os_roots() {
+    let (addr, _) = serve_tls(OK).await;
+    let url = parse(&format!("https://{addr}/m.yaml")).expect("url");
+    let opts = UrlOptions {
+        attempts: 1,
+        ..fast()
+    };
+    let err = fetch_with(&url, &opts, no_proxy())
+        .await
+        .expect_err("a CA the OS does not know");
+    assert!(
+        err.to_string()
+            .contains("invalid peer certificate: UnknownIssuer"),
+        "{err}"
+    );
+}
+
+/// An https URL through `HTTPS_PROXY`: CONNECT, then TLS checked against the roots of
+/// `SSL_CERT_FILE` (how the platform verifier reads the OS's roots on Linux), then a
+/// redirect from https to http, which Go follows, through `HTTP_PROXY`.
+#[tokio::test]
+async fn https_is_tunnelled_and_may_redirect_to_http() {
+    if is_child() {
+        let url = parse("https://manifests.example/m.yaml").expect("url");
+        assert_eq!(fetch(&url, &fast()).await.expect("fetched"), b"kind: X\n");
+        return;
+    }
+    let (server, ca) = serve_tls(
+        "HTTP/1.1 302 Found\r\nLocation: http://manifests.example/plain.yaml\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    let (proxy, seen) = serve_proxy(server).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let roots = dir.path().join("ca.pem");
+    std::fs::write(&roots, ca).expect("write the CA");
+    in_child(
+        "https_is_tunnelled_and_may_redirect_to_http",
+        vec![
+            ("HTTPS_PROXY", format!("http://{proxy}")),
+            ("HTTP_PROXY", format!("http://{proxy}")),
+            ("SSL_CERT_FILE", roots.display().to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        request_lines(&seen),
+        [
+            "CONNECT manifests.example:443 HTTP/1.1",
+            "GET http://manifests.example/plain.yaml HTTP/1.1"
+        ]
+    );
+    // No Referer from https to http.
+    assert_eq!(header_of(&seen, 1, "referer"), None);
 }
 
 #[test]
@@ -477,4 +638,37 @@ fn urls_are_parsed_as_kubectl_accepts_them() {
     );
     assert!(parse("http://").is_err());
     assert!(parse("http:///x").is_err());
+}
+
+/// The time limit covers the body: a server that stalls after the headers.
+#[tokio::test]
+async fn an_attempt_is_bounded_in_time_body_included() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = sock.read(&mut buf).await;
+            let _ = sock
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nkind")
+                .await;
+            open.push(sock);
+        }
+    });
+    let url = url_of(addr, "/m.yaml");
+    let opts = UrlOptions {
+        attempts: 2,
+        timeout: Duration::from_millis(300),
+        ..fast()
+    };
+    let err = fetch_with(&url, &opts, no_proxy())
+        .await
+        .expect_err("stalled");
+    assert_eq!(
+        err.to_string(),
+        format!("unable to read URL \"{url}\", timed out after 300ms (after 2 attempts)")
+    );
 }
