@@ -230,12 +230,13 @@ impl HttpClient {
                 .await
                 .map_err(|e| Failure::Retry(describe(&*e)))?;
             sent += 1;
-            // Hand-written, as Go's `http.Client` does it (hyper has no redirect
-            // policy, and tower-http's would be a second crate for a dozen lines):
-            // 301, 302, 303, 307 and 308 with a Location are followed, always with a
-            // GET (the only method sent here), from https to http as well; a 3xx
-            // without Location is the answer. Errors here are transport errors to
-            // kubectl (`http.Get` fails), so they are retried like one.
+            // Hand-written, as Go's `http.Client` does it. hyper has no redirect
+            // policy, and tower-http's `follow-redirect` (a feature kube's tower-http
+            // does not build, so new code in every plugin) returns the last 3xx at its
+            // limit where Go fails. 301, 302, 303, 307 and 308 with a Location are
+            // followed, always with a GET (the only method sent here), from https to
+            // http as well; a 3xx without Location is the answer. Errors here are
+            // transport errors to kubectl (`http.Get` fails), so they are retried.
             let location = match response.status().as_u16() {
                 301 | 302 | 303 | 307 | 308 => response
                     .headers()
@@ -275,7 +276,9 @@ impl HttpClient {
         if let Some(referer) = referer {
             headers.insert(header::REFERER, referer);
         }
-        // Go's `http.Get` and reqwest turn the URL's user:password into Basic auth.
+        // Go's `http.Get` and reqwest turn the URL's user:password into Basic auth,
+        // per request: a redirect carries it only when its URL still has it (a
+        // relative Location keeps the authority, see `resolve`, as Go's does).
         if let Some(auth) = basic_auth(uri) {
             headers.insert(header::AUTHORIZATION, auth);
         }
