@@ -15,7 +15,7 @@ pub(crate) enum Input {
     /// `-f -`.
     Stdin,
     /// `-f http://…` or `https://…`.
-    Url(reqwest::Url),
+    Url(http::Uri),
     /// `-f PATH`, a file or a directory.
     Path { path: PathBuf, recursive: bool },
     /// `-k DIR`.
@@ -33,11 +33,11 @@ pub(crate) fn classify(value: &str, recursive: bool) -> Result<Input, ResourceEr
         return Ok(Input::Stdin);
     }
     if value.starts_with("http://") || value.starts_with("https://") {
-        return reqwest::Url::parse(value)
+        return url::parse(value)
             .map(Input::Url)
-            .map_err(|e| ResourceError::InvalidUrl {
+            .map_err(|reason| ResourceError::InvalidUrl {
                 url: value.to_string(),
-                reason: e.to_string(),
+                reason,
             });
     }
     Ok(Input::Path {

@@ -26,7 +26,10 @@ fn generators_may_not_import_io_or_the_client() {
         ("use std::io as stdio;", "std::io"),
         ("use kube::{Api, core::ObjectMeta};", "kube::Api"),
         ("use kube::Client;", "kube::Client"),
-        ("fn f() { let _ = reqwest::get(\"x\"); }", "reqwest::get"),
+        (
+            "fn f() { let _ = hyper_util::rt::TokioExecutor::new(); }",
+            "hyper_util::rt::TokioExecutor::new",
+        ),
         (
             "fn f() -> crate::rest::Helper { todo() }",
             "crate::rest::Helper",
