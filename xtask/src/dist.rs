@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, bail};
 
@@ -110,22 +109,11 @@ fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, b
 }
 
 fn build(ws: &Workspace, target: &Target, cross: bool, profile: &str) -> anyhow::Result<()> {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(crate::project_root())
-        // The versions in Cargo.lock, never a fresh resolution: what ships is what was
-        // reviewed (and what `cargo deny` checked).
-        .args(["build", "--locked", "--profile", profile]);
-    if profile == "release" {
-        cmd.args(crate::link::release_config(&target.triple));
-    }
-    if cross {
-        cmd.args(["--target", &target.triple]);
-    }
-    for plugin in &ws.plugins {
-        cmd.args(["-p", &plugin.bin]);
-    }
+    let bins: Vec<&str> = ws.plugins.iter().map(|p| p.bin.as_str()).collect();
     let started = std::time::Instant::now();
-    crate::run::run(&mut cmd)?;
+    for mut cmd in crate::release::build_commands(&bins, &target.triple, cross, profile) {
+        crate::run::run(&mut cmd)?;
+    }
     eprintln!(
         "dist: built {} ({profile}) in {:.0?}",
         target.triple,

@@ -3,12 +3,11 @@
 //! Issue 21 sets it: every plugin binary at most 6 MiB, stripped, as built by the
 //! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`).
 //! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
-//! release profile and its linker arguments, [`crate::link`], `--target` when given) unless `--bin-dir` names them, prints each
+//! release build of [`crate::release`], `--target` when given) unless `--bin-dir` names them, prints each
 //! size against the budget and fails when one is over. `dist` prints the same lines
 //! while packing a release build.
 
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::{Context, bail};
 
@@ -23,21 +22,15 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
     let dir = match &flags.bin_dir {
         Some(dir) => dir.clone(),
         None => {
-            let mut cmd = Command::new(env!("CARGO"));
-            cmd.current_dir(crate::project_root())
-                .args(["build", "--locked", "--release"]);
             let triple = match &flags.target {
                 Some(t) => t.clone(),
                 None => crate::targets::host_triple()?,
             };
-            cmd.args(crate::link::release_config(&triple));
-            if let Some(t) = &flags.target {
-                cmd.args(["--target", t]);
+            let names: Vec<&str> = bins.iter().map(String::as_str).collect();
+            let cross = flags.target.is_some();
+            for mut cmd in crate::release::build_commands(&names, &triple, cross, "release") {
+                crate::run::run(&mut cmd)?;
             }
-            for bin in &bins {
-                cmd.args(["-p", bin]);
-            }
-            crate::run::run(&mut cmd)?;
             crate::targets::bin_dir(&crate::target_dir(), flags.target.as_deref(), "release")
         }
     };
