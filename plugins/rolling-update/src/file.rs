@@ -38,7 +38,7 @@ pub struct FileSource<'a> {
     /// `--validate`.
     pub validate: bool,
     /// The server's OpenAPI document for `--validate` (kubectl 1.17 validated on the
-    /// client against it); `None`: the built-in models.
+    /// client against it); `None`: the built-in kinds' schema.
     pub schema: Option<ServerSchema>,
     /// The command's namespace (`-n` or the context's).
     pub namespace: &'a str,

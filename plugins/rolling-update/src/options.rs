@@ -152,8 +152,8 @@ impl RollingUpdateOptions {
             Validation::Ignore
         };
         // 1.17 validated against the server's OpenAPI document; without one (no
-        // reachable server) the built-in models validate, so that a bad file still
-        // fails before anything is sent, the same way offline.
+        // reachable server) the built-in kinds' schema validates, so that a bad file
+        // still fails before anything is sent, in the same words.
         let schema = shared::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
             .await
             .and_then(|loaded| loaded.ok().map(Ok));

@@ -131,7 +131,7 @@ impl Stages {
     }
 
     /// Validation of one object in the build's mode, against the server's schema when
-    /// there is one, else the built-in models.
+    /// there is one, else the built-in kinds' schema.
     fn check(&self, info: Info) -> Result<Info, ResourceError> {
         match &self.server_schema {
             Some(schema) => {
@@ -313,7 +313,7 @@ impl Builder {
     }
 
     /// Validates against the server's OpenAPI document, as kubectl 1.32 does, instead
-    /// of the built-in models (see `server_schema.rs`); `Err` is why it could not be
+    /// of the built-in kinds' schema (see `server_schema.rs`); `Err` is why it could not be
     /// fetched, which `strict` and `warn` report for every object.
     pub fn server_schema(mut self, schema: ServerSchema) -> Self {
         self.server_schema = Some(schema);

@@ -1,3 +1,6 @@
+//! The built-in table's mappings, the schema's validation in kubectl's words, and the
+//! generator that keeps `schema.json` what the typed models describe.
+
 use serde_json::{Map, Value, json};
 
 use super::*;
