@@ -29,6 +29,14 @@
 //!   Rust never compares function addresses for identity (they are `unnamed_addr`),
 //!   so folding all of them is sound for Rust code. It needs lld, which rustc uses
 //!   by default on x86_64-unknown-linux-gnu only (since 1.90); GNU ld has no ICF.
+//! - **`--no-eh-frame-hdr`**, with lld too: the binary-search index over `.eh_frame`
+//!   (98–100 KB per plugin) that an unwinder uses to find a function's frame
+//!   description. With `panic = "abort"` nothing ever unwinds; the only reader left is
+//!   the frame walk of a panic's `RUST_BACKTRACE` output, which in a stripped binary
+//!   lists bare addresses, and without the index lists none (the walk ends at once;
+//!   checked: a panic still prints its message and aborts). `.eh_frame` itself cannot
+//!   go: the precompiled standard library gives every function a personality routine,
+//!   so `-C force-unwind-tables=no` removes nothing without `-Zbuild-std`.
 
 use std::process::Command;
 
@@ -118,7 +126,7 @@ pub fn link_args(triple: &str, glibc: Option<(u32, u32)>) -> Vec<&'static str> {
         args.push("-Wl,-z,pack-relative-relocs");
     }
     if triple == "x86_64-unknown-linux-gnu" {
-        args.push("-Wl,--icf=all");
+        args.extend(["-Wl,--icf=all", "-Wl,--no-eh-frame-hdr"]);
     }
     args
 }
@@ -150,14 +158,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relr_only_where_the_c_library_loads_it_and_icf_only_with_lld() {
+    fn relr_only_where_the_c_library_loads_it_and_lld_options_only_with_lld() {
         let gnu = "x86_64-unknown-linux-gnu";
+        let lld = ["-Wl,--icf=all", "-Wl,--no-eh-frame-hdr"];
         assert_eq!(
             link_args(gnu, Some((2, 36))),
-            ["-Wl,-z,pack-relative-relocs", "-Wl,--icf=all"]
+            ["-Wl,-z,pack-relative-relocs", lld[0], lld[1]]
         );
-        assert_eq!(link_args(gnu, Some((2, 35))), ["-Wl,--icf=all"]);
-        assert_eq!(link_args(gnu, None), ["-Wl,--icf=all"]);
+        assert_eq!(link_args(gnu, Some((2, 35))), lld);
+        assert_eq!(link_args(gnu, None), lld);
         assert_eq!(
             link_args("aarch64-unknown-linux-gnu", Some((2, 39))),
             ["-Wl,-z,pack-relative-relocs"]

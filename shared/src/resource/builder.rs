@@ -194,6 +194,9 @@ pub struct Builder {
     validation: Validation,
     server_schema: Option<ServerSchema>,
     always_client_side: bool,
+    /// kubectl 1.32's klog warning for `warn` where the server cannot warn; set with
+    /// the server's schema (see `server_schema::warn_unsupported`).
+    warn_unsupported: Option<fn(&[&Info], Validation, &ServerSchema)>,
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
@@ -220,6 +223,7 @@ impl Builder {
             validation: Validation::Ignore,
             server_schema: None,
             always_client_side: false,
+            warn_unsupported: None,
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
@@ -317,6 +321,7 @@ impl Builder {
     /// fetched, which `strict` and `warn` report for every object.
     pub fn server_schema(mut self, schema: ServerSchema) -> Self {
         self.server_schema = Some(schema);
+        self.warn_unsupported = Some(server_schema::warn_unsupported);
         self
     }
 
@@ -402,14 +407,9 @@ impl Builder {
         for stream in &streams {
             let entries = stages.before_mapping(stream);
             let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
-            if let Some(schema) = &stages.server_schema {
+            if let (Some(warn), Some(schema)) = (self.warn_unsupported, &stages.server_schema) {
                 // Once per object: later walks decode the same objects again.
-                server_schema::warn_unsupported(
-                    infos.iter().copied(),
-                    stages.validation,
-                    schema,
-                    stages.always_client_side,
-                );
+                warn(&infos, stages.validation, schema);
             }
             mapper.learn_crds(infos.iter().copied());
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));

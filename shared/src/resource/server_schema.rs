@@ -55,17 +55,17 @@ pub(crate) fn check(
 /// kubectl's klog warning for `--validate=warn` where the server cannot warn, for
 /// every object it would be printed for (`infos`: the objects of the build's first
 /// pass, each seen once).
-pub fn warn_unsupported<'a>(
-    infos: impl IntoIterator<Item = &'a Info>,
-    mode: Validation,
-    schema: &ServerSchema,
-    always_client_side: bool,
-) {
+///
+/// Reached only through [`Builder::server_schema`](super::Builder::server_schema),
+/// which hands the Builder this function: rolling-update validates with 1.17's
+/// client-side schema, where `warn` cannot arise, and so links neither this nor the
+/// local time zone machinery of its klog header (issue 21, binary size).
+pub(crate) fn warn_unsupported(infos: &[&Info], mode: Validation, schema: &ServerSchema) {
     let Ok(doc) = schema else { return };
-    if mode != Validation::Warn || always_client_side {
+    if mode != Validation::Warn {
         return;
     }
-    for info in infos {
+    for info in infos.iter().copied() {
         let Ok((group, version, kind)) = object_kind(&info.object) else {
             continue;
         };
