@@ -60,7 +60,7 @@ pub fn dist(flags: &flags::Dist) -> anyhow::Result<Dist> {
         let host = targets::host_triple()?;
         for (target, cross) in select_targets(&flags.targets, &host)? {
             if !flags.prebuilt {
-                build(&ws, &target, cross, &flags.profile)?;
+                build(&ws, &target, cross, &flags.profile, flags.cargo.as_deref())?;
             }
             pack(&ws, &target, cross, &flags.profile, &out)?;
         }
@@ -108,10 +108,16 @@ fn select_targets(asked: &[String], host: &str) -> anyhow::Result<Vec<(Target, b
     Ok(chosen)
 }
 
-fn build(ws: &Workspace, target: &Target, cross: bool, profile: &str) -> anyhow::Result<()> {
+fn build(
+    ws: &Workspace,
+    target: &Target,
+    cross: bool,
+    profile: &str,
+    cargo: Option<&str>,
+) -> anyhow::Result<()> {
     let bins: Vec<&str> = ws.plugins.iter().map(|p| p.bin.as_str()).collect();
     let started = std::time::Instant::now();
-    for mut cmd in crate::release::build_commands(&bins, &target.triple, cross, profile) {
+    for mut cmd in crate::release::build_commands(cargo, &bins, &target.triple, cross, profile) {
         crate::run::run(&mut cmd)?;
     }
     eprintln!(

@@ -123,10 +123,13 @@ pub struct Dist {
     /// directory (e.g. collected from every release runner).
     #[arg(long)]
     pub no_build: bool,
-    /// Pack binaries already built for the targets (e.g. by `cross`) without running
-    /// cargo build.
+    /// Pack binaries already built for the targets without running cargo build.
     #[arg(long)]
     pub prebuilt: bool,
+    /// The program that builds, in cargo's place (e.g. `cross`, which runs cargo in a
+    /// container with a cross toolchain); it gets the same arguments.
+    #[arg(long, value_name = "PROGRAM")]
+    pub cargo: Option<String>,
     /// Where the archives will be downloaded from [default: the GitHub release].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,

@@ -40,6 +40,7 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
         out: flags.out.clone(),
         no_build: flags.no_build,
         prebuilt: false,
+        cargo: None,
         base_url: None,
         write_templates: false,
     })?;

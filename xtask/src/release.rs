@@ -46,7 +46,14 @@ pub const SIZE_FIRST: [&str; 2] = ["kubectl-run_pod", "kubectl-rolling_update"];
 /// The cargo invocations that build `bins` with `profile` for `triple` (`--target` when
 /// `cross`), `--locked`: the versions in Cargo.lock, never a fresh resolution, so what
 /// ships is what was reviewed (and what `cargo deny` checked).
-pub fn build_commands(bins: &[&str], triple: &str, cross: bool, profile: &str) -> Vec<Command> {
+/// `cargo` names the program to run instead of the cargo running xtask (`cross`).
+pub fn build_commands(
+    cargo: Option<&str>,
+    bins: &[&str],
+    triple: &str,
+    cross: bool,
+    profile: &str,
+) -> Vec<Command> {
     let release = profile == "release";
     let (size_first, rest): (Vec<&str>, Vec<&str>) =
         bins.iter().partition(|b| release && SIZE_FIRST.contains(b));
@@ -54,16 +61,13 @@ pub fn build_commands(bins: &[&str], triple: &str, cross: bool, profile: &str) -
         .into_iter()
         .filter(|(group, _)| !group.is_empty())
         .map(|(group, small)| {
-            let mut cmd = Command::new(env!("CARGO"));
+            let mut cmd = Command::new(cargo.unwrap_or(env!("CARGO")));
             cmd.current_dir(crate::project_root());
-            cmd.args(build_args(
-                &group,
-                triple,
-                cross,
-                profile,
-                small,
-                glibc_version(),
-            ));
+            let glibc = glibc_version();
+            cmd.args(build_args(&group, triple, cross, profile, small, glibc));
+            if profile == "release" {
+                link(&mut cmd, &link_args(triple, glibc));
+            }
             cmd
         })
         .collect()
@@ -81,7 +85,7 @@ fn build_args(
     let mut args: Vec<String> = ["build", "--locked", "--profile", profile]
         .map(String::from)
         .to_vec();
-    if profile == "release" {
+    if profile == "release" && !rustflags_in_env() {
         args.extend(config(triple, &link_args(triple, glibc)));
     }
     if size_first {
@@ -102,6 +106,52 @@ fn build_args(
         args.extend(["-p".to_string(), bin.to_string()]);
     }
     args
+}
+
+/// Whether the environment sets the compiler flags, which then override every
+/// `rustflags` of cargo's configuration (the release workflow sets `RUSTFLAGS` for
+/// `--remap-path-prefix`): the linker arguments are appended to them instead.
+fn rustflags_in_env() -> bool {
+    std::env::var_os("CARGO_ENCODED_RUSTFLAGS").is_some() || std::env::var_os("RUSTFLAGS").is_some()
+}
+
+/// Appends `args` to the environment's compiler flags for `cmd` (see
+/// [`rustflags_in_env`]); with none set, [`build_args`] passed them as `--config`.
+fn link(cmd: &mut Command, args: &[&str]) {
+    if args.is_empty() || !rustflags_in_env() {
+        return;
+    }
+    cmd.env(
+        "CARGO_ENCODED_RUSTFLAGS",
+        encoded_rustflags(&env_rustflags(), args),
+    );
+    cmd.env_remove("RUSTFLAGS");
+}
+
+/// The environment's flags: `CARGO_ENCODED_RUSTFLAGS` (0x1f-separated) first, as cargo
+/// reads them, else `RUSTFLAGS` split at whitespace.
+fn env_rustflags() -> Vec<String> {
+    if let Some(encoded) = std::env::var_os("CARGO_ENCODED_RUSTFLAGS") {
+        return encoded
+            .to_string_lossy()
+            .split('\x1f')
+            .filter(|f| !f.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    std::env::var("RUSTFLAGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+fn encoded_rustflags(existing: &[String], args: &[&str]) -> String {
+    let mut flags = existing.to_vec();
+    for a in args {
+        flags.extend(["-C".to_string(), format!("link-arg={a}")]);
+    }
+    flags.join("\x1f")
 }
 
 /// `--config target.<triple>.rustflags=["-C", "link-arg=…", …]` for `args`.
@@ -188,7 +238,7 @@ mod tests {
             "kubectl-rolling_update",
         ];
         let gnu = "x86_64-unknown-linux-gnu";
-        let commands: Vec<Vec<String>> = build_commands(&bins, gnu, false, "release")
+        let commands: Vec<Vec<String>> = build_commands(None, &bins, gnu, false, "release")
             .iter()
             .map(|c| {
                 c.get_args()
@@ -223,6 +273,16 @@ mod tests {
                 .windows(2)
                 .any(|w| w == ["--target", "aarch64-apple-darwin"])
         );
+    }
+
+    #[test]
+    fn flags_from_the_environment_are_kept_and_extended() {
+        let existing = vec!["--remap-path-prefix=/w=/kubeplug".to_string()];
+        assert_eq!(
+            encoded_rustflags(&existing, &["-Wl,--icf=all"]),
+            "--remap-path-prefix=/w=/kubeplug\x1f-C\x1flink-arg=-Wl,--icf=all"
+        );
+        assert_eq!(encoded_rustflags(&[], &[]), "");
     }
 
     #[test]

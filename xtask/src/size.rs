@@ -28,7 +28,7 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
             };
             let names: Vec<&str> = bins.iter().map(String::as_str).collect();
             let cross = flags.target.is_some();
-            for mut cmd in crate::release::build_commands(&names, &triple, cross, "release") {
+            for mut cmd in crate::release::build_commands(None, &names, &triple, cross, "release") {
                 crate::run::run(&mut cmd)?;
             }
             crate::targets::bin_dir(&crate::target_dir(), flags.target.as_deref(), "release")

@@ -30,6 +30,7 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         out: Some(dist_check.clone()),
         no_build: false,
         prebuilt: false,
+        cargo: None,
         base_url: None,
         write_templates: false,
     })?;
