@@ -13,8 +13,11 @@
 //! profile alone; run-pod's `--dry-run=client -o yaml` took the same CPU with its own
 //! crate at "z" (46.6 vs 47.6 ms per 20 runs), and nothing it links is hotter.
 //!
-//! **Linker arguments** (`--config target.<triple>.rustflags=[…]`), each where it is
-//! known to work, measured on x86_64-unknown-linux-gnu:
+//! **Linker arguments** (`--config target.<triple>.rustflags=[…]`, or appended to
+//! `RUSTFLAGS` when the environment sets it), measured on x86_64-unknown-linux-gnu. The
+//! musl release targets cannot be built here: they get the two that GNU ld (their
+//! linker) has, on the grounds below, and the release workflow runs the x86_64 musl
+//! binaries before uploading them.
 //!
 //! - **`-z pack-relative-relocs`** (DT_RELR): a PIE binary's relative relocations
 //!   packed into a bitmap. `.rela.dyn` went from 353–381 KB to about 7 KB in each
@@ -22,14 +25,17 @@
 //!   `-C relocation-model=static`). glibc loads DT_RELR from 2.36 on and refuses to
 //!   start such a binary before that (`GLIBC_ABI_DT_RELR` not found), so a glibc build
 //!   gets it only when the C library of the building machine — the one `install` puts
-//!   the plugins on — is 2.36 or later. musl's loader reads DT_RELR from 1.2.4, but the
-//!   musl release targets are not built here to check it, so they do not get it yet.
+//!   the plugins on — is 2.36 or later. A musl binary is static: its start-up code is
+//!   the toolchain's own musl, 1.2.5 from Rust 1.93 on, which applies DT_RELR (musl
+//!   1.2.4 added it, static PIE included), so musl builds get it from that toolchain on.
+//!   A linker that does not know the option (an old cross image) warns and ignores it.
 //! - **`--icf=all`** (identical code folding): functions with the same machine code,
 //!   which monomorphisation makes plenty of, kept once: −82 to −99 KB per plugin.
 //!   Rust never compares function addresses for identity (they are `unnamed_addr`),
 //!   so folding all of them is sound for Rust code. It needs lld, which rustc uses
 //!   by default on x86_64-unknown-linux-gnu only (since 1.90); GNU ld has no ICF.
-//! - **`--no-eh-frame-hdr`**, with lld too: the binary-search index over `.eh_frame`
+//! - **`--no-eh-frame-hdr`** (lld and GNU ld; every Linux target): the binary-search
+//!   index over `.eh_frame`
 //!   (98–100 KB per plugin) that an unwinder uses to find a function's frame
 //!   description. With `panic = "abort"` nothing ever unwinds; the only reader left is
 //!   the frame walk of a panic's `RUST_BACKTRACE` output, which in a stripped binary
@@ -63,10 +69,10 @@ pub fn build_commands(
         .map(|(group, small)| {
             let mut cmd = Command::new(cargo.unwrap_or(env!("CARGO")));
             cmd.current_dir(crate::project_root());
-            let glibc = glibc_version();
-            cmd.args(build_args(&group, triple, cross, profile, small, glibc));
+            let relr = relr_loadable(triple, glibc_version(), rustc_version());
+            cmd.args(build_args(&group, triple, cross, profile, small, relr));
             if profile == "release" {
-                link(&mut cmd, &link_args(triple, glibc));
+                link(&mut cmd, &link_args(triple, relr));
             }
             cmd
         })
@@ -80,13 +86,13 @@ fn build_args(
     cross: bool,
     profile: &str,
     size_first: bool,
-    glibc: Option<(u32, u32)>,
+    relr: bool,
 ) -> Vec<String> {
     let mut args: Vec<String> = ["build", "--locked", "--profile", profile]
         .map(String::from)
         .to_vec();
     if profile == "release" && !rustflags_in_env() {
-        args.extend(config(triple, &link_args(triple, glibc)));
+        args.extend(config(triple, &link_args(triple, relr)));
     }
     if size_first {
         // `"*"` covers the dependencies only; the workspace's own crates by name.
@@ -169,16 +175,44 @@ fn config(triple: &str, args: &[&str]) -> Vec<String> {
     ]
 }
 
-/// The linker arguments for `triple`, given the host's glibc version (see the module).
-pub fn link_args(triple: &str, glibc: Option<(u32, u32)>) -> Vec<&'static str> {
+/// The linker arguments for `triple`; `relr`: whether its C library loads DT_RELR
+/// ([`relr_loadable`]).
+pub fn link_args(triple: &str, relr: bool) -> Vec<&'static str> {
+    let linux = triple.contains("-linux-");
     let mut args = Vec::new();
-    if triple.ends_with("-linux-gnu") && glibc.is_some_and(|v| v >= (2, 36)) {
+    if linux && relr {
         args.push("-Wl,-z,pack-relative-relocs");
     }
     if triple == "x86_64-unknown-linux-gnu" {
-        args.extend(["-Wl,--icf=all", "-Wl,--no-eh-frame-hdr"]);
+        args.push("-Wl,--icf=all");
+    }
+    if linux {
+        args.push("-Wl,--no-eh-frame-hdr");
     }
     args
+}
+
+/// Whether a binary for `triple` built here starts with DT_RELR relocations: glibc
+/// loads them from 2.36 (the building machine's, which `install` puts the plugins on);
+/// a musl binary is static and carries the musl of the Rust toolchain, 1.2.5 from Rust
+/// 1.93 on, whose static-PIE start-up code applies them (since musl 1.2.4).
+fn relr_loadable(triple: &str, glibc: Option<(u32, u32)>, rustc: Option<(u32, u32)>) -> bool {
+    if triple.ends_with("-linux-gnu") {
+        glibc.is_some_and(|v| v >= (2, 36))
+    } else if triple.contains("-linux-musl") {
+        rustc.is_some_and(|v| v >= (1, 93))
+    } else {
+        false
+    }
+}
+
+/// The Rust toolchain's version, from `rustc -vV` (`release: 1.95.0`).
+fn rustc_version() -> Option<(u32, u32)> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = crate::run::output(rustc, &["-vV"])?;
+    let release = out.lines().find_map(|l| l.strip_prefix("release: "))?;
+    let mut parts = release.trim().split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// This machine's glibc version, from `getconf GNU_LIBC_VERSION` (`glibc 2.36`).
@@ -210,24 +244,40 @@ mod tests {
     #[test]
     fn relr_only_where_the_c_library_loads_it_and_lld_options_only_with_lld() {
         let gnu = "x86_64-unknown-linux-gnu";
-        let lld = ["-Wl,--icf=all", "-Wl,--no-eh-frame-hdr"];
         assert_eq!(
-            link_args(gnu, Some((2, 36))),
-            ["-Wl,-z,pack-relative-relocs", lld[0], lld[1]]
+            link_args(gnu, true),
+            [
+                "-Wl,-z,pack-relative-relocs",
+                "-Wl,--icf=all",
+                "-Wl,--no-eh-frame-hdr"
+            ]
         );
-        assert_eq!(link_args(gnu, Some((2, 35))), lld);
-        assert_eq!(link_args(gnu, None), lld);
         assert_eq!(
-            link_args("aarch64-unknown-linux-gnu", Some((2, 39))),
-            ["-Wl,-z,pack-relative-relocs"]
+            link_args(gnu, false),
+            ["-Wl,--icf=all", "-Wl,--no-eh-frame-hdr"]
+        );
+        let musl = "x86_64-unknown-linux-musl";
+        assert_eq!(
+            link_args(musl, true),
+            ["-Wl,-z,pack-relative-relocs", "-Wl,--no-eh-frame-hdr"]
         );
         for other in [
-            "x86_64-unknown-linux-musl",
             "aarch64-apple-darwin",
+            "x86_64-apple-darwin",
             "x86_64-pc-windows-msvc",
         ] {
-            assert!(link_args(other, Some((2, 39))).is_empty(), "{other}");
+            assert!(link_args(other, true).is_empty(), "{other}");
         }
+        assert!(relr_loadable(gnu, Some((2, 36)), None));
+        assert!(!relr_loadable(gnu, Some((2, 35)), Some((1, 95))));
+        assert!(!relr_loadable(gnu, None, Some((1, 95))));
+        assert!(relr_loadable(musl, None, Some((1, 93))));
+        assert!(!relr_loadable(musl, Some((2, 39)), Some((1, 92))));
+        assert!(!relr_loadable(
+            "aarch64-apple-darwin",
+            Some((2, 39)),
+            Some((1, 95))
+        ));
     }
 
     #[test]
@@ -257,7 +307,7 @@ mod tests {
             "kubectl-rolling_update".into()
         ]));
         // A dev build is one invocation with no overrides.
-        let dev = build_args(&bins, gnu, false, "dev", false, Some((2, 39)));
+        let dev = build_args(&bins, gnu, false, "dev", false, true);
         assert_eq!(dev[..4], ["build", "--locked", "--profile", "dev"]);
         assert!(!dev.iter().any(|a| a == "--config"));
         let cross = build_args(
@@ -266,7 +316,7 @@ mod tests {
             true,
             "release",
             true,
-            None,
+            false,
         );
         assert!(
             cross
