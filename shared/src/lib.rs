@@ -49,6 +49,7 @@ pub mod resource;
 pub mod rest;
 pub mod status;
 pub mod term;
+mod text;
 pub mod tls;
 pub mod typed;
 pub mod warnings;

@@ -667,31 +667,12 @@ fn kubeconfig_documents(text: &str) -> std::result::Result<Vec<Kubeconfig>, Stri
 /// kube's `read_path`: the file as text, UTF-16 with a byte-order mark decoded, a UTF-8
 /// one dropped. Hand-written because kube keeps it private.
 fn read_kubeconfig_text(path: &Path) -> std::io::Result<String> {
-    use std::io::{Error as IoError, ErrorKind};
     let bytes = std::fs::read(path)?;
-    let utf16 = |rest: &[u8], be: bool, what: &str| {
-        let units: Vec<u16> = rest
-            .chunks(2)
-            .map(|c| {
-                let pair = [c[0], c.get(1).copied().unwrap_or(0)];
-                if be {
-                    u16::from_be_bytes(pair)
-                } else {
-                    u16::from_le_bytes(pair)
-                }
-            })
-            .collect();
-        String::from_utf16(&units)
-            .map_err(|_| IoError::new(ErrorKind::InvalidData, what.to_string()))
-    };
-    match bytes.as_slice() {
-        [0xFF, 0xFE, rest @ ..] => utf16(rest, false, "Invalid UTF-16 LE"),
-        [0xFE, 0xFF, rest @ ..] => utf16(rest, true, "Invalid UTF-16 BE"),
-        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8(rest.to_vec())
-            .map_err(|_| IoError::new(ErrorKind::InvalidData, "Invalid UTF-8 BOM")),
-        _ => String::from_utf8(bytes)
-            .map_err(|_| IoError::new(ErrorKind::InvalidData, "Invalid UTF-8")),
-    }
+    crate::text::strict(&bytes)
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|what| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("Invalid {what}"))
+        })
 }
 
 /// kube's (and client-go's `ResolvePaths`) rule: the file references of a kubeconfig

@@ -101,15 +101,7 @@ fn has_kind(value: &Value) -> bool {
 /// are refused as go-yaml refuses them: they almost always mean a binary file was
 /// picked up.
 fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceError> {
-    let text = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        String::from_utf8_lossy(rest)
-    } else if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
-        Cow::Owned(utf16(rest, u16::from_le_bytes))
-    } else if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
-        Cow::Owned(utf16(rest, u16::from_be_bytes))
-    } else {
-        String::from_utf8_lossy(bytes)
-    };
+    let text = crate::text::lossy(bytes);
     if let Some(pos) = text.find(is_control) {
         let line = text[..pos].matches('\n').count() + 1;
         return Err(ResourceError::NotText {
@@ -118,21 +110,6 @@ fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceEr
         });
     }
     Ok(text)
-}
-
-/// UTF-16 code units to text; unpaired surrogates and an odd last byte become U+FFFD,
-/// as Go's decoder makes them.
-fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
-    let chunks = bytes.chunks_exact(2);
-    let odd = !chunks.remainder().is_empty();
-    let units = chunks.map(|pair| unit([pair[0], pair[1]]));
-    let mut text: String = char::decode_utf16(units)
-        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-        .collect();
-    if odd {
-        text.push(char::REPLACEMENT_CHARACTER);
-    }
-    text
 }
 
 /// What go-yaml's reader refuses ("control characters are not allowed"): C0 controls
