@@ -330,6 +330,8 @@ impl Builder {
     pub fn client_side_schema(mut self, schema: ServerSchema) -> Self {
         self.server_schema = Some(schema);
         self.always_client_side = true;
+        // 1.17 had no server-side validation, so nothing to warn about its absence.
+        self.warn_unsupported = None;
         self
     }
 
