@@ -225,10 +225,12 @@ impl HttpClient {
         let mut referer = None;
         let mut sent = 0;
         loop {
+            // hyper's Display stops at "client error (Connect)"; the causes (connection
+            // refused, a certificate the OS does not trust) are what the user needs.
             let response = self
                 .send(&current, referer.take())
                 .await
-                .map_err(|e| Failure::Retry(describe(&*e)))?;
+                .map_err(|e| Failure::Retry(crate::error::error_chain(&*e)))?;
             sent += 1;
             // Hand-written, as Go's `http.Client` does it. hyper has no redirect
             // policy, and tower-http's `follow-redirect` (a feature kube's tower-http
@@ -328,7 +330,7 @@ async fn read(response: Response<Incoming>, max_bytes: u64) -> Result<Vec<u8>, F
     let mut body = response.into_body();
     let mut bytes = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Failure::Retry(describe(&e)))?;
+        let frame = frame.map_err(|e| Failure::Retry(crate::error::error_chain(&e)))?;
         if let Ok(chunk) = frame.into_data() {
             if bytes.len() as u64 + chunk.len() as u64 > max_bytes {
                 return Err(too_big());
@@ -556,19 +558,6 @@ impl hyper::rt::Write for Conn {
     ) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
     }
-}
-
-/// hyper's Display stops at the outermost layer ("client error (Connect)"); the
-/// cause (connection refused, a certificate the OS does not trust) is what the user
-/// needs.
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        msg = format!("{msg}: {s}");
-        source = s.source();
-    }
-    msg
 }
 
 #[cfg(test)]
