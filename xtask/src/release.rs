@@ -61,6 +61,15 @@ pub fn build_commands(
     profile: &str,
 ) -> Vec<Command> {
     let release = profile == "release";
+    let link = if release {
+        link_args(
+            triple,
+            relr_loadable(triple, glibc_version(), rustc_version()),
+        )
+    } else {
+        Vec::new()
+    };
+    let env_flags = env_rustflags();
     let (size_first, rest): (Vec<&str>, Vec<&str>) =
         bins.iter().partition(|b| release && SIZE_FIRST.contains(b));
     [(rest, false), (size_first, true)]
@@ -69,11 +78,30 @@ pub fn build_commands(
         .map(|(group, small)| {
             let mut cmd = Command::new(cargo.unwrap_or(env!("CARGO")));
             cmd.current_dir(crate::project_root());
-            let relr = relr_loadable(triple, glibc_version(), rustc_version());
-            cmd.args(build_args(&group, triple, cross, profile, small, relr));
-            if profile == "release" {
-                link(&mut cmd, &link_args(triple, relr));
+            // Flags in the environment override cargo's `rustflags` configuration (the
+            // release workflow sets `RUSTFLAGS` for `--remap-path-prefix`): the linker
+            // arguments are then appended to them, else given as `--config`.
+            let mut link_config = Vec::new();
+            if !link.is_empty() {
+                match &env_flags {
+                    Some(existing) => {
+                        cmd.env(
+                            "CARGO_ENCODED_RUSTFLAGS",
+                            encoded_rustflags(existing, &link),
+                        );
+                        cmd.env_remove("RUSTFLAGS");
+                    }
+                    None => link_config = config(triple, &link),
+                }
             }
+            cmd.args(build_args(
+                &group,
+                triple,
+                cross,
+                profile,
+                small,
+                &link_config,
+            ));
             cmd
         })
         .collect()
@@ -86,14 +114,12 @@ fn build_args(
     cross: bool,
     profile: &str,
     size_first: bool,
-    relr: bool,
+    link_config: &[String],
 ) -> Vec<String> {
     let mut args: Vec<String> = ["build", "--locked", "--profile", profile]
         .map(String::from)
         .to_vec();
-    if profile == "release" && !rustflags_in_env() {
-        args.extend(config(triple, &link_args(triple, relr)));
-    }
+    args.extend_from_slice(link_config);
     if size_first {
         // `"*"` covers the dependencies only; the workspace's own crates by name.
         args.extend(
@@ -114,42 +140,27 @@ fn build_args(
     args
 }
 
-/// Whether the environment sets the compiler flags, which then override every
-/// `rustflags` of cargo's configuration (the release workflow sets `RUSTFLAGS` for
-/// `--remap-path-prefix`): the linker arguments are appended to them instead.
-fn rustflags_in_env() -> bool {
-    std::env::var_os("CARGO_ENCODED_RUSTFLAGS").is_some() || std::env::var_os("RUSTFLAGS").is_some()
-}
-
-/// Appends `args` to the environment's compiler flags for `cmd` (see
-/// [`rustflags_in_env`]); with none set, [`build_args`] passed them as `--config`.
-fn link(cmd: &mut Command, args: &[&str]) {
-    if args.is_empty() || !rustflags_in_env() {
-        return;
-    }
-    cmd.env(
-        "CARGO_ENCODED_RUSTFLAGS",
-        encoded_rustflags(&env_rustflags(), args),
-    );
-    cmd.env_remove("RUSTFLAGS");
-}
-
-/// The environment's flags: `CARGO_ENCODED_RUSTFLAGS` (0x1f-separated) first, as cargo
-/// reads them, else `RUSTFLAGS` split at whitespace.
-fn env_rustflags() -> Vec<String> {
+/// The compiler flags the environment sets, if it sets any: `CARGO_ENCODED_RUSTFLAGS`
+/// (0x1f-separated) first, as cargo reads them, else `RUSTFLAGS` split at whitespace.
+fn env_rustflags() -> Option<Vec<String>> {
     if let Some(encoded) = std::env::var_os("CARGO_ENCODED_RUSTFLAGS") {
-        return encoded
-            .to_string_lossy()
-            .split('\x1f')
-            .filter(|f| !f.is_empty())
-            .map(String::from)
-            .collect();
+        return Some(
+            encoded
+                .to_string_lossy()
+                .split('\x1f')
+                .filter(|f| !f.is_empty())
+                .map(String::from)
+                .collect(),
+        );
     }
-    std::env::var("RUSTFLAGS")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(String::from)
-        .collect()
+    let flags = std::env::var_os("RUSTFLAGS")?;
+    Some(
+        flags
+            .to_string_lossy()
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
+    )
 }
 
 fn encoded_rustflags(existing: &[String], args: &[&str]) -> String {
@@ -208,10 +219,8 @@ fn relr_loadable(triple: &str, glibc: Option<(u32, u32)>, rustc: Option<(u32, u3
 
 /// The Rust toolchain's version, from `rustc -vV` (`release: 1.95.0`).
 fn rustc_version() -> Option<(u32, u32)> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = crate::run::output(rustc, &["-vV"])?;
-    let release = out.lines().find_map(|l| l.strip_prefix("release: "))?;
-    let mut parts = release.trim().split('.');
+    let release = crate::targets::rustc_verbose("release")?;
+    let mut parts = release.split('.');
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
@@ -307,16 +316,24 @@ mod tests {
             "kubectl-rolling_update".into()
         ]));
         // A dev build is one invocation with no overrides.
-        let dev = build_args(&bins, gnu, false, "dev", false, true);
-        assert_eq!(dev[..4], ["build", "--locked", "--profile", "dev"]);
-        assert!(!dev.iter().any(|a| a == "--config"));
+        let dev: Vec<Vec<String>> = build_commands(None, &bins, gnu, false, "dev")
+            .iter()
+            .map(|c| {
+                c.get_args()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(dev.len(), 1);
+        assert_eq!(dev[0][..4], ["build", "--locked", "--profile", "dev"]);
+        assert!(!dev[0].iter().any(|a| a == "--config"));
         let cross = build_args(
             &["kubectl-run_pod"],
             "aarch64-apple-darwin",
             true,
             "release",
             true,
-            false,
+            &[],
         );
         assert!(
             cross

@@ -105,13 +105,17 @@ impl Target {
 
 /// The host's triple, from `rustc -vV`.
 pub fn host_triple() -> anyhow::Result<String> {
+    rustc_verbose("host").ok_or_else(|| anyhow::anyhow!("`rustc -vV` printed no host triple"))
+}
+
+/// One field of `rustc -vV` (`host`, `release`, …); `None` when rustc cannot be run or
+/// prints no such field.
+pub fn rustc_verbose(field: &str) -> Option<String> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = crate::run::output(rustc, &["-vV"])
-        .ok_or_else(|| anyhow::anyhow!("cannot run `rustc -vV`"))?;
+    let out = crate::run::output(rustc, &["-vV"])?;
     out.lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .map(str::to_string)
-        .ok_or_else(|| anyhow::anyhow!("`rustc -vV` printed no host triple"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(": "))
+        .map(|v| v.trim().to_string())
 }
 
 /// Whether the standard library for `triple` is installed (a cross build can start).
