@@ -68,10 +68,6 @@ macro_rules! builtins {
     };
 }
 
-fn all() -> &'static [BuiltinKind] {
-    ALL
-}
-
 /// The typed models of the table, handed to `$callback!` (the table above, and the
 /// schema generator of the tests).
 macro_rules! builtin_types {
@@ -130,8 +126,7 @@ builtin_types!(builtins);
 
 /// The built-in kind for a group, version and kind, if the table has it.
 pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    all()
-        .iter()
+    ALL.iter()
         .find(|b| b.group == group && b.version == version && b.kind == kind)
 }
 
@@ -143,7 +138,7 @@ pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static Bu
 /// discovery (run-pod's generated objects).
 pub fn mapping_at(api_version: &str, kind: &str) -> Option<Mapping> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let same_kind = || all().iter().filter(|b| b.kind == kind);
+    let same_kind = || ALL.iter().filter(|b| b.kind == kind);
     let known = same_kind()
         .find(|b| b.group == group)
         .or_else(|| same_kind().next())?;

@@ -75,7 +75,7 @@ fn the_schema_reports_problems_in_kubectl_words() {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}});
     assert!(schema().validate(&cm).is_empty());
     // Every kind of the table is in the schema.
-    for kind in all() {
+    for kind in ALL {
         let gv = if kind.group.is_empty() {
             kind.version.to_string()
         } else {
