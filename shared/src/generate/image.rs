@@ -1,15 +1,20 @@
 //! Image reference validation: the grammar of distribution/reference's
 //! `ReferenceRegexp`, which `kubectl run` matches `--image` against.
 //!
-//! Hand-written as a `regex` rather than taken from a crate because kubectl's check is
-//! the bare regular expression (no length limit, no normalisation to
+//! Hand-written as a regular expression rather than taken from a crate because kubectl's
+//! check is the bare regular expression (no length limit, no normalisation to
 //! `docker.io/library/…`), and the crates that parse references either add the 255
 //! character limit (`container_image_dist_ref`) or normalise and reject IPv6 hosts
 //! (`oci-spec`), both unlike kubectl, so the check is written here.
+//!
+//! Matched with `regex-lite` rather than `regex` (issue 21, binary size): run-pod
+//! matches one reference per command, so `regex`'s faster searches buy nothing, and the
+//! grammar needs only the RE2 syntax both crates share (ASCII classes, bounded
+//! repetition, anchors), none of the Unicode classes `regex-lite` leaves out.
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 /// The anchored pattern, assembled from the named pieces of distribution's grammar.
 /// Go's `\w` is ASCII-only, hence the explicit classes.
@@ -81,6 +86,56 @@ mod tests {
             &format!("nginx:{}", "t".repeat(129)),
         ] {
             assert!(!is_valid_image_reference(bad), "{bad} should be invalid");
+        }
+    }
+
+    /// The pattern's constructs whose reading could differ between engines, each on
+    /// both sides of its edge: the anchors (end of text only, not before a final line
+    /// feed, as Go's `$`), the bounded repetitions, `-` first or last in a class, and the
+    /// bracketed IPv6 host. Each case agreed with `regex` when the check moved to
+    /// `regex-lite`.
+    #[test]
+    fn each_construct_on_both_sides_of_its_edge() {
+        let hex = |n: usize| {
+            "0123456789abcdefABCDEF"
+                .chars()
+                .cycle()
+                .take(n)
+                .collect::<String>()
+        };
+        let valid = [
+            format!("busybox@sha256:{}", hex(32)),
+            format!("busybox@sha256:{}", hex(128)),
+            format!("busybox@a+b.c-d_E1:{}", hex(32)),
+            format!("nginx:{}", "t".repeat(128)),
+            "nginx:v1.0-rc_1".to_string(),
+            "my-registry.example-1.io:443/team/app".to_string(),
+            "a---b".to_string(),
+            "[::1]/foo".to_string(),
+            "[FE80::a]:5000/foo".to_string(),
+        ];
+        for ok in &valid {
+            assert!(is_valid_image_reference(ok), "{ok:?} should be valid");
+        }
+        let invalid = [
+            format!("busybox@sha256:{}", hex(31)),
+            format!("busybox@sha256-:{}", hex(32)),
+            format!("busybox@-sha256:{}", hex(32)),
+            "nginx\n".to_string(),
+            "\nnginx".to_string(),
+            "nginx\r\n".to_string(),
+            "nginx:-".to_string(),
+            "a-.io/b".to_string(),
+            "-a.io/b".to_string(),
+            "a-".to_string(),
+            "[]/foo".to_string(),
+            "[::g]/foo".to_string(),
+            "[::1]".to_string(),
+            "[::1]:5000".to_string(),
+            "::1/foo".to_string(),
+        ];
+        for bad in &invalid {
+            assert!(!is_valid_image_reference(bad), "{bad:?} should be invalid");
         }
     }
 }

@@ -178,8 +178,9 @@ mod tests {
     #[test]
     fn klog_lines_have_klog_s_header() {
         let line = klog_warning("schema.go:145", "m");
-        let re = regex::Regex::new(r"^W\d{4} \d\d:\d\d:\d\d\.\d{6} [ \d]{7,} schema\.go:145\] m$")
-            .expect("regex");
+        let re =
+            regex_lite::Regex::new(r"^W\d{4} \d\d:\d\d:\d\d\.\d{6} [ \d]{7,} schema\.go:145\] m$")
+                .expect("regex");
         assert!(re.is_match(&line), "{line}");
     }
 }
