@@ -128,6 +128,13 @@ pub fn format_error(err: &anyhow::Error) -> String {
             // An error that is one API status is printed as kubectl's CheckErr does.
             return crate::status::check_err(status);
         }
+        // Several problems with the kubeconfig's user: kubectl's list, without `error: `.
+        if let Some(crate::error::Error::InvalidAuthInfo(errors)) =
+            cause.downcast_ref::<crate::error::Error>()
+            && errors.len() > 1
+        {
+            return cause.to_string();
+        }
         // kubectl gets credentials while connecting, so its CheckErr says this.
         if let Some(credentials) = cause.downcast_ref::<crate::credentials::CredentialsError>() {
             return format!("Unable to connect to the server: {credentials}");
@@ -208,6 +215,29 @@ mod tests {
             usage_errors(&["a".into(), "b".into()], "kubectl x"),
             format!("a\n{hint}\nb\n{hint}\n")
         );
+    }
+
+    #[test]
+    fn a_user_s_problems_read_as_kubectl_prints_them() {
+        let one = crate::error::Error::InvalidAuthInfo(vec!["a".into()]);
+        assert_eq!(format_error(&anyhow::Error::new(one)), "error: a");
+        let two = crate::error::Error::InvalidAuthInfo(vec!["a".into(), "b".into()]);
+        assert_eq!(
+            format_error(&anyhow::Error::new(two)),
+            "Error in configuration: \n* a\n* b"
+        );
+    }
+
+    /// The request lines of `-v=6` (target `http`, see `crate::client`) appear from
+    /// that level on, as kubectl's do.
+    #[test]
+    fn request_lines_start_at_v6() {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        assert!(!at(5).would_enable("http", &Level::INFO));
+        assert!(at(6).would_enable("http", &Level::INFO));
+        assert!(at(9).would_enable("http", &Level::INFO));
     }
 
     #[test]

@@ -46,21 +46,41 @@ pub enum Error {
     /// The credential plugin failed ([`crate::credentials`]: no secret in the message).
     #[error("{0}")]
     Credentials(#[source] crate::credentials::CredentialsError),
-    /// Building the HTTP client failed (TLS material, proxy settings).
-    #[error("unable to create a client: {0}")]
-    Client(#[source] kube::Error),
-    /// A token and basic auth (`--username`/`--password`) for the same user: client-go's
-    /// kubeconfig validation refuses the mix.
-    #[error(
-        "more than one authentication method found for {user}; found [token basicAuth], only one is allowed"
-    )]
-    MoreThanOneAuthMethod { user: String },
+    /// The user's kubeconfig entry, as client-go's `validateAuthInfo` finds it: one
+    /// problem is its message, several are kubectl's `Error in configuration:` list
+    /// ([`crate::cli::format_error`] prints that one without `error: `).
+    #[error("{}", invalid_auth_info(.0))]
+    InvalidAuthInfo(Vec<String>),
+    /// A method of authentication that cannot be used (kubectl's words: a removed auth
+    /// provider, an exec `apiVersion` it does not know, an unreadable token file).
+    #[error("{0}")]
+    Authentication(String),
+    /// The client's TLS material (the kubeconfig's client certificate and key).
+    #[error("{0}")]
+    Tls(#[source] crate::tls::TlsError),
+    /// A proxy the client cannot use.
+    #[error("{0}")]
+    Proxy(String),
     /// `--match-server-version`: `/version` could not be read.
     #[error("couldn't read version from server: {0}")]
     ServerVersionUnreadable(#[source] kube::Error),
     /// `--match-server-version`: the server is another version (both in Go's `%#v`).
     #[error("server version ({server}) differs from client version ({client})")]
     ServerVersionMismatch { server: String, client: String },
+}
+
+fn invalid_auth_info(errors: &[String]) -> String {
+    match errors {
+        [one] => one.clone(),
+        many => {
+            let mut text = "Error in configuration: ".to_string();
+            for e in many {
+                text.push_str("\n* ");
+                text.push_str(e);
+            }
+            text
+        }
+    }
 }
 
 /// Convenience alias used throughout the crate.

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod cli;
+pub mod client;
 pub mod completion;
 pub mod credentials;
 pub mod error;

@@ -57,7 +57,12 @@ async fn logs_and_warnings_are_plain_with_no_color_or_a_dumb_terminal() {
                     && screen.contains("v1beta1 Role is deprecated in v1.17+"),
                 "{screen}"
             );
-            assert!(screen.contains("DEBUG"), "no -v=6 logs: {screen}");
+            // -v=6 logs each request, as kubectl does (`POST https://… 201 Created in 3
+            // milliseconds`).
+            assert!(
+                screen.contains("INFO") && screen.contains(" milliseconds"),
+                "no -v=6 request logs: {screen}"
+            );
             screen
         }
     };

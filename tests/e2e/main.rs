@@ -19,6 +19,8 @@
 //! - `hostile`: odd encodings kubectl accepts, created on the server by both (issue 18).
 //! - `secrets`: no token, key or credential-plugin secret in any output, on every
 //!   error path and at every `-v` level (issue 18).
+//! - `credentials`: the kubeconfig user's credential problems and exec plugins, beside
+//!   kubectl (issue 21: our credentials, not kube's).
 //! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
 //!   them, beside kubectl (issue 18).
 //! - `validation`: `--validate` against the server's published OpenAPI schema, beside
@@ -33,6 +35,7 @@ mod api_errors;
 mod colour;
 mod create_file;
 mod create_file_faults;
+mod credentials;
 mod dist;
 mod fidelity;
 mod hostile;

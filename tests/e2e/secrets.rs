@@ -4,10 +4,10 @@
 //! stdout or stderr may carry one.
 //!
 //! The paths: a kubeconfig with a syntax error next to its token and key; an exec
-//! plugin that fails (its stderr captured by kube, or inherited); one that fails when
-//! kube refreshes its expired token before the first request; an exec token, a static
+//! plugin that fails (its stderr passed through, as client-go does); one that fails
+//! when its expired token is refreshed before the first request; an exec token, a static
 //! token and an OIDC auth-provider's id-token the server refuses (401); basic auth
-//! (the 1.20 server has none: anonymous, 403); a gcp auth-provider command that fails;
+//! (the 1.20 server has none: anonymous, 403); a gcp auth-provider (removed: refused);
 //! the limited user outside its namespace (403); a client certificate and key of a CA
 //! the server does not trust (401); a client key that is not a key; a CA that did not
 //! sign the server's certificate; and a closed loopback port. These fail fast and run
@@ -344,7 +344,10 @@ const CASES: &[Case] = &[
         context: "gcp-fails",
         cluster: "real",
         user: "gcp",
-        says: &["getting credentials: exec: executable /bin/false failed with exit code 1"],
+        // kubectl 1.32's words: the provider is gone, its command never runs.
+        says: &[
+            "error: The gcp auth plugin has been removed.\nPlease use the \"gke-gcloud-auth-plugin\" kubectl/client-go credential plugin instead.\n",
+        ],
     },
     Case {
         context: "limited-403",
@@ -362,7 +365,8 @@ const CASES: &[Case] = &[
         context: "garbage-client-key",
         cluster: "real",
         user: "garbage-key",
-        says: &["identity PEM is invalid"],
+        // Go's `tls.X509KeyPair`, as kubectl prints it: the block is not base64.
+        says: &["error: tls: failed to find any PEM data in key input\n"],
     },
     Case {
         context: "foreign-ca",

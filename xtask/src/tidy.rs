@@ -233,6 +233,7 @@ const LAYERS: &[Layer] = &[
             "crate::flags",
             "crate::warnings",
             "crate::credentials",
+            "crate::client",
         ],
         forbidden_macros: &["print", "println", "eprint", "eprintln", "dbg"],
     },
@@ -262,6 +263,29 @@ const LAYERS: &[Layer] = &[
         dir: "shared/src/resource/",
         invariant: "the resource Builder sits below the flag groups and the binaries' edge",
         forbidden: &["crate::flags", "crate::cli"],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "shared/src/client",
+        invariant: "the API client is built below the flag groups, the REST helpers and the resource Builder",
+        forbidden: &[
+            "crate::flags",
+            "crate::cli",
+            "crate::rest",
+            "crate::resource",
+        ],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "shared/src/credentials",
+        invariant: "credentials sit below the client, the flag groups and the binaries' edge",
+        forbidden: &[
+            "crate::flags",
+            "crate::cli",
+            "crate::rest",
+            "crate::resource",
+            "crate::client",
+        ],
         forbidden_macros: &[],
     },
     Layer {

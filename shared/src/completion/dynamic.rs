@@ -8,7 +8,6 @@
 
 use std::time::Duration;
 
-use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 
 use super::engine::Lookup;
@@ -85,7 +84,10 @@ async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<Strin
     let (namespace, _) = flags.namespace_of(&config);
     // Not `ConfigFlags::client`: a completion answer stays silent, server warnings
     // included (they would land on the user's prompt).
-    let client = Client::try_from(config).ok()?;
+    let (credentials, identity) = crate::credentials::Credentials::of(&config).ok()?;
+    let client = crate::client::builder(&config, credentials, identity)
+        .ok()?
+        .build();
     // Metadata-only lists: the names are all we need, and the objects can be large.
     let names = match resource {
         Resource::Namespaces => {

@@ -391,13 +391,8 @@ impl ConfigFlags {
             },
         };
         self.apply_overrides(&mut config)?;
-        // client-go's kubeconfig validation, for the one mix the flags can create.
-        let basic = config.auth_info.username.is_some() || config.auth_info.password.is_some();
-        if basic && config.auth_info.token.is_some() {
-            return Err(Error::MoreThanOneAuthMethod {
-                user: auth_info_name,
-            });
-        }
+        // client-go's kubeconfig validation of the user, flags applied.
+        crate::credentials::validate(&auth_info_name, &config.auth_info)?;
         if self.match_server_version {
             check_server_version(&config).await?;
         }
@@ -531,28 +526,21 @@ impl ConfigFlags {
         self.client(config)
     }
 
-    /// The client of a command for `config` (from [`Self::to_config`]): kube's
-    /// default stack plus client-go's retries of `429` and `5xx` answers that carry
-    /// `Retry-After` ([`crate::rest::retry`]) and the API server's warnings shown as
-    /// kubectl shows them ([`crate::warnings`]), which also records
-    /// `--warnings-as-errors` for `cli::finish`. No request is sent.
+    /// The client of a command for `config` (from [`Self::to_config`]): our stack
+    /// ([`crate::client`], with the user's [`crate::credentials`]) plus client-go's
+    /// retries of `429` and `5xx` answers that carry `Retry-After`
+    /// ([`crate::rest::retry`]) and the API server's warnings shown as kubectl shows
+    /// them ([`crate::warnings`]), which also records `--warnings-as-errors` for
+    /// `cli::finish`. Runs the user's exec plugin, if it has one; sends no request.
     pub fn client(&self, config: Config) -> Result<Client> {
-        crate::tls::install_crypto_provider();
         crate::warnings::set_as_errors(self.warnings_as_errors);
-        // kube runs an exec plugin here, and its failure quotes the kubeconfig's secrets.
-        let credentials = crate::credentials::CredentialSource::of(&config);
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| match e {
-            kube::Error::Auth(auth) => Error::Credentials(
-                crate::credentials::CredentialsError::report(&auth, &credentials),
-            ),
-            other => Error::Client(other),
-        })?;
+        let (credentials, identity) = crate::credentials::Credentials::of(&config)?;
+        let builder = crate::client::builder(&config, credentials, identity)?;
         // Warnings outermost: like client-go, only the answer that stands is read for
         // them, not the retried ones.
         Ok(builder
             .with_layer(&crate::rest::retry::layer())
             .with_layer(&crate::warnings::layer())
-            .with_layer(&crate::credentials::layer(credentials))
             .build())
     }
 }
@@ -562,8 +550,8 @@ impl ConfigFlags {
 /// with the server's; a plugin's build never equals a server's, so with the flag every
 /// command that reaches a server stops here with kubectl's message.
 async fn check_server_version(config: &Config) -> Result<()> {
-    crate::tls::install_crypto_provider();
-    let client = Client::try_from(config.clone()).map_err(Error::Client)?;
+    let (credentials, identity) = crate::credentials::Credentials::of(config)?;
+    let client = crate::client::builder(config, credentials, identity)?.build();
     let server = client
         .apiserver_version()
         .await

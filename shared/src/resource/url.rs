@@ -29,10 +29,7 @@
 //! (`xn--…`) form, which kubectl users write in practice; paths and queries keep
 //! working, their non-ASCII bytes percent-encoded as `url` and Go encode them.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -41,13 +38,12 @@ use http::uri::{Scheme, Uri};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder, MaybeHttpsStream};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::proxy::Tunnel;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use tower::ServiceExt as _;
+use hyper_util::rt::TokioExecutor;
+
+use crate::client::connect::Connector;
 
 use super::ResourceError;
 
@@ -189,33 +185,19 @@ struct HttpClient {
 }
 
 impl HttpClient {
-    fn new(proxies: Matcher) -> Result<Self, rustls::Error> {
-        crate::tls::install_crypto_provider();
-        // As kube-client 5 builds it (and reqwest 0.13 did, `rustls-no-provider` and no
-        // roots of our own): the process's provider (ring) and rustls-platform-verifier,
-        // so servers are checked against the OS's roots and policy. Never turned off.
-        let tls = {
-            use rustls_platform_verifier::BuilderVerifierExt as _;
-            rustls::ClientConfig::builder()
-                .with_platform_verifier()?
-                .with_no_client_auth()
-        };
-        let https = || {
-            HttpsConnectorBuilder::new()
-                .with_tls_config(tls.clone())
-                .https_or_http()
-                .enable_http1()
-        };
-        let mut tcp = HttpConnector::new();
-        // https URLs reach the TCP connector too, under the TLS layer.
-        tcp.enforce_http(false);
-        let proxies = Arc::new(proxies);
-        let connector = Connector {
-            to_proxy: https().wrap_connector(tcp.clone()),
-            tcp,
-            proxies: proxies.clone(),
-        };
-        let client = Client::builder(TokioExecutor::new()).build(https().wrap_connector(connector));
+    fn new(proxies: Matcher) -> Result<Self, crate::tls::TlsError> {
+        // As kube-client 5 builds it for a cluster without a CA (and reqwest 0.13 did):
+        // the process's provider (ring) and rustls-platform-verifier, so servers are
+        // checked against the OS's roots and policy. Never turned off.
+        let tls = crate::tls::client_config(None, None, false)?;
+        let connector = Connector::new(proxies, tls.clone());
+        let proxies = connector.proxies();
+        let https = HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
+        let client = Client::builder(TokioExecutor::new()).build(https);
         Ok(Self { client, proxies })
     }
 
@@ -455,109 +437,6 @@ fn basic_auth(uri: &Uri) -> Option<HeaderValue> {
     let mut value = HeaderValue::from_str(&format!("Basic {encoded}")).ok()?;
     value.set_sensitive(true);
     Some(value)
-}
-
-/// The connection under the TLS layer: straight to the server, a CONNECT tunnel
-/// through a proxy (https URLs), or the proxy itself (plain-http URLs), as
-/// hyper-util's [`Matcher`] decides.
-#[derive(Clone)]
-struct Connector {
-    tcp: HttpConnector,
-    /// TLS to the proxy when its own URL is https; TCP when it is http.
-    to_proxy: HttpsConnector<HttpConnector>,
-    proxies: Arc<Matcher>,
-}
-
-impl tower::Service<Uri> for Connector {
-    type Response = Conn;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, dst: Uri) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move {
-            let Some(proxy) = this.proxies.intercept(&dst) else {
-                let io = this.tcp.oneshot(dst).await?;
-                return Ok(Conn {
-                    io: MaybeHttpsStream::Http(io),
-                    proxied: false,
-                });
-            };
-            let proxy_uri = proxy.uri().clone();
-            if !matches!(proxy_uri.scheme_str(), Some("http" | "https")) {
-                return Err(format!("unsupported proxy {proxy_uri} (only http and https)").into());
-            }
-            if dst.scheme() == Some(&Scheme::HTTPS) {
-                let mut tunnel = Tunnel::new(proxy_uri, this.to_proxy);
-                if let Some(auth) = proxy.basic_auth() {
-                    tunnel = tunnel.with_auth(auth.clone());
-                }
-                let io = tunnel.oneshot(dst).await?;
-                Ok(Conn { io, proxied: false })
-            } else {
-                let io = this.to_proxy.oneshot(proxy_uri).await?;
-                Ok(Conn { io, proxied: true })
-            }
-        })
-    }
-}
-
-/// A connection that can say it goes to a proxy: hyper-util's client then writes the
-/// request line in absolute form (`GET http://host/path`), as a proxy needs it. Its
-/// own connectors never say so (hence this wrapper, as reqwest has one).
-struct Conn {
-    io: MaybeHttpsStream<TokioIo<tokio::net::TcpStream>>,
-    proxied: bool,
-}
-
-impl Connection for Conn {
-    fn connected(&self) -> Connected {
-        self.io.connected().proxy(self.proxied)
-    }
-}
-
-impl hyper::rt::Read for Conn {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl hyper::rt::Write for Conn {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
 }
 
 #[cfg(test)]

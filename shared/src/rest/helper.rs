@@ -135,9 +135,12 @@ mod tests {
     }
 
     fn client() -> kube::Client {
-        crate::tls::install_crypto_provider();
         let config = kube::Config::new("https://127.0.0.1:1".parse().expect("uri"));
-        kube::Client::try_from(config).expect("client")
+        let (credentials, identity) =
+            crate::credentials::Credentials::of(&config).expect("credentials");
+        crate::client::builder(&config, credentials, identity)
+            .expect("client")
+            .build()
     }
 
     #[tokio::test]

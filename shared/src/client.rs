@@ -1,0 +1,202 @@
+//! The API server's client of a command, built here from kube's [`kube::Config`] instead
+//! of by kube's `Client::try_from(Config)`.
+//!
+//! Why (issue 21, measured 2026-11-26): kube's builder reaches its credential code from
+//! three places (the TLS identity, the `Authorization` layer, the client's expiry), so
+//! calling it at all linked that code, with JSONPath, pest, regex and a YAML
+//! deserializer, into every plugin; and it ran an exec plugin three times per client.
+//! The credentials are [`crate::credentials`]; what is built here is the rest of kube's
+//! stack, from the same libraries and in the same order: the TLS configuration
+//! ([`crate::tls`]: the kubeconfig's roots or the OS's verifier, its client
+//! certificate, `tls-server-name`), the proxy kube resolved (`proxy-url`, else
+//! `HTTPS_PROXY` outside `NO_PROXY`; http, https and socks5 as in client-go), the
+//! connect, read and write timeouts, and kube's own base-URI and extra-header layers
+//! (impersonation, the user agent). kube's request tracing is replaced by one line per
+//! request at `-v=6`, as kubectl logs them: `GET https://…/api/v1/pods 200 OK in 4
+//! milliseconds`.
+//!
+//! What stays kube's: [`kube::Config`] (the kubeconfig's resolution) and the
+//! [`kube::Client`] above this service.
+
+pub mod connect;
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use http_body_util::BodyExt as _;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::TokioExecutor;
+use kube::client::{Body, ClientBuilder, ConfigExt as _, DynBody};
+use secrecy::ExposeSecret as _;
+use tower::util::BoxService;
+use tower::{BoxError, ServiceBuilder, ServiceExt as _};
+
+use crate::credentials::Credentials;
+use crate::error::{Error, Result};
+use crate::tls::Identity;
+
+/// The service under a [`kube::Client`] (what kube's own builder makes).
+pub type Service = BoxService<http::Request<Body>, http::Response<Box<DynBody>>, BoxError>;
+
+/// A client builder for `config`, authenticating with `credentials`; `identity` is
+/// the client certificate an exec plugin returned (else the kubeconfig's is used).
+/// No request is sent.
+pub fn builder(
+    config: &kube::Config,
+    credentials: Credentials,
+    identity: Option<Identity>,
+) -> Result<ClientBuilder<Service>> {
+    let identity = match identity {
+        Some(identity) => Some(identity),
+        None => kubeconfig_identity(&config.auth_info)?,
+    };
+    let tls = crate::tls::client_config(
+        config.root_cert.as_deref(),
+        identity,
+        config.accept_invalid_certs,
+    )
+    .map_err(Error::Tls)?;
+    let proxies = match &config.proxy_url {
+        Some(proxy) => {
+            if !matches!(
+                proxy.scheme_str(),
+                Some("http" | "https" | "socks5" | "socks5h")
+            ) {
+                return Err(Error::Proxy(format!(
+                    "unsupported proxy URL {proxy}: only http, https and socks5 proxies are"
+                )));
+            }
+            Matcher::builder().all(proxy.to_string()).build()
+        }
+        None => Matcher::builder().build(),
+    };
+    let connector = connect::Connector::new(proxies, tls.clone());
+    let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
+    let https = match &config.tls_server_name {
+        Some(name) => {
+            let name = rustls::pki_types::ServerName::try_from(name.clone()).map_err(|e| {
+                Error::Authentication(format!("invalid tls-server-name {name:?}: {e}"))
+            })?;
+            https
+                .https_or_http()
+                .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
+        }
+        None => https.https_or_http(),
+    };
+    let mut connector =
+        hyper_timeout::TimeoutConnector::new(https.enable_http1().wrap_connector(connector));
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    connector.set_reset_reader_on_write(config.reset_reader_on_write);
+    let http: hyper_util::client::legacy::Client<_, Body> =
+        hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
+    let extra_headers = config
+        .extra_headers_layer()
+        .map_err(|e| Error::Authentication(e.to_string()))?;
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .layer(crate::credentials::layer(credentials))
+        .layer(extra_headers)
+        .layer_fn(Logged)
+        .service(http)
+        .map_err(BoxError::from)
+        .map_response(|response| {
+            response.map(|body| Box::new(body.map_err(BoxError::from)) as Box<DynBody>)
+        });
+    Ok(ClientBuilder::new(
+        BoxService::new(service),
+        config.default_namespace.clone(),
+    ))
+}
+
+/// The kubeconfig's client certificate and key (`*-data` over the files, as in
+/// client-go), when the user has both. A file that cannot be read was reported by
+/// [`crate::credentials::validate`] already; it is reported here too in case.
+fn kubeconfig_identity(auth: &kube::config::AuthInfo) -> Result<Option<Identity>> {
+    let cert = load(
+        auth.client_certificate_data.as_deref(),
+        auth.client_certificate.as_deref(),
+    )?;
+    let key_data = auth.client_key_data.as_ref().map(|k| k.expose_secret());
+    let key = load(key_data, auth.client_key.as_deref())?;
+    match (cert, key) {
+        (Some(cert), Some(key)) => Identity::from_pem(&cert, &key)
+            .map(Some)
+            .map_err(Error::Tls),
+        _ => Ok(None),
+    }
+}
+
+/// Base64 `data` (Go's words when it is not), else the file at `path`.
+fn load(data: Option<&str>, path: Option<&str>) -> Result<Option<Vec<u8>>> {
+    use base64::Engine as _;
+    if let Some(data) = data.filter(|d| !d.is_empty()) {
+        return base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map(Some)
+            .map_err(|e| {
+                let at = match e {
+                    base64::DecodeError::InvalidByte(at, _)
+                    | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+                    _ => data.len(),
+                };
+                Error::Authentication(format!("illegal base64 data at input byte {at}"))
+            });
+    }
+    match path.filter(|p| !p.is_empty()) {
+        Some(path) => std::fs::read(path)
+            .map(Some)
+            .map_err(|source| Error::ReadFile {
+                what: "client certificate or key",
+                path: path.into(),
+                source,
+            }),
+        None => Ok(None),
+    }
+}
+
+/// One line per request at `-v=6` (target `http`, at INFO, which the lower levels'
+/// filters leave out), as kubectl's round tripper logs it: method, URL, status and
+/// time. Never headers: they carry the credentials.
+#[derive(Clone, Debug)]
+struct Logged<S>(S);
+
+impl<S, B, R> tower::Service<http::Request<B>> for Logged<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<R>>,
+    S::Future: Send + 'static,
+    S::Error: std::fmt::Display,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let method = request.method().clone();
+        let uri = request.uri().clone();
+        let start = Instant::now();
+        let response = self.0.call(request);
+        Box::pin(async move {
+            let response = response.await;
+            let ms = start.elapsed().as_millis();
+            match &response {
+                Ok(r) => {
+                    tracing::info!(target: "http", "{method} {uri} {} in {ms} milliseconds", r.status());
+                }
+                Err(e) => {
+                    tracing::info!(target: "http", "{method} {uri} failed after {ms} milliseconds: {e}");
+                }
+            }
+            response
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

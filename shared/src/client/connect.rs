@@ -1,0 +1,166 @@
+//! The connection under a client's TLS layer, for both of the plugins' HTTP clients
+//! (the API server's, [`super::builder`], and `-f https://…`'s, `resource::url`):
+//! straight to the server, or through the proxy hyper-util's [`Matcher`] picks for the
+//! destination.
+//!
+//! Hand-written around hyper-util's pieces for one thing its connectors do not do: a
+//! plain-http request through a proxy must be sent in absolute form
+//! (`GET http://host/path`), and hyper-util's client only does that for a connection
+//! that says it is proxied ([`Conn`], as reqwest has one).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::uri::{Scheme, Uri};
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::TokioIo;
+use tower::BoxError;
+use tower::ServiceExt as _;
+
+/// The connection under the TLS layer: straight to the server, a CONNECT tunnel
+/// through a proxy (https URLs), or the proxy itself (plain-http URLs), as
+/// hyper-util's [`Matcher`] decides.
+#[derive(Clone)]
+pub struct Connector {
+    tcp: HttpConnector,
+    /// TLS to the proxy when its own URL is https; TCP when it is http.
+    to_proxy: HttpsConnector<HttpConnector>,
+    proxies: Arc<Matcher>,
+}
+
+impl Connector {
+    /// Connections for `proxies`, with `tls` (the client's own configuration, as Go's
+    /// transport uses it) to a proxy whose URL is https.
+    pub fn new(proxies: Matcher, tls: rustls::ClientConfig) -> Self {
+        let mut tcp = HttpConnector::new();
+        // https destinations reach the TCP connector too, under the TLS layer.
+        tcp.enforce_http(false);
+        let to_proxy = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp.clone());
+        Self {
+            tcp,
+            to_proxy,
+            proxies: Arc::new(proxies),
+        }
+    }
+
+    /// The proxy rules, for a client that adds a proxy's credentials to a plain-http
+    /// request itself.
+    pub fn proxies(&self) -> Arc<Matcher> {
+        self.proxies.clone()
+    }
+}
+
+impl tower::Service<Uri> for Connector {
+    type Response = Conn;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let Some(proxy) = this.proxies.intercept(&dst) else {
+                let io = this.tcp.oneshot(dst).await?;
+                return Ok(Conn {
+                    io: MaybeHttpsStream::Http(io),
+                    proxied: false,
+                });
+            };
+            let proxy_uri = proxy.uri().clone();
+            if matches!(proxy_uri.scheme_str(), Some("socks5" | "socks5h")) {
+                // As Go's transport: the host name goes to the proxy, which resolves it.
+                let mut socks = SocksV5::new(proxy_uri, this.tcp).local_dns(false);
+                if let Some((user, pass)) = proxy.raw_auth() {
+                    socks = socks.with_auth(user.to_string(), pass.to_string());
+                }
+                let io = socks.oneshot(dst).await?;
+                return Ok(Conn {
+                    io: MaybeHttpsStream::Http(io),
+                    proxied: false,
+                });
+            }
+            if !matches!(proxy_uri.scheme_str(), Some("http" | "https")) {
+                return Err(
+                    format!("unsupported proxy {proxy_uri} (only http, https and socks5)").into(),
+                );
+            }
+            if dst.scheme() == Some(&Scheme::HTTPS) {
+                let mut tunnel = Tunnel::new(proxy_uri, this.to_proxy);
+                if let Some(auth) = proxy.basic_auth() {
+                    tunnel = tunnel.with_auth(auth.clone());
+                }
+                let io = tunnel.oneshot(dst).await?;
+                Ok(Conn { io, proxied: false })
+            } else {
+                let io = this.to_proxy.oneshot(proxy_uri).await?;
+                Ok(Conn { io, proxied: true })
+            }
+        })
+    }
+}
+
+/// A connection that can say it goes to a proxy: hyper-util's client then writes the
+/// request line in absolute form (`GET http://host/path`), as a proxy needs it. Its
+/// own connectors never say so (hence this wrapper, as reqwest has one).
+pub struct Conn {
+    io: MaybeHttpsStream<TokioIo<tokio::net::TcpStream>>,
+    proxied: bool,
+}
+
+impl Connection for Conn {
+    fn connected(&self) -> Connected {
+        self.io.connected().proxy(self.proxied)
+    }
+}
+
+impl hyper::rt::Read for Conn {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Conn {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+}

@@ -1,0 +1,191 @@
+//! The client stack against a TLS server on loopback: the server verified with the
+//! kubeconfig's CA under `tls-server-name`, the client certificate presented, the
+//! credentials and kube's extra headers on the request.
+
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use kube::config::AuthInfo;
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+use super::*;
+
+const TOKEN: &str = "t0ken-marker";
+
+const VERSION: &str = r#"{"major":"1","minor":"32","gitVersion":"v1.32.0","gitCommit":"x","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23","compiler":"gc","platform":"linux/amd64"}"#;
+
+struct Pki {
+    ca_der: Vec<u8>,
+    client_cert: String,
+    client_key: String,
+    server: rustls::ServerConfig,
+}
+
+/// A CA, a server certificate for `kube.example` only (so the client must send that
+/// name), and a client certificate the server requires and checks.
+fn pki() -> Pki {
+    crate::tls::install_crypto_provider();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca, &ca_key);
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert = CertificateParams::new(vec!["kube.example".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client_cert = CertificateParams::new(vec!["client".to_string()])
+        .unwrap()
+        .signed_by(&client_key, &issuer)
+        .unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_cert.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    let server = rustls::ServerConfig::builder()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            rustls::pki_types::PrivatePkcs8KeyDer::from(server_key.serialize_der()).into(),
+        )
+        .unwrap();
+    Pki {
+        ca_der: ca_cert.der().to_vec(),
+        client_cert: client_cert.pem(),
+        client_key: client_key.serialize_pem(),
+        server,
+    }
+}
+
+/// Serves `/version` over TLS on loopback; the heads of the requests it read.
+async fn serve(config: rustls::ServerConfig) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let Ok(mut tls) = acceptor.accept(sock).await else {
+                continue;
+            };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).await.unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).into_owned());
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{VERSION}",
+                VERSION.len()
+            );
+            let _ = tls.write_all(answer.as_bytes()).await;
+            let _ = tls.shutdown().await;
+        }
+    });
+    (port, heads)
+}
+
+fn config(port: u16, pki: &Pki, auth: AuthInfo) -> kube::Config {
+    let mut config = kube::Config::new(format!("https://127.0.0.1:{port}").parse().unwrap());
+    config.root_cert = Some(vec![pki.ca_der.clone()]);
+    config.tls_server_name = Some("kube.example".into());
+    config.auth_info = auth;
+    config
+}
+
+fn client(config: &kube::Config) -> Result<kube::Client> {
+    let (credentials, identity) = Credentials::of(config)?;
+    Ok(builder(config, credentials, identity)?.build())
+}
+
+#[tokio::test]
+async fn a_request_carries_the_identity_the_credentials_and_kube_s_headers() {
+    let pki = pki();
+    let (port, heads) = serve(pki.server.clone()).await;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let auth = AuthInfo {
+        token: Some(TOKEN.to_string().into()),
+        client_certificate_data: Some(b64(&pki.client_cert)),
+        client_key_data: Some(b64(&pki.client_key).into()),
+        impersonate: Some("alice".into()),
+        ..AuthInfo::default()
+    };
+    let version = client(&config(port, &pki, auth))
+        .unwrap()
+        .apiserver_version()
+        .await
+        .expect("the server accepted the client certificate");
+    assert_eq!(version.git_version, "v1.32.0");
+    let heads = heads.lock().unwrap();
+    let head = heads[0].to_ascii_lowercase();
+    assert!(head.starts_with("get /version "), "{head}");
+    assert!(
+        head.contains(&format!(
+            "authorization: bearer {}",
+            TOKEN.to_ascii_lowercase()
+        )),
+        "{head}"
+    );
+    assert!(head.contains("impersonate-user: alice"), "{head}");
+}
+
+#[tokio::test]
+async fn the_server_is_verified() {
+    let pki = pki();
+    let (port, _) = serve(pki.server.clone()).await;
+    // Without the kubeconfig's CA the OS's roots are used, which do not know ours.
+    let mut unknown_ca = config(port, &pki, AuthInfo::default());
+    unknown_ca.root_cert = None;
+    let err = client(&unknown_ca)
+        .unwrap()
+        .apiserver_version()
+        .await
+        .unwrap_err();
+    assert!(
+        crate::error::error_chain(&err).contains("invalid peer certificate"),
+        "{err}"
+    );
+    // The certificate names kube.example, not 127.0.0.1.
+    let mut wrong_name = config(port, &pki, AuthInfo::default());
+    wrong_name.tls_server_name = None;
+    let err = client(&wrong_name)
+        .unwrap()
+        .apiserver_version()
+        .await
+        .unwrap_err();
+    assert!(
+        crate::error::error_chain(&err).contains("invalid peer certificate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unusable_settings_are_refused_before_any_request() {
+    let pki = pki();
+    let mut socks4 = config(1, &pki, AuthInfo::default());
+    socks4.proxy_url = Some("socks4://127.0.0.1:1080".parse().unwrap());
+    assert_eq!(
+        client(&socks4).err().unwrap().to_string(),
+        "unsupported proxy URL socks4://127.0.0.1:1080/: only http, https and socks5 proxies are"
+    );
+    let bad_base64 = config(
+        1,
+        &pki,
+        AuthInfo {
+            client_certificate_data: Some("%%%".into()),
+            client_key_data: Some("aw==".to_string().into()),
+            ..AuthInfo::default()
+        },
+    );
+    assert_eq!(
+        client(&bad_base64).err().unwrap().to_string(),
+        "illegal base64 data at input byte 0"
+    );
+}

@@ -1,0 +1,281 @@
+//! The kubeconfig user's credentials beside kubectl (issue 21: the plugins' own
+//! credential code, `shared::credentials`, replaced kube's): every problem with a
+//! user that kubectl reports before connecting, and every exec-plugin failure it
+//! reports while connecting, in the same words; the `KUBERNETES_EXEC_INFO` a plugin
+//! is given, byte for byte; and the plugin run once per command.
+//!
+//! kubectl runs `get namespace default -o name`; create-file a server-side dry run of
+//! one ConfigMap from stdin. Before connecting both print the same lines; while
+//! connecting kubectl's discovery adds klog lines (`E1126 … memcache.go …`), which are
+//! left out of the comparison.
+
+// The helpers below run only inside tests: an unwrap there is a failed assertion.
+#![allow(clippy::unwrap_used)]
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use tests::harness::{Cluster, Output, cluster};
+
+const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: credentials-probe\n";
+
+/// An exec user running `script` with `sh -c`.
+fn exec(script: &str, extra: Value) -> Value {
+    let mut exec = json!({
+        "apiVersion": V1BETA1,
+        "command": "/bin/sh",
+        "args": ["-c", script],
+    });
+    if let (Some(exec), Some(extra)) = (exec.as_object_mut(), extra.as_object()) {
+        exec.extend(extra.clone());
+    }
+    json!({"exec": exec})
+}
+
+fn credential(api_version: &str, status: &str) -> String {
+    format!(r#"printf '%s' '{{"apiVersion":"{api_version}","kind":"ExecCredential"{status}}}'"#)
+}
+
+/// A kubeconfig of the harness's server with one user, in `dir`.
+fn kubeconfig(cluster: &Cluster, dir: &std::path::Path, name: &str, user: &Value) -> String {
+    let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let harness: Value = serde_saphyr::from_str(&text).unwrap();
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": harness["clusters"][0]["cluster"]}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    });
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// kubectl's and create-file's outputs for `kubeconfig`.
+fn both(cluster: &Cluster, kubeconfig: &str) -> (Output, Output) {
+    let theirs = cluster
+        .kubectl()
+        .args([
+            "get",
+            "namespace",
+            "default",
+            "-o",
+            "name",
+            "--kubeconfig",
+            kubeconfig,
+        ])
+        .run();
+    let ours = cluster
+        .plugin("create-file")
+        .args(["-f", "-", "--dry-run=server", "--kubeconfig", kubeconfig])
+        .stdin(MANIFEST)
+        .run();
+    (theirs, ours)
+}
+
+/// stderr without klog's lines (`E1126 01:02:03.456789   123 file.go:1] …`).
+fn without_klog(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|line| {
+            let b = line.as_bytes();
+            !(b.len() > 5
+                && matches!(b[0], b'E' | b'W' | b'I')
+                && b[1..5].iter().all(u8::is_ascii_digit)
+                && b[5] == b' ')
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+#[test]
+fn credential_problems_read_as_kubectl_s() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["someone".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let cert_file = dir.path().join("client.crt");
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    let cert_file = cert_file.display().to_string();
+    let not_base64 = "-----BEGIN PRIVATE KEY-----\nnot!base64$$\n-----END PRIVATE KEY-----\n";
+    let not_a_key = "-----BEGIN PRIVATE KEY-----\nQUJDRA==\n-----END PRIVATE KEY-----\n";
+    let cases: Vec<(&str, Value)> = vec![
+        // Refused before connecting.
+        (
+            "gcp",
+            json!({"auth-provider": {"name": "gcp", "config": {"cmd-path": "/bin/false"}}}),
+        ),
+        (
+            "azure",
+            json!({"auth-provider": {"name": "azure", "config": {}}}),
+        ),
+        (
+            "unknown-provider",
+            json!({"auth-provider": {"name": "foo", "config": {}}}),
+        ),
+        (
+            "oidc-without-issuer",
+            json!({"auth-provider": {"name": "oidc", "config": {"client-id": "x"}}}),
+        ),
+        (
+            "v1alpha1",
+            exec(
+                "true",
+                json!({"apiVersion": "client.authentication.k8s.io/v1alpha1"}),
+            ),
+        ),
+        ("no-api-version", json!({"exec": {"command": "/bin/true"}})),
+        (
+            "v1-without-mode",
+            exec(
+                "true",
+                json!({"apiVersion": "client.authentication.k8s.io/v1"}),
+            ),
+        ),
+        (
+            "env-without-name",
+            exec("true", json!({"env": [{"name": "", "value": "x"}]})),
+        ),
+        (
+            "exec-and-provider",
+            json!({
+                "exec": {"command": "/bin/true", "apiVersion": V1BETA1},
+                "auth-provider": {"name": "oidc", "config": {"id-token": "x"}},
+            }),
+        ),
+        (
+            "token-file-missing",
+            json!({"tokenFile": "/nonexistent/token"}),
+        ),
+        (
+            "token-and-basic",
+            json!({"token": "t", "username": "a", "password": "b"}),
+        ),
+        ("uid-without-user", json!({"token": "t", "as-uid": "1"})),
+        (
+            "certificate-without-key",
+            json!({"client-certificate-data": b64(&cert.pem())}),
+        ),
+        (
+            "key-file-missing",
+            json!({"client-certificate": cert_file, "client-key": "/nonexistent/key.pem"}),
+        ),
+        (
+            "certificate-twice",
+            json!({
+                "client-certificate": cert_file,
+                "client-certificate-data": b64(&cert.pem()),
+                "client-key": "/nonexistent/key.pem",
+                "client-key-data": b64(&key.serialize_pem()),
+            }),
+        ),
+        (
+            "key-not-base64",
+            json!({"client-certificate-data": b64(&cert.pem()), "client-key-data": b64(not_base64)}),
+        ),
+        (
+            "key-not-a-key",
+            json!({"client-certificate-data": b64(&cert.pem()), "client-key-data": b64(not_a_key)}),
+        ),
+        // Failures while getting credentials.
+        ("plugin-fails", exec("exit 3", json!({}))),
+        (
+            "plugin-missing",
+            json!({"exec": {"command": "kplug-no-such-credential-plugin", "apiVersion": V1BETA1}}),
+        ),
+        ("plugin-not-json", exec("echo hello", json!({}))),
+        (
+            "plugin-other-version",
+            exec(
+                &credential(
+                    "client.authentication.k8s.io/v1",
+                    r#","status":{"token":"t"}"#,
+                ),
+                json!({}),
+            ),
+        ),
+        (
+            "plugin-no-status",
+            exec(&credential(V1BETA1, ""), json!({})),
+        ),
+        (
+            "plugin-no-token",
+            exec(&credential(V1BETA1, r#","status":{}"#), json!({})),
+        ),
+        (
+            "plugin-half-a-pair",
+            exec(
+                &credential(V1BETA1, r#","status":{"clientKeyData":"k"}"#),
+                json!({}),
+            ),
+        ),
+        (
+            "plugin-always-interactive",
+            exec("true", json!({"interactiveMode": "Always"})),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, user) in &cases {
+        let path = kubeconfig(cluster, dir.path(), name, user);
+        let (theirs, ours) = both(cluster, &path);
+        let expected = without_klog(&theirs.stderr);
+        if theirs.code == 0 || ours.code != 1 || ours.stderr != expected {
+            failures.push(format!(
+                "{name}: kubectl exit {} said\n{expected}create-file exit {} said\n{}",
+                theirs.code, ours.code, ours.stderr
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn a_plugin_gets_kubectl_s_exec_info_and_runs_once() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let harness: Value = serde_saphyr::from_str(&text).unwrap();
+    let token = harness["users"][0]["user"]["token"].as_str().unwrap();
+    let runs = dir.path().join("runs");
+    // Each run appends the request it was given, one line per run.
+    let script = format!(
+        r#"printf '%s\n' "$KUBERNETES_EXEC_INFO" >> "{}"; {}"#,
+        runs.display(),
+        credential(V1BETA1, &format!(r#","status":{{"token":"{token}"}}"#))
+    );
+    let path = kubeconfig(
+        cluster,
+        dir.path(),
+        "exec-admin",
+        &exec(&script, json!({"provideClusterInfo": true})),
+    );
+    let (theirs, _) = both(cluster, &path);
+    theirs.success();
+    let kubectl_runs = std::fs::read_to_string(&runs).unwrap();
+    std::fs::remove_file(&runs).unwrap();
+    let ours = cluster
+        .plugin("create-file")
+        .args(["-f", "-", "--dry-run=server", "--kubeconfig", &path])
+        .stdin(MANIFEST)
+        .run();
+    ours.success();
+    let our_runs = std::fs::read_to_string(&runs).unwrap();
+    assert_eq!(our_runs.lines().count(), 1, "{our_runs}");
+    assert_eq!(
+        our_runs.lines().next(),
+        kubectl_runs.lines().next(),
+        "KUBERNETES_EXEC_INFO differs"
+    );
+}
