@@ -222,8 +222,10 @@ impl Credentials {
         if let Some(provider) = &auth.auth_provider {
             return Ok((method(Method::Header(auth_provider(provider)?)), None));
         }
-        if let (Some(user), Some(password)) = (&auth.username, &auth.password) {
-            let plain = format!("{user}:{}", password.expose_secret());
+        // client-go's `HasBasicAuth`: a username, with the password or without one.
+        if let Some(user) = auth.username.as_deref().filter(|u| !u.is_empty()) {
+            let password = auth.password.as_ref().map(|p| p.expose_secret());
+            let plain = format!("{user}:{}", password.unwrap_or_default());
             let encoded = base64::engine::general_purpose::STANDARD.encode(plain);
             return Ok((method(Method::Header(header("Basic", &encoded)?)), None));
         }

@@ -5,7 +5,8 @@
 //! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
 //! release build of [`crate::release`], `--target` when given) unless `--bin-dir` names them, prints each
 //! size against the budget and fails when one is over. `dist` prints the same lines
-//! while packing a release build.
+//! while packing a release build, and refuses to pack one that is over, so every
+//! release runner checks its own target.
 
 use std::path::Path;
 

@@ -100,6 +100,16 @@ fn config(port: u16, pki: &Pki, auth: AuthInfo) -> kube::Config {
     config
 }
 
+/// A user with the client certificate the server requires.
+fn identified(pki: &Pki) -> AuthInfo {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    AuthInfo {
+        client_certificate_data: Some(b64(&pki.client_cert)),
+        client_key_data: Some(b64(&pki.client_key).into()),
+        ..AuthInfo::default()
+    }
+}
+
 fn client(config: &kube::Config) -> Result<kube::Client> {
     let (credentials, identity) = Credentials::of(config)?;
     Ok(builder(config, credentials, identity)?.build())
@@ -109,13 +119,10 @@ fn client(config: &kube::Config) -> Result<kube::Client> {
 async fn a_request_carries_the_identity_the_credentials_and_kube_s_headers() {
     let pki = pki();
     let (port, heads) = serve(pki.server.clone()).await;
-    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let auth = AuthInfo {
         token: Some(TOKEN.to_string().into()),
-        client_certificate_data: Some(b64(&pki.client_cert)),
-        client_key_data: Some(b64(&pki.client_key).into()),
         impersonate: Some("alice".into()),
-        ..AuthInfo::default()
+        ..identified(&pki)
     };
     let version = client(&config(port, &pki, auth))
         .unwrap()
@@ -163,6 +170,102 @@ async fn the_server_is_verified() {
     assert!(
         crate::error::error_chain(&err).contains("invalid peer certificate"),
         "{err}"
+    );
+}
+
+/// A proxy on loopback that sends every connection on to `target` once it has read
+/// the client's request for it: an HTTP `CONNECT` (its head is recorded), or a SOCKS5
+/// handshake without authentication.
+async fn proxy(socks: bool, target: u16) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            if socks {
+                // Greeting (version, methods), then the request for an IPv4 address.
+                let mut greeting = [0u8; 2];
+                client.read_exact(&mut greeting).await.unwrap();
+                let mut methods = vec![0u8; usize::from(greeting[1])];
+                client.read_exact(&mut methods).await.unwrap();
+                client.write_all(&[5, 0]).await.unwrap();
+                let mut request = [0u8; 4];
+                client.read_exact(&mut request).await.unwrap();
+                let mut address = vec![0u8; if request[3] == 1 { 6 } else { 0 }];
+                client.read_exact(&mut address).await.unwrap();
+                seen.lock()
+                    .unwrap()
+                    .push(format!("socks {request:?} {address:?}"));
+                client
+                    .write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+                    .await
+                    .unwrap();
+            } else {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && client.read(&mut byte).await.unwrap_or(0) == 1
+                {
+                    head.push(byte[0]);
+                }
+                seen.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&head).into_owned());
+                client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await
+                    .unwrap();
+            }
+            let mut server = tokio::net::TcpStream::connect(("127.0.0.1", target))
+                .await
+                .unwrap();
+            tokio::spawn(async move {
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+            });
+        }
+    });
+    (port, heads)
+}
+
+#[tokio::test]
+async fn requests_go_through_the_kubeconfig_s_proxy() {
+    let pki = pki();
+    let (port, _) = serve(pki.server.clone()).await;
+    let (http_proxy, connects) = proxy(false, port).await;
+    let mut through_http = config(port, &pki, identified(&pki));
+    through_http.proxy_url = Some(
+        format!("http://user:pw@127.0.0.1:{http_proxy}")
+            .parse()
+            .unwrap(),
+    );
+    client(&through_http)
+        .unwrap()
+        .apiserver_version()
+        .await
+        .unwrap();
+    let head = connects.lock().unwrap()[0].to_ascii_lowercase();
+    assert!(
+        head.starts_with(&format!("connect 127.0.0.1:{port} http/1.1\r\n")),
+        "{head}"
+    );
+    // user:pw, the proxy's own credentials from its URL.
+    assert!(
+        head.contains("proxy-authorization: basic dxnlcjpwdw=="),
+        "{head}"
+    );
+
+    let (socks_proxy, handshakes) = proxy(true, port).await;
+    let mut through_socks = config(port, &pki, identified(&pki));
+    through_socks.proxy_url = Some(format!("socks5://127.0.0.1:{socks_proxy}").parse().unwrap());
+    client(&through_socks)
+        .unwrap()
+        .apiserver_version()
+        .await
+        .unwrap();
+    let [hi, lo] = port.to_be_bytes();
+    assert_eq!(
+        handshakes.lock().unwrap()[0],
+        format!("socks [5, 1, 0, 1] [127, 0, 0, 1, {hi}, {lo}]")
     );
 }
 

@@ -153,6 +153,16 @@ async fn static_methods_give_one_sensitive_header() {
     let value = credentials.authorization().await.unwrap().unwrap();
     assert_eq!(value, "Basic c29tZW9uZTpwYTpzcw==");
     assert!(value.is_sensitive());
+    // A username alone is basic auth with an empty password, as client-go sends it.
+    let username = config_with(AuthInfo {
+        username: Some("someone".into()),
+        ..AuthInfo::default()
+    });
+    let (credentials, _) = Credentials::of(&username).unwrap();
+    assert_eq!(
+        credentials.authorization().await.unwrap().unwrap(),
+        "Basic c29tZW9uZTo="
+    );
     let token = config_with(AuthInfo {
         token: Some(SECRET.to_string().into()),
         exec: Some(exec_config("exit 9")),
