@@ -2,9 +2,10 @@
 //! failures in client-go's words, carrying nothing of the kubeconfig's secrets.
 //!
 //! **Ours, not kube's** (issue 21 and correctness, 2026-11-26). kube-client 5 builds its
-//! credentials inside `Client::try_from(Config)`, and that code cost every plugin about
-//! 0.75 MiB (a YAML deserializer for exec output, and JSONPath with pest and regex for
-//! the removed gcp provider's `token-key`); it also ran an exec plugin three times per
+//! credentials inside `Client::try_from(Config)`, and that code cost every plugin
+//! 1.25–1.46 MiB of its stripped binary (a YAML deserializer for exec output, and
+//! JSONPath with pest and regex for the removed gcp provider's `token-key`, measured in
+//! README "Binary size"); it also ran an exec plugin three times per
 //! client (once for the TLS identity, once for the header, once for the expiry), told
 //! the plugin it was interactive with stdin not a terminal, still ran the gcp provider
 //! kubectl 1.32 refuses, and quoted the kubeconfig's `env:` in its errors. What is
