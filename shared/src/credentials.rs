@@ -16,10 +16,11 @@
 //! credential has expired.
 //!
 //! The methods, as client-go 1.32 applies them: an auth provider (`oidc`: its
-//! `id-token`; `gcp` and `azure` are refused with kubectl's words), else basic auth or
-//! a token (`token`, `tokenFile`), else the exec plugin, which does not run when the
-//! user has a token, basic auth or a client certificate. Unlike kubectl, an expired
-//! OIDC `id-token` is not refreshed from the issuer: the server's 401 says so.
+//! `id-token` while its `exp` is ahead; `gcp` and `azure` are refused with kubectl's
+//! words), else basic auth or a token (`token`, `tokenFile`), else the exec plugin,
+//! which does not run when the user has a token, basic auth or a client certificate.
+//! Unlike kubectl, an expired OIDC `id-token` is not refreshed from the issuer: the
+//! error says to log in again.
 //!
 //! Messages: a failure to get credentials at request time is a [`CredentialsError`]
 //! (`getting credentials: exec: executable /bin/sh failed with exit code 3`, printed
@@ -43,12 +44,18 @@ mod exec;
 
 /// A failure to get credentials, with only the command name and exit status in it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("getting credentials: {0}")]
+#[error("{0}")]
 pub struct CredentialsError(String);
 
 impl CredentialsError {
+    /// client-go's exec authenticator's failure: `getting credentials: {reason}`.
     fn new(reason: String) -> Self {
-        Self(reason)
+        Self(format!("getting credentials: {reason}"))
+    }
+
+    /// An auth provider's failure, which client-go returns as it is.
+    fn provider(message: &str) -> Self {
+        Self(message.to_string())
     }
 }
 
@@ -194,8 +201,9 @@ pub struct Credentials(Arc<Method>);
 
 enum Method {
     None,
-    /// Basic auth, a static token, an OIDC id-token: one header for every request.
+    /// Basic auth, a static token: one header for every request.
     Header(HeaderValue),
+    Oidc(Oidc),
     TokenFile(TokenFile),
     Exec(Box<Plugin>),
 }
@@ -206,6 +214,7 @@ impl std::fmt::Debug for Credentials {
         let method = match &*self.0 {
             Method::None => "none",
             Method::Header(_) => "header",
+            Method::Oidc(_) => "oidc",
             Method::TokenFile(_) => "token file",
             Method::Exec(_) => "exec plugin",
         };
@@ -221,7 +230,7 @@ impl Credentials {
         let auth = &config.auth_info;
         let method = |m: Method| Credentials(Arc::new(m));
         if let Some(provider) = &auth.auth_provider {
-            return Ok((method(Method::Header(auth_provider(provider)?)), None));
+            return Ok((method(auth_provider(provider)?), None));
         }
         // client-go's `HasBasicAuth`: a username, with the password or without one.
         if let Some(user) = auth.username.as_deref().filter(|u| !u.is_empty()) {
@@ -270,6 +279,7 @@ impl Credentials {
         match &*self.0 {
             Method::None => Ok(None),
             Method::Header(value) => Ok(Some(value.clone())),
+            Method::Oidc(oidc) => oidc.header().map(Some),
             Method::TokenFile(file) => file.header().map(Some),
             Method::Exec(plugin) => plugin.header().await,
         }
@@ -292,7 +302,7 @@ fn bearer(token: &str) -> Result<HeaderValue> {
 }
 
 /// The kubeconfig's `auth-provider`, as kubectl 1.32 has them: `oidc` only.
-fn auth_provider(provider: &kube::config::AuthProviderConfig) -> Result<HeaderValue> {
+fn auth_provider(provider: &kube::config::AuthProviderConfig) -> Result<Method> {
     let refused = |message: &str| Err(Error::Authentication(message.to_string()));
     match provider.name.as_str() {
         "oidc" => {
@@ -304,18 +314,18 @@ fn auth_provider(provider: &kube::config::AuthProviderConfig) -> Result<HeaderVa
             if get("client-id").is_none() {
                 return refused("Must provide client-id");
             }
-            match get("id-token") {
-                Some(token) => bearer(token),
-                None if get("refresh-token").is_none() => Err(Error::Credentials(
-                    CredentialsError::new(
-                        "No valid id-token, and cannot refresh without refresh-token"
-                            .to_string(),
-                    ),
-                )),
-                None => Err(Error::Credentials(CredentialsError::new(
-                    "oidc: no id-token, and refreshing one from the issuer is not supported: log in again".to_string(),
-                ))),
-            }
+            let token = match get("id-token") {
+                Some(token) => Some((bearer(token)?, id_token_expiry(token))),
+                None => None,
+            };
+            let oidc = Oidc {
+                token,
+                can_refresh: get("refresh-token").is_some(),
+            };
+            // Checked now as well, as the exec plugin runs now: a token that cannot be
+            // used fails the command before it reads or sends anything.
+            oidc.header().map_err(Error::Credentials)?;
+            Ok(Method::Oidc(oidc))
         }
         "gcp" => refused(
             "The gcp auth plugin has been removed.\nPlease use the \"gke-gcloud-auth-plugin\" kubectl/client-go credential plugin instead.\nSee https://cloud.google.com/blog/products/containers-kubernetes/kubectl-auth-changes-in-gke for further details",
@@ -327,6 +337,67 @@ fn auth_provider(provider: &kube::config::AuthProviderConfig) -> Result<HeaderVa
             "no Auth Provider found for name {other:?}"
         ))),
     }
+}
+
+/// client-go's oidc provider, without its refresh: the `id-token` is sent while it is
+/// valid (its `exp` more than 10 seconds away), checked before every request as
+/// client-go checks it. Refreshing from the issuer (OIDC discovery, the token
+/// endpoint, the kubeconfig rewritten with the new tokens) is not done: an expired
+/// token is an error that says to log in again.
+struct Oidc {
+    /// The header and when the token stops being valid (or why it is not a JWT).
+    token: Option<(HeaderValue, Result<jiff::Timestamp, CredentialsError>)>,
+    can_refresh: bool,
+}
+
+/// How long before its `exp` client-go stops using an id-token.
+const OIDC_EXPIRY_DELTA: jiff::SignedDuration = jiff::SignedDuration::from_secs(10);
+
+impl Oidc {
+    fn header(&self) -> Result<HeaderValue, CredentialsError> {
+        if let Some((header, expiry)) = &self.token {
+            let expiry = expiry.clone()?;
+            if jiff::Timestamp::now() + OIDC_EXPIRY_DELTA < expiry {
+                return Ok(header.clone());
+            }
+        }
+        Err(if self.can_refresh {
+            CredentialsError::provider(
+                "the oidc id-token has expired, and refreshing it from the issuer is not supported here: log in again, or use an exec credential plugin such as kubelogin",
+            )
+        } else {
+            CredentialsError::provider(
+                "No valid id-token, and cannot refresh without refresh-token",
+            )
+        })
+    }
+}
+
+/// The `exp` claim of a JWT (client-go's `idTokenExpired`, in its words); a token
+/// without one has expired. Never quotes the token.
+fn id_token_expiry(token: &str) -> Result<jiff::Timestamp, CredentialsError> {
+    let parts: Vec<&str> = token.split('.').collect();
+    let [_, payload, _] = parts[..] else {
+        return Err(CredentialsError::provider("ID Token is not a valid JWT"));
+    };
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|e| {
+            let at = match e {
+                base64::DecodeError::InvalidByte(at, _)
+                | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+                _ => payload.len(),
+            };
+            CredentialsError::provider(&format!("illegal base64 data at input byte {at}"))
+        })?;
+    let claims: serde_json::Value = serde_json::from_slice(&payload)
+        .map_err(|_| CredentialsError::provider("parsing claims: the payload is not JSON"))?;
+    let exp = claims
+        .get("exp")
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(0.0);
+    // Seconds since the epoch; out of range reads as already expired.
+    Ok(jiff::Timestamp::from_second(exp as i64).unwrap_or(jiff::Timestamp::UNIX_EPOCH))
 }
 
 /// client-go's cached file token source: read at start (a failure is the command's

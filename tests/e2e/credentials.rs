@@ -176,6 +176,10 @@ fn credential_problems_read_as_kubectl_s() {
             }),
         ),
         (
+            "data-not-base64",
+            json!({"client-certificate-data": "%%%", "client-key-data": "a2V5"}),
+        ),
+        (
             "key-not-base64",
             json!({"client-certificate-data": b64(&cert.pem()), "client-key-data": b64(not_base64)}),
         ),
@@ -184,6 +188,20 @@ fn credential_problems_read_as_kubectl_s() {
             json!({"client-certificate-data": b64(&cert.pem()), "client-key-data": b64(not_a_key)}),
         ),
         // Failures while getting credentials.
+        (
+            "oidc-not-a-jwt",
+            json!({"auth-provider": {"name": "oidc", "config": {
+                "idp-issuer-url": "https://127.0.0.1:1", "client-id": "c", "id-token": "x",
+            }}}),
+        ),
+        (
+            "oidc-expired",
+            json!({"auth-provider": {"name": "oidc", "config": {
+                "idp-issuer-url": "https://127.0.0.1:1", "client-id": "c",
+                // {"alg":"none"}.{"exp":1}.
+                "id-token": "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.",
+            }}}),
+        ),
         ("plugin-fails", exec("exit 3", json!({}))),
         (
             "plugin-missing",

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
 
+use base64::Engine as _;
+
 use kube::config::{AuthProviderConfig, ExecConfig, ExecInteractiveMode};
 
 use super::*;
@@ -211,8 +213,8 @@ async fn a_token_file_is_trimmed_and_kept_when_it_goes_away() {
     );
 }
 
-#[test]
-fn auth_providers_are_kubectl_1_32_s() {
+#[tokio::test]
+async fn auth_providers_are_kubectl_1_32_s() {
     let provider = |name: &str, pairs: &[(&str, &str)]| {
         config_with(AuthInfo {
             auth_provider: Some(AuthProviderConfig {
@@ -242,22 +244,54 @@ fn auth_providers_are_kubectl_1_32_s() {
         err(provider("oidc", &[("idp-issuer-url", "https://i")])),
         "Must provide client-id"
     );
+    // The id-token is checked before each request, in client-go's words.
+    fn oidc<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut pairs = vec![("idp-issuer-url", "https://i"), ("client-id", "c")];
+        pairs.extend_from_slice(extra);
+        pairs
+    }
+    let jwt = |exp: u64| {
+        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(format!(r#"{{"exp":{exp},"sub":"{SECRET}"}}"#));
+        format!("eyJhbGciOiJub25lIn0.{claims}.")
+    };
+    // Refused when the client is built, and before each request once built.
+    let header = |pairs: Vec<(&str, &str)>| {
+        let config = provider("oidc", &pairs);
+        async move {
+            let (credentials, _) = Credentials::of(&config).map_err(|e| e.to_string())?;
+            credentials
+                .authorization()
+                .await
+                .map(|h| h.unwrap().to_str().unwrap().to_string())
+                .map_err(|e| e.to_string())
+        }
+    };
+    let valid = jwt(4_102_444_800);
     assert_eq!(
-        err(provider(
-            "oidc",
-            &[("idp-issuer-url", "https://i"), ("client-id", "c")]
-        )),
-        "getting credentials: No valid id-token, and cannot refresh without refresh-token"
+        header(oidc(&[("id-token", &valid)])).await,
+        Ok(format!("Bearer {valid}"))
     );
-    let ok = provider(
-        "oidc",
-        &[
-            ("idp-issuer-url", "https://i"),
-            ("client-id", "c"),
-            ("id-token", SECRET),
-        ],
+    assert_eq!(
+        header(oidc(&[("id-token", SECRET)])).await,
+        Err("ID Token is not a valid JWT".to_string())
     );
-    assert!(Credentials::of(&ok).is_ok());
+    assert_eq!(
+        header(oidc(&[("id-token", &jwt(1))])).await,
+        Err("No valid id-token, and cannot refresh without refresh-token".to_string())
+    );
+    assert_eq!(
+        header(oidc(&[])).await,
+        header(oidc(&[("id-token", &jwt(1))])).await
+    );
+    let expired = header(oidc(&[("id-token", &jwt(1)), ("refresh-token", SECRET)]))
+        .await
+        .unwrap_err();
+    assert!(
+        expired.starts_with("the oidc id-token has expired"),
+        "{expired}"
+    );
+    assert!(!expired.contains(SECRET));
 }
 
 #[test]

@@ -647,9 +647,47 @@ fn kubeconfig_documents(text: &str) -> std::result::Result<Vec<Kubeconfig>, Stri
         // (in the file for the first document, the only one client-go reads).
         let value = document.value.map_err(|e| crate::yaml::yaml_reason(&e))?;
         let config = serde_json::from_value::<Kubeconfig>(value).map_err(|e| e.to_string())?;
+        check_base64(&config)?;
         configs.push(config);
     }
     Ok(configs)
+}
+
+/// The `*-data` fields of every cluster and user, which client-go decodes as `[]byte`
+/// when it loads the file: base64, or the file is refused in Go's words (`illegal
+/// base64 data at input byte 0`), whichever context is used (checked beside kubectl
+/// 1.32). Go's decoder skips line breaks.
+fn check_base64(config: &Kubeconfig) -> std::result::Result<(), String> {
+    use base64::Engine as _;
+    use secrecy::ExposeSecret as _;
+    let clusters = config
+        .clusters
+        .iter()
+        .filter_map(|c| c.cluster.as_ref()?.certificate_authority_data.as_deref());
+    // In the order Go meets them: its YAML reaches the decoder as JSON with sorted
+    // keys (`clusters` before `users`, `client-certificate-data` before
+    // `client-key-data`), and the first error is the one reported.
+    let users = config
+        .auth_infos
+        .iter()
+        .filter_map(|u| u.auth_info.as_ref())
+        .flat_map(|u| {
+            let key = u.client_key_data.as_ref().map(|k| k.expose_secret());
+            [u.client_certificate_data.as_deref(), key]
+        })
+        .flatten();
+    for data in clusters.chain(users) {
+        let plain: String = data.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+        if let Err(e) = base64::engine::general_purpose::STANDARD.decode(&plain) {
+            let at = match e {
+                base64::DecodeError::InvalidByte(at, _)
+                | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+                _ => plain.len(),
+            };
+            return Err(format!("illegal base64 data at input byte {at}"));
+        }
+    }
+    Ok(())
 }
 
 /// kube's `read_path`: the file as text, UTF-16 with a byte-order mark decoded, a UTF-8

@@ -522,6 +522,35 @@ fn kubeconfig_is_read_as_go_yaml_reads_it() {
         )
     );
 
+    // `*-data` is base64 (Go skips line breaks), in every user and cluster, used or not.
+    let folded = write(
+        dir.path(),
+        "folded",
+        "users:\n- name: u\n  user:\n    client-key-data: \"a2V5\\nLWRhdGE=\"\n",
+    );
+    assert!(read_kubeconfig(&folded).is_ok());
+    for (name, text) in [
+        (
+            "bad-key",
+            "users:\n- name: u\n  user:\n    client-key-data: 'SECRET%%'\n",
+        ),
+        // Both bad: the clusters come first, as in Go.
+        (
+            "bad-ca",
+            "users:\n- name: u\n  user:\n    client-key-data: 'SECRET%%'\nclusters:\n- name: c\n  cluster:\n    certificate-authority-data: 'Y%=='\n",
+        ),
+    ] {
+        let bad = write(dir.path(), name, text);
+        let at = if name == "bad-key" { 6 } else { 1 };
+        assert_eq!(
+            read_kubeconfig(&bad).unwrap_err().to_string(),
+            format!(
+                "error loading config file \"{}\": illegal base64 data at input byte {at}",
+                bad.display()
+            )
+        );
+    }
+
     let utf16: Vec<u8> = [0xFF, 0xFE]
         .into_iter()
         .chain(
