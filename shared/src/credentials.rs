@@ -81,6 +81,11 @@ fn go_errno_text(io: &std::io::Error) -> String {
     }
 }
 
+/// Where the kubeconfig reader keeps an exec `interactiveMode` that is none of
+/// `Never`, `IfAvailable`, `Always` (kube's type cannot hold it, and kubectl reports it
+/// only when the user is validated, in its own words).
+pub(crate) const INVALID_INTERACTIVE_MODE: &str = "kubeplug.invalidInteractiveMode";
+
 /// client-go's `validateAuthInfo` for the user `name`: every problem, in its words
 /// and order ([`Error::InvalidAuthInfo`] prints one as kubectl prints one, several as
 /// its `Error in configuration:` list).
@@ -160,7 +165,10 @@ pub fn validate(name: &str, auth: &AuthInfo) -> Result<()> {
             api_version,
             "client.authentication.k8s.io/v1beta1" | "client.authentication.k8s.io/v1alpha1"
         );
-        if exec.interactive_mode.is_none() && !defaulted {
+        if let Some(mode) = exec.other.get(INVALID_INTERACTIVE_MODE) {
+            let mode = mode.as_str().unwrap_or_default();
+            errors.push(format!("invalid interactiveMode for {name}: {mode:?}"));
+        } else if exec.interactive_mode.is_none() && !defaulted {
             errors.push(format!(
                 "interactiveMode must be specified for {name} to use exec authentication plugin"
             ));

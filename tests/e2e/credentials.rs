@@ -132,6 +132,17 @@ fn credential_problems_read_as_kubectl_s() {
         ),
         ("no-api-version", json!({"exec": {"command": "/bin/true"}})),
         (
+            "mode-unknown",
+            exec("true", json!({"interactiveMode": "Sometimes"})),
+        ),
+        (
+            "mode-empty",
+            exec(
+                "true",
+                json!({"interactiveMode": "", "apiVersion": "client.authentication.k8s.io/v1"}),
+            ),
+        ),
+        (
             "v1-without-mode",
             exec(
                 "true",

@@ -645,12 +645,40 @@ fn kubeconfig_documents(text: &str) -> std::result::Result<Vec<Kubeconfig>, Stri
             document.map_err(|(_, rest)| format!("invalid Yaml document separator: {rest}"))?;
         // go-yaml's words, its line counted in the document as create -f counts it
         // (in the file for the first document, the only one client-go reads).
-        let value = document.value.map_err(|e| crate::yaml::yaml_reason(&e))?;
+        let mut value = document.value.map_err(|e| crate::yaml::yaml_reason(&e))?;
+        set_aside_invalid_interactive_modes(&mut value);
         let config = serde_json::from_value::<Kubeconfig>(value).map_err(|e| e.to_string())?;
         check_base64(&config)?;
         configs.push(config);
     }
     Ok(configs)
+}
+
+/// An exec `interactiveMode` string kube's enum cannot hold, moved where kube keeps
+/// unknown fields (`credentials::INVALID_INTERACTIVE_MODE`), so that the file loads as
+/// kubectl loads it and the user's validation reports it in kubectl's words.
+fn set_aside_invalid_interactive_modes(value: &mut serde_json::Value) {
+    let users = value
+        .get_mut("users")
+        .and_then(serde_json::Value::as_array_mut);
+    for user in users.into_iter().flatten() {
+        let Some(exec) = user
+            .pointer_mut("/user/exec")
+            .and_then(serde_json::Value::as_object_mut)
+        else {
+            continue;
+        };
+        let invalid = exec
+            .get("interactiveMode")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|m| !matches!(m, "Never" | "IfAvailable" | "Always"));
+        if invalid && let Some(mode) = exec.remove("interactiveMode") {
+            // An empty string is Go's "not set".
+            if mode.as_str() != Some("") {
+                exec.insert(crate::credentials::INVALID_INTERACTIVE_MODE.into(), mode);
+            }
+        }
+    }
 }
 
 /// The `*-data` fields of every cluster and user, which client-go decodes as `[]byte`

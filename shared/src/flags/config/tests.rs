@@ -522,6 +522,21 @@ fn kubeconfig_is_read_as_go_yaml_reads_it() {
         )
     );
 
+    // An interactiveMode kube cannot hold loads, and is reported by validation.
+    let sometimes = write(
+        dir.path(),
+        "sometimes",
+        "users:\n- name: u\n  user:\n    exec: {command: x, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Sometimes}\n",
+    );
+    let kc = read_kubeconfig(&sometimes).unwrap();
+    let user = kc.auth_infos[0].auth_info.as_ref().unwrap();
+    assert_eq!(
+        crate::credentials::validate("u", user)
+            .unwrap_err()
+            .to_string(),
+        "invalid interactiveMode for u: \"Sometimes\""
+    );
+
     // `*-data` is base64 (Go skips line breaks), in every user and cluster, used or not.
     let folded = write(
         dir.path(),
