@@ -131,19 +131,10 @@ fn kubeconfig_identity(auth: &kube::config::AuthInfo) -> Result<Option<Identity>
 
 /// Base64 `data` (Go's words when it is not), else the file at `path`.
 fn load(data: Option<&str>, path: Option<&str>) -> Result<Option<Vec<u8>>> {
-    use base64::Engine as _;
     if let Some(data) = data.filter(|d| !d.is_empty()) {
-        return base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
+        return crate::error::go_base64(&base64::engine::general_purpose::STANDARD, data)
             .map(Some)
-            .map_err(|e| {
-                let at = match e {
-                    base64::DecodeError::InvalidByte(at, _)
-                    | base64::DecodeError::InvalidLastSymbol(at, _) => at,
-                    _ => data.len(),
-                };
-                Error::Authentication(format!("illegal base64 data at input byte {at}"))
-            });
+            .map_err(Error::Authentication);
     }
     match path.filter(|p| !p.is_empty()) {
         Some(path) => std::fs::read(path)

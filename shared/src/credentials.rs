@@ -388,16 +388,9 @@ fn id_token_expiry(token: &str) -> Result<jiff::Timestamp, CredentialsError> {
     let [_, payload, _] = parts[..] else {
         return Err(CredentialsError::provider("ID Token is not a valid JWT"));
     };
-    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .map_err(|e| {
-            let at = match e {
-                base64::DecodeError::InvalidByte(at, _)
-                | base64::DecodeError::InvalidLastSymbol(at, _) => at,
-                _ => payload.len(),
-            };
-            CredentialsError::provider(&format!("illegal base64 data at input byte {at}"))
-        })?;
+    let payload =
+        crate::error::go_base64(&base64::engine::general_purpose::URL_SAFE_NO_PAD, payload)
+            .map_err(|e| CredentialsError::provider(&e))?;
     let claims: serde_json::Value = serde_json::from_slice(&payload)
         .map_err(|_| CredentialsError::provider("parsing claims: the payload is not JSON"))?;
     let exp = claims

@@ -83,6 +83,21 @@ fn invalid_auth_info(errors: &[String]) -> String {
     }
 }
 
+/// `data` decoded by `engine` as Go's `base64` decodes it: line breaks skipped, and a
+/// failure in Go's words (`illegal base64 data at input byte 4`), which kubectl prints
+/// for the kubeconfig's `*-data` fields and client-go for an id-token's claims.
+pub(crate) fn go_base64(engine: &impl base64::Engine, data: &str) -> Result<Vec<u8>, String> {
+    let plain: String = data.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    engine.decode(&plain).map_err(|e| {
+        let at = match e {
+            base64::DecodeError::InvalidByte(at, _)
+            | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+            _ => plain.len(),
+        };
+        format!("illegal base64 data at input byte {at}")
+    })
+}
+
 /// Convenience alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -684,9 +684,8 @@ fn set_aside_invalid_interactive_modes(value: &mut serde_json::Value) {
 /// The `*-data` fields of every cluster and user, which client-go decodes as `[]byte`
 /// when it loads the file: base64, or the file is refused in Go's words (`illegal
 /// base64 data at input byte 0`), whichever context is used (checked beside kubectl
-/// 1.32). Go's decoder skips line breaks.
+/// 1.32).
 fn check_base64(config: &Kubeconfig) -> std::result::Result<(), String> {
-    use base64::Engine as _;
     use secrecy::ExposeSecret as _;
     let clusters = config
         .clusters
@@ -705,15 +704,7 @@ fn check_base64(config: &Kubeconfig) -> std::result::Result<(), String> {
         })
         .flatten();
     for data in clusters.chain(users) {
-        let plain: String = data.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
-        if let Err(e) = base64::engine::general_purpose::STANDARD.decode(&plain) {
-            let at = match e {
-                base64::DecodeError::InvalidByte(at, _)
-                | base64::DecodeError::InvalidLastSymbol(at, _) => at,
-                _ => plain.len(),
-            };
-            return Err(format!("illegal base64 data at input byte {at}"));
-        }
+        crate::error::go_base64(&base64::engine::general_purpose::STANDARD, data)?;
     }
     Ok(())
 }
