@@ -192,7 +192,10 @@ fn exec_info(exec: &ExecConfig, api_version: &str, interactive: bool) -> String 
 /// name (client-go adds its help and the kubeconfig's install hint), the exec itself
 /// for a path.
 fn start_failure(program: &str, exec: &ExecConfig, e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::NotFound && !program.contains('/') {
+    // A name with a path separator (a slash, or a backslash on Windows) is run as
+    // given; only a bare name is looked up in PATH, as Go's LookPath does.
+    let bare_name = !program.chars().any(std::path::is_separator);
+    if e.kind() == std::io::ErrorKind::NotFound && bare_name {
         let mut msg = format!("exec: executable {program} not found{INSTALL_HINT_HELP}");
         if let Some(hint) = exec.install_hint.as_deref().filter(|h| !h.is_empty()) {
             msg.push_str("\n\n");
