@@ -8,8 +8,9 @@
 //! The credentials are [`crate::credentials`]; what is built here is the rest of kube's
 //! stack, from the same libraries and in the same order: the TLS configuration
 //! ([`crate::tls`]: the kubeconfig's roots or the OS's verifier, its client
-//! certificate, `tls-server-name`), the proxy kube resolved (`proxy-url`, else
-//! `HTTPS_PROXY` outside `NO_PROXY`; http, https and socks5 as in client-go), the
+//! certificate, `tls-server-name`), the proxy (the kubeconfig's `proxy-url`, else the
+//! environment's for the server, as Go's `ProxyFromEnvironment` reads it; http, https
+//! and socks5 as in client-go), the
 //! connect, read and write timeouts, and kube's own base-URI and extra-header layers
 //! (impersonation, the user agent). kube's request tracing is replaced by one line per
 //! request at `-v=6`, as kubectl logs them: `GET https://…/api/v1/pods 200 OK in 4
@@ -47,6 +48,17 @@ pub fn builder(
     credentials: Credentials,
     identity: Option<Identity>,
 ) -> Result<ClientBuilder<Service>> {
+    builder_with(config, credentials, identity, connect::Proxies::from_env())
+}
+
+/// [`builder`] with the environment's proxy settings given (`env_proxies`, used when
+/// `config` names no proxy), so that tests need not set variables.
+fn builder_with(
+    config: &kube::Config,
+    credentials: Credentials,
+    identity: Option<Identity>,
+    env_proxies: connect::Proxies,
+) -> Result<ClientBuilder<Service>> {
     let identity = match identity {
         Some(identity) => Some(identity),
         None => kubeconfig_identity(&config.auth_info)?,
@@ -67,9 +79,11 @@ pub fn builder(
                     "unsupported proxy URL {proxy}: only http, https and socks5 proxies are"
                 )));
             }
-            Matcher::builder().all(proxy.to_string()).build()
+            connect::Proxies::from(Matcher::builder().all(proxy.to_string()).build())
         }
-        None => Matcher::builder().build(),
+        // As client-go without `proxy-url`: `HTTPS_PROXY`/`HTTP_PROXY` by the server's
+        // scheme, unless `NO_PROXY` names the server or it is on loopback.
+        None => env_proxies,
     };
     let connector = connect::Connector::new(proxies, tls.clone());
     let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);

@@ -2,7 +2,8 @@
 //! credential code, `shared::credentials`, replaced kube's): every problem with a
 //! user that kubectl reports before connecting, and every exec-plugin failure it
 //! reports while connecting, in the same words; the `KUBERNETES_EXEC_INFO` a plugin
-//! is given, byte for byte; and the plugin run once per command.
+//! is given, byte for byte; the plugin run once per command; and the proxy settings
+//! (the environment's, the kubeconfig's `proxy-url`) applied as kubectl applies them.
 //!
 //! kubectl runs `get namespace default -o name`; create-file a server-side dry run of
 //! one ConfigMap from stdin. Before connecting both print the same lines; while
@@ -306,5 +307,65 @@ fn a_plugin_gets_kubectl_s_exec_info_and_runs_once() {
         our_runs.lines().next(),
         kubectl_runs.lines().next(),
         "KUBERNETES_EXEC_INFO differs"
+    );
+}
+
+/// Proxies as kubectl reads them: from the environment, a loopback server is always
+/// reached directly (Go's rule, whatever `NO_PROXY` says); a kubeconfig's `proxy-url`
+/// takes every request, loopback included.
+#[test]
+fn proxies_are_read_as_kubectl_reads_them() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let refusing = format!("http://127.0.0.1:{closed}");
+    let ours = |kubeconfig: &str| {
+        cluster
+            .plugin("create-file")
+            .args(["-f", "-", "--dry-run=server", "--kubeconfig", kubeconfig])
+            .env("HTTPS_PROXY", &refusing)
+            .env("NO_PROXY", "")
+            .stdin(MANIFEST)
+            .run()
+    };
+    let theirs = |kubeconfig: &str| {
+        cluster
+            .kubectl()
+            .args([
+                "get",
+                "namespace",
+                "default",
+                "-o",
+                "name",
+                "--kubeconfig",
+                kubeconfig,
+            ])
+            .env("HTTPS_PROXY", &refusing)
+            .env("NO_PROXY", "")
+            .run()
+    };
+    let harness = cluster.kubeconfig.display().to_string();
+    theirs(&harness).success();
+    ours(&harness).success();
+
+    let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let mut config: Value = serde_saphyr::from_str(&text).unwrap();
+    config["clusters"][0]["cluster"]["proxy-url"] = json!(refusing);
+    let proxied = dir.path().join("proxied.json");
+    std::fs::write(&proxied, config.to_string()).unwrap();
+    let proxied = proxied.display().to_string();
+    assert_ne!(theirs(&proxied).code, 0, "kubectl ignored proxy-url");
+    let out = ours(&proxied);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    // kubectl create's words there too: the schema download fails first.
+    assert!(
+        out.stderr.contains("failed to download openapi")
+            && out.stderr.contains("Connection refused"),
+        "{}",
+        out.stderr
     );
 }

@@ -17,10 +17,64 @@ use http::uri::{Scheme, Uri};
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::client::proxy::matcher::{Intercept, Matcher};
 use hyper_util::rt::TokioIo;
 use tower::BoxError;
 use tower::ServiceExt as _;
+
+/// Which proxy, if any, a destination is reached through.
+#[derive(Clone)]
+pub struct Proxies {
+    matcher: Arc<Matcher>,
+    /// Go's rule for proxies from the environment: `localhost` and loopback addresses
+    /// are always reached directly (`golang.org/x/net/http/httpproxy`'s `useProxy`).
+    loopback_direct: bool,
+}
+
+impl Proxies {
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` as Go's
+    /// `ProxyFromEnvironment` reads them (hyper-util's matcher, plus Go's loopback rule).
+    pub fn from_env() -> Self {
+        Self::environment(Matcher::from_env())
+    }
+
+    /// `matcher`, read as the environment is (the loopback rule applies).
+    pub fn environment(matcher: Matcher) -> Self {
+        Self {
+            matcher: Arc::new(matcher),
+            loopback_direct: true,
+        }
+    }
+
+    /// The proxy for `dst`, if it is not reached directly.
+    pub fn intercept(&self, dst: &Uri) -> Option<Intercept> {
+        if self.loopback_direct && is_loopback(dst) {
+            return None;
+        }
+        self.matcher.intercept(dst)
+    }
+}
+
+/// `matcher` for every destination, loopback included: a kubeconfig's `proxy-url`, as
+/// client-go's `http.ProxyURL` applies it.
+impl From<Matcher> for Proxies {
+    fn from(matcher: Matcher) -> Self {
+        Self {
+            matcher: Arc::new(matcher),
+            loopback_direct: false,
+        }
+    }
+}
+
+/// `localhost` or a loopback address (Go compares the host name exactly).
+fn is_loopback(dst: &Uri) -> bool {
+    let host = dst.host().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
 /// The connection under the TLS layer: straight to the server, a CONNECT tunnel
 /// through a proxy (https URLs), or the proxy itself (plain-http URLs), as
@@ -30,13 +84,13 @@ pub struct Connector {
     tcp: HttpConnector,
     /// TLS to the proxy when its own URL is https; TCP when it is http.
     to_proxy: HttpsConnector<HttpConnector>,
-    proxies: Arc<Matcher>,
+    proxies: Proxies,
 }
 
 impl Connector {
     /// Connections for `proxies`, with `tls` (the client's own configuration, as Go's
     /// transport uses it) to a proxy whose URL is https.
-    pub fn new(proxies: Matcher, tls: rustls::ClientConfig) -> Self {
+    pub fn new(proxies: Proxies, tls: rustls::ClientConfig) -> Self {
         let mut tcp = HttpConnector::new();
         // https destinations reach the TCP connector too, under the TLS layer.
         tcp.enforce_http(false);
@@ -48,13 +102,13 @@ impl Connector {
         Self {
             tcp,
             to_proxy,
-            proxies: Arc::new(proxies),
+            proxies,
         }
     }
 
     /// The proxy rules, for a client that adds a proxy's credentials to a plain-http
     /// request itself.
-    pub fn proxies(&self) -> Arc<Matcher> {
+    pub fn proxies(&self) -> Proxies {
         self.proxies.clone()
     }
 }

@@ -263,6 +263,56 @@ async fn requests_go_through_the_kubeconfig_s_proxy() {
 }
 
 #[test]
+fn environment_proxies_never_take_loopback_traffic_as_in_go() {
+    let matcher = || Matcher::builder().all("http://proxy.example:3128").build();
+    let env = connect::Proxies::environment(matcher());
+    let explicit = connect::Proxies::from(matcher());
+    for direct in [
+        "https://127.0.0.1:6443",
+        "https://127.8.9.10:6443",
+        "https://localhost:6443",
+        "https://[::1]:6443",
+    ] {
+        let uri: http::Uri = direct.parse().unwrap();
+        assert!(env.intercept(&uri).is_none(), "{direct}");
+        // A kubeconfig's proxy-url takes every destination, as http.ProxyURL does.
+        assert!(explicit.intercept(&uri).is_some(), "{direct}");
+    }
+    for proxied in [
+        "https://kube.example:6443",
+        "https://10.0.0.1",
+        "https://localhost.example",
+    ] {
+        let uri: http::Uri = proxied.parse().unwrap();
+        assert!(env.intercept(&uri).is_some(), "{proxied}");
+    }
+}
+
+#[tokio::test]
+async fn a_loopback_server_is_reached_directly_whatever_the_environment_says() {
+    let pki = pki();
+    let (port, _) = serve(pki.server.clone()).await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let proxies = connect::Proxies::environment(
+        Matcher::builder()
+            .all(format!("http://127.0.0.1:{closed}"))
+            .build(),
+    );
+    let config = config(port, &pki, identified(&pki));
+    let (credentials, identity) = Credentials::of(&config).unwrap();
+    builder_with(&config, credentials, identity, proxies)
+        .unwrap()
+        .build()
+        .apiserver_version()
+        .await
+        .expect("not sent to the closed proxy");
+}
+
+#[test]
 fn unusable_settings_are_refused_before_any_request() {
     let pki = pki();
     let mut socks4 = config(1, &pki, AuthInfo::default());

@@ -375,6 +375,9 @@ impl ConfigFlags {
             .as_ref()
             .and_then(|kc| self.auth_info_name(kc))
             .unwrap_or_default();
+        let proxy_url = kubeconfig
+            .as_ref()
+            .and_then(|kc| self.cluster_proxy_url(kc));
         let mut config = match kubeconfig {
             Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
                 Ok(config) => config,
@@ -390,6 +393,13 @@ impl ConfigFlags {
                 Err(_) => return Err(Error::NoConfiguration),
             },
         };
+        // Only the kubeconfig's own `proxy-url` is kept. kube also fills this from
+        // `HTTPS_PROXY` alone, and tests `NO_PROXY` against the proxy's address rather
+        // than the server's; without `proxy-url` the client reads the environment per
+        // destination as Go's `ProxyFromEnvironment` does (`crate::client`).
+        if proxy_url.is_none() {
+            config.proxy_url = None;
+        }
         self.apply_overrides(&mut config)?;
         // client-go's kubeconfig validation of the user, flags applied.
         crate::credentials::validate(&auth_info_name, &config.auth_info)?;
@@ -397,6 +407,28 @@ impl ConfigFlags {
             check_server_version(&config).await?;
         }
         Ok(config)
+    }
+
+    /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
+    /// the context's), if it has one.
+    fn cluster_proxy_url(&self, kc: &Kubeconfig) -> Option<String> {
+        let name = match self.cluster.as_deref().filter(|c| !c.is_empty()) {
+            Some(cluster) => cluster.to_string(),
+            None => {
+                let context = self.context.as_ref().or(kc.current_context.as_ref())?;
+                kc.contexts
+                    .iter()
+                    .find(|c| &c.name == context)
+                    .and_then(|c| c.context.as_ref())
+                    .map(|c| c.cluster.clone())?
+            }
+        };
+        kc.clusters
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.cluster.as_ref())
+            .and_then(|c| c.proxy_url.clone())
+            .filter(|p| !p.is_empty())
     }
 
     /// The kubeconfig user the flags select: `--user`, else the context's.

@@ -29,7 +29,6 @@
 //! (`xn--…`) form, which kubectl users write in practice; paths and queries keep
 //! working, their non-ASCII bytes percent-encoded as `url` and Go encode them.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -40,10 +39,9 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
 
-use crate::client::connect::Connector;
+use crate::client::connect::{Connector, Proxies};
 
 use super::ResourceError;
 
@@ -138,7 +136,7 @@ enum Failure {
 /// (reqwest called `Matcher::from_system`, which is `from_env` without hyper-util's
 /// `client-proxy-system`, off here as it was there).
 pub(crate) async fn fetch(url: &Uri, opts: &UrlOptions) -> Result<Vec<u8>, ResourceError> {
-    fetch_with(url, opts, Matcher::from_env()).await
+    fetch_with(url, opts, Proxies::from_env()).await
 }
 
 /// [`fetch`] with the proxies given (the tests give them without touching the
@@ -146,13 +144,13 @@ pub(crate) async fn fetch(url: &Uri, opts: &UrlOptions) -> Result<Vec<u8>, Resou
 async fn fetch_with(
     url: &Uri,
     opts: &UrlOptions,
-    proxies: Matcher,
+    proxies: impl Into<Proxies>,
 ) -> Result<Vec<u8>, ResourceError> {
     let error = |reason: String| ResourceError::Url {
         url: url.to_string(),
         reason,
     };
-    let client = HttpClient::new(proxies)
+    let client = HttpClient::new(proxies.into())
         .map_err(|e| error(format!("unable to create an HTTP client: {e}")))?;
     let attempts = opts.attempts.max(1);
     let mut last = String::new();
@@ -181,11 +179,11 @@ async fn fetch_with(
 /// https URLs.
 struct HttpClient {
     client: Client<HttpsConnector<Connector>, Empty<Bytes>>,
-    proxies: Arc<Matcher>,
+    proxies: Proxies,
 }
 
 impl HttpClient {
-    fn new(proxies: Matcher) -> Result<Self, crate::tls::TlsError> {
+    fn new(proxies: Proxies) -> Result<Self, crate::tls::TlsError> {
         // As kube-client 5 builds it for a cluster without a CA (and reqwest 0.13 did):
         // the process's provider (ring) and rustls-platform-verifier, so servers are
         // checked against the OS's roots and policy. Never turned off.

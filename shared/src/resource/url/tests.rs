@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use hyper_util::client::proxy::matcher::Matcher;
+
 use super::*;
 
 /// Serves `answers` in turn (the last one repeats) and counts the requests.
