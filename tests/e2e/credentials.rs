@@ -54,26 +54,26 @@ fn kubeconfig(cluster: &Cluster, dir: &std::path::Path, name: &str, user: &Value
     path.display().to_string()
 }
 
-/// kubectl's and create-file's outputs for `kubeconfig`.
-fn both(cluster: &Cluster, kubeconfig: &str) -> (Output, Output) {
-    let theirs = cluster
-        .kubectl()
-        .args([
-            "get",
-            "namespace",
-            "default",
-            "-o",
-            "name",
-            "--kubeconfig",
-            kubeconfig,
-        ])
-        .run();
-    let ours = cluster
+/// kubectl's and create-file's outputs for `kubeconfig`, with `env` set for both.
+fn both(cluster: &Cluster, kubeconfig: &str, env: &[(&str, &str)]) -> (Output, Output) {
+    let mut theirs = cluster.kubectl().args([
+        "get",
+        "namespace",
+        "default",
+        "-o",
+        "name",
+        "--kubeconfig",
+        kubeconfig,
+    ]);
+    let mut ours = cluster
         .plugin("create-file")
         .args(["-f", "-", "--dry-run=server", "--kubeconfig", kubeconfig])
-        .stdin(MANIFEST)
-        .run();
-    (theirs, ours)
+        .stdin(MANIFEST);
+    for (key, value) in env {
+        theirs = theirs.env(key, value);
+        ours = ours.env(key, value);
+    }
+    (theirs.run(), ours.run())
 }
 
 /// stderr without klog's lines (`E1126 01:02:03.456789   123 file.go:1] …`).
@@ -253,7 +253,7 @@ fn credential_problems_read_as_kubectl_s() {
     let mut failures = Vec::new();
     for (name, user) in &cases {
         let path = kubeconfig(cluster, dir.path(), name, user);
-        let (theirs, ours) = both(cluster, &path);
+        let (theirs, ours) = both(cluster, &path, &[]);
         let expected = without_klog(&theirs.stderr);
         if theirs.code == 0 || ours.code != 1 || ours.stderr != expected {
             failures.push(format!(
@@ -291,7 +291,7 @@ fn a_plugin_gets_kubectl_s_exec_info_and_runs_once() {
         "exec-admin",
         &exec(&script, json!({"provideClusterInfo": true})),
     );
-    let (theirs, _) = both(cluster, &path);
+    let (theirs, _) = both(cluster, &path, &[]);
     theirs.success();
     let kubectl_runs = std::fs::read_to_string(&runs).unwrap();
     std::fs::remove_file(&runs).unwrap();
@@ -323,34 +323,11 @@ fn proxies_are_read_as_kubectl_reads_them() {
         .unwrap()
         .port();
     let refusing = format!("http://127.0.0.1:{closed}");
-    let ours = |kubeconfig: &str| {
-        cluster
-            .plugin("create-file")
-            .args(["-f", "-", "--dry-run=server", "--kubeconfig", kubeconfig])
-            .env("HTTPS_PROXY", &refusing)
-            .env("NO_PROXY", "")
-            .stdin(MANIFEST)
-            .run()
-    };
-    let theirs = |kubeconfig: &str| {
-        cluster
-            .kubectl()
-            .args([
-                "get",
-                "namespace",
-                "default",
-                "-o",
-                "name",
-                "--kubeconfig",
-                kubeconfig,
-            ])
-            .env("HTTPS_PROXY", &refusing)
-            .env("NO_PROXY", "")
-            .run()
-    };
+    let env = [("HTTPS_PROXY", refusing.as_str()), ("NO_PROXY", "")];
     let harness = cluster.kubeconfig.display().to_string();
-    theirs(&harness).success();
-    ours(&harness).success();
+    let (theirs, ours) = both(cluster, &harness, &env);
+    theirs.success();
+    ours.success();
 
     let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
     let mut config: Value = serde_saphyr::from_str(&text).unwrap();
@@ -358,8 +335,8 @@ fn proxies_are_read_as_kubectl_reads_them() {
     let proxied = dir.path().join("proxied.json");
     std::fs::write(&proxied, config.to_string()).unwrap();
     let proxied = proxied.display().to_string();
-    assert_ne!(theirs(&proxied).code, 0, "kubectl ignored proxy-url");
-    let out = ours(&proxied);
+    let (theirs, out) = both(cluster, &proxied, &env);
+    assert_ne!(theirs.code, 0, "kubectl ignored proxy-url");
     assert_eq!(out.code, 1, "{}", out.stderr);
     // kubectl create's words there too: the schema download fails first.
     assert!(
