@@ -289,6 +289,18 @@ mod tests {
         ));
     }
 
+    /// The arguments of each command, as text.
+    fn args_of(commands: Vec<Command>) -> Vec<Vec<String>> {
+        commands
+            .iter()
+            .map(|c| {
+                c.get_args()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
     #[test]
     fn size_first_plugins_get_their_own_invocation_at_z() {
         let bins = [
@@ -297,14 +309,7 @@ mod tests {
             "kubectl-rolling_update",
         ];
         let gnu = "x86_64-unknown-linux-gnu";
-        let commands: Vec<Vec<String>> = build_commands(None, &bins, gnu, false, "release")
-            .iter()
-            .map(|c| {
-                c.get_args()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect()
-            })
-            .collect();
+        let commands = args_of(build_commands(None, &bins, gnu, false, "release"));
         assert_eq!(commands.len(), 2);
         assert!(commands[0].ends_with(&["-p".into(), "kubectl-create_file".into()]));
         assert!(!commands[0].iter().any(|a| a.contains("opt-level")));
@@ -316,14 +321,7 @@ mod tests {
             "kubectl-rolling_update".into()
         ]));
         // A dev build is one invocation with no overrides.
-        let dev: Vec<Vec<String>> = build_commands(None, &bins, gnu, false, "dev")
-            .iter()
-            .map(|c| {
-                c.get_args()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect()
-            })
-            .collect();
+        let dev = args_of(build_commands(None, &bins, gnu, false, "dev"));
         assert_eq!(dev.len(), 1);
         assert_eq!(dev[0][..4], ["build", "--locked", "--profile", "dev"]);
         assert!(!dev[0].iter().any(|a| a == "--config"));
