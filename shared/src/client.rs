@@ -71,10 +71,7 @@ fn builder_with(
     .map_err(Error::Tls)?;
     let proxies = match &config.proxy_url {
         Some(proxy) => {
-            if !matches!(
-                proxy.scheme_str(),
-                Some("http" | "https" | "socks5" | "socks5h")
-            ) {
+            if !connect::supported(proxy) {
                 return Err(Error::Proxy(format!(
                     "unsupported proxy URL {proxy}: only http, https and socks5 proxies are"
                 )));
@@ -89,9 +86,8 @@ fn builder_with(
     let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
     let https = match &config.tls_server_name {
         Some(name) => {
-            let name = rustls::pki_types::ServerName::try_from(name.clone()).map_err(|e| {
-                Error::Authentication(format!("invalid tls-server-name {name:?}: {e}"))
-            })?;
+            let name = rustls::pki_types::ServerName::try_from(name.clone())
+                .map_err(|e| Error::Client(format!("invalid tls-server-name {name:?}: {e}")))?;
             https
                 .https_or_http()
                 .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
@@ -108,7 +104,7 @@ fn builder_with(
         hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
     let extra_headers = config
         .extra_headers_layer()
-        .map_err(|e| Error::Authentication(e.to_string()))?;
+        .map_err(|e| Error::Client(e.to_string()))?;
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
         .layer(crate::credentials::layer(credentials))

@@ -86,32 +86,27 @@ fn go_errno_text(io: &std::io::Error) -> String {
 /// only when the user is validated, in its own words).
 pub(crate) const INVALID_INTERACTIVE_MODE: &str = "kubeplug.invalidInteractiveMode";
 
+/// Whether a secret of the kubeconfig is given and not empty.
+fn secret_set(secret: &Option<secrecy::SecretString>) -> bool {
+    secret
+        .as_ref()
+        .is_some_and(|s| !s.expose_secret().is_empty())
+}
+
 /// client-go's `validateAuthInfo` for the user `name`: every problem, in its words
 /// and order ([`Error::InvalidAuthInfo`] prints one as kubectl prints one, several as
 /// its `Error in configuration:` list).
 pub fn validate(name: &str, auth: &AuthInfo) -> Result<()> {
     let mut errors = Vec::new();
     let mut methods = Vec::new();
-    if auth
-        .token
-        .as_ref()
-        .is_some_and(|t| !t.expose_secret().is_empty())
-    {
+    let set = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
+    if secret_set(&auth.token) {
         methods.push("token");
     }
-    let set = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
-    if set(&auth.username)
-        || auth
-            .password
-            .as_ref()
-            .is_some_and(|p| !p.expose_secret().is_empty())
-    {
+    if set(&auth.username) || secret_set(&auth.password) {
         methods.push("basicAuth");
     }
-    let key_data = auth
-        .client_key_data
-        .as_ref()
-        .is_some_and(|k| !k.expose_secret().is_empty());
+    let key_data = secret_set(&auth.client_key_data);
     if set(&auth.client_certificate) || set(&auth.client_certificate_data) {
         if set(&auth.client_certificate) && set(&auth.client_certificate_data) {
             errors.push(format!("client-cert-data and client-cert are both specified for {name}. client-cert-data will override."));
@@ -245,14 +240,14 @@ impl Credentials {
             let password = auth.password.as_ref().map(|p| p.expose_secret());
             let plain = format!("{user}:{}", password.unwrap_or_default());
             let encoded = base64::engine::general_purpose::STANDARD.encode(plain);
-            return Ok((method(Method::Header(header("Basic", &encoded)?)), None));
+            let basic = header("Basic", &encoded).map_err(Error::Credentials)?;
+            return Ok((method(Method::Header(basic)), None));
         }
-        if let Some(token) = auth
-            .token
-            .as_ref()
-            .filter(|t| !t.expose_secret().is_empty())
+        if secret_set(&auth.token)
+            && let Some(token) = &auth.token
         {
-            return Ok((method(Method::Header(bearer(token.expose_secret())?)), None));
+            let token = bearer(token.expose_secret()).map_err(Error::Credentials)?;
+            return Ok((method(Method::Header(token)), None));
         }
         if let Some(path) = auth.token_file.as_deref().filter(|p| !p.is_empty()) {
             return Ok((method(Method::TokenFile(TokenFile::read(path)?)), None));
@@ -295,17 +290,14 @@ impl Credentials {
 }
 
 /// A sensitive header value (hyper leaves it out of its debug output).
-fn header(scheme: &str, secret: &str) -> Result<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("{scheme} {secret}")).map_err(|_| {
-        Error::Credentials(CredentialsError::new(
-            "invalid characters in the credentials".to_string(),
-        ))
-    })?;
+fn header(scheme: &str, secret: &str) -> Result<HeaderValue, CredentialsError> {
+    let mut value = HeaderValue::from_str(&format!("{scheme} {secret}"))
+        .map_err(|_| CredentialsError::new("invalid characters in the credentials".to_string()))?;
     value.set_sensitive(true);
     Ok(value)
 }
 
-fn bearer(token: &str) -> Result<HeaderValue> {
+fn bearer(token: &str) -> Result<HeaderValue, CredentialsError> {
     header("Bearer", token)
 }
 
@@ -323,7 +315,10 @@ fn auth_provider(provider: &kube::config::AuthProviderConfig) -> Result<Method> 
                 return refused("Must provide client-id");
             }
             let token = match get("id-token") {
-                Some(token) => Some((bearer(token)?, id_token_expiry(token))),
+                Some(token) => Some((
+                    bearer(token).map_err(Error::Credentials)?,
+                    id_token_expiry(token),
+                )),
                 None => None,
             };
             let oidc = Oidc {
@@ -454,7 +449,12 @@ struct Plugin {
 
 impl Plugin {
     fn new(config: kube::config::ExecConfig, credential: exec::Credential) -> Result<Self> {
-        let header = credential.token.as_deref().map(bearer).transpose()?;
+        let header = credential
+            .token
+            .as_deref()
+            .map(bearer)
+            .transpose()
+            .map_err(Error::Credentials)?;
         Ok(Self {
             config,
             cached: tokio::sync::Mutex::new((header, credential.expiry)),
@@ -470,14 +470,7 @@ impl Plugin {
             let credential = tokio::task::spawn_blocking(move || exec::run(&config))
                 .await
                 .map_err(|e| CredentialsError::new(format!("exec: {e}")))??;
-            let header = match credential.token.as_deref().map(bearer).transpose() {
-                Ok(header) => header,
-                Err(_) => {
-                    return Err(CredentialsError::new(
-                        "invalid characters in the credentials".to_string(),
-                    ));
-                }
-            };
+            let header = credential.token.as_deref().map(bearer).transpose()?;
             *cached = (header, credential.expiry);
         }
         Ok(cached.0.clone())

@@ -61,6 +61,10 @@ pub enum Error {
     /// A proxy the client cannot use.
     #[error("{0}")]
     Proxy(String),
+    /// A client setting that cannot be used (a `tls-server-name` that is not a name, a
+    /// header value kube refuses).
+    #[error("{0}")]
+    Client(String),
     /// `--match-server-version`: `/version` could not be read.
     #[error("couldn't read version from server: {0}")]
     ServerVersionUnreadable(#[source] kube::Error),

@@ -66,6 +66,15 @@ impl From<Matcher> for Proxies {
     }
 }
 
+/// Whether the connector speaks `proxy`'s protocol: http, https and socks5, as
+/// client-go does.
+pub fn supported(proxy: &Uri) -> bool {
+    matches!(
+        proxy.scheme_str(),
+        Some("http" | "https" | "socks5" | "socks5h")
+    )
+}
+
 /// `localhost` or a loopback address (Go compares the host name exactly).
 fn is_loopback(dst: &Uri) -> bool {
     let host = dst.host().unwrap_or_default();
@@ -145,7 +154,7 @@ impl tower::Service<Uri> for Connector {
                     proxied: false,
                 });
             }
-            if !matches!(proxy_uri.scheme_str(), Some("http" | "https")) {
+            if !supported(&proxy_uri) {
                 return Err(
                     format!("unsupported proxy {proxy_uri} (only http, https and socks5)").into(),
                 );
