@@ -7,12 +7,16 @@ use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-use crate::controlplane::LIMITED_NAMESPACE;
+use crate::controlplane::{LIMITED_NAMESPACE, Release};
 
 /// Creates the limited user's namespace and gives it the built-in `admin` role there
 /// (and nowhere else), then waits for kube-controller-manager to create the `default`
 /// ServiceAccount in `default`: proof that the controllers run. Idempotent.
-pub async fn bootstrap(client: &Client, with_controllers: bool) -> anyhow::Result<()> {
+pub async fn bootstrap(
+    client: &Client,
+    release: Release,
+    with_controllers: bool,
+) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -44,25 +48,29 @@ pub async fn bootstrap(client: &Client, with_controllers: bool) -> anyhow::Resul
     ignore_exists(bindings.create(&PostParams::default(), &binding).await)?;
 
     if with_controllers {
-        wait_for_service_account(client, "default", Duration::from_secs(60)).await?;
+        wait_for_service_account(client, release, "default", Duration::from_secs(60)).await?;
     }
     Ok(())
 }
 
-/// Waits until the `default` ServiceAccount of `namespace` exists *and* has its token
-/// Secret. Before both, the 1.20 apiserver's ServiceAccount admission plugin rejects
-/// pods (500 ServerTimeout "No API token found for service account \"default\""),
-/// exactly as on a real cluster right after a namespace is created.
+/// Waits until the `default` ServiceAccount of `namespace` exists, and on releases
+/// before 1.24 has its token Secret too. Before both, the 1.20 apiserver's
+/// ServiceAccount admission plugin rejects pods (500 ServerTimeout "No API token found
+/// for service account \"default\""), exactly as on a real cluster right after a
+/// namespace is created; since 1.24 no such Secret is made (pods get projected tokens)
+/// and admission only needs the account.
 pub async fn wait_for_service_account(
     client: &Client,
+    release: Release,
     namespace: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
+    let needs_secret = release.minor() < 24;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
     let deadline = Instant::now() + timeout;
     loop {
         let account = accounts.get_opt("default").await?;
-        if account.is_some_and(|sa| sa.secrets.is_some_and(|s| !s.is_empty())) {
+        if account.is_some_and(|sa| !needs_secret || sa.secrets.is_some_and(|s| !s.is_empty())) {
             return Ok(());
         }
         if Instant::now() > deadline {

@@ -4,10 +4,15 @@
 //!
 //! Which cluster:
 //! - `KUBEPLUG_E2E_KUBECONFIG=PATH`: an existing cluster (e.g. `cargo xtask cluster up`);
-//!   it must have been made by `kubeplug-cluster` (the contexts and users are assumed);
+//!   it must have been made by `kubeplug-cluster` (the contexts and users are assumed;
+//!   its release is read from the state file beside the kubeconfig);
 //! - otherwise the first test starts `kubeplug-cluster --wait-stdin` and keeps its
 //!   stdin open for the life of the test process, so every process of the cluster stops
-//!   when the test run ends, even if a test panics or the runner is killed.
+//!   when the test run ends, even if a test panics or the runner is killed. It runs
+//!   the release `KUBEPLUG_KUBERNETES` names, the current one by default.
+//!
+//! [`legacy_cluster`] is a second cluster on 1.20.2, for the behaviour only an old
+//! server shows (client-side validation, no `fieldValidation`, the OpenAPI v2 path).
 //!
 //! If the control plane is not installed, every e2e test fails with a message saying to
 //! run `cargo xtask testenv`: a missing cluster must never look like a pass.
@@ -24,7 +29,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-pub use crate::controlplane::{ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE};
+pub use crate::controlplane::{ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Release};
 
 /// The plugins this workspace builds, as kubectl names them.
 pub const PLUGINS: [&str; 3] = ["run-pod", "create-file", "rolling-update"];
@@ -55,6 +60,11 @@ pub fn report(line: &str) {
 /// The cluster the tests run against.
 pub struct Cluster {
     pub kubeconfig: PathBuf,
+    /// The Kubernetes release it runs.
+    pub release: Release,
+    /// The reference kubectl on it: the release's own (built beside the current
+    /// server), or the installed one (on 1.20.2).
+    pub kubectl_binary: PathBuf,
     /// A directory holding only the plugin binaries, prepended to PATH for `kubectl`.
     pub plugin_dir: PathBuf,
     // Kept open (never written) so the supervisor lives exactly as long as we do.
@@ -100,10 +110,32 @@ pub async fn isolated_cluster() -> (&'static Cluster, tokio::sync::MutexGuard<'s
     // The shared cluster made the plugin directory; reuse it rather than re-creating
     // it under running tests.
     let plugin_dir = cluster().plugin_dir.clone();
-    let isolated = ISOLATED.get_or_init(|| start_supervised(target_bin_dir(), plugin_dir));
+    let release = cluster().release;
+    let isolated =
+        ISOLATED.get_or_init(|| start_supervised(release, target_bin_dir(), plugin_dir, &[]));
     match isolated {
         Ok(cluster) => (cluster, guard),
         Err(reason) => panic!("e2e: no isolated cluster: {reason}"),
+    }
+}
+
+static LEGACY: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// A cluster on Kubernetes 1.20.2, for the behaviour only an old server shows: no
+/// server-side field validation (kubectl validates on the client), no aggregated
+/// discovery, the OpenAPI v2 document. The shared cluster when it runs 1.20.2
+/// already; otherwise started on first use.
+pub fn legacy_cluster() -> &'static Cluster {
+    let shared = cluster();
+    if shared.release == Release::V1_20 {
+        return shared;
+    }
+    let plugin_dir = shared.plugin_dir.clone();
+    let legacy =
+        LEGACY.get_or_init(|| start_supervised(Release::V1_20, target_bin_dir(), plugin_dir, &[]));
+    match legacy {
+        Ok(cluster) => cluster,
+        Err(reason) => panic!("e2e: no 1.20.2 cluster: {reason}"),
     }
 }
 
@@ -116,8 +148,14 @@ static THROTTLED: OnceLock<Result<Cluster, String>> = OnceLock::new();
 /// use; the tests using it share it (throttling one another is part of the point).
 pub fn throttled_cluster() -> &'static Cluster {
     let plugin_dir = cluster().plugin_dir.clone();
+    let release = cluster().release;
     let throttled = THROTTLED.get_or_init(|| {
-        start_supervised_with(target_bin_dir(), plugin_dir, &["--throttle-mutating=1"])
+        start_supervised(
+            release,
+            target_bin_dir(),
+            plugin_dir,
+            &["--throttle-mutating=1"],
+        )
     });
     match throttled {
         Ok(cluster) => cluster,
@@ -137,28 +175,41 @@ fn start() -> Result<Cluster, String> {
                 kubeconfig.display()
             ));
         }
+        let state_dir = kubeconfig.parent().unwrap_or(Path::new("."));
+        let release =
+            match crate::state::ClusterState::read(state_dir).map_err(|e| e.to_string())? {
+                Some(state) => state.release().map_err(|e| e.to_string())?,
+                None => Release::from_env().map_err(|e| e.to_string())?,
+            };
         return Ok(Cluster {
             kubeconfig,
+            release,
+            kubectl_binary: reference_kubectl(release)?,
             plugin_dir,
             _supervisor: None,
         });
     }
 
-    start_supervised(bin_dir, plugin_dir)
+    let release = Release::from_env().map_err(|e| e.to_string())?;
+    start_supervised(release, bin_dir, plugin_dir, &[])
 }
 
-fn start_supervised(bin_dir: PathBuf, plugin_dir: PathBuf) -> Result<Cluster, String> {
-    start_supervised_with(bin_dir, plugin_dir, &[])
+/// The kubectl to compare with on `release`'s server.
+fn reference_kubectl(release: Release) -> Result<PathBuf, String> {
+    crate::controlplane::Binaries::locate(release)
+        .map(|b| b.reference_kubectl())
+        .map_err(|e| e.to_string())
 }
 
-/// [`start_supervised`] with more `kubeplug-cluster` flags.
-fn start_supervised_with(
+/// A command line shared by [`start`] and the other clusters.
+fn start_supervised(
+    release: Release,
     bin_dir: PathBuf,
     plugin_dir: PathBuf,
     extra: &[&str],
 ) -> Result<Cluster, String> {
     // Say it the same way with or without a built supervisor: the fix is the same.
-    crate::controlplane::Binaries::locate().map_err(|e| e.to_string())?;
+    let kubectl_binary = reference_kubectl(release)?;
     let supervisor = bin_dir.join("kubeplug-cluster");
     if !supervisor.is_file() {
         return Err(format!(
@@ -178,6 +229,7 @@ fn start_supervised_with(
     let mut child = Command::new(&supervisor)
         .arg("--state-dir")
         .arg(&state)
+        .args(["--kubernetes", release.version()])
         .args(["--wait-stdin", "--remove-state", "--audit"])
         .args(extra)
         .stdin(Stdio::piped())
@@ -197,6 +249,8 @@ fn start_supervised_with(
     };
     Ok(Cluster {
         kubeconfig,
+        release,
+        kubectl_binary,
         plugin_dir,
         _supervisor: Some((child, stdin)),
     })
@@ -351,10 +405,11 @@ impl Cluster {
         self.command(self.plugin_dir.join(plugin_binary(plugin)))
     }
 
-    /// Runs the real `kubectl`, with only our plugins prepended to PATH, so that
-    /// `kubectl run-pod …` goes through kubectl's own plugin lookup.
+    /// Runs the real `kubectl` of the cluster's release (see [`Cluster::kubectl_binary`]),
+    /// with only our plugins prepended to PATH, so that `kubectl run-pod …` goes
+    /// through kubectl's own plugin lookup.
     pub fn kubectl(&self) -> Cmd {
-        self.command(PathBuf::from("kubectl"))
+        self.command(self.kubectl_binary.clone())
     }
 
     fn command(&self, program: PathBuf) -> Cmd {
@@ -419,9 +474,14 @@ impl Cluster {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create test namespace");
-        crate::bootstrap::wait_for_service_account(&client, &name, Duration::from_secs(60))
-            .await
-            .expect("default ServiceAccount in test namespace");
+        crate::bootstrap::wait_for_service_account(
+            &client,
+            self.release,
+            &name,
+            Duration::from_secs(60),
+        )
+        .await
+        .expect("default ServiceAccount in test namespace");
         TestNamespace {
             name,
             cluster: self,

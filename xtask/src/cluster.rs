@@ -8,17 +8,25 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use localcluster::Binaries;
 use localcluster::process::{alive, signal};
 use localcluster::state::ClusterState;
+use localcluster::{Binaries, Release};
 
 use crate::flags::{self, ClusterAction};
 
 pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
     let state_dir = flags.state_dir.clone().unwrap_or_else(default_state_dir);
     match &flags.action {
-        ClusterAction::Up { audit, nodes } => {
-            let state = up(&state_dir, *audit, *nodes, None)?;
+        ClusterAction::Up {
+            kubernetes,
+            audit,
+            nodes,
+        } => {
+            let release = match kubernetes {
+                Some(name) => Release::parse(name)?,
+                None => Release::from_env()?,
+            };
+            let state = up(&state_dir, release, *audit, *nodes, None)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
                 None => "cargo xtask cluster down".into(),
@@ -70,6 +78,7 @@ pub fn running(state_dir: &Path) -> anyhow::Result<Option<ClusterState>> {
 /// no limit.
 pub fn up(
     state_dir: &Path,
+    release: Release,
     audit: bool,
     nodes: usize,
     throttle_mutating: Option<u32>,
@@ -85,7 +94,7 @@ pub fn up(
         eprintln!("cluster: cleaning up after a cluster that did not shut down cleanly");
         down(state_dir)?;
     }
-    Binaries::locate()?;
+    Binaries::locate(release)?;
     let supervisor = build_supervisor()?;
     std::fs::create_dir_all(state_dir)?;
     let log_path = state_dir.join("supervisor.log");
@@ -93,6 +102,8 @@ pub fn up(
     let mut cmd = Command::new(&supervisor);
     cmd.arg("--state-dir")
         .arg(state_dir)
+        .arg("--kubernetes")
+        .arg(release.version())
         .arg("--nodes")
         .arg(nodes.to_string())
         .stdin(Stdio::null())
@@ -127,7 +138,7 @@ pub fn up(
     // How to use and stop it is the caller's to say: the benchmark stops its own
     // cluster, and a hint about `cluster down` would point at the wrong state dir.
     eprintln!(
-        "cluster: up in {:.1}s: server {}",
+        "cluster: Kubernetes {release} up in {:.1}s: server {}",
         started.elapsed().as_secs_f64(),
         state.server
     );

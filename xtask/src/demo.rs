@@ -46,7 +46,10 @@ spec:
 }
 
 pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
-    crate::testenv::run(&flags::Testenv { force: false })?;
+    crate::testenv::run(&flags::Testenv {
+        force: false,
+        kubernetes: None,
+    })?;
     crate::run::run(
         Command::new(env!("CARGO"))
             .current_dir(crate::project_root())
@@ -58,7 +61,13 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
             eprintln!("demo: using the running cluster ({})", state.server);
             state
         }
-        None => crate::cluster::up(&state_dir, false, 1, None)?,
+        None => crate::cluster::up(
+            &state_dir,
+            localcluster::Release::from_env()?,
+            false,
+            1,
+            None,
+        )?,
     };
     let plugins = plugin_dir()?;
     let path = std::env::join_paths(std::iter::once(plugins.clone()).chain(

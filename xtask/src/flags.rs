@@ -62,6 +62,9 @@ pub struct Testenv {
     /// Rebuild even if binaries are already available.
     #[arg(long)]
     pub force: bool,
+    /// Which release to build: `v1.37.2` (current), `v1.20.2`, or `all` (the default).
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -77,6 +80,10 @@ pub struct Cluster {
 pub enum ClusterAction {
     /// Start the cluster in the background; prints the kubeconfig path.
     Up {
+        /// The Kubernetes release to run: `v1.37.2` (current, the default) or
+        /// `v1.20.2` (default: $KUBEPLUG_KUBERNETES, else current).
+        #[arg(long, value_name = "VERSION")]
+        kubernetes: Option<String>,
         /// Write a metadata-level audit log (to count API requests).
         #[arg(long)]
         audit: bool,

@@ -15,7 +15,10 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
         cmd
     };
     if !flags.no_e2e {
-        crate::testenv::run(&flags::Testenv { force: false })?;
+        crate::testenv::run(&flags::Testenv {
+            force: false,
+            kubernetes: None,
+        })?;
     }
     // The e2e tests run the plugins and the cluster supervisor as programs, and
     // `cargo test` alone does not build other packages' binaries.

@@ -18,7 +18,7 @@ pub mod steering;
 
 use std::path::Path;
 
-pub use binaries::{Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir};
+pub use binaries::{Binaries, NotInstalled, RELEASE_ENV, Release, UnknownRelease};
 
 /// Builds a client for one context of a kubeconfig file.
 pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {

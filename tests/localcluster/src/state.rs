@@ -19,6 +19,10 @@ pub struct ProcessEntry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClusterState {
     pub supervisor_pid: u32,
+    /// The Kubernetes version it runs (`v1.37.2`); empty in files written before the
+    /// cluster had a choice, which ran 1.20.2.
+    #[serde(default)]
+    pub kubernetes: String,
     pub server: String,
     pub kubeconfig: PathBuf,
     pub ca_cert: PathBuf,
@@ -53,6 +57,14 @@ impl ClusterState {
 
     pub fn remove(state_dir: &Path) {
         let _ = std::fs::remove_file(Self::path(state_dir));
+    }
+
+    /// The release this cluster runs.
+    pub fn release(&self) -> Result<crate::Release, crate::UnknownRelease> {
+        if self.kubernetes.is_empty() {
+            return Ok(crate::Release::V1_20);
+        }
+        crate::Release::parse(&self.kubernetes)
     }
 
     /// Whether the supervisor is still running.

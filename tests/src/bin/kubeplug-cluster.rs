@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use tests::controlplane::{self, Binaries, ControlPlane};
+use tests::controlplane::{self, Binaries, ControlPlane, Release};
 use tests::state::{ClusterState, ProcessEntry};
 use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
@@ -30,6 +30,10 @@ struct Args {
     /// Directory for certificates, kubeconfig, logs and the state file.
     #[arg(long, value_name = "DIR")]
     state_dir: PathBuf,
+    /// The Kubernetes release to run (`v1.37.2`, `v1.20.2`; default:
+    /// $KUBEPLUG_KUBERNETES, else the current release).
+    #[arg(long, value_name = "VERSION")]
+    kubernetes: Option<String>,
     /// Stop when standard input closes (used by the test harness).
     #[arg(long)]
     wait_stdin: bool,
@@ -80,7 +84,12 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: &Args) -> anyhow::Result<()> {
-    let binaries = Binaries::locate()?;
+    let release = match &args.kubernetes {
+        Some(name) => Release::parse(name)?,
+        None => Release::from_env()?,
+    };
+    let binaries = Binaries::locate(release)?;
+    let with_scheduler = binaries.kube_scheduler.is_some();
     let with_controllers = binaries.kube_controller_manager.is_some();
     let options = controlplane::Options {
         state_dir: args.state_dir.clone(),
@@ -97,7 +106,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     // children's parent-death signal depends on that.
     let mut plane = ControlPlane::start(options).await?;
     let client = plane.admin_client().await?;
-    tests::bootstrap::bootstrap(&client, with_controllers).await?;
+    tests::bootstrap::bootstrap(&client, release, with_controllers).await?;
 
     let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
     let node_config = tests::node::NodeSimConfig {
@@ -106,6 +115,9 @@ async fn run(args: &Args) -> anyhow::Result<()> {
             .collect(),
         default_ready_after: Duration::from_millis(args.ready_after_ms),
         kubelet_port: plane.endpoints.kubelet_port,
+        kubelet_version: release.version().to_string(),
+        // The release's own scheduler binds pods where there is one.
+        bind_pods: !with_scheduler,
         ..Default::default()
     };
     let mut node = tokio::spawn(tests::node::run(client.clone(), node_config, async move {
@@ -114,6 +126,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
 
     let mut state = ClusterState {
         supervisor_pid: std::process::id(),
+        kubernetes: release.version().to_string(),
         server: plane.endpoints.server.clone(),
         kubeconfig: plane.endpoints.kubeconfig.clone(),
         ca_cert: plane.endpoints.ca_cert.clone(),

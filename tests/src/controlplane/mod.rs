@@ -1,6 +1,8 @@
 //! A real, local Kubernetes control plane: etcd + kube-apiserver +
-//! kube-controller-manager on loopback, the way the e2e tests and `cargo xtask cluster`
-//! use it.
+//! kube-controller-manager (+ kube-scheduler where the release has one built) on
+//! loopback, the way the e2e tests and `cargo xtask cluster` use it. The flags follow
+//! the release ([`Binaries::release`]): those a later release removed are given only
+//! to the releases that still take them.
 //!
 //! What it sets up, and why:
 //! - free ports on 127.0.0.1 only, a fresh state directory per cluster (etcd's data in
@@ -10,7 +12,8 @@
 //!   `system:masters`) and `limited` (an `admin` RoleBinding in namespace
 //!   [`LIMITED_NAMESPACE`] only), so tests can provoke a real 403;
 //! - RBAC authorization and service-account keys and issuer (required by 1.20);
-//! - no scheduler and no kubelet: the simulated node (`crate::node`) binds pods and
+//! - the release's kube-scheduler binds pods (the current release); without one
+//!   (1.20.2) the simulated node (`crate::node`) binds them; the simulated node always
 //!   plays the kubelet;
 //! - an optional audit log (metadata level) for counting API requests in benchmarks.
 //!
@@ -24,9 +27,7 @@ pub mod sweep;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use localcluster::{
-    Binaries, KUBERNETES_VERSION, NotInstalled, cache_bin_dir, cache_dir, client_for,
-};
+pub use localcluster::{Binaries, NotInstalled, Release, client_for};
 pub use process::{alive, free_port, signal, tail};
 
 use process::Process;
@@ -179,12 +180,12 @@ impl ControlPlane {
         plane.spawn("etcd", &options.binaries.etcd, &etcd_args)?;
         plane.wait_listening(etcd_port, Duration::from_secs(30))?;
 
+        let minor = options.binaries.release.minor();
         let mut api_args = vec![
             format!("--etcd-servers={etcd_url}"),
             "--bind-address=127.0.0.1".to_string(),
             "--advertise-address=127.0.0.1".to_string(),
             format!("--secure-port={api_port}"),
-            "--insecure-port=0".to_string(),
             format!("--cert-dir={}", state.join("certs").display()),
             format!("--tls-cert-file={}", serving_cert.display()),
             format!("--tls-private-key-file={}", serving_key.display()),
@@ -197,12 +198,25 @@ impl ControlPlane {
             format!("--service-cluster-ip-range={SERVICE_CIDR}"),
             "--allow-privileged=true".to_string(),
             "--kubelet-preferred-address-types=InternalIP".to_string(),
-            // The simulated kubelet serves a self-signed certificate; 1.20 does not
-            // verify kubelets when no --kubelet-certificate-authority is set.
-            "--kubelet-https=true".to_string(),
             "--event-ttl=10m".to_string(),
             "--v=1".to_string(),
         ];
+        if minor < 24 {
+            // Gone since 1.24 (the insecure port no longer exists).
+            api_args.push("--insecure-port=0".to_string());
+        }
+        if minor >= 24 {
+            // Current servers refuse a loopback advertise address for the `kubernetes`
+            // Service's endpoints; nothing here reaches the API through that Service
+            // (in-cluster clients get the real address), so no reconciler keeps them.
+            api_args.push("--endpoint-reconciler-type=none".to_string());
+        }
+        if minor < 22 {
+            // The simulated kubelet serves a self-signed certificate; 1.20 does not
+            // verify kubelets when no --kubelet-certificate-authority is set, and
+            // neither do later releases (which dropped the flag).
+            api_args.push("--kubelet-https=true".to_string());
+        }
         if let Some(throttle) = options.throttle {
             api_args.extend([
                 "--enable-priority-and-fairness=false".to_string(),
@@ -235,10 +249,9 @@ impl ControlPlane {
         plane.wait_ready().await?;
 
         if let Some(kcm) = &options.binaries.kube_controller_manager {
-            let kcm_args = vec![
+            let mut kcm_args = vec![
                 format!("--kubeconfig={}", admin_kubeconfig.display()),
                 "--leader-elect=false".to_string(),
-                "--port=0".to_string(),
                 "--secure-port=0".to_string(),
                 format!("--service-account-private-key-file={}", sa_key.display()),
                 format!("--root-ca-file={}", ca_cert.display()),
@@ -247,11 +260,34 @@ impl ControlPlane {
                 // plugins, the bottleneck of rolling updates and 30-replica tests.
                 "--kube-api-qps=200".to_string(),
                 "--kube-api-burst=400".to_string(),
-                // No cloud and no IPAM: the simulated node needs no pod CIDR.
-                "--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service".to_string(),
+                // No cloud and no IPAM: the simulated node needs no pod CIDR. The cloud
+                // controllers left kube-controller-manager after 1.20, and the others
+                // were renamed (`nodeipam` is `node-ipam-controller` since 1.28).
+                if minor < 28 {
+                    "--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service"
+                } else {
+                    "--controllers=*,-node-ipam-controller"
+                }
+                .to_string(),
                 "--v=1".to_string(),
             ];
+            if minor < 24 {
+                // The insecure metrics port, gone since 1.24.
+                kcm_args.push("--port=0".to_string());
+            }
             plane.spawn("kube-controller-manager", kcm, &kcm_args)?;
+        }
+        if let Some(scheduler) = &options.binaries.kube_scheduler {
+            let scheduler_args = vec![
+                format!("--kubeconfig={}", admin_kubeconfig.display()),
+                format!("--authentication-kubeconfig={}", admin_kubeconfig.display()),
+                format!("--authorization-kubeconfig={}", admin_kubeconfig.display()),
+                "--leader-elect=false".to_string(),
+                // Its health and metrics endpoints are not used: no port to take.
+                "--secure-port=0".to_string(),
+                "--v=1".to_string(),
+            ];
+            plane.spawn("kube-scheduler", scheduler, &scheduler_args)?;
         }
         Ok(plane)
     }

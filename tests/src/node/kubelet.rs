@@ -49,6 +49,9 @@ pub(crate) struct Kubelet {
     /// Pods with a binding request under way.
     binding: Arc<Mutex<HashSet<String>>>,
     cursor: usize,
+    /// Whether this node binds pods (no kube-scheduler runs) or leaves them to the
+    /// scheduler.
+    bind_pods: bool,
 }
 
 impl Kubelet {
@@ -56,8 +59,10 @@ impl Kubelet {
         client: Client,
         nodes: Vec<(String, BTreeMap<String, String>)>,
         runtime: Arc<dyn Runtime>,
+        bind_pods: bool,
     ) -> Self {
         Self {
+            bind_pods,
             client,
             nodes,
             runtime,
@@ -138,7 +143,9 @@ impl Kubelet {
                     self.workers.remove(&uid);
                 }
             }
-            Action::Bind => self.schedule(uid, pod),
+            Action::Bind if self.bind_pods => self.schedule(uid, pod),
+            // The release's kube-scheduler binds it; its binding comes back as an update.
+            Action::Bind => {}
             Action::Start => self.start_worker(uid, pod),
             Action::Ignore => {}
         }

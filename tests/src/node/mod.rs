@@ -112,17 +112,25 @@ pub struct NodeSimConfig {
     /// Lease renewal and node status heartbeat period (kubelet: 10s; the
     /// controller-manager declares a node unhealthy after 40s of silence).
     pub heartbeat: Duration,
+    /// The version the kubelets report: the control plane's.
+    pub kubelet_version: String,
+    /// Bind unscheduled pods ([`scheduler`]): for a control plane without a
+    /// kube-scheduler. With one, the real scheduler binds them.
+    pub bind_pods: bool,
 }
 
 impl Default for NodeSimConfig {
     /// One node, `kubeplug-node-0`, pods ready after 200ms, kubelet port
-    /// 10250, heartbeat every 10s.
+    /// 10250, heartbeat every 10s, kubelet v1.20.2 binding pods itself (the
+    /// 1.20.2 control plane has no scheduler).
     fn default() -> Self {
         Self {
             node_names: vec!["kubeplug-node-0".to_owned()],
             default_ready_after: Duration::from_millis(200),
             kubelet_port: 10250,
             heartbeat: Duration::from_secs(10),
+            kubelet_version: "v1.20.2".to_owned(),
+            bind_pods: true,
         }
     }
 }
@@ -182,18 +190,15 @@ pub async fn run_with_runtime(
         registered = register_all(&client, &config) => registered?,
     };
 
+    let kubelet = kubelet_info(&config);
     let node_labels: Vec<(String, BTreeMap<String, String>)> = config
         .node_names
         .iter()
         .map(|name| {
-            let labels = nodes::node_object(
-                name,
-                config.kubelet_port,
-                k8s_openapi::jiff::Timestamp::now(),
-            )
-            .metadata
-            .labels
-            .unwrap_or_default();
+            let labels = nodes::node_object(name, &kubelet, k8s_openapi::jiff::Timestamp::now())
+                .metadata
+                .labels
+                .unwrap_or_default();
             (name.clone(), labels)
         })
         .collect();
@@ -201,14 +206,21 @@ pub async fn run_with_runtime(
     let heartbeat = tokio::spawn(nodes::heartbeat_loop(
         client.clone(),
         registered,
-        config.kubelet_port,
+        kubelet,
         config.heartbeat,
     ));
-    kubelet::Kubelet::new(client, node_labels, runtime)
+    kubelet::Kubelet::new(client, node_labels, runtime, config.bind_pods)
         .run(shutdown)
         .await;
     heartbeat.abort();
     Ok(())
+}
+
+fn kubelet_info(config: &NodeSimConfig) -> nodes::KubeletInfo {
+    nodes::KubeletInfo {
+        port: config.kubelet_port,
+        version: config.kubelet_version.clone(),
+    }
 }
 
 fn validate(config: &NodeSimConfig) -> anyhow::Result<()> {
@@ -275,7 +287,7 @@ async fn try_register_all(
     nodes::ensure_lease_namespace(client).await?;
     let mut registered = Vec::new();
     for name in &config.node_names {
-        let node = nodes::register(client, name, config.kubelet_port).await?;
+        let node = nodes::register(client, name, &kubelet_info(config)).await?;
         nodes::renew_lease(client, &node).await?;
         registered.push(node);
     }

@@ -17,9 +17,15 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
-/// The Kubernetes version the simulated kubelets claim, matching the local
-/// control plane.
-pub const KUBELET_VERSION: &str = "v1.20.2";
+/// What a simulated kubelet advertises about itself in its Node object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubeletInfo {
+    /// The kubelet API port (`status.daemonEndpoints`).
+    pub port: u16,
+    /// The version it claims (`status.nodeInfo.kubeletVersion`): the control plane's,
+    /// as a kubelet of the same release reports.
+    pub version: String,
+}
 /// Namespace of node leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 /// Label put on every simulated node.
@@ -45,7 +51,7 @@ pub fn go_arch() -> &'static str {
 }
 
 /// The Node object a simulated kubelet registers.
-pub fn node_object(name: &str, kubelet_port: u16, now: Timestamp) -> Node {
+pub fn node_object(name: &str, kubelet: &KubeletInfo, now: Timestamp) -> Node {
     let arch = go_arch();
     let labels: BTreeMap<String, String> = [
         ("kubernetes.io/hostname", name),
@@ -65,14 +71,14 @@ pub fn node_object(name: &str, kubelet_port: u16, now: Timestamp) -> Node {
             ..ObjectMeta::default()
         },
         spec: Some(NodeSpec::default()),
-        status: Some(node_status(name, kubelet_port, now, now)),
+        status: Some(node_status(name, kubelet, now, now)),
     }
 }
 
 /// The full node status: capacity, conditions, addresses, endpoints, info.
 pub fn node_status(
     name: &str,
-    kubelet_port: u16,
+    kubelet: &KubeletInfo,
     heartbeat: Timestamp,
     ready_since: Timestamp,
 ) -> NodeStatus {
@@ -98,7 +104,7 @@ pub fn node_status(
         }]),
         daemon_endpoints: Some(NodeDaemonEndpoints {
             kubelet_endpoint: Some(DaemonEndpoint {
-                port: i32::from(kubelet_port),
+                port: i32::from(kubelet.port),
             }),
         }),
         node_info: Some(NodeSystemInfo {
@@ -107,8 +113,8 @@ pub fn node_status(
             os_image: "kubeplug simulated node".to_owned(),
             kernel_version: "simulated".to_owned(),
             container_runtime_version: "sim://0.1.0".to_owned(),
-            kubelet_version: KUBELET_VERSION.to_owned(),
-            kube_proxy_version: KUBELET_VERSION.to_owned(),
+            kubelet_version: kubelet.version.clone(),
+            kube_proxy_version: kubelet.version.clone(),
             machine_id: name.to_owned(),
             system_uuid: name.to_owned(),
             boot_id: name.to_owned(),
@@ -199,12 +205,12 @@ pub struct RegisteredNode {
 pub(crate) async fn register(
     client: &Client,
     name: &str,
-    kubelet_port: u16,
+    kubelet: &KubeletInfo,
 ) -> kube::Result<RegisteredNode> {
     let nodes: Api<Node> = Api::all(client.clone());
     let now = Timestamp::now();
     match nodes
-        .create(&post_params(), &node_object(name, kubelet_port, now))
+        .create(&post_params(), &node_object(name, kubelet, now))
         .await
     {
         Ok(node) => {
@@ -227,7 +233,7 @@ pub(crate) async fn register(
                 .and_then(|c| c.last_transition_time.as_ref())
                 .map_or(now, |t| t.0);
             let patch = serde_json::json!({
-                "status": node_status(name, kubelet_port, now, ready_since)
+                "status": node_status(name, kubelet, now, ready_since)
             });
             nodes
                 .patch_status(name, &patch_params(), &Patch::Merge(&patch))
@@ -311,7 +317,7 @@ pub(crate) async fn renew_lease(client: &Client, node: &RegisteredNode) -> kube:
 pub(crate) async fn post_heartbeat(
     client: &Client,
     node: &mut RegisteredNode,
-    kubelet_port: u16,
+    kubelet: &KubeletInfo,
 ) -> kube::Result<()> {
     let nodes: Api<Node> = Api::all(client.clone());
     let patch = serde_json::json!({
@@ -324,7 +330,7 @@ pub(crate) async fn post_heartbeat(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.is_not_found() => {
             tracing::warn!(node = %node.name, "node object disappeared, registering it again");
-            *node = register(client, &node.name, kubelet_port).await?;
+            *node = register(client, &node.name, kubelet).await?;
             Ok(())
         }
         Err(e) => Err(e),
@@ -337,7 +343,7 @@ pub(crate) async fn post_heartbeat(
 pub(crate) async fn heartbeat_loop(
     client: Client,
     mut nodes: Vec<RegisteredNode>,
-    kubelet_port: u16,
+    kubelet: KubeletInfo,
     period: Duration,
 ) {
     let mut ticker = tokio::time::interval(period);
@@ -348,7 +354,7 @@ pub(crate) async fn heartbeat_loop(
             if let Err(e) = renew_lease(&client, node).await {
                 tracing::warn!(node = %node.name, error = %e, "lease renewal failed");
             }
-            if let Err(e) = post_heartbeat(&client, node, kubelet_port).await {
+            if let Err(e) = post_heartbeat(&client, node, &kubelet).await {
                 tracing::warn!(node = %node.name, error = %e, "node status heartbeat failed");
             }
         }
@@ -379,7 +385,11 @@ mod tests {
 
     #[test]
     fn node_object_advertises_what_the_brief_requires() {
-        let node = node_object("n0", 10250, ts("2026-01-01T00:00:00Z"));
+        let kubelet = KubeletInfo {
+            port: 10250,
+            version: "v1.37.2".into(),
+        };
+        let node = node_object("n0", &kubelet, ts("2026-01-01T00:00:00Z"));
         let json = serde_json::to_value(&node).unwrap_or_default();
         assert_eq!(json["metadata"]["name"], "n0");
         assert_eq!(json["metadata"]["labels"]["kubernetes.io/hostname"], "n0");
@@ -391,7 +401,7 @@ mod tests {
             json["status"]["addresses"],
             serde_json::json!([{ "type": "InternalIP", "address": "127.0.0.1" }])
         );
-        assert_eq!(json["status"]["nodeInfo"]["kubeletVersion"], "v1.20.2");
+        assert_eq!(json["status"]["nodeInfo"]["kubeletVersion"], "v1.37.2");
         for key in ["capacity", "allocatable"] {
             assert_eq!(json["status"][key]["cpu"], "4");
             assert_eq!(json["status"][key]["memory"], "8Gi");

@@ -63,16 +63,22 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             .join("bench")
             .join(now.strftime("%Y-%m-%d").to_string()),
     };
-    let kubectl = which::which("kubectl")
-        .context("kubectl is not on PATH; the baseline is always the real kubectl binary")?;
+    // The baseline is the real kubectl of the server's release: the one built beside
+    // the current release's server, the installed one for 1.20.2 or an existing cluster.
+    let release = localcluster::Release::from_env()?;
+    let kubectl = match (flags.existing, localcluster::Binaries::locate(release)) {
+        (false, Ok(binaries)) if binaries.kubectl.is_some() => binaries.reference_kubectl(),
+        _ => which::which("kubectl")
+            .context("kubectl is not on PATH; the baseline is always the real kubectl binary")?,
+    };
 
     // Our cluster starts while the release build runs: on a fresh machine the build is
     // most of the 10-minute budget, and the two share nothing but the CPU (the build
     // is `--release`, the cluster's supervisor a debug binary: different cargo locks).
     let cluster = (!flags.existing).then(|| {
-        std::thread::spawn(|| {
+        std::thread::spawn(move || {
             let started = Instant::now();
-            LocalCluster::start().map(|c| (c, started.elapsed().as_secs_f64()))
+            LocalCluster::start(release).map(|c| (c, started.elapsed().as_secs_f64()))
         })
     });
     let build = match &flags.bin_dir {
@@ -293,7 +299,7 @@ struct LocalCluster {
 }
 
 impl LocalCluster {
-    fn start() -> anyhow::Result<Self> {
+    fn start(release: localcluster::Release) -> anyhow::Result<Self> {
         // Its own state directory: `cargo xtask cluster up` (the default one) may be in use.
         let state_dir = crate::target_dir().join("bench-cluster");
         if localcluster::state::ClusterState::read(&state_dir)?.is_some() {
@@ -302,7 +308,8 @@ impl LocalCluster {
         }
         // Throttling applies only to users outside system:masters: every case but the
         // throttled ones runs in that group and is never affected (see cases.rs).
-        let state = crate::cluster::up(&state_dir, true, 1, Some(cases::THROTTLE_MUTATING))?;
+        let state =
+            crate::cluster::up(&state_dir, release, true, 1, Some(cases::THROTTLE_MUTATING))?;
         Ok(Self {
             state_dir,
             kubeconfig: state.kubeconfig,

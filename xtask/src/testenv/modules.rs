@@ -1,0 +1,183 @@
+//! The current Kubernetes release from its published Go modules.
+//!
+//! `xtask/testenv/kubernetes` is a module of ours whose go.mod requires
+//! `k8s.io/kubernetes` at the pinned release and replaces each of its staging modules
+//! (`k8s.io/api`, `k8s.io/client-go`, …: `./staging/…` in upstream's go.mod, which a
+//! dependency cannot use) with the published `v0.MINOR.PATCH`; its go.sum fixes every
+//! checksum. The release's own commands are built with it as the main module, with
+//! `-trimpath -s -w` and the version variables of upstream's `hack/lib/version.sh`
+//! (without `gitMajor`/`gitMinor`, `/version` reports v0.0.0 and the server misjudges
+//! which deprecated APIs it still serves). Upstream's static linking and build tags
+//! are left out: they are about shipping the binaries to other machines, and with the
+//! go command's defaults a rebuild (another checkout, `--force`) reuses Go's build
+//! cache.
+//!
+//! `xtask/testenv/etcd` does the same for etcd's server module, at the version the
+//! release's go.mod names.
+//!
+//! The go command downloads modules through the module proxy and checks them against
+//! go.sum (`-mod=readonly`: a build never changes the pins). A go.mod that asks for a
+//! newer Go than the machine's is met by Go's own toolchain switch (Go ≥ 1.21).
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use localcluster::Release;
+
+use crate::run::{output, run_logged};
+
+/// The commands built from `k8s.io/kubernetes`, as `go build` package paths.
+const COMMANDS: [&str; 4] = [
+    "k8s.io/kubernetes/cmd/kube-apiserver",
+    "k8s.io/kubernetes/cmd/kube-controller-manager",
+    "k8s.io/kubernetes/cmd/kube-scheduler",
+    "k8s.io/kubernetes/cmd/kubectl",
+];
+
+pub(super) fn build(release: Release) -> anyhow::Result<()> {
+    let go = go_command()?;
+    let modules = crate::project_root().join("xtask").join("testenv");
+    let cache = release.cache_dir();
+    let staging = cache.join("incoming");
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging)
+        .with_context(|| format!("cannot create {}", staging.display()))?;
+    let log = cache.join("build.log");
+    eprintln!(
+        "testenv: building Kubernetes {release} from its Go modules (once; ~20 minutes on two cores; log: {})",
+        log.display()
+    );
+    check_pin(&modules.join("kubernetes"), release)?;
+
+    eprintln!("testenv: step 1/2: {}", COMMANDS.join(" "));
+    let mut kube = go_build(
+        &go,
+        &modules.join("kubernetes"),
+        &format!("{}/", staging.display()),
+    );
+    kube.arg(format!("-ldflags=-s -w {}", version_ldflags(release)))
+        .args(COMMANDS);
+    run_logged(&mut kube, &log).context("building Kubernetes from its Go modules failed")?;
+
+    eprintln!("testenv: step 2/2: etcd");
+    let etcd_out = staging.join("etcd");
+    let mut etcd = go_build(&go, &modules.join("etcd"), &etcd_out.display().to_string());
+    etcd.arg("-ldflags=-s -w").arg(".");
+    run_logged(&mut etcd, &log).context("building etcd from its Go module failed")?;
+
+    // Move into place only once everything built, so that a half-built release is
+    // never found by `Binaries::locate`.
+    let bin = release.bin_dir();
+    std::fs::create_dir_all(&bin)?;
+    for name in [
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+        "etcd",
+    ] {
+        std::fs::rename(staging.join(name), bin.join(name))
+            .with_context(|| format!("cannot move {name} into {}", bin.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&staging);
+    Ok(())
+}
+
+/// `go` from `PATH`, new enough to switch toolchains when a go.mod asks for it.
+fn go_command() -> anyhow::Result<String> {
+    let Some(version) = output("go", &["env", "GOVERSION"]) else {
+        bail!(
+            "the current Kubernetes release is built from its Go modules, and `go` is not on PATH; install Go 1.21 or newer"
+        );
+    };
+    let version = version.trim();
+    let minor = version
+        .strip_prefix("go1.")
+        .and_then(|rest| rest.split(['.', 'r', 'b']).next())
+        .and_then(|m| m.parse::<u32>().ok());
+    if minor.is_none_or(|m| m < 21) {
+        bail!(
+            "`go` on PATH is {version}; the current Kubernetes release needs Go 1.21 or newer on PATH (it switches to the toolchain the release's go.mod names by itself)"
+        );
+    }
+    Ok("go".into())
+}
+
+/// A `go build` in module `dir`, with the pins enforced; `out` is a file, or a
+/// directory ending in `/` for one binary per command.
+fn go_build(go: &str, dir: &Path, out: &str) -> Command {
+    let mut cmd = Command::new(go);
+    cmd.current_dir(dir)
+        .args(["build", "-mod=readonly", "-trimpath", "-o", out])
+        // A go.work of the machine's must not take over our pins.
+        .env("GOWORK", "off")
+        .env_remove("GOFLAGS");
+    cmd
+}
+
+/// The wrapper module must pin the release we name: a mismatch would build one
+/// version and label it another.
+fn check_pin(module: &Path, release: Release) -> anyhow::Result<()> {
+    let go_mod = module.join("go.mod");
+    let text = std::fs::read_to_string(&go_mod)
+        .with_context(|| format!("cannot read {}", go_mod.display()))?;
+    let want = format!("k8s.io/kubernetes {}", release.version());
+    if !text.lines().any(|l| l.trim() == want) {
+        bail!(
+            "{} does not require {want}; the release and its pin must change together",
+            go_mod.display()
+        );
+    }
+    Ok(())
+}
+
+/// `hack/lib/version.sh`'s `-X` flags, for both packages that carry the version.
+fn version_ldflags(release: Release) -> String {
+    let version = release.version();
+    let minor = release.minor().to_string();
+    // version.sh sets gitCommit and gitTreeState only from a git checkout, which a
+    // module download is not; buildDate keeps component-base's fixed default, so that
+    // two builds of one release report the same version.
+    let vars = [
+        ("gitVersion", version),
+        ("gitMajor", "1"),
+        ("gitMinor", minor.as_str()),
+    ];
+    let mut flags = Vec::new();
+    for package in [
+        "k8s.io/client-go/pkg/version",
+        "k8s.io/component-base/version",
+    ] {
+        for (name, value) in vars {
+            flags.push(format!("-X {package}.{name}={value}"));
+        }
+    }
+    flags.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_variables_are_set_in_both_packages() {
+        let flags = version_ldflags(Release::Current);
+        for package in [
+            "k8s.io/client-go/pkg/version",
+            "k8s.io/component-base/version",
+        ] {
+            assert!(flags.contains(&format!("-X {package}.gitVersion=v1.37.2")));
+            assert!(flags.contains(&format!("-X {package}.gitMajor=1")));
+            assert!(flags.contains(&format!("-X {package}.gitMinor=37")));
+        }
+    }
+
+    #[test]
+    fn the_wrapper_module_pins_the_current_release() {
+        let module = crate::project_root().join("xtask/testenv/kubernetes");
+        check_pin(&module, Release::Current).unwrap();
+        let err = check_pin(&module, Release::V1_20).unwrap_err().to_string();
+        assert!(err.contains("k8s.io/kubernetes v1.20.2"), "{err}");
+    }
+}
