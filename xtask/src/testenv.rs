@@ -41,7 +41,9 @@ pub fn ensure(release: Release, force: bool) -> anyhow::Result<()> {
         report(&found, "available");
         return Ok(());
     }
-    if std::env::var_os("KUBEBUILDER_ASSETS").is_some_and(|v| !v.is_empty()) {
+    if release == Release::Current
+        && std::env::var_os("KUBEBUILDER_ASSETS").is_some_and(|v| !v.is_empty())
+    {
         bail!(
             "KUBEBUILDER_ASSETS is set but does not hold etcd and kube-apiserver; fix it or unset it to build from source"
         );

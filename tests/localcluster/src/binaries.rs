@@ -10,9 +10,10 @@
 //!   the installed kubectl (1.32) is the reference on it.
 //!
 //! Lookup order for a release, first complete set wins:
-//! 1. `KUBEBUILDER_ASSETS`: the envtest convention, a folder with `kube-apiserver`,
-//!    `etcd` and optionally `kube-controller-manager`, `kube-scheduler` and `kubectl`
-//!    (the caller says which release it holds);
+//! 1. for the current release only, `KUBEBUILDER_ASSETS`: the envtest convention, a
+//!    folder with `kube-apiserver`, `etcd` and optionally `kube-controller-manager`,
+//!    `kube-scheduler` and `kubectl` of that release (envtest's assets are recent
+//!    releases; 1.20.2 is never taken from there);
 //! 2. the release's cache, which `cargo xtask testenv` fills;
 //! 3. for 1.20.2 only, `PATH` (Debian's `etcd-server` puts its etcd there; a current
 //!    apiserver needs the etcd built beside it).
@@ -137,7 +138,9 @@ pub struct NotInstalled {
 impl Binaries {
     /// Finds the binaries of `release`, or says exactly what is missing.
     pub fn locate(release: Release) -> Result<Self, NotInstalled> {
-        if let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) {
+        if let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS")
+            .filter(|v| !v.is_empty() && release == Release::Current)
+        {
             let dir = PathBuf::from(assets);
             let found = |name: &str| executable(&dir.join(name));
             return match (found("etcd"), found("kube-apiserver")) {

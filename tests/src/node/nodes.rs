@@ -26,6 +26,33 @@ pub struct KubeletInfo {
     /// as a kubelet of the same release reports.
     pub version: String,
 }
+
+impl KubeletInfo {
+    /// `status.declaredFeatures`, which a kubelet since 1.35 reports and the API
+    /// server reads (NodeDeclaredFeatures): `ExtendWebSocketsToKubelet` tells it to
+    /// proxy attach/exec WebSockets to the kubelet as they are, instead of translating
+    /// them to SPDY, which this kubelet does not speak. Empty before 1.35.
+    pub fn declared_features(&self) -> Vec<&'static str> {
+        let minor = self
+            .version
+            .split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u32>().ok())
+            .unwrap_or(0);
+        if minor >= 35 {
+            vec!["ExtendWebSocketsToKubelet"]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The status fields k8s-openapi's models (1.33) do not have yet, as a merge patch.
+    fn status_extras(&self) -> Option<serde_json::Value> {
+        let features = self.declared_features();
+        (!features.is_empty())
+            .then(|| serde_json::json!({ "status": { "declaredFeatures": features } }))
+    }
+}
 /// Namespace of node leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 /// Label put on every simulated node.
@@ -214,6 +241,11 @@ pub(crate) async fn register(
         .await
     {
         Ok(node) => {
+            if let Some(extras) = kubelet.status_extras() {
+                nodes
+                    .patch_status(name, &patch_params(), &Patch::Merge(&extras))
+                    .await?;
+            }
             tracing::info!(node = name, "registered node");
             Ok(RegisteredNode {
                 name: name.to_owned(),
@@ -232,9 +264,12 @@ pub(crate) async fn register(
                 .filter(|c| c.status == "True")
                 .and_then(|c| c.last_transition_time.as_ref())
                 .map_or(now, |t| t.0);
-            let patch = serde_json::json!({
+            let mut patch = serde_json::json!({
                 "status": node_status(name, kubelet, now, ready_since)
             });
+            if let Some(extras) = kubelet.status_extras() {
+                patch["status"]["declaredFeatures"] = extras["status"]["declaredFeatures"].clone();
+            }
             nodes
                 .patch_status(name, &patch_params(), &Patch::Merge(&patch))
                 .await?;
@@ -415,6 +450,20 @@ mod tests {
         assert_eq!(ready["status"], "True");
         assert_eq!(ready["reason"], "KubeletReady");
         assert_eq!(ready["lastHeartbeatTime"], "2026-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn current_kubelets_declare_websocket_streaming() {
+        let at = |version: &str| KubeletInfo {
+            port: 10250,
+            version: version.into(),
+        };
+        assert_eq!(
+            at("v1.37.2").declared_features(),
+            ["ExtendWebSocketsToKubelet"]
+        );
+        assert!(at("v1.20.2").declared_features().is_empty());
+        assert_eq!(at("v1.20.2").status_extras(), None);
     }
 
     #[test]
