@@ -6,7 +6,7 @@
 // A failed terminal or process call is a broken test environment: unwrap says where.
 #![allow(clippy::unwrap_used)]
 
-use tests::harness::cluster;
+use tests::harness::{Release, cluster};
 
 use crate::terminal;
 
@@ -35,16 +35,30 @@ fn colour_codes(text: &str) -> Vec<&str> {
     found
 }
 
-/// A deprecated API version: the 1.20 API server answers with a `Warning` header.
-const DEPRECATED_ROLE: &str = "apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: Role\nmetadata:\n  name: NAME\nrules: []\n";
+/// An object of a deprecated API, which the API server answers with a `Warning`
+/// header, and the warning's words: on 1.20 the v1beta1 Role (gone from current
+/// servers), on current servers v1 Endpoints (deprecated in 1.33).
+pub fn deprecated_object(release: Release) -> (&'static str, &'static str) {
+    match release {
+        Release::V1_20 => (
+            "apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: Role\nmetadata:\n  name: NAME\nrules: []\n",
+            "rbac.authorization.k8s.io/v1beta1 Role is deprecated in v1.17+, unavailable in v1.22+; use rbac.authorization.k8s.io/v1 Role",
+        ),
+        Release::Current => (
+            "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: NAME\n",
+            "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+        ),
+    }
+}
 
 #[tokio::test]
 async fn logs_and_warnings_are_plain_with_no_color_or_a_dumb_terminal() {
     let ns = cluster().namespace("colour").await;
+    let (manifest, warning) = deprecated_object(cluster().release);
     let dir = tempfile::tempdir().expect("tempdir");
     let run = |name: &'static str, env: &'static [(&'static str, &'static str)]| {
         let file = dir.path().join(format!("{name}.yaml"));
-        std::fs::write(&file, DEPRECATED_ROLE.replace("NAME", name)).expect("write");
+        std::fs::write(&file, manifest.replace("NAME", name)).expect("write");
         let ns = ns.as_str().to_string();
         async move {
             let file = file.to_string_lossy().into_owned();
@@ -53,8 +67,7 @@ async fn logs_and_warnings_are_plain_with_no_color_or_a_dumb_terminal() {
             assert_eq!(code, Some(0), "{screen}");
             // Both kinds of output are there, so their plainness means something.
             assert!(
-                screen.contains("Warning:")
-                    && screen.contains("v1beta1 Role is deprecated in v1.17+"),
+                screen.contains("Warning:") && screen.contains(warning),
                 "{screen}"
             );
             // -v=6 logs each request, as kubectl does (`POST https://… 201 Created in 3

@@ -655,26 +655,33 @@ async fn edit_keeps_a_copy_when_the_server_refuses() {
     assert_eq!(configmap_names(ns.as_str()).await, ["taken"]);
 }
 
-/// The API server's warnings (here: deprecated API versions) reach stderr exactly as
+/// The API server's warnings (here: a deprecated API of the cluster's release) reach stderr exactly as
 /// kubectl shows them, once per text; `--warnings-as-errors` fails a run that
 /// otherwise succeeded, after creating everything, as kubectl does.
 #[tokio::test]
 async fn server_warnings_like_kubectl_and_warnings_as_errors() {
     let ns = cluster().namespace("cf-warnings").await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let roles = |prefix: &str| {
+    // A deprecated kind of the cluster's release (see `colour::deprecated_object`).
+    let (manifest, warning) = crate::colour::deprecated_object(cluster().release);
+    let (resource, gvk) = match cluster().release {
+        tests::harness::Release::V1_20 => (
+            "role.rbac.authorization.k8s.io",
+            GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", "Role"),
+        ),
+        tests::harness::Release::Current => {
+            ("endpoints", GroupVersionKind::gvk("", "v1", "Endpoints"))
+        }
+    };
+    let objects = |prefix: &str| {
         (1..=2)
-            .map(|i| {
-                format!(
-                    "apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: Role\nmetadata:\n  name: {prefix}{i}\nrules: []\n"
-                )
-            })
+            .map(|i| manifest.replace("NAME", &format!("{prefix}{i}")))
             .collect::<Vec<_>>()
             .join("---\n")
     };
-    let ours = write(dir.path(), "ours.yaml", &roles("ours-"));
-    let theirs = write(dir.path(), "theirs.yaml", &roles("theirs-"));
-    let warning = "Warning: rbac.authorization.k8s.io/v1beta1 Role is deprecated in v1.17+, unavailable in v1.22+; use rbac.authorization.k8s.io/v1 Role\n";
+    let ours = write(dir.path(), "ours.yaml", &objects("ours-"));
+    let theirs = write(dir.path(), "theirs.yaml", &objects("theirs-"));
+    let warning = format!("Warning: {warning}\n");
 
     let out = create_file(&["-f", &ours, "-n", ns.as_str()]);
     out.success();
@@ -689,30 +696,26 @@ async fn server_warnings_like_kubectl_and_warnings_as_errors() {
     assert_eq!(
         lines(&out.stdout),
         [
-            "role.rbac.authorization.k8s.io/ours-1 created",
-            "role.rbac.authorization.k8s.io/ours-2 created"
+            format!("{resource}/ours-1 created"),
+            format!("{resource}/ours-2 created")
         ]
     );
 
     // --warnings-as-errors: everything is created, then the run fails. (kubectl 1.32
     // reports this one through klog, `E… run.go:72] "command failed" err="1 warning
     // received"`; ours is an ordinary `error:` line.)
-    let strict = write(dir.path(), "strict.yaml", &roles("strict-"));
+    let strict = write(dir.path(), "strict.yaml", &objects("strict-"));
     let out = create_file(&["-f", &strict, "-n", ns.as_str(), "--warnings-as-errors"]);
     out.code(1);
     assert_eq!(out.stderr, format!("{warning}error: 1 warning received\n"));
     assert_eq!(lines(&out.stdout).len(), 2, "{}", out.stdout);
-    let roles_api: Api<DynamicObject> = Api::namespaced_with(
+    let created: Api<DynamicObject> = Api::namespaced_with(
         cluster().client().await,
         ns.as_str(),
-        &ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "Role",
-        )),
+        &ApiResource::from_gvk(&gvk),
     );
     for name in ["strict-1", "strict-2"] {
-        roles_api
+        created
             .get(name)
             .await
             .expect("created despite the warning");

@@ -551,7 +551,10 @@ async fn thirty_replicas_run_concurrently_and_go_away() {
     tests::harness::wait_for_no_pods(&pods, "app=many", Duration::from_secs(120)).await;
 }
 
-/// The pod's events as `reason: message` lines, oldest first.
+/// The pod's events as `type reason: message [from]` lines, oldest first. `from` is
+/// what `kubectl describe` shows: the event's source component, or, for an
+/// events.k8s.io/v1 event (the current kube-scheduler writes those), its reporting
+/// controller.
 async fn event_lines(events: &Api<k8s_openapi::api::core::v1::Event>, pod: &str) -> Vec<String> {
     let params = ListParams::default().fields(&format!("involvedObject.name={pod}"));
     let mut list = events.list(&params).await.expect("list events").items;
@@ -566,6 +569,8 @@ async fn event_lines(events: &Api<k8s_openapi::api::core::v1::Event>, pod: &str)
                 e.source
                     .as_ref()
                     .and_then(|s| s.component.as_deref())
+                    .filter(|c| !c.is_empty())
+                    .or(e.reporting_component.as_deref())
                     .unwrap_or_default()
             )
         })
@@ -641,7 +646,13 @@ async fn pods_get_the_scheduler_and_kubelet_events_kubectl_describe_shows() {
             "default-scheduler  Successfully assigned {}/web to {node}",
             ns.as_str()
         ),
-        "kubelet            Started container main".to_owned(),
+        // kubectl since 1.33 puts the event's field path before a container's
+        // event.
+        if cluster.release.minor() >= 33 {
+            "kubelet            spec.containers{main}: Started container main".to_owned()
+        } else {
+            "kubelet            Started container main".to_owned()
+        },
     ] {
         assert!(text.contains(&line), "{line:?} in:\n{text}");
     }

@@ -817,7 +817,8 @@ async fn service_account_kubeconfig(
     rules: Vec<k8s_openapi::api::rbac::v1::PolicyRule>,
     dir: &Path,
 ) -> PathBuf {
-    use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+    use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+    use k8s_openapi::api::core::v1::ServiceAccount;
     use k8s_openapi::api::rbac::v1::{Role, RoleBinding, RoleRef, Subject};
     use kube::api::ObjectMeta;
     let client = cluster.client().await;
@@ -866,28 +867,23 @@ async fn service_account_kubeconfig(
         )
         .await
         .unwrap();
-    // The 1.20 token controller gives the account a token Secret.
-    let secret = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            if let Some(name) = accounts
-                .get("updater")
-                .await
-                .unwrap()
-                .secrets
-                .and_then(|s| s.first().and_then(|r| r.name.clone()))
-            {
-                return name;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .expect("token secret");
-    let secret = Api::<Secret>::namespaced(client, ns)
-        .get(&secret)
+    // A token for the account through the TokenRequest API, as a kubelet gets one for
+    // a pod: servers since 1.24 no longer make token Secrets, and 1.20 serves it too.
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: Vec::new(),
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let token = accounts
+        .create_token_request("updater", &PostParams::default(), &request)
         .await
-        .unwrap();
-    let token = String::from_utf8(secret.data.unwrap()["token"].0.clone()).unwrap();
+        .expect("token request")
+        .status
+        .expect("token request status")
+        .token;
     let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
     let server = admin
         .lines()

@@ -2,12 +2,14 @@
 //! the 1.20 server, which has no server-side field validation: kubectl validates
 //! against `/openapi/v2` on the client, and so must create-file. A CRD with a
 //! structural schema is published there; `strict` refuses its unknown field, `warn`
-//! logs that it cannot warn and sends, `false` sends.
+//! logs that it cannot warn and sends, `false` sends. These run on
+//! `harness::legacy_cluster()` (1.20.2) whatever the shared cluster runs; the current
+//! server's side, where the server validates, is `validation_current`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tests::harness::{Output, cluster};
+use tests::harness::{Output, legacy_cluster};
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -47,7 +49,7 @@ struct Crd {
 
 impl Drop for Crd {
     fn drop(&mut self) {
-        let _ = cluster()
+        let _ = legacy_cluster()
             .kubectl()
             .args([
                 "delete",
@@ -72,7 +74,7 @@ fn widget_crd(dir: &Path, ns: &str, probe: &str) -> Crd {
             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\nspec:\n  group: {group}\n  scope: Namespaced\n  names: {{plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            required: [size]\n            properties:\n              size: {{type: integer}}\n              color: {{type: string}}\n"
         ),
     );
-    cluster()
+    legacy_cluster()
         .kubectl()
         .args(["create", "-f", &crd])
         .run()
@@ -81,7 +83,7 @@ fn widget_crd(dir: &Path, ns: &str, probe: &str) -> Crd {
     // Published once kubectl's own strict validation refuses the probe.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let out = cluster()
+        let out = legacy_cluster()
             .kubectl()
             .args(["create", "-n", ns, "--dry-run=server", "-f", probe])
             .run();
@@ -98,14 +100,18 @@ fn widget_crd(dir: &Path, ns: &str, probe: &str) -> Crd {
 
 fn both(args: &[&str]) -> (Output, Output) {
     (
-        cluster().kubectl().arg("create-file").args(args).run(),
-        cluster().kubectl().arg("create").args(args).run(),
+        legacy_cluster()
+            .kubectl()
+            .arg("create-file")
+            .args(args)
+            .run(),
+        legacy_cluster().kubectl().arg("create").args(args).run(),
     )
 }
 
 #[tokio::test]
 async fn strict_warn_and_false_against_a_crd_s_published_schema_as_kubectl() {
-    let ns = cluster().namespace("val-crd").await;
+    let ns = legacy_cluster().namespace("val-crd").await;
     let dir = tempfile::tempdir().expect("tempdir");
     let ns = ns.as_str();
     let group = format!("{ns}.example.com");
@@ -153,14 +159,14 @@ async fn strict_warn_and_false_against_a_crd_s_published_schema_as_kubectl() {
     );
 
     // false: sent as written (the 1.20 server prunes the unknown field).
-    let plugin = cluster()
+    let plugin = legacy_cluster()
         .kubectl()
         .args(["create-file", "-n", ns, "--validate=false", "-f", &cr])
         .run();
     plugin.success();
     assert_eq!(plugin.stdout, format!("widget.{group}/w1 created\n"));
     assert_eq!(plugin.stderr, "");
-    let spec = cluster()
+    let spec = legacy_cluster()
         .kubectl()
         .args(["get", "-n", ns, &format!("widgets.{group}"), "w1"])
         .args(["-o", "jsonpath={.spec}"])
@@ -175,7 +181,7 @@ async fn strict_warn_and_false_against_a_crd_s_published_schema_as_kubectl() {
 /// refused by the server.
 #[tokio::test]
 async fn builtin_kinds_and_unknown_kinds_as_kubectl() {
-    let ns = cluster().namespace("val-builtin").await;
+    let ns = legacy_cluster().namespace("val-builtin").await;
     let ns = ns.as_str();
     let dir = tempfile::tempdir().expect("tempdir");
     let pod = write(
@@ -222,7 +228,7 @@ async fn builtin_kinds_and_unknown_kinds_as_kubectl() {
 /// never fetched.
 #[tokio::test]
 async fn the_document_is_cached_and_off_the_path_of_validate_false() {
-    let ns = cluster().namespace("val-cache").await;
+    let ns = legacy_cluster().namespace("val-cache").await;
     let ns = ns.as_str();
     let dir = tempfile::tempdir().expect("tempdir");
     let cm = write(
@@ -233,7 +239,7 @@ async fn the_document_is_cached_and_off_the_path_of_validate_false() {
     let cache = tempfile::tempdir().expect("cache");
     let cache_dir = cache.path().display().to_string();
     let run = |validate: &str| {
-        cluster()
+        legacy_cluster()
             .kubectl()
             .args(["create-file", "-n", ns, validate, "--dry-run=server"])
             .args(["--cache-dir", &cache_dir, "-f", &cm])
@@ -270,7 +276,7 @@ async fn the_document_is_cached_and_off_the_path_of_validate_false() {
 /// server, before anything is sent (the old RC need not exist).
 #[tokio::test]
 async fn rolling_update_file_is_validated_against_the_server_s_schema() {
-    let ns = cluster().namespace("val-ru").await;
+    let ns = legacy_cluster().namespace("val-ru").await;
     let ns = ns.as_str();
     let dir = tempfile::tempdir().expect("tempdir");
     let rc = write(
@@ -278,11 +284,11 @@ async fn rolling_update_file_is_validated_against_the_server_s_schema() {
         "rc.yaml",
         "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: web-v2\nspec:\n  replica: 2\n  selector: {app: web, v: \"2\"}\n  template:\n    metadata:\n      labels: {app: web, v: \"2\"}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        ports: [{containerPort: \"80\"}]\n",
     );
-    let plugin = cluster()
+    let plugin = legacy_cluster()
         .kubectl()
         .args(["rolling-update", "-n", ns, "web-v1", "-f", &rc])
         .run();
-    let kubectl = cluster()
+    let kubectl = legacy_cluster()
         .kubectl()
         .args(["create", "-n", ns, "--dry-run=server", "-f", &rc])
         .run();
@@ -298,7 +304,7 @@ async fn rolling_update_file_is_validated_against_the_server_s_schema() {
         plugin.stderr
     );
     // --validate=false: the file is read and the missing old RC is what stops it.
-    let plugin = cluster()
+    let plugin = legacy_cluster()
         .kubectl()
         .args([
             "rolling-update",

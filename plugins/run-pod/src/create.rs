@@ -77,9 +77,13 @@ impl Target {
 }
 
 /// A 404 that names no object: the URL's resource does not exist on the server (a
-/// missing namespace, by contrast, comes back with the namespace's name).
+/// missing namespace, by contrast, comes back with the namespace's name). A group the
+/// server does not have at all (`extensions` on 1.22+) answers with a plain-text `404
+/// page not found`, which kube reads as a Status without the `NotFound` reason, so the
+/// code decides.
 fn is_missing_resource(status: &kube::core::Status) -> bool {
-    status.is_not_found() && status.details.as_ref().is_none_or(|d| d.name.is_empty())
+    (status.is_not_found() || status.code == 404)
+        && status.details.as_ref().is_none_or(|d| d.name.is_empty())
 }
 
 /// kubectl's REST mapper error for a kind the server does not serve in that version
@@ -97,7 +101,8 @@ async fn no_kind_match(client: &Client, resource: &ApiResource) -> Option<anyhow
             .resources
             .iter()
             .any(|r| r.kind == resource.kind && r.name == resource.plural),
-        Err(kube::Error::Api(s)) if s.is_not_found() => false,
+        // `404 page not found` in plain text for a group the server lacks altogether.
+        Err(kube::Error::Api(s)) if s.is_not_found() || s.code == 404 => false,
         Err(_) => return None,
     };
     (!served).then(|| {
@@ -157,5 +162,28 @@ mod tests {
             err.to_string(),
             "no known resource for kind \"Widget\" (apiVersion \"v1\")"
         );
+    }
+
+    #[test]
+    fn a_missing_group_or_resource_is_told_from_a_missing_object() {
+        let status = |reason: &str, name: Option<&str>| {
+            let mut s = kube::core::Status::failure("not found", reason).with_code(404);
+            if let Some(name) = name {
+                s.details = Some(kube::core::response::StatusDetails {
+                    name: name.into(),
+                    group: String::new(),
+                    kind: "namespaces".into(),
+                    uid: String::new(),
+                    causes: Vec::new(),
+                    retry_after_seconds: 0,
+                });
+            }
+            s
+        };
+        // A group the server lacks answers `404 page not found` in plain text.
+        assert!(is_missing_resource(&status("", None)));
+        assert!(is_missing_resource(&status("NotFound", None)));
+        // A missing namespace names it.
+        assert!(!is_missing_resource(&status("NotFound", Some("nope"))));
     }
 }

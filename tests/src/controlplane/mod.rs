@@ -137,8 +137,6 @@ impl ControlPlane {
         let port = |what: &str| {
             free_port().map_err(|e| StartError::Process(format!("no free port for {what}: {e}")))
         };
-        let etcd_port = port("etcd")?;
-        let etcd_peer_port = port("etcd peers")?;
         let api_port = port("kube-apiserver")?;
         let kubelet_port = port("the kubelet")?;
         let server = format!("https://127.0.0.1:{api_port}");
@@ -165,20 +163,41 @@ impl ControlPlane {
             processes: Vec::new(),
         };
 
-        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
-        let peer_url = format!("http://127.0.0.1:{etcd_peer_port}");
-        let etcd_args = vec![
-            "--name=kubeplug".to_string(),
-            format!("--data-dir={}", etcd_data.display()),
-            format!("--listen-client-urls={etcd_url}"),
-            format!("--advertise-client-urls={etcd_url}"),
-            format!("--listen-peer-urls={peer_url}"),
-            format!("--initial-advertise-peer-urls={peer_url}"),
-            format!("--initial-cluster=kubeplug={peer_url}"),
-            "--log-level=warn".to_string(),
-        ];
-        plane.spawn("etcd", &options.binaries.etcd, &etcd_args)?;
-        plane.wait_listening(etcd_port, Duration::from_secs(30))?;
+        // A free port is only free until someone binds it: clusters started side by
+        // side (the e2e harness starts several) can race for one, and etcd then exits
+        // with `address already in use`. Such a start is retried on new ports.
+        let mut attempt = 0;
+        let etcd_url = loop {
+            attempt += 1;
+            let etcd_port = port("etcd")?;
+            let peer_url = format!("http://127.0.0.1:{}", port("etcd peers")?);
+            let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+            let etcd_args = vec![
+                "--name=kubeplug".to_string(),
+                format!("--data-dir={}", etcd_data.display()),
+                format!("--listen-client-urls={etcd_url}"),
+                format!("--advertise-client-urls={etcd_url}"),
+                format!("--listen-peer-urls={peer_url}"),
+                format!("--initial-advertise-peer-urls={peer_url}"),
+                format!("--initial-cluster=kubeplug={peer_url}"),
+                "--log-level=warn".to_string(),
+            ];
+            plane.spawn("etcd", &options.binaries.etcd, &etcd_args)?;
+            match plane.wait_listening(etcd_port, Duration::from_secs(30)) {
+                Ok(()) => break etcd_url,
+                Err(StartError::Process(message))
+                    if attempt < 3 && message.contains("address already in use") =>
+                {
+                    tracing::warn!("etcd lost a port race; starting it on other ports");
+                    if let Some(mut etcd) = plane.processes.pop() {
+                        etcd.stop(Duration::from_secs(5));
+                    }
+                    let _ = std::fs::remove_dir_all(&etcd_data);
+                    std::fs::create_dir_all(&etcd_data).map_err(io(&etcd_data))?;
+                }
+                Err(e) => return Err(e),
+            }
+        };
 
         let minor = options.binaries.release.minor();
         let mut api_args = vec![
