@@ -71,7 +71,7 @@ fn pod_with_every_parameter() {
             "spec": {
                 "containers": [{
                     "command": ["sh", "-c", "echo hi"],
-                    "env": [{"name": "DNS_DOMAIN", "value": "cluster"}, {"name": "EMPTY", "value": ""}],
+                    "env": [{"name": "DNS_DOMAIN", "value": "cluster"}, {"name": "EMPTY"}],
                     "image": "nginx:1.27",
                     "imagePullPolicy": "IfNotPresent",
                     "name": "web",
