@@ -369,3 +369,69 @@ fn masking_keeps_the_layout() {
         "{\n    \"uid\": \"MASKED\",\n    \"name\": \"default-token-XXXXX\",\n    \"namespace\": \"NAMESPACE\",\n    \"clusterIPs\": [\n        \"MASKED\"\n    ],\n    \"type\": \"ClusterIP\"\n}\nuid: MASKED\nclusterIPs:\n- MASKED\ntype: ClusterIP\n"
     );
 }
+
+/// A client dry run on a warm discovery cache builds no client and sends nothing: with
+/// a kubeconfig whose user's credential plugin always fails (it runs when a client is
+/// built), the cached group-version prints, and an uncached one fails on the plugin.
+#[tokio::test]
+async fn a_warm_cache_maps_without_a_client() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = dir.path().join("cache");
+    let cache_flag = format!("--cache-dir={}", cache.display());
+    let text = std::fs::read_to_string(&cluster().kubeconfig).expect("kubeconfig");
+    let harness: serde_json::Value = serde_saphyr::from_str(&text).expect("kubeconfig YAML");
+    let failing = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": harness["clusters"][0]["cluster"]}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "/bin/false",
+        }}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    });
+    let failing_path = dir.path().join("failing.json");
+    std::fs::write(&failing_path, failing.to_string()).expect("write kubeconfig");
+    let job = [
+        "web",
+        "--generator=job/v1",
+        "--image=nginx",
+        "--dry-run=client",
+        "-o",
+        "name",
+    ];
+    // Warm the cache for batch/v1 with the harness's own credentials.
+    let warm = cluster().plugin("run-pod").arg(&cache_flag).args(job).run();
+    warm.success();
+    assert_eq!(warm.stdout, "job.batch/web\n");
+    let cached = cluster()
+        .plugin("run-pod")
+        .arg(&cache_flag)
+        .env("KUBECONFIG", &failing_path)
+        .args(job)
+        .run();
+    assert_eq!(
+        (cached.code, cached.stdout.as_str(), cached.stderr.as_str()),
+        (0, "job.batch/web\n", "")
+    );
+    let uncached = cluster()
+        .plugin("run-pod")
+        .arg(&cache_flag)
+        .env("KUBECONFIG", &failing_path)
+        .args([
+            "web",
+            "--replicas=2",
+            "--image=nginx",
+            "--dry-run=client",
+            "-o",
+            "name",
+        ])
+        .run();
+    uncached.code(1);
+    assert!(
+        uncached.stderr.contains("/bin/false"),
+        "{}",
+        uncached.stderr
+    );
+}
