@@ -347,9 +347,18 @@ impl RunPodOptions {
             let (obj, service) =
                 self.build_objects(&v, generator, enforce.then_some(namespace.as_str()))?;
             // As kubectl's: each object is mapped through the server's discovery, so a
-            // group-version the server lacks fails here too (`no matches for kind …`).
-            for o in std::iter::once(&obj).chain(service.as_ref()) {
-                server_mapping(ctx, o).await?;
+            // group-version the server lacks fails here too (`no matches for kind …`);
+            // by the generator's kind, before overrides, as kubectl maps it.
+            let (group, version) = match generator.api_version().split_once('/') {
+                Some((group, version)) => (group, version),
+                None => ("", generator.api_version()),
+            };
+            let mut kinds = vec![GroupVersionKind::gvk(group, version, generator.kind())];
+            if service.is_some() {
+                kinds.push(GroupVersionKind::gvk("", "v1", "Service"));
+            }
+            for gvk in &kinds {
+                ctx.server_mapping(gvk).await?;
             }
             let out = &mut ctx.stdout;
             // Printed as kubectl holds them: typed (Go's zero values and field order).
@@ -467,20 +476,6 @@ impl RunPodOptions {
             None => Ok(ExitCode::SUCCESS),
         }
     }
-}
-
-/// Maps `obj` through the configured server's discovery as kubectl's client dry run
-/// does (see `Context::server_mapping`); offline, nothing is checked.
-async fn server_mapping(ctx: &Context, obj: &Value) -> Result<()> {
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    ctx.server_mapping(&GroupVersionKind::gvk(group, version, kind))
-        .await?;
-    Ok(())
 }
 
 /// kubectl's `--cascade` (its delete flags' `GetCascadingStrategy`): the three

@@ -326,6 +326,22 @@ fn services_for_expose() {
 }
 
 #[test]
+fn kind_and_api_version_are_the_generated_objects() {
+    let params = RunParams {
+        schedule: "@hourly".into(),
+        ..RunParams::new("x", "nginx")
+    };
+    for g in RunGenerator::ALL {
+        let obj = g.generate(&params).expect("generated");
+        assert_eq!(
+            (obj["apiVersion"].as_str(), obj["kind"].as_str()),
+            (Some(g.api_version()), Some(g.kind())),
+            "{g}"
+        );
+    }
+}
+
+#[test]
 fn generator_names() {
     for g in RunGenerator::ALL {
         assert_eq!(g.name().parse::<RunGenerator>().expect("round trip"), g);

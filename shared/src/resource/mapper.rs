@@ -12,7 +12,10 @@
 //! Two more sources answer without the server: CRDs in the input itself (so a CRD and
 //! its instances can go in one run, and `--dry-run=client` maps them offline), and
 //! the built-in kinds of k8s-openapi, used first when [`RestMapper::prefer_builtins`]
-//! is set (client dry-run) and as the last resort when there is no server at all.
+//! is set (rolling-update's `-f`) and as the last resort when there is no server at
+//! all (a client dry run without a usable kubeconfig). A client dry run with a server
+//! maps through its discovery, as kubectl's does, so that a kind the server does not
+//! serve fails there too (issue 34).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -244,7 +247,7 @@ impl RestMapper {
     }
 
     /// Answers built-in kinds from k8s-openapi's table before asking the server
-    /// (`--dry-run=client`, where no request should be needed for common kinds).
+    /// (rolling-update's `-f`, which 1.17 read with its compiled-in types).
     pub fn prefer_builtins(mut self, yes: bool) -> Self {
         self.prefer_builtins = yes;
         self
