@@ -8,6 +8,8 @@
 //! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY (issue 6).
 //! - `run_pod`: `kubectl run-pod` (issue 3).
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
+//! - `run_pod_output`: run-pod's objects byte for byte beside kubectl's (`-o json` in
+//!   Go's field order), and client dry runs mapped through discovery (issue 34).
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `create_file_faults`: create-file against a throttling server and lost answers
 //!   (issue 17).
@@ -46,6 +48,7 @@ mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;
 mod run_pod_attach;
+mod run_pod_output;
 mod secrets;
 mod smoke;
 mod terminal;

@@ -268,11 +268,21 @@ async fn old_group_versions_end_with_the_mappers_error() {
         assert_eq!(out.stdout, "");
         let message = format!("no matches for kind \"{kind}\" in version \"{version}\"");
         assert_eq!(out.stderr, format!("error: {message}\n"));
-        // kubectl 1.32 on the same object.
-        let printed = run_pod(
-            ns.as_str(),
-            &[&args[..], &["--dry-run=client", "-o", "yaml"]].concat(),
+        // The client dry run maps through the server's discovery, as 1.17's did.
+        let dry = run_pod(ns.as_str(), &[&args[..], &["--dry-run=client"]].concat());
+        dry.code(1);
+        assert_eq!(
+            (dry.stdout.as_str(), dry.stderr.as_str()),
+            ("", format!("error: {message}\n").as_str())
         );
+        // kubectl 1.32 on the same object, printed offline (no kubeconfig).
+        let printed = cluster()
+            .kubectl()
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .args(["run-pod", "-n", ns.as_str()])
+            .args(args)
+            .args(["--dry-run=client", "-o", "yaml"])
+            .run();
         printed.success();
         let theirs = cluster()
             .kubectl()

@@ -4,11 +4,12 @@
 //!
 //! Client dry run and the server: kubectl needs a reachable server even for
 //! `--dry-run=client` (it downloads the OpenAPI schema and discovery to map kinds).
-//! This plugin does not: with `--dry-run=client` built-in kinds are mapped from
-//! k8s-openapi's table and CRDs of the input from their own definition, so no request
-//! is sent for them; discovery (from the disk cache if fresh) is used only for other
-//! kinds, and without any kubeconfig those fail with kubectl's "no matches for kind"
-//! error while the rest is still printed.
+//! With a usable kubeconfig this plugin maps as kubectl does, through the server's
+//! discovery (from the disk cache when fresh), so a kind the server does not serve in
+//! that version fails with kubectl's "no matches for kind" error; CRDs of the input
+//! still map their own instances. Without a usable kubeconfig it is offline: built-in
+//! kinds map from k8s-openapi's table, CRDs of the input from their definition, and
+//! other kinds fail with the same error while the rest is still printed.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -205,12 +206,12 @@ impl CreateFileOptions {
         }
     }
 
-    /// The mapper: discovery through the client (built-in kinds first for a client dry
-    /// run), or offline.
+    /// The mapper: the configured server's discovery (the disk cache first), for a
+    /// client dry run too, as kubectl maps it, so that a kind the server does not serve
+    /// fails there as well; built-in kinds only without a usable kubeconfig.
     pub fn mapper(&self) -> RestMapper {
         match &self.client {
-            Some(client) => RestMapper::for_client(client.clone(), self.cache.clone())
-                .prefer_builtins(self.dry_run == DryRunStrategy::Client),
+            Some(client) => RestMapper::for_client(client.clone(), self.cache.clone()),
             None => RestMapper::offline(),
         }
     }

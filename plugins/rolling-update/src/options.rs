@@ -286,7 +286,9 @@ impl RollingUpdateOptions {
         operation: &str,
     ) -> anyhow::Result<()> {
         console.finish();
-        let printer = self.print.to_printer(operation, DryRunStrategy::None)?;
+        let printer = self
+            .print
+            .to_typed_printer(operation, DryRunStrategy::None)?;
         console.print(&render(rc, printer.as_ref())?);
         Ok(())
     }

@@ -36,7 +36,8 @@ pub fn dry_run_summary(
             new.metadata.name.clone().unwrap_or_default(),
         )
     } else {
-        let printer = print.to_printer("rolling updated", DryRunStrategy::Client)?;
+        // kubectl 1.17 printed its typed ReplicationControllers: Go's field order.
+        let printer = print.to_typed_printer("rolling updated", DryRunStrategy::Client)?;
         (
             render(old, printer.as_ref())?,
             render(new, printer.as_ref())?,
@@ -181,12 +182,13 @@ mod tests {
             render(&rc("foo-v2"), op("rolling updated to \"foo-v2\"").as_ref()).unwrap(),
             "replicationcontroller/foo-v2 rolling updated to \"foo-v2\"\n"
         );
+        // kubectl 1.17 held the controllers typed: Go's field order and zero values.
         let json = print(Some("json"))
-            .to_printer("x", DryRunStrategy::None)
+            .to_typed_printer("x", DryRunStrategy::None)
             .unwrap();
         assert_eq!(
             render(&rc("foo"), json.as_ref()).unwrap(),
-            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"ReplicationController\",\n    \"metadata\": {\n        \"name\": \"foo\"\n    }\n}\n"
+            "{\n    \"kind\": \"ReplicationController\",\n    \"apiVersion\": \"v1\",\n    \"metadata\": {\n        \"name\": \"foo\",\n        \"creationTimestamp\": null\n    },\n    \"spec\": {},\n    \"status\": {\n        \"replicas\": 0\n    }\n}\n"
         );
     }
 
@@ -207,6 +209,8 @@ mod tests {
             "{yaml}"
         );
         assert!(yaml.contains("\n\nTo:\n---\napiVersion: v1\n"), "{yaml}");
-        assert!(yaml.ends_with("name: bar\n\n"), "{yaml}");
+        // Typed, as 1.17 held them: Go's zero values are written.
+        assert!(yaml.contains("  name: bar\n"), "{yaml}");
+        assert!(yaml.ends_with("status:\n  replicas: 0\n\n"), "{yaml}");
     }
 }

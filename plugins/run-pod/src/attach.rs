@@ -30,15 +30,14 @@ use crate::create::Created;
 /// How long output may keep arriving after the attach session reported its end.
 const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// How `--rm` deletes (`--cascade`, `--force`, `--grace-period`).
+/// How `--rm` deletes: `--cascade` only. kubectl 1.32's run sets its delete options'
+/// grace period to -1 whatever `--grace-period` and `--force` say (run.go:
+/// `deleteOpts.GracePeriod = -1`), so the delete carries no `gracePeriodSeconds` and
+/// each object's own grace period applies.
 #[derive(Debug, Clone)]
 pub struct Deletion {
     /// `--cascade`, parsed (see `options::parse_cascade`).
     pub cascade: kube::api::PropagationPolicy,
-    /// `--force`: delete immediately (grace period 0).
-    pub force: bool,
-    /// `--grace-period`, ignored when negative.
-    pub grace_period: i64,
 }
 
 /// One attached run.
@@ -291,15 +290,10 @@ impl Session {
     /// Deletes everything this command created, ignoring objects already gone, and
     /// prints `pod "x" deleted` lines unless `-q`.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
-        let mut params = DeleteParams {
+        let params = DeleteParams {
             propagation_policy: Some(self.deletion.cascade.clone()),
             ..Default::default()
         };
-        if self.deletion.force {
-            params.grace_period_seconds = Some(0);
-        } else if self.deletion.grace_period >= 0 {
-            params.grace_period_seconds = u32::try_from(self.deletion.grace_period).ok();
-        }
         for created in &self.created_all {
             let name = created
                 .object

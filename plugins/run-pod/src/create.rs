@@ -1,7 +1,7 @@
 //! Creating the generated objects: one POST per object through `shared::rest::Helper`
 //! (the create path create-file uses too), with no discovery (the kind's plural and
-//! scope come from `shared::resource::mapping_at`), plus the one discovery request the
-//! cron-job fallback needs.
+//! scope come from `shared::resource::mapping_at`); the cron-job fallback asks
+//! discovery through `Context::server_mapping` (the disk cache first).
 //!
 //! kubectl 1.17 mapped every generated object through discovery before sending it, so
 //! a generator whose group-version the server no longer serves (`deployment/v1beta1`
@@ -14,7 +14,6 @@ use kube::Client;
 use kube::api::{ApiResource, DynamicObject};
 use serde_json::Value;
 
-use shared::generate::RunGenerator;
 use shared::resource::Mapping;
 use shared::rest::Helper;
 
@@ -125,19 +124,6 @@ pub fn mapping_of(obj: &Value) -> Result<Mapping> {
     shared::resource::mapping_at(api_version, kind).with_context(|| {
         format!("no known resource for kind {kind:?} (apiVersion {api_version:?})")
     })
-}
-
-/// `cronjob/v1` when the server serves `batch/v1` cronjobs (Kubernetes ≥ 1.21), else
-/// `cronjob/v1beta1`. One request: the `batch/v1` resource list.
-pub async fn cron_job_generator(client: &Client) -> Result<RunGenerator> {
-    match client.list_api_group_resources("batch/v1").await {
-        Ok(list) if list.resources.iter().any(|r| r.name == "cronjobs") => {
-            Ok(RunGenerator::CronJobV1)
-        }
-        Ok(_) => Ok(RunGenerator::CronJobV1Beta1),
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(RunGenerator::CronJobV1Beta1),
-        Err(e) => Err(e).context("unable to discover the batch/v1 API"),
-    }
 }
 
 #[cfg(test)]

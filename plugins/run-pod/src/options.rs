@@ -7,10 +7,11 @@
 //! - [`RunPodOptions::run`] generates, creates (or only prints, for a client dry run)
 //!   and, when attached, hands over to [`crate::attach`].
 //!
-//! A client dry run never builds a client: it needs only the namespace, read from
-//! `-n` or the kubeconfig's current context (if there is one).
-//! Without a server to ask, `--schedule` then prints a `batch/v1` CronJob; a real (or
-//! server dry-run) create asks the server once and falls back to `batch/v1beta1`.
+//! A client dry run maps its objects through the configured server's discovery, as
+//! kubectl's does, from the disk cache when it is fresh (then no client is built and
+//! nothing is sent); without a usable kubeconfig it is offline and needs only the
+//! namespace, from `-n` (or `default`). `--schedule` falls back from `batch/v1` to a
+//! `batch/v1beta1` CronJob where discovery lacks the first; offline it prints `batch/v1`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,11 +21,13 @@ use anyhow::Result;
 use kube::api::PropagationPolicy;
 use serde_json::Value;
 
+use kube::core::GroupVersionKind;
 use shared::cli::{Context, UsageError};
 use shared::flags::{ChangeCauseRecorder, DryRunStrategy, PrintFlags};
 use shared::generate::{
     self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
 };
+use shared::resource::NoMapping;
 
 use crate::args::{Args, Explicit};
 use crate::create::{self, Created};
@@ -89,10 +92,9 @@ pub struct RunPodOptions {
     pub pod_running_timeout: Duration,
     /// `-o` and friends.
     pub print: PrintFlags,
-    /// `--cascade`, `--force`, `--grace-period`: how `--rm` deletes.
+    /// `--cascade`: how `--rm` deletes. `--force` and `--grace-period` are accepted
+    /// and, as in kubectl 1.32's run, change nothing (see `attach::Deletion`).
     pub cascade: PropagationPolicy,
-    pub force: bool,
-    pub grace_period: i64,
     /// `--record`: the change-cause annotation for every created object.
     pub recorder: Option<ChangeCauseRecorder>,
 }
@@ -183,8 +185,6 @@ impl RunPodOptions {
             pod_running_timeout: args.pod_running_timeout,
             print: args.print,
             cascade,
-            force: args.force,
-            grace_period: args.grace_period,
             recorder: ctx.recorder(),
         })
     }
@@ -337,21 +337,32 @@ impl RunPodOptions {
         Ok((obj, service))
     }
 
-    /// Runs the command: the whole of it for a client dry run, without any client.
+    /// Runs the command: the whole of it for a client dry run, where a configured
+    /// server is asked only for what its discovery cache lacks, and without a
+    /// kubeconfig nothing at all.
     pub async fn run(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
         if self.dry_run == DryRunStrategy::Client {
             let (namespace, enforce) = ctx.offline_namespace()?;
-            let out = &mut ctx.stdout;
-            let (obj, service) = self.build_objects(
-                &v,
-                v.generator.generator(),
-                enforce.then_some(namespace.as_str()),
-            )?;
-            let (mut obj, mut service) = (obj, service);
-            for o in std::iter::once(&mut obj).chain(service.as_mut()) {
-                with_go_zero_values(o);
+            let generator = self.generator(&v, ctx).await?;
+            let (obj, service) =
+                self.build_objects(&v, generator, enforce.then_some(namespace.as_str()))?;
+            // As kubectl's: each object is mapped through the server's discovery, so a
+            // group-version the server lacks fails here too (`no matches for kind …`);
+            // by the generator's kind, before overrides, as kubectl maps it.
+            let (group, version) = match generator.api_version().split_once('/') {
+                Some((group, version)) => (group, version),
+                None => ("", generator.api_version()),
+            };
+            let mut kinds = vec![GroupVersionKind::gvk(group, version, generator.kind())];
+            if service.is_some() {
+                kinds.push(GroupVersionKind::gvk("", "v1", "Service"));
             }
-            let printer = self.print.to_printer("created", self.dry_run)?;
+            for gvk in &kinds {
+                ctx.server_mapping(gvk).await?;
+            }
+            let out = &mut ctx.stdout;
+            // Printed as kubectl holds them: typed (Go's zero values and field order).
+            let printer = self.print.to_typed_printer("created", self.dry_run)?;
             // As kubectl: a service that fails to print (a template error) is
             // reported after the pod, unless the pod fails too.
             let mut service_error = None;
@@ -380,27 +391,37 @@ impl RunPodOptions {
         }
     }
 
+    /// The generator: an implicit `cronjob/v1` (`--schedule`) falls back to
+    /// `cronjob/v1beta1`, with 1.17's warning, where the server's discovery has no
+    /// `batch/v1` CronJob; offline it stays `cronjob/v1`.
+    async fn generator(&self, v: &Validated, ctx: &mut Context) -> Result<RunGenerator> {
+        let GeneratorChoice::Implicit(RunGenerator::CronJobV1) = v.generator else {
+            return Ok(v.generator.generator());
+        };
+        let v1 = GroupVersionKind::gvk("batch", "v1", "CronJob");
+        match ctx.server_mapping(&v1).await {
+            Ok(_) => Ok(RunGenerator::CronJobV1),
+            Err(e) if matches!(e.downcast_ref(), Some(NoMapping::NoMatch { .. })) => {
+                let fallback = RunGenerator::CronJobV1Beta1;
+                writeln!(
+                    ctx.stderr,
+                    "WARNING: New generator \"{}\" specified, but it isn't available. Falling back to \"{fallback}\".",
+                    RunGenerator::CronJobV1,
+                )?;
+                Ok(fallback)
+            }
+            Err(e) => Err(e.context("unable to discover the batch/v1 API")),
+        }
+    }
+
     async fn run_online(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
         let (namespace, _enforce) = ctx.namespace().await?;
         let client = ctx.client().await?;
+        let generator = self.generator(&v, ctx).await?;
         let (out, err) = (&mut ctx.stdout, &mut ctx.stderr);
-        let generator = match v.generator {
-            GeneratorChoice::Implicit(RunGenerator::CronJobV1) => {
-                let g = create::cron_job_generator(&client).await?;
-                if g != RunGenerator::CronJobV1 {
-                    writeln!(
-                        err,
-                        "WARNING: New generator \"{}\" specified, but it isn't available. Falling back to \"{}\".",
-                        RunGenerator::CronJobV1,
-                        g
-                    )?;
-                }
-                g
-            }
-            choice => choice.generator(),
-        };
         let (obj, service) = self.build_objects(&v, generator, None)?;
-        let printer = self.print.to_printer("created", self.dry_run)?;
+        // kubectl decodes the server's answer into its typed struct before printing.
+        let printer = self.print.to_typed_printer("created", self.dry_run)?;
         let target = create::Target {
             client: client.clone(),
             namespace: namespace.clone(),
@@ -441,8 +462,6 @@ impl RunPodOptions {
                 timeout: v.pod_running_timeout,
                 deletion: crate::attach::Deletion {
                     cascade: self.cascade.clone(),
-                    force: self.force,
-                    grace_period: self.grace_period,
                 },
             };
             let code = session.run(out, err).await?;
@@ -483,32 +502,6 @@ pub fn parse_cascade(value: &str, warnings: &mut dyn Write) -> Result<Propagatio
         "warning: --cascade={value} is deprecated (boolean value) and can be replaced with --cascade={replacement}."
     )?;
     Ok(policy)
-}
-
-/// Adds the `creationTimestamp: null` that kubectl's client dry run prints for every
-/// object metadata Go encodes (a zero `metav1.Time` is not omitted), so that
-/// `-o yaml` output is byte-identical to kubectl's. Only the metadata of the object,
-/// of a pod template, and of a job template are concerned.
-pub fn with_go_zero_values(obj: &mut Value) {
-    fn stamp(meta: &mut Value) {
-        if let Some(map) = meta.as_object_mut() {
-            map.entry("creationTimestamp").or_insert(Value::Null);
-        }
-    }
-    fn stamp_under(parent: Option<&mut Value>) {
-        if let Some(map) = parent.and_then(Value::as_object_mut) {
-            stamp(
-                map.entry("metadata")
-                    .or_insert_with(|| Value::Object(Default::default())),
-            );
-        }
-    }
-    if let Some(meta) = obj.get_mut("metadata") {
-        stamp(meta);
-    }
-    stamp_under(obj.pointer_mut("/spec/template"));
-    stamp_under(obj.pointer_mut("/spec/jobTemplate"));
-    stamp_under(obj.pointer_mut("/spec/jobTemplate/spec/template"));
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! the kubeconfig, namespace, discovery cache and client (each resolved once, when first
 //! asked for), `--record`'s recorder, which flags were typed, and the output writers.
 //!
-//! Resolution is lazy on purpose: a client dry run (`run-pod --dry-run=client`,
-//! `create-file --dry-run=client` of built-in kinds) never loads credentials nor
-//! builds a client, so it works offline, as the plugins promise.
+//! Resolution is lazy on purpose: a client dry run without a usable kubeconfig never
+//! loads credentials nor builds a client, so it works offline, as the plugins promise;
+//! with one, it maps its kinds through the server's discovery as kubectl does, from
+//! the disk cache when fresh (`server_mapping`), and builds a client only on a miss.
 
 use std::io::Write;
 use std::time::Duration;
@@ -16,7 +17,8 @@ use kube::{Client, Config};
 use tokio::sync::OnceCell;
 
 use crate::flags::{ChangeCauseRecorder, ConfigFlags, RecordFlags};
-use crate::resource::DiscoveryCache;
+use crate::resource::{DiscoveryCache, Mapping, RestMapper};
+use kube::core::GroupVersionKind;
 
 /// The run-time context of one plugin invocation.
 pub struct Context {
@@ -130,6 +132,27 @@ impl Context {
             self.flags.cache_dir.as_deref(),
             &config.cluster_url,
         ))
+    }
+
+    /// The REST mapping of `gvk` as the configured server's discovery has it, for a
+    /// command that sends nothing else (a client dry run maps its objects as kubectl's
+    /// does, so that it fails where the server lacks the kind): from the disk cache
+    /// when it is fresh and names the kind — no client is built and nothing is sent —,
+    /// else from one discovery request. `Ok(None)` when no kubeconfig is usable (none
+    /// found, or one that does not load): the command is offline and maps from the
+    /// built-in kinds itself. A kind the server lacks is a
+    /// [`crate::resource::NoMapping`] error.
+    pub async fn server_mapping(&self, gvk: &GroupVersionKind) -> Result<Option<Mapping>> {
+        if let Err(err) = self.config().await {
+            tracing::debug!(error = %err, "no usable kubeconfig: mapping offline");
+            return Ok(None);
+        }
+        let cache = self.discovery_cache().await?;
+        if let Some(mapping) = cache.as_ref().and_then(|c| c.mapping(gvk)) {
+            return Ok(Some(mapping));
+        }
+        let mut mapper = RestMapper::for_client(self.client().await?, cache);
+        Ok(Some(mapper.mapping(gvk).await?))
     }
 
     /// Installs the SIGINT/SIGTERM handlers and returns the handle the command checks

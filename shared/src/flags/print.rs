@@ -18,7 +18,7 @@
 use crate::flags::DryRunStrategy;
 use crate::printers::{
     self, GoTemplatePrinter, JsonPathPrinter, JsonPrinter, NamePrinter, OperationPrinter, Printer,
-    YamlPrinter,
+    TypedPrinter, YamlPrinter,
 };
 
 /// The Go-template formats of `-o`, each also accepted as `FORMAT=TEMPLATE`
@@ -121,6 +121,30 @@ impl PrintFlags {
         operation: &str,
         dry_run: DryRunStrategy,
     ) -> Result<Box<dyn Printer>, printers::Error> {
+        self.printer(operation, dry_run, false)
+    }
+
+    /// [`Self::to_printer`] for objects kubectl holds in its typed structs (`run`'s
+    /// objects and the server's answers to them): every printer sees them as
+    /// kubectl's typed encoding has them, and `-o json` writes their fields in Go's
+    /// struct order ([`printers::gojson`]). Kinds the typed table lacks print as
+    /// [`Self::to_printer`] prints them.
+    pub fn to_typed_printer(
+        &self,
+        operation: &str,
+        dry_run: DryRunStrategy,
+    ) -> Result<Box<dyn Printer>, printers::Error> {
+        Ok(Box::new(TypedPrinter(
+            self.printer(operation, dry_run, true)?,
+        )))
+    }
+
+    fn printer(
+        &self,
+        operation: &str,
+        dry_run: DryRunStrategy,
+        typed: bool,
+    ) -> Result<Box<dyn Printer>, printers::Error> {
         let show = self.show_managed_fields;
         let template = self.template.as_deref().filter(|t| !t.is_empty());
         // kubectl reads `--template` without `-o` as `-o go-template`; an explicit
@@ -133,6 +157,7 @@ impl PrintFlags {
             "json" => {
                 return Ok(Box::new(JsonPrinter {
                     show_managed_fields: show,
+                    typed,
                 }));
             }
             "yaml" => return Ok(Box::new(YamlPrinter::new(show))),
@@ -149,7 +174,8 @@ impl PrintFlags {
                 "go-template-file" | "templatefile" => read_template(text)?,
                 _ => text.to_string(),
             };
-            let printer = GoTemplatePrinter::new(&text, self.allow_missing_template_keys)?;
+            let printer =
+                GoTemplatePrinter::new(&text, self.allow_missing_template_keys)?.typed(typed);
             return Ok(Box::new(printer));
         }
         if let Some((format, text)) = template_format(output, template, &JSONPATH_FORMATS)? {

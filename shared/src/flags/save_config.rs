@@ -5,8 +5,9 @@
 //! `kubectl.kubernetes.io/last-applied-configuration`, with Go's final newline. How an
 //! emptied annotations map is serialised depends on how kubectl holds the object
 //! (checked with kubectl 1.32): `create -f` holds it unstructured, where setting an
-//! empty map writes `"annotations":{}` (and creates a missing `metadata`); `run` holds
-//! typed objects, whose `omitempty` drops it.
+//! empty map writes `"annotations":{}` (and creates a missing `metadata`), keys sorted;
+//! `run` holds typed objects, whose `omitempty` drops it, encoded in the Go struct's
+//! field order with its zero values (`crate::printers::gojson`).
 
 use serde_json::{Map, Value};
 
@@ -58,7 +59,12 @@ pub fn save_config(object: &mut Value, held: Held) -> Result<(), serde_json::Err
     if held == Held::Unstructured || !annotations.is_empty() {
         set(object, annotations.clone());
     }
-    let mut encoded = serde_json::to_string(object)?;
+    // Encoded as kubectl holds the object: typed in its Go struct's field order
+    // (`runtime.Encode` of the typed object), unstructured with keys sorted.
+    let mut encoded = match held {
+        Held::Typed => crate::printers::gojson::json(object, None),
+        Held::Unstructured => serde_json::to_string(object)?,
+    };
     encoded.push('\n');
     annotations.insert(LAST_APPLIED.into(), Value::String(encoded));
     set(object, annotations);
@@ -107,7 +113,7 @@ mod tests {
         let (_, text) = saved(pod, Held::Typed);
         assert_eq!(
             text,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n"
+            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\",\"creationTimestamp\":null},\"spec\":{\"containers\":null},\"status\":{}}\n"
         );
     }
 
@@ -126,5 +132,8 @@ mod tests {
             json!({"kind": "Pod", "metadata": {"name": "x", "annotations": {LAST_APPLIED: "old"}}});
         let (_, text) = saved(only_old, Held::Typed);
         assert_eq!(text, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}\n");
+        let only_old = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "annotations": {LAST_APPLIED: "old"}}});
+        let (_, text) = saved(only_old, Held::Typed);
+        assert!(text.starts_with("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"x\",\"creationTimestamp\":null},"), "{text}");
     }
 }

@@ -158,6 +158,19 @@ impl RunGenerator {
         }
     }
 
+    /// The `kind` of the generated object.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::RunPodV1 => "Pod",
+            Self::RunV1 => "ReplicationController",
+            Self::DeploymentAppsV1 | Self::DeploymentAppsV1Beta1 | Self::DeploymentV1Beta1 => {
+                "Deployment"
+            }
+            Self::JobV1 => "Job",
+            Self::CronJobV1 | Self::CronJobV1Beta1 | Self::CronJobV2Alpha1 => "CronJob",
+        }
+    }
+
     /// Generates the object as JSON.
     pub fn generate(self, params: &RunParams) -> Result<Value, Error> {
         let to_json = |r: Result<Value, serde_json::Error>| r.map_err(Error::Serialize);

@@ -164,9 +164,11 @@ pub fn parse_env(entries: &[String]) -> Result<Vec<EnvVar>, Error> {
             if !is_env_var_name(name) {
                 return Err(invalid());
             }
+            // Go's `omitempty` leaves an empty value out of kubectl's object (and of
+            // what it sends), so `C=` is a variable without `value`.
             Ok(EnvVar {
                 name: name.to_string(),
-                value: Some(value.to_string()),
+                value: (!value.is_empty()).then(|| value.to_string()),
                 value_from: None,
             })
         })

@@ -71,7 +71,7 @@ fn pod_with_every_parameter() {
             "spec": {
                 "containers": [{
                     "command": ["sh", "-c", "echo hi"],
-                    "env": [{"name": "DNS_DOMAIN", "value": "cluster"}, {"name": "EMPTY", "value": ""}],
+                    "env": [{"name": "DNS_DOMAIN", "value": "cluster"}, {"name": "EMPTY"}],
                     "image": "nginx:1.27",
                     "imagePullPolicy": "IfNotPresent",
                     "name": "web",
@@ -323,6 +323,22 @@ fn services_for_expose() {
     assert_eq!(v1["metadata"]["labels"], json!({"app": "x"}));
     assert_eq!(v1["spec"]["selector"], json!({"app": "x"}));
     assert_eq!(v1["spec"]["ports"][0]["name"], "default");
+}
+
+#[test]
+fn kind_and_api_version_are_the_generated_objects() {
+    let params = RunParams {
+        schedule: "@hourly".into(),
+        ..RunParams::new("x", "nginx")
+    };
+    for g in RunGenerator::ALL {
+        let obj = g.generate(&params).expect("generated");
+        assert_eq!(
+            (obj["apiVersion"].as_str(), obj["kind"].as_str()),
+            (Some(g.api_version()), Some(g.kind())),
+            "{g}"
+        );
+    }
 }
 
 #[test]

@@ -435,7 +435,7 @@ pub fn number_v(n: &serde_json::Number) -> String {
     }
 }
 
-fn json_string(s: &str, out: &mut String) {
+pub(crate) fn json_string(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -466,7 +466,7 @@ pub fn json(value: &Value, indent: Option<&str>) -> String {
     out
 }
 
-fn newline(indent: Option<&str>, depth: usize, out: &mut String) {
+pub(crate) fn newline(indent: Option<&str>, depth: usize, out: &mut String) {
     if let Some(unit) = indent {
         out.push('\n');
         for _ in 0..depth {
@@ -475,7 +475,7 @@ fn newline(indent: Option<&str>, depth: usize, out: &mut String) {
     }
 }
 
-fn write_json(value: &Value, indent: Option<&str>, depth: usize, out: &mut String) {
+pub(crate) fn write_json(value: &Value, indent: Option<&str>, depth: usize, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

@@ -40,6 +40,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod go_fmt;
+pub mod gojson;
 pub mod gotemplate;
 pub mod jsonpath;
 
@@ -154,6 +155,9 @@ pub trait Printer {
 pub struct JsonPrinter {
     /// Keep `metadata.managedFields` (`--show-managed-fields`).
     pub show_managed_fields: bool,
+    /// Write the objects as kubectl writes the ones it holds typed: in their Go
+    /// struct's field order ([`gojson`]), where the kind is one of its table.
+    pub typed: bool,
 }
 
 impl Printer for JsonPrinter {
@@ -162,7 +166,11 @@ impl Printer for JsonPrinter {
         // Go's json.MarshalIndent, not serde_json's pretty printer: kubectl escapes
         // `<`, `>`, `&`, U+2028 and U+2029 (`\u003c` …) and writes floats Go's way
         // (`1e+21`), and scripts diff the two outputs.
-        let mut text = go_fmt::json(obj.as_ref(), Some("    "));
+        let mut text = if self.typed {
+            gojson::json(obj.as_ref(), Some("    "))
+        } else {
+            go_fmt::json(obj.as_ref(), Some("    "))
+        };
         text.push('\n');
         out.write_all(text.as_bytes())
     }
@@ -213,6 +221,18 @@ pub fn to_yaml(value: &Value) -> io::Result<String> {
     Ok(text)
 }
 
+/// Any printer, given each object as kubectl holds it typed ([`gojson::normalize`]:
+/// zero `omitempty` fields dropped, Go's zero values written, fields the Go struct
+/// lacks dropped) — what kubectl's printers see of the objects `run` makes and of the
+/// server's answers to them. See [`crate::flags::PrintFlags::to_typed_printer`].
+pub struct TypedPrinter(pub Box<dyn Printer>);
+
+impl Printer for TypedPrinter {
+    fn print(&self, obj: &Value, out: &mut dyn Write) -> io::Result<()> {
+        self.0.print(&gojson::normalize(obj), out)
+    }
+}
+
 /// `-o name`: `resource.group/name` (`pod/web`, `deployment.apps/web`), one per line.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NamePrinter;
@@ -232,13 +252,14 @@ impl Printer for NamePrinter {
 /// debugging text to the *output* ("Error executing template: …. Printing more
 /// information for debugging the template:" with the template, the object as JSON and
 /// the object as Go sees it), then fails with `error executing template "T": …`; this
-/// printer does the same. The JSON is `encoding/json`'s, keys sorted: for objects
-/// read from files that is kubectl's text exactly; for objects kubectl builds itself
-/// (`kubectl run`) kubectl follows Go's struct field order instead.
+/// printer does the same. The JSON is `encoding/json`'s, keys sorted, as kubectl
+/// writes objects read from files; for objects kubectl holds typed (`kubectl run`'s)
+/// it follows Go's struct field order instead ([`GoTemplatePrinter::typed`]).
 #[derive(Debug, Clone)]
 pub struct GoTemplatePrinter {
     text: String,
     template: gotemplate::Template,
+    typed: bool,
 }
 
 impl GoTemplatePrinter {
@@ -252,7 +273,15 @@ impl GoTemplatePrinter {
         Ok(Self {
             text: template.to_string(),
             template: parsed.allow_missing_keys(allow_missing_keys),
+            typed: false,
         })
+    }
+
+    /// The debugging text of a failed template shows the object's JSON in its Go
+    /// struct's field order ([`gojson`]), as kubectl shows the objects it holds typed.
+    pub fn typed(mut self, typed: bool) -> Self {
+        self.typed = typed;
+        self
     }
 }
 
@@ -268,7 +297,11 @@ impl Printer for GoTemplatePrinter {
             "Error executing template: {}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{}\n\traw data was:\n\t\t{}\n\tobject given to template engine was:\n\t\t{}\n\n",
             err.message,
             self.text,
-            go_fmt::json(obj, None),
+            if self.typed {
+                gojson::json(obj, None)
+            } else {
+                go_fmt::json(obj, None)
+            },
             gotemplate::go_value(obj),
         )?;
         Err(io::Error::other(Error::GoTemplateExecute {

@@ -99,7 +99,8 @@ fn managed_fields_are_hidden_unless_asked_for() {
     assert!(
         print(
             &JsonPrinter {
-                show_managed_fields: true
+                show_managed_fields: true,
+                ..Default::default()
             },
             &obj
         )

@@ -217,7 +217,7 @@ impl ResourceError {
 
 /// Why discovery failed, as client-go's discovery client says it: kube's own text for
 /// an API error carries a `Debug` dump of the whole `Status`.
-fn discovery_reason(err: &kube::Error) -> String {
+pub(super) fn discovery_reason(err: &kube::Error) -> String {
     if let Some(no_answer) = crate::rest::bound::no_answer(err) {
         return no_answer;
     }

@@ -12,7 +12,10 @@
 //! Two more sources answer without the server: CRDs in the input itself (so a CRD and
 //! its instances can go in one run, and `--dry-run=client` maps them offline), and
 //! the built-in kinds of k8s-openapi, used first when [`RestMapper::prefer_builtins`]
-//! is set (client dry-run) and as the last resort when there is no server at all.
+//! is set (rolling-update's `-f`) and as the last resort when there is no server at
+//! all (a client dry run without a usable kubeconfig). A client dry run with a server
+//! maps through its discovery, as kubectl's does, so that a kind the server does not
+//! serve fails there too (issue 34).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -119,6 +122,14 @@ impl DiscoveryCache {
         self.dir.join(group_version).join("serverresources.json")
     }
 
+    /// The mapping of `gvk` from the cached list of its group-version, when that
+    /// list is fresh and names the kind: what a client dry run can learn of the
+    /// server without asking it.
+    pub fn mapping(&self, gvk: &GroupVersionKind) -> Option<Mapping> {
+        let list = self.load(&group_version(gvk))?;
+        find_resource(&list, &gvk.kind).map(|r| mapping_of(gvk, r))
+    }
+
     /// The cached list, if present, readable and younger than the TTL.
     fn load(&self, group_version: &str) -> Option<APIResourceList> {
         let path = self.file(group_version);
@@ -165,6 +176,23 @@ fn server_dir_name(server: &http::Uri) -> String {
             }
         })
         .collect()
+}
+
+/// Why [`RestMapper::mapping`] found no mapping, in kubectl's words.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoMapping {
+    /// Discovery answered, and nothing serves this kind in this version (the
+    /// RESTMapper's `NoKindMatchError`).
+    #[error("no matches for kind {kind:?} in version {group_version:?}")]
+    NoMatch {
+        /// The kind asked for.
+        kind: String,
+        /// Its `apiVersion`.
+        group_version: String,
+    },
+    /// Discovery for the group-version failed.
+    #[error("{}", super::error::discovery_reason(.0))]
+    Discovery(Arc<kube::Error>),
 }
 
 /// Why a kind has no mapping.
@@ -219,7 +247,7 @@ impl RestMapper {
     }
 
     /// Answers built-in kinds from k8s-openapi's table before asking the server
-    /// (`--dry-run=client`, where no request should be needed for common kinds).
+    /// (rolling-update's `-f`, which 1.17 read with its compiled-in types).
     pub fn prefer_builtins(mut self, yes: bool) -> Self {
         self.prefer_builtins = yes;
         self
@@ -290,6 +318,18 @@ impl RestMapper {
         }
     }
 
+    /// The mapping of `gvk`: [`Self::prepare`] for it, then what was found.
+    pub async fn mapping(&mut self, gvk: &GroupVersionKind) -> Result<Mapping, NoMapping> {
+        self.prepare([gvk.clone()]).await;
+        self.lookup(gvk).map_err(|e| match e {
+            LookupError::NoMatch => NoMapping::NoMatch {
+                kind: gvk.kind.clone(),
+                group_version: group_version(gvk),
+            },
+            LookupError::Discovery(e) => NoMapping::Discovery(e),
+        })
+    }
+
     /// The mapping of `gvk`, from what [`Self::prepare`] found.
     pub(crate) fn lookup(&self, gvk: &GroupVersionKind) -> Result<Mapping, LookupError> {
         let builtin = || builtin::find(&gvk.group, &gvk.version, &gvk.kind).map(|b| b.mapping());
@@ -306,13 +346,7 @@ impl RestMapper {
         }
         match self.served.get(&group_version(gvk)) {
             Some(Ok(Some(list))) => find_resource(list, &gvk.kind)
-                .map(|r| Mapping {
-                    group: gvk.group.clone(),
-                    version: gvk.version.clone(),
-                    kind: gvk.kind.clone(),
-                    resource: r.name.clone(),
-                    namespaced: r.namespaced,
-                })
+                .map(|r| mapping_of(gvk, r))
                 .ok_or(LookupError::NoMatch),
             Some(Err(e)) => Err(LookupError::Discovery(e.clone())),
             Some(Ok(None)) | None => Err(LookupError::NoMatch),
@@ -325,6 +359,19 @@ fn group_version(gvk: &GroupVersionKind) -> String {
         gvk.version.clone()
     } else {
         format!("{}/{}", gvk.group, gvk.version)
+    }
+}
+
+fn mapping_of(
+    gvk: &GroupVersionKind,
+    r: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource,
+) -> Mapping {
+    Mapping {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+        resource: r.name.clone(),
+        namespaced: r.namespaced,
     }
 }
 

@@ -53,7 +53,7 @@ pub use builtin::mapping_at;
 pub use decode::MAX_YAML_DEPTH;
 pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
-pub use mapper::{Discover, DiscoveryCache, RestMapper};
+pub use mapper::{Discover, DiscoveryCache, NoMapping, RestMapper};
 pub use selector::parse_selector;
 pub use server_schema::ServerSchema;
 pub use source::{MAX_DIRECTORY_BYTES, MAX_LOCAL_BYTES, read_local};

@@ -212,31 +212,6 @@ fn args_before_and_after_the_dash_are_container_args() {
 }
 
 #[test]
-fn go_zero_values_follow_go_encoding() {
-    let mut cron = serde_json::json!({"metadata": {"name": "c"}, "spec": {"jobTemplate": {"spec": {"template": {"spec": {}}}}}});
-    with_go_zero_values(&mut cron);
-    assert_eq!(cron["metadata"]["creationTimestamp"], Value::Null);
-    assert!(
-        cron["metadata"]
-            .as_object()
-            .expect("map")
-            .contains_key("creationTimestamp")
-    );
-    assert!(
-        cron["spec"]["jobTemplate"]["metadata"]
-            .as_object()
-            .expect("map")
-            .contains_key("creationTimestamp")
-    );
-    assert!(
-        cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"]
-            .as_object()
-            .expect("map")
-            .contains_key("creationTimestamp")
-    );
-}
-
-#[test]
 fn cascade_values_are_kubectls() {
     let parse = |value: &str| {
         let mut warnings = Vec::new();

@@ -176,3 +176,35 @@ fn cache_dir_roots_the_discovery_cache() {
         .map(|root| DiscoveryCache::for_server(&root, &uri).dir().to_path_buf());
     assert_eq!(default, expected);
 }
+
+#[tokio::test]
+async fn mapping_reads_the_cache_and_says_no_match_in_kubectls_words() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
+    // Nothing cached yet: the cache alone knows nothing.
+    assert!(cache.mapping(&gvk("apps", "v1", "Deployment")).is_none());
+    let fake = FakeDiscovery::standard();
+    let mut m = mapper(&fake, Some(cache.clone()));
+    let deployment = m
+        .mapping(&gvk("apps", "v1", "Deployment"))
+        .await
+        .expect("served");
+    assert_eq!(deployment.resource, "deployments");
+    // Now the cache answers without discovery.
+    let cached = cache
+        .mapping(&gvk("apps", "v1", "Deployment"))
+        .expect("cached");
+    assert_eq!(
+        (cached.resource.as_str(), cached.namespaced),
+        ("deployments", true)
+    );
+    assert!(cache.mapping(&gvk("apps", "v1", "Gadget")).is_none());
+    let err = m
+        .mapping(&gvk("example.com", "v1", "Widget"))
+        .await
+        .expect_err("not served");
+    assert_eq!(
+        err.to_string(),
+        "no matches for kind \"Widget\" in version \"example.com/v1\""
+    );
+}
