@@ -204,7 +204,8 @@ impl Session {
             ..Default::default()
         };
         let mut attached = pods.attach(&name, &params).await?;
-        if self.stdin && !self.quiet {
+        // kubectl's attach prints it unless quiet, with or without stdin.
+        if !self.quiet {
             writeln!(
                 err,
                 "If you don't see a command prompt, try pressing enter."
@@ -384,12 +385,24 @@ mod tokio_util_like {
 }
 
 /// Sends the terminal size now and whenever it changes, as kubectl's resize queue does
-/// (an unchanged size is not sent again).
+/// (an unchanged size is not sent again). The first size is sent one column and one
+/// row larger and then as it is, as kubectl does ("so that attach-detach-reattach
+/// will result in the screen being redrawn"): a shell with line editing redraws its
+/// prompt on the change, so a user attaching to one sees it without pressing Enter.
 async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
     let Some(mut resized) = Resized::listen() else {
         return;
     };
     let mut last = None;
+    if let Ok((width, height)) = crossterm::terminal::size() {
+        let larger = TerminalSize {
+            width: width.saturating_add(1),
+            height: height.saturating_add(1),
+        };
+        if tx.send(larger).await.is_err() {
+            return;
+        }
+    }
     loop {
         if let Ok(size) = crossterm::terminal::size()
             && last != Some(size)
