@@ -76,6 +76,11 @@ fn quote(arg: &str) -> String {
 /// Runs `case` with `kubectl SUBCOMMAND -n NS …` in its shell; returns the
 /// transcript with the namespace replaced by `NS`.
 fn run(case: &Case, subcommand: &str, ns: &str) -> String {
+    run_until(case, subcommand, ns, &format!("rc={}\r\n", case.rc))
+}
+
+/// [`run`], the command's end recognised by `end` (its `rc=N` line).
+fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
     let mut command = format!("kubectl {subcommand} -n {ns}");
     for arg in case.args {
         command.push(' ');
@@ -84,7 +89,8 @@ fn run(case: &Case, subcommand: &str, ns: &str) -> String {
     if let Some(input) = case.pipe {
         command = format!("printf '%s\\n' {} | {command}", quote(input));
     }
-    let script = format!("{command}; echo rc=$?; read line; echo got=$line");
+    // The shell outlives a Ctrl-C that reaches the command, as an interactive one does.
+    let script = format!("trap : INT; {command}; echo rc=$?; read line; echo got=$line");
     let mut typist = Typist::start(&script, case.size.0, case.size.1, &[]);
     for step in &case.steps {
         match *step {
@@ -96,7 +102,7 @@ fn run(case: &Case, subcommand: &str, ns: &str) -> String {
         }
     }
     // The command has ended: what is typed now belongs to the user's shell.
-    typist.wait_for(&format!("rc={}\r\n", case.rc));
+    typist.wait_for(end);
     typist.type_keys("hello\r");
     typist.wait_for("got=hello\r\n");
     let (code, transcript) = typist.finish();
@@ -499,4 +505,41 @@ async fn a_tty_asked_for_with_stdin_from_a_pipe() {
     case.pipe = Some("echo hi; exit 3");
     case.shows = &["Unable to use a TTY - input is not a terminal or the right kind of file\r\n"];
     beside_kubectl("pty-it-pipe", case).await;
+}
+
+/// A difference listed in the README: Ctrl-C while the command waits for the pod.
+/// kubectl's interrupt handler exits 1 at once and leaves the pod `--rm` promised to
+/// delete; run-pod deletes it and exits 130.
+#[tokio::test]
+async fn ctrl_c_while_waiting_for_the_pod_still_removes_it() {
+    let cluster = tests::harness::cluster();
+    let theirs_ns = cluster.namespace("pty-wait-int-kubectl").await;
+    let ours_ns = cluster.namespace("pty-wait-int").await;
+    let case = std::sync::Arc::new(Case::new(
+        &[
+            "-i",
+            "--rm",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--annotations=sim.kubeplug.io/never-ready=true",
+            "--",
+            "sh",
+        ],
+        vec![Pause(3000), Type("\x03")],
+        0,
+    ));
+    let (c1, c2) = (case.clone(), case.clone());
+    let (n1, n2) = (theirs_ns.name.clone(), ours_ns.name.clone());
+    let theirs = tokio::task::spawn_blocking(move || run_until(&c1, "run", &n1, "rc=1\r\n"));
+    let ours = tokio::task::spawn_blocking(move || run_until(&c2, "run-pod", &n2, "rc=130\r\n"));
+    let (theirs, ours) = (
+        theirs.await.expect("kubectl's run"),
+        ours.await.expect("run-pod's run"),
+    );
+    assert_eq!(theirs, "^Crc=1\r\nhello\r\ngot=hello\r\n");
+    assert_eq!(
+        ours,
+        "^Cpod \"q\" deleted\r\nrc=130\r\nhello\r\ngot=hello\r\n"
+    );
 }
