@@ -21,9 +21,11 @@ enum Step {
     Wait(&'static str),
     /// Types the keys, one at a time.
     Type(&'static str),
-    /// Does nothing for a while (ms): the pause before typing into a fresh session,
-    /// since keys typed before the plugin takes the terminal raw are echoed by it.
+    /// Does nothing for a while (ms).
     Pause(u64),
+    /// Waits until the command has made the terminal raw: keys typed before that are
+    /// echoed by the terminal, and the transcript would depend on the machine's speed.
+    Raw,
     /// Resizes the window (columns, rows).
     Resize(u16, u16),
     /// Waits, outside the terminal, for pod NAME of the case's namespace to be Ready
@@ -31,15 +33,19 @@ enum Step {
     PodReady(&'static str),
 }
 
-use Step::{Pause, PodReady, Resize, Type, Wait};
+use Step::{Pause, PodReady, Raw, Resize, Type, Wait};
 
-/// The prompt of the container's shell (`--env=PS1=…`).
+/// The prompt of the container's shell (`--env=PS1=…`), and a pod that is ready a
+/// second after its shell started: by then the shell has printed its first prompt,
+/// which no attach sees (as on a real cluster, where it is the reason for kubectl's
+/// hint); a shell slower than the attach would print it into the session.
 const PS1: &str = "--env=PS1=pod# ";
+const SETTLED: &str = "--annotations=sim.kubeplug.io/ready-after-ms=1000";
 const PROMPT: &str = "pod# ";
 const HINT: &str = "If you don't see a command prompt, try pressing enter.\r\n";
 
-/// A fresh `-it` session: the hint, a pause, Enter, the prompt.
-const ENTER_SESSION: [Step; 4] = [Wait(HINT), Pause(800), Type("\r"), Wait(PROMPT)];
+/// A fresh `-it` session: the hint, the terminal raw, a pause, Enter, the prompt.
+const ENTER_SESSION: [Step; 5] = [Wait(HINT), Raw, Pause(300), Type("\r"), Wait(PROMPT)];
 
 struct Case {
     /// The arguments after `kubectl run -n NS` / `kubectl run-pod -n NS`.
@@ -99,6 +105,7 @@ fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
             Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
             Resize(cols, rows) => typist.resize(cols, rows),
             PodReady(name) => pod_ready(ns, name),
+            Raw => typist.wait_raw(),
         }
     }
     // The command has ended: what is typed now belongs to the user's shell.
@@ -174,6 +181,7 @@ const IT_RM: &[&str] = &[
     "--image=busybox",
     "--restart=Never",
     PS1,
+    SETTLED,
     "--",
     "sh",
 ];
@@ -209,6 +217,7 @@ async fn ctrl_c_goes_to_the_shell_in_the_pod() {
     let mut steps = ENTER_SESSION.to_vec();
     steps.extend([
         Type("sleep 30\r"),
+        Wait("sleep 30\r\n"),
         Pause(800),
         Type("\x03"),
         Wait(PROMPT),
@@ -230,6 +239,7 @@ async fn it_without_rm_leaves_the_pod_and_reports_its_exit() {
             "--image=busybox",
             "--restart=Never",
             PS1,
+            SETTLED,
             "--",
             "sh",
         ],
@@ -250,6 +260,7 @@ async fn session_ended_tells_how_to_resume() {
             "--image=busybox",
             "--restart=Always",
             PS1,
+            SETTLED,
             "--",
             "sh",
         ],
@@ -284,7 +295,8 @@ async fn window_size_reaches_the_pod_before_and_during_the_session() {
 async fn quiet_says_nothing_but_the_pod_s_words() {
     let steps = vec![
         PodReady("shell"),
-        Pause(1500),
+        Raw,
+        Pause(300),
         Type("\r"),
         Wait(PROMPT),
         Type("exit 3\r"),
@@ -298,6 +310,7 @@ async fn quiet_says_nothing_but_the_pod_s_words() {
             "--image=busybox",
             "--restart=Never",
             PS1,
+            SETTLED,
             "--",
             "sh",
         ],
@@ -376,6 +389,8 @@ async fn a_pod_that_never_starts_times_out() {
 
 #[tokio::test]
 async fn a_pod_that_already_exited_shows_its_logs() {
+    // Ready only long after its process ended: the commands find it finished (else
+    // whether they attach in time would decide what they print).
     let mut case = Case::new(
         &[
             "-it",
@@ -383,6 +398,7 @@ async fn a_pod_that_already_exited_shows_its_logs() {
             "q",
             "--image=busybox",
             "--restart=Never",
+            "--annotations=sim.kubeplug.io/ready-after-ms=5000",
             "--",
             "sh",
             "-c",

@@ -201,6 +201,35 @@ impl Typist {
         }
     }
 
+    /// Waits until a program has taken the terminal raw (no line editing, no echo):
+    /// keys typed before that are echoed by the terminal itself, which a person
+    /// typing at human speed never sees but a loaded test machine could.
+    #[track_caller]
+    pub fn wait_raw(&mut self) {
+        use rustix::termios::LocalModes;
+        let deadline = std::time::Instant::now() + WAIT;
+        let name = rustix::pty::ptsname(&self.master, Vec::new()).unwrap();
+        loop {
+            // A fresh descriptor each time: one kept open would keep the terminal alive.
+            let slave = rustix::fs::open(
+                name.as_c_str(),
+                rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+            let modes = rustix::termios::tcgetattr(&slave).unwrap().local_modes;
+            if !modes.intersects(LocalModes::ICANON | LocalModes::ECHO) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the terminal was not made raw within {WAIT:?}; it shows:\n{:?}",
+                String::from_utf8_lossy(&self.transcript())
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Types `keys` one byte at a time, 30 ms apart, as fingers do.
     pub fn type_keys(&mut self, keys: &str) {
         for key in keys.bytes() {
