@@ -506,7 +506,7 @@ async fn attach_without_stdin_shows_the_output() {
             "--",
             "sh",
             "-c",
-            "sleep 3; echo done; exit 2",
+            "sleep 6; echo done; exit 2",
         ],
         vec![],
         2,

@@ -203,14 +203,15 @@ impl Session {
             tty,
             ..Default::default()
         };
-        let mut attached = pods.attach(&name, &params).await?;
-        // kubectl's attach prints it unless quiet, with or without stdin.
+        // kubectl's attach prints it unless quiet, with or without stdin, before it
+        // connects (so it also precedes a failed attach's warning).
         if !self.quiet {
             writeln!(
                 err,
                 "If you don't see a command prompt, try pressing enter."
             )?;
         }
+        let mut attached = pods.attach(&name, &params).await?;
         let raw = tty.then(RawMode::enable).transpose()?;
         let mut tasks = Vec::new();
         if let Some(mut remote_out) = attached.stdout() {
