@@ -31,6 +31,8 @@
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
 //!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
+//!   as a person types (issue 33).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -41,6 +43,7 @@ mod credentials;
 mod dist;
 mod fidelity;
 mod hostile;
+mod interactive;
 mod kubelet;
 mod node;
 mod paused_server;

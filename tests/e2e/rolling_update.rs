@@ -82,7 +82,7 @@ pub(crate) fn rc(
 
 const READY_300MS: &[(&str, &str)] = &[("sim.kubeplug.io/ready-after-ms", "300")];
 
-async fn create_ready(rcs: &Api<ReplicationController>, rc: &ReplicationController) {
+pub(crate) async fn create_ready(rcs: &Api<ReplicationController>, rc: &ReplicationController) {
     rcs.create(&PostParams::default(), rc)
         .await
         .expect("create rc");

@@ -101,3 +101,193 @@ pub async fn on_terminal(
         screen: terminal.join().unwrap(),
     }
 }
+
+/// A shell on a pseudo-terminal of its own, driven the way a person at a terminal
+/// drives it: keys typed one at a time with pauses, the screen read while it is
+/// written, the window resized. The shell is a session leader with the terminal as
+/// its controlling terminal (`setsid --ctty`, util-linux), so the terminal's job
+/// control works as in a real one: Ctrl-C and Ctrl-Z become signals for the
+/// foreground process group, `SIGWINCH` reaches it on a resize, and a program that
+/// takes the terminal raw gets the keys as bytes.
+pub struct Typist {
+    master: std::fs::File,
+    transcript: std::sync::Arc<(std::sync::Mutex<Vec<u8>>, std::sync::Condvar)>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    child: std::process::Child,
+    /// How far [`Typist::wait_for`] has read: each wait looks past the last one.
+    seen: usize,
+}
+
+/// How long one expected text may take to appear: a bound, so that a run that
+/// hangs (the bug of issue 33) fails instead of stalling the test run.
+pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Typist {
+    /// Starts `sh -c script` on a new terminal of `cols` × `rows`, with `env` added to
+    /// the harness's environment (`PATH` with the plugins first, `KUBECONFIG`).
+    pub fn start(script: &str, cols: u16, rows: u16, env: &[(&str, &str)]) -> Self {
+        use std::process::{Command, Stdio};
+        let cluster = tests::harness::cluster();
+        let (master, slave) = open_pty(cols);
+        let size = rustix::termios::Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        rustix::termios::tcsetwinsize(&master, size).unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![cluster.plugin_dir.clone()];
+        paths.extend(std::env::split_paths(&path));
+        let child = Command::new("setsid")
+            .args(["--ctty", "sh", "-c", script])
+            .env("PATH", std::env::join_paths(paths).unwrap())
+            .env("KUBECONFIG", &cluster.kubeconfig)
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("TERM", "xterm")
+            .env_remove("NO_COLOR")
+            .envs(env.iter().copied())
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .unwrap();
+        let transcript =
+            std::sync::Arc::new((std::sync::Mutex::new(Vec::new()), std::sync::Condvar::new()));
+        let mut from_terminal = std::fs::File::from(master.try_clone().unwrap());
+        let shared = transcript.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // EIO once the last process holding the terminal is gone.
+            while let Ok(n @ 1..) = std::io::Read::read(&mut from_terminal, &mut buf) {
+                let (text, arrived) = &*shared;
+                text.lock().unwrap().extend_from_slice(&buf[..n]);
+                arrived.notify_all();
+            }
+        });
+        Typist {
+            master: std::fs::File::from(master),
+            transcript,
+            reader: Some(reader),
+            child,
+            seen: 0,
+        }
+    }
+
+    /// Everything the terminal showed so far.
+    pub fn transcript(&self) -> Vec<u8> {
+        self.transcript.0.lock().unwrap().clone()
+    }
+
+    /// Waits until `text` appears after what earlier waits saw; panics with the
+    /// transcript after [`WAIT`].
+    #[track_caller]
+    pub fn wait_for(&mut self, text: &str) {
+        let deadline = std::time::Instant::now() + WAIT;
+        let (lock, arrived) = &*self.transcript;
+        let mut shown = lock.lock().unwrap();
+        loop {
+            if let Some(at) = find(&shown[self.seen..], text.as_bytes()) {
+                self.seen += at + text.len();
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(
+                !left.is_zero(),
+                "{text:?} did not appear within {WAIT:?}; the terminal shows:\n{:?}",
+                String::from_utf8_lossy(&shown)
+            );
+            shown = arrived.wait_timeout(shown, left).unwrap().0;
+        }
+    }
+
+    /// Waits until a program has taken the terminal raw (no line editing, no echo):
+    /// keys typed before that are echoed by the terminal itself, which a person
+    /// typing at human speed never sees but a loaded test machine could.
+    #[track_caller]
+    pub fn wait_raw(&mut self) {
+        use rustix::termios::LocalModes;
+        let deadline = std::time::Instant::now() + WAIT;
+        let name = rustix::pty::ptsname(&self.master, Vec::new()).unwrap();
+        loop {
+            // A fresh descriptor each time: one kept open would keep the terminal alive.
+            let slave = rustix::fs::open(
+                name.as_c_str(),
+                rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .unwrap();
+            let modes = rustix::termios::tcgetattr(&slave).unwrap().local_modes;
+            if !modes.intersects(LocalModes::ICANON | LocalModes::ECHO) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the terminal was not made raw within {WAIT:?}; it shows:\n{:?}",
+                String::from_utf8_lossy(&self.transcript())
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Types `keys` one byte at a time, 30 ms apart, as fingers do.
+    pub fn type_keys(&mut self, keys: &str) {
+        for key in keys.bytes() {
+            std::io::Write::write_all(&mut self.master, &[key]).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+    }
+
+    /// Resizes the window; the kernel sends `SIGWINCH` to the foreground.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        let size = rustix::termios::Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        rustix::termios::tcsetwinsize(&self.master, size).unwrap();
+    }
+
+    /// Waits for the shell to end (bounded by [`WAIT`]; killed past it) and returns
+    /// its exit code and the whole transcript.
+    pub fn finish(mut self) -> (Option<i32>, Vec<u8>) {
+        let deadline = std::time::Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the shell did not end within {WAIT:?}; the terminal shows:\n{:?}",
+                    String::from_utf8_lossy(&self.transcript())
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // The reader ends when no process holds the terminal any more; a program left
+        // behind holding it must not stall the test.
+        let reader = self.reader.take().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !reader.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (status.code(), self.transcript())
+    }
+}
+
+impl Drop for Typist {
+    fn drop(&mut self) {
+        // A failed test leaves nothing behind: the shell leads its own session and
+        // process group, which its kubectl shares (`sh -c` has no job control).
+        if let Some(group) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

@@ -27,6 +27,8 @@ use shared::cli::SilentExit;
 
 use crate::create::Created;
 
+mod stdin;
+
 /// How long output may keep arriving after the attach session reported its end.
 const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -95,7 +97,7 @@ impl Session {
         // deferred delete runs before CheckErr prints), with the container's exit code.
         match result.map_err(|e| e.downcast::<ContainerExit>()) {
             Err(Ok(exit)) => {
-                let _ = writeln!(err, "error: {}", exit.message);
+                let _ = err.write_all(exit.report().as_bytes());
                 Err(SilentExit(exit.code).into())
             }
             Err(Err(other)) => Err(other),
@@ -200,14 +202,16 @@ impl Session {
             tty,
             ..Default::default()
         };
-        let mut attached = pods.attach(&name, &params).await?;
-        if self.stdin && !self.quiet {
+        // kubectl's attach prints it unless quiet, with or without stdin, before it
+        // connects (so it also precedes a failed attach's warning).
+        if !self.quiet {
             writeln!(
                 err,
                 "If you don't see a command prompt, try pressing enter."
             )?;
         }
-        let _raw = tty.then(RawMode::enable).transpose()?;
+        let mut attached = pods.attach(&name, &params).await?;
+        let raw = tty.then(RawMode::enable).transpose()?;
         let mut tasks = Vec::new();
         if let Some(mut remote_out) = attached.stdout() {
             tasks.push(tokio::spawn(async move {
@@ -219,17 +223,29 @@ impl Session {
                 let _ = tokio::io::copy(&mut remote_err, &mut tokio::io::stderr()).await;
             }));
         }
-        // stdin is read until EOF; it is aborted rather than awaited when the remote ends.
-        let stdin_task = attached.stdin().map(|mut remote_in| {
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut remote_in).await;
-                // End of file for the container, as kubectl sends it (v5 protocol's
-                // close-stdin). It must be an explicit shutdown: kube's writer is one
-                // half of an in-memory pipe, and dropping it signals nothing, so a
-                // container reading stdin would wait forever.
-                let _ = tokio::io::AsyncWriteExt::shutdown(&mut remote_in).await;
-            })
-        });
+        // stdin is read until end of file or the end of the session, whichever comes
+        // first (see `stdin`: nothing typed after the session is taken from the shell).
+        let mut stdin_stop = None;
+        let stdin_task = match attached.stdin() {
+            Some(mut remote_in) => {
+                let (mut chunks, stop) = stdin::start().context("unable to read stdin")?;
+                stdin_stop = Some(stop);
+                Some(tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt as _;
+                    while let Some(Ok(chunk)) = chunks.recv().await {
+                        if remote_in.write_all(&chunk).await.is_err() {
+                            return;
+                        }
+                    }
+                    // End of file for the container, as kubectl sends it (v5 protocol's
+                    // close-stdin). It must be an explicit shutdown: kube's writer is one
+                    // half of an in-memory pipe, and dropping it signals nothing, so a
+                    // container reading stdin would wait forever.
+                    let _ = remote_in.shutdown().await;
+                }))
+            }
+            None => None,
+        };
         let resize_task = if tty {
             attached
                 .terminal_size()
@@ -255,6 +271,10 @@ impl Session {
             }
             None => attached.join().await,
         };
+        // The session is over: stop reading the user's terminal before anything else.
+        if let Some(mut stop) = stdin_stop {
+            stop.stop();
+        }
         for task in tasks {
             // Output still in flight is copied; a stream the server never ends is not waited for.
             if tokio::time::timeout(STREAM_DRAIN, task).await.is_err() {
@@ -264,8 +284,11 @@ impl Session {
         for task in stdin_task.into_iter().chain(resize_task) {
             task.abort();
         }
+        // kubectl restores the terminal before its last words (`t.Safe` returns first).
+        drop(raw);
         joined.map_err(|e| anyhow!("{e}"))?;
-        if tty && self.restart_policy == "Always" {
+        // kubectl's reattachMessage: stdin on a raw terminal, not quiet, restart Always.
+        if tty && !self.quiet && self.restart_policy == "Always" {
             println!(
                 "Session ended, resume using 'kubectl attach {name} -c {} -i -t' command when the pod is running",
                 container.unwrap_or_default()
@@ -357,12 +380,24 @@ mod tokio_util_like {
 }
 
 /// Sends the terminal size now and whenever it changes, as kubectl's resize queue does
-/// (an unchanged size is not sent again).
+/// (an unchanged size is not sent again). The first size is sent one column and one
+/// row larger and then as it is, as kubectl does ("so that attach-detach-reattach
+/// will result in the screen being redrawn"): a shell with line editing redraws its
+/// prompt on the change, so a user attaching to one sees it without pressing Enter.
 async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
     let Some(mut resized) = Resized::listen() else {
         return;
     };
     let mut last = None;
+    if let Ok((width, height)) = crossterm::terminal::size() {
+        let larger = TerminalSize {
+            width: width.saturating_add(1),
+            height: height.saturating_add(1),
+        };
+        if tx.send(larger).await.is_err() {
+            return;
+        }
+    }
     loop {
         if let Ok(size) = crossterm::terminal::size()
             && last != Some(size)
@@ -506,8 +541,8 @@ async fn wait_for_pod(
         .map_err(|_| anyhow!("timed out waiting for the condition"))?
 }
 
-/// A container that exited non-zero: kubectl prints `error: MESSAGE` and exits with
-/// the container's code (its `uexec.CodeExitError`).
+/// A container that exited non-zero: kubectl prints `MESSAGE` (no `error: `) and exits
+/// with the container's code (its `uexec.CodeExitError`).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ContainerExit {
@@ -515,6 +550,18 @@ pub struct ContainerExit {
     pub message: String,
     /// The exit code to use.
     pub code: u8,
+}
+
+impl ContainerExit {
+    /// What kubectl's `CheckErr` prints for a `uexec.CodeExitError`: the message as
+    /// it is, without `error: `, and a newline only when it lacks one (`fatal`).
+    pub fn report(&self) -> String {
+        if self.message.ends_with('\n') {
+            self.message.clone()
+        } else {
+            format!("{}\n", self.message)
+        }
+    }
 }
 
 /// The command's outcome from the finished pod, as kubectl run reports it.
@@ -585,6 +632,16 @@ mod tests {
         let exit = err.downcast_ref::<ContainerExit>().expect("container exit");
         assert_eq!(exit.code, 3);
         assert_eq!(exit.message, "pod ns/x terminated (Error)\n");
+        // kubectl 1.32: `pod ns/x terminated (Error)` alone on stderr, exit code 3.
+        assert_eq!(exit.report(), "pod ns/x terminated (Error)\n");
+        let with_message = ContainerExit {
+            message: "pod ns/x terminated (Error)\nout of memory".into(),
+            code: 1,
+        };
+        assert_eq!(
+            with_message.report(),
+            "pod ns/x terminated (Error)\nout of memory\n"
+        );
         let unknown = pod(
             serde_json::json!({"metadata": {"name": "x", "namespace": "ns"}, "status": {"phase": "Failed"}}),
         );

@@ -1,0 +1,561 @@
+//! `kubectl run-pod` on a real pseudo-terminal beside `kubectl run` (issue 33): the
+//! same keystrokes, typed with pauses into a shell that runs the command as a user's
+//! shell does (`sh -c '…; echo rc=$?; read line; echo got=$line'`), must leave the
+//! same bytes on the terminal. The line typed after the command ended must reach
+//! that shell: a plugin that keeps reading the terminal after its session swallowed
+//! it, and stayed in the foreground until Enter.
+//!
+//! Each case runs once with `kubectl run` and once with `kubectl run-pod`, at the
+//! same time, each in a namespace of its own; the namespace is the only text
+//! normalised. The containers are the simulated node's processes: `sh` is the host's
+//! shell on a terminal of the node's, with `PS1` set so its prompt is known.
+
+use std::time::Duration;
+
+use crate::terminal::Typist;
+
+/// One thing the person at the terminal does.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Waits until the text is on the terminal (after what the last wait saw).
+    Wait(&'static str),
+    /// Types the keys, one at a time.
+    Type(&'static str),
+    /// Does nothing for a while (ms).
+    Pause(u64),
+    /// Waits until the command has made the terminal raw: keys typed before that are
+    /// echoed by the terminal, and the transcript would depend on the machine's speed.
+    Raw,
+    /// Resizes the window (columns, rows).
+    Resize(u16, u16),
+    /// Waits, outside the terminal, for pod NAME of the case's namespace to be Ready
+    /// (with `--quiet` nothing on the terminal says the session has started).
+    PodReady(&'static str),
+}
+
+use Step::{Pause, PodReady, Raw, Resize, Type, Wait};
+
+/// The prompt of the container's shell (`--env=PS1=…`), and a pod that is ready a
+/// second after its shell started: by then the shell has printed its first prompt,
+/// which no attach sees (as on a real cluster, where it is the reason for kubectl's
+/// hint); a shell slower than the attach would print it into the session.
+const PS1: &str = "--env=PS1=pod# ";
+const SETTLED: &str = "--annotations=sim.kubeplug.io/ready-after-ms=1000";
+const PROMPT: &str = "pod# ";
+const HINT: &str = "If you don't see a command prompt, try pressing enter.\r\n";
+
+/// A fresh `-it` session: the hint, the terminal raw, a pause, Enter, the prompt.
+const ENTER_SESSION: [Step; 5] = [Wait(HINT), Raw, Pause(300), Type("\r"), Wait(PROMPT)];
+
+struct Case {
+    /// The arguments after `kubectl run -n NS` / `kubectl run-pod -n NS`.
+    args: &'static [&'static str],
+    /// Text piped into the command (`printf %s TEXT | kubectl …`) instead of the terminal.
+    pipe: Option<&'static str>,
+    /// The terminal's size at the start (columns, rows).
+    size: (u16, u16),
+    steps: Vec<Step>,
+    /// The command's exit code, as its shell reports it.
+    rc: i32,
+    /// Texts the transcript must hold (beyond being kubectl's).
+    shows: &'static [&'static str],
+}
+
+impl Case {
+    fn new(args: &'static [&'static str], steps: Vec<Step>, rc: i32) -> Self {
+        Case {
+            args,
+            pipe: None,
+            size: (100, 30),
+            steps,
+            rc,
+            shows: &[],
+        }
+    }
+}
+
+/// Single quotes for `sh`.
+fn quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// Runs `case` with `kubectl SUBCOMMAND -n NS …` in its shell; returns the
+/// transcript with the namespace replaced by `NS`.
+fn run(case: &Case, subcommand: &str, ns: &str) -> String {
+    run_until(case, subcommand, ns, &format!("rc={}\r\n", case.rc))
+}
+
+/// [`run`], the command's end recognised by `end` (its `rc=N` line).
+fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
+    let mut command = format!("kubectl {subcommand} -n {ns}");
+    for arg in case.args {
+        command.push(' ');
+        command.push_str(&quote(arg));
+    }
+    if let Some(input) = case.pipe {
+        command = format!("printf '%s\\n' {} | {command}", quote(input));
+    }
+    // The shell outlives a Ctrl-C that reaches the command, as an interactive one does.
+    let script = format!("trap : INT; {command}; echo rc=$?; read line; echo got=$line");
+    let mut typist = Typist::start(&script, case.size.0, case.size.1, &[]);
+    for step in &case.steps {
+        match *step {
+            Wait(text) => typist.wait_for(text),
+            Type(keys) => typist.type_keys(keys),
+            Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            Resize(cols, rows) => typist.resize(cols, rows),
+            PodReady(name) => pod_ready(ns, name),
+            Raw => typist.wait_raw(),
+        }
+    }
+    // The command has ended: what is typed now belongs to the user's shell.
+    typist.wait_for(end);
+    typist.type_keys("hello\r");
+    typist.wait_for("got=hello\r\n");
+    let (code, transcript) = typist.finish();
+    let shown = String::from_utf8_lossy(&transcript).replace(ns, "NS");
+    assert_eq!(
+        code,
+        Some(0),
+        "{subcommand}: the shell's exit code; it shows {shown:?}"
+    );
+    shown
+}
+
+fn pod_ready(ns: &str, name: &str) {
+    // `kubectl wait` fails at once on a pod that is not there yet.
+    let deadline = std::time::Instant::now() + crate::terminal::WAIT;
+    loop {
+        let out = tests::harness::cluster()
+            .kubectl()
+            .args(["wait", "-n", ns, "--for=condition=Ready", "--timeout=60s"])
+            .arg(format!("pod/{name}"))
+            .run();
+        if out.code == 0 {
+            return;
+        }
+        assert!(
+            out.stderr.contains("NotFound") && std::time::Instant::now() < deadline,
+            "pod {name} never ready: {}",
+            out.stderr
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Runs `case` with kubectl and with the plugin and compares the terminals.
+async fn beside_kubectl(test: &str, case: Case) {
+    let cluster = tests::harness::cluster();
+    let theirs_ns = cluster.namespace(&format!("{test}-kubectl")).await;
+    let ours_ns = cluster.namespace(test).await;
+    let case = std::sync::Arc::new(case);
+    let (theirs, ours) = {
+        let (c1, c2) = (case.clone(), case.clone());
+        let (n1, n2) = (theirs_ns.name.clone(), ours_ns.name.clone());
+        let theirs = tokio::task::spawn_blocking(move || run(&c1, "run", &n1));
+        let ours = tokio::task::spawn_blocking(move || run(&c2, "run-pod", &n2));
+        (
+            theirs.await.expect("kubectl's run"),
+            ours.await.expect("run-pod's run"),
+        )
+    };
+    for text in case.shows {
+        assert!(ours.contains(text), "no {text:?} in {ours:?}");
+    }
+    assert_eq!(
+        lines(&ours),
+        lines(&theirs),
+        "run-pod's terminal (left) differs from kubectl's (right)"
+    );
+}
+
+/// A transcript split after each line feed, so that a difference names its line.
+fn lines(transcript: &str) -> Vec<&str> {
+    transcript.split_inclusive('\n').collect()
+}
+
+const IT_RM: &[&str] = &[
+    "-it",
+    "--rm",
+    "shell",
+    "--image=busybox",
+    "--restart=Never",
+    PS1,
+    SETTLED,
+    "--",
+    "sh",
+];
+
+#[tokio::test]
+async fn it_rm_exit_code_comes_back_and_the_shell_gets_the_next_line() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.extend([
+        Type("echo hi\r"),
+        Wait("hi\r\n"),
+        Wait(PROMPT),
+        Type("exit 3\r"),
+    ]);
+    let mut case = Case::new(IT_RM, steps, 3);
+    case.shows = &[
+        "pod \"shell\" deleted\r\npod NS/shell terminated (Error)\r\nrc=3\r\n",
+        "got=hello",
+    ];
+    beside_kubectl("pty-exit", case).await;
+}
+
+#[tokio::test]
+async fn it_rm_ctrl_d_ends_the_shell() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.push(Type("\x04"));
+    let mut case = Case::new(IT_RM, steps, 0);
+    case.shows = &["pod \"shell\" deleted\r\nrc=0\r\n"];
+    beside_kubectl("pty-ctrl-d", case).await;
+}
+
+#[tokio::test]
+async fn ctrl_c_goes_to_the_shell_in_the_pod() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.extend([
+        Type("sleep 30\r"),
+        Wait("sleep 30\r\n"),
+        Pause(800),
+        Type("\x03"),
+        Wait(PROMPT),
+        Type("exit 4\r"),
+    ]);
+    let mut case = Case::new(IT_RM, steps, 4);
+    case.shows = &["pod NS/shell terminated (Error)\r\nrc=4\r\n"];
+    beside_kubectl("pty-ctrl-c", case).await;
+}
+
+#[tokio::test]
+async fn it_without_rm_leaves_the_pod_and_reports_its_exit() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.push(Type("exit 5\r"));
+    let case = Case::new(
+        &[
+            "-it",
+            "shell",
+            "--image=busybox",
+            "--restart=Never",
+            PS1,
+            SETTLED,
+            "--",
+            "sh",
+        ],
+        steps,
+        5,
+    );
+    beside_kubectl("pty-no-rm", case).await;
+}
+
+#[tokio::test]
+async fn session_ended_tells_how_to_resume() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.push(Type("exit\r"));
+    let mut case = Case::new(
+        &[
+            "-it",
+            "shell",
+            "--image=busybox",
+            "--restart=Always",
+            PS1,
+            SETTLED,
+            "--",
+            "sh",
+        ],
+        steps,
+        0,
+    );
+    case.shows = &[
+        "Session ended, resume using 'kubectl attach shell -c shell -i -t' command when the pod is running\r\n",
+    ];
+    beside_kubectl("pty-resume", case).await;
+}
+
+#[tokio::test]
+async fn window_size_reaches_the_pod_before_and_during_the_session() {
+    let mut steps = ENTER_SESSION.to_vec();
+    steps.extend([
+        Type("stty size\r"),
+        Wait("30 100\r\n"),
+        Wait(PROMPT),
+        Resize(90, 20),
+        Pause(500),
+        Type("stty size\r"),
+        Wait("20 90\r\n"),
+        Wait(PROMPT),
+        Type("exit\r"),
+    ]);
+    let case = Case::new(IT_RM, steps, 0);
+    beside_kubectl("pty-resize", case).await;
+}
+
+#[tokio::test]
+async fn quiet_says_nothing_but_the_pod_s_words() {
+    let steps = vec![
+        PodReady("shell"),
+        Raw,
+        Pause(300),
+        Type("\r"),
+        Wait(PROMPT),
+        Type("exit 3\r"),
+    ];
+    let mut case = Case::new(
+        &[
+            "-it",
+            "--rm",
+            "-q",
+            "shell",
+            "--image=busybox",
+            "--restart=Never",
+            PS1,
+            SETTLED,
+            "--",
+            "sh",
+        ],
+        steps,
+        3,
+    );
+    case.shows = &["pod NS/shell terminated (Error)\r\nrc=3\r\n"];
+    beside_kubectl("pty-quiet", case).await;
+}
+
+const I_RM: &[&str] = &[
+    "-i",
+    "--rm",
+    "q",
+    "--image=busybox",
+    "--restart=Never",
+    "--",
+    "sh",
+];
+
+#[tokio::test]
+async fn stdin_from_a_pipe_without_a_tty() {
+    let mut case = Case::new(I_RM, vec![Wait("hi\r\n")], 3);
+    case.pipe = Some("echo hi; exit 3");
+    case.shows = &["pod NS/q terminated (Error)\r\nrc=3\r\n"];
+    beside_kubectl("pty-pipe", case).await;
+}
+
+#[tokio::test]
+async fn stdin_from_the_terminal_without_a_tty() {
+    // The terminal stays cooked: it echoes the line, the pod's shell answers it.
+    let steps = vec![
+        Wait(HINT),
+        Pause(800),
+        Type("echo hi\r"),
+        Wait("hi\r\nhi\r\n"),
+        Type("exit 3\r"),
+    ];
+    let mut case = Case::new(I_RM, steps, 3);
+    case.shows = &["pod NS/q terminated (Error)\r\nrc=3\r\n"];
+    beside_kubectl("pty-i", case).await;
+}
+
+#[tokio::test]
+async fn ctrl_d_on_the_terminal_is_end_of_file() {
+    let steps = vec![
+        Wait(HINT),
+        Pause(800),
+        Type("echo hi\r"),
+        Wait("hi\r\nhi\r\n"),
+        Type("\x04"),
+    ];
+    let case = Case::new(I_RM, steps, 0);
+    beside_kubectl("pty-i-eof", case).await;
+}
+
+#[tokio::test]
+async fn a_pod_that_never_starts_times_out() {
+    let case = Case::new(
+        &[
+            "-i",
+            "--rm",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--pod-running-timeout=3s",
+            "--annotations=sim.kubeplug.io/never-ready=true",
+            "--",
+            "sh",
+        ],
+        vec![],
+        1,
+    );
+    beside_kubectl("pty-never-ready", case).await;
+}
+
+#[tokio::test]
+async fn a_pod_that_already_exited_shows_its_logs() {
+    // Ready only long after its process ended: the commands find it finished (else
+    // whether they attach in time would decide what they print).
+    let mut case = Case::new(
+        &[
+            "-it",
+            "--rm",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--annotations=sim.kubeplug.io/ready-after-ms=5000",
+            "--",
+            "sh",
+            "-c",
+            "echo bye; exit 3",
+        ],
+        vec![],
+        3,
+    );
+    case.shows = &["bye\r\r\n"];
+    beside_kubectl("pty-exited", case).await;
+}
+
+#[tokio::test]
+async fn attach_false_only_creates() {
+    let case = Case::new(
+        &[
+            "-i",
+            "--attach=false",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "sleep 1",
+        ],
+        vec![],
+        0,
+    );
+    beside_kubectl("pty-no-attach", case).await;
+}
+
+/// rolling-update's bar on a terminal, stopped by Ctrl-C in the middle: it stops,
+/// says how to resume, exits 130, and leaves the terminal as it found it (`stty -a`
+/// the same before and after). kubectl 1.32 has no rolling-update to compare with.
+#[tokio::test]
+async fn ctrl_c_during_rolling_update_leaves_the_terminal_sane() {
+    use crate::rolling_update::{OLD_IMAGE, create_ready, rc};
+    use k8s_openapi::api::core::v1::ReplicationController;
+    let cluster = tests::harness::cluster();
+    let ns = cluster.namespace("pty-ru").await;
+    let rcs: kube::Api<ReplicationController> =
+        kube::Api::namespaced(cluster.client().await, ns.as_str());
+    // Slow pods: the update lasts long enough to be interrupted.
+    create_ready(
+        &rcs,
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            3,
+            &[("sim.kubeplug.io/ready-after-ms", "1500")],
+        ),
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    // The shell traps SIGINT so that it outlives the Ctrl-C and can look at the
+    // terminal afterwards; the plugin gets the signal's default disposition back.
+    let script = format!(
+        "trap 'echo trapped' INT; stty -a > {before}; \
+         kubectl rolling-update -n {ns} web web-v2 --image={NEW} --update-period=0; \
+         echo rc=$?; stty -a > {after}; read line; echo got=$line",
+        before = before.display(),
+        after = after.display(),
+        ns = ns.as_str(),
+        NEW = crate::rolling_update::NEW_IMAGE,
+    );
+    let transcript = tokio::task::spawn_blocking(move || {
+        let mut typist = Typist::start(&script, 100, 30, &[]);
+        // The bar is drawing once the new controller has a pod.
+        typist.wait_for("new 1/3");
+        typist.type_keys("\x03");
+        typist.wait_for("rc=130\r\n");
+        typist.type_keys("hello\r");
+        typist.wait_for("got=hello\r\n");
+        typist.finish()
+    })
+    .await
+    .expect("the terminal's run");
+    let shown = String::from_utf8_lossy(&transcript.1).into_owned();
+    assert_eq!(transcript.0, Some(0), "{shown:?}");
+    assert!(shown.contains("interrupted by SIGINT"), "{shown:?}");
+    let (before, after) = (
+        std::fs::read_to_string(&before).expect("stty -a before"),
+        std::fs::read_to_string(&after).expect("stty -a after"),
+    );
+    assert!(
+        before.contains("icanon") && before.contains(" echo"),
+        "{before}"
+    );
+    assert_eq!(after, before, "stty -a after the interrupted update");
+}
+
+#[tokio::test]
+async fn attach_without_stdin_shows_the_output() {
+    let mut case = Case::new(
+        &[
+            "--attach",
+            "--rm",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "sleep 6; echo done; exit 2",
+        ],
+        vec![],
+        2,
+    );
+    case.shows = &["done\r\n"];
+    beside_kubectl("pty-attach", case).await;
+}
+
+#[tokio::test]
+async fn a_tty_asked_for_with_stdin_from_a_pipe() {
+    let mut case = Case::new(IT_RM, vec![Wait("hi\r\r\n")], 3);
+    case.pipe = Some("echo hi; exit 3");
+    case.shows = &["Unable to use a TTY - input is not a terminal or the right kind of file\r\n"];
+    beside_kubectl("pty-it-pipe", case).await;
+}
+
+/// A difference listed in the README: Ctrl-C while the command waits for the pod.
+/// kubectl's interrupt handler exits 1 at once and leaves the pod `--rm` promised to
+/// delete; run-pod deletes it and exits 130.
+#[tokio::test]
+async fn ctrl_c_while_waiting_for_the_pod_still_removes_it() {
+    let cluster = tests::harness::cluster();
+    let theirs_ns = cluster.namespace("pty-wait-int-kubectl").await;
+    let ours_ns = cluster.namespace("pty-wait-int").await;
+    let case = std::sync::Arc::new(Case::new(
+        &[
+            "-i",
+            "--rm",
+            "q",
+            "--image=busybox",
+            "--restart=Never",
+            "--annotations=sim.kubeplug.io/never-ready=true",
+            "--",
+            "sh",
+        ],
+        vec![Pause(3000), Type("\x03")],
+        0,
+    ));
+    let (c1, c2) = (case.clone(), case.clone());
+    let (n1, n2) = (theirs_ns.name.clone(), ours_ns.name.clone());
+    let theirs = tokio::task::spawn_blocking(move || run_until(&c1, "run", &n1, "rc=1\r\n"));
+    let ours = tokio::task::spawn_blocking(move || run_until(&c2, "run-pod", &n2, "rc=130\r\n"));
+    let (theirs, ours) = (
+        theirs.await.expect("kubectl's run"),
+        ours.await.expect("run-pod's run"),
+    );
+    assert_eq!(theirs, "^Crc=1\r\nhello\r\ngot=hello\r\n");
+    assert_eq!(
+        ours,
+        "^Cpod \"q\" deleted\r\nrc=130\r\nhello\r\ngot=hello\r\n"
+    );
+}
