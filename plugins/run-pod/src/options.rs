@@ -199,7 +199,9 @@ impl RunPodOptions {
             anyhow::bail!("required flag(s) \"image\" not set");
         };
         if self.name.as_deref().is_none_or(str::is_empty) {
-            return Err(usage("NAME is required for run".into()));
+            // kubectl 1.37 words its run checks as plain errors, without the usage hint
+            // 1.32 added (the newer wording wins where the two differ).
+            anyhow::bail!("NAME is required for run");
         }
         let timeout = self.pod_running_timeout;
         if timeout.is_zero() {
@@ -211,13 +213,11 @@ impl RunPodOptions {
             anyhow::bail!("--image is required");
         }
         if !generate::is_valid_image_reference(image) {
-            anyhow::bail!("Invalid image name {image:?}: invalid reference format");
+            anyhow::bail!("invalid image name {image:?}: invalid reference format");
         }
         let p = &self.params;
         if p.tty && !p.stdin {
-            return Err(usage(
-                "-i/--stdin is required for containers with -t/--tty=true".into(),
-            ));
+            anyhow::bail!("-i/--stdin is required for containers with -t/--tty=true");
         }
         if p.stdin && p.replicas != 1 {
             return Err(usage(format!(
@@ -226,13 +226,19 @@ impl RunPodOptions {
             )));
         }
         if self.expose && p.port.is_empty() {
-            return Err(usage("--port must be set when exposing a service".into()));
+            anyhow::bail!("--port must be set when exposing a service");
+        }
+        // Go's strconv.Atoi: an optional sign and decimal digits, 64-bit.
+        if !p.port.is_empty() && p.port.parse::<i64>().is_err() {
+            anyhow::bail!("--port must be a number");
         }
         let restart_policy = match self.restart.as_str() {
             "" if p.stdin => "OnFailure",
             "" => "Always",
             r @ ("Always" | "OnFailure" | "Never") => r,
-            other => return Err(usage(format!("invalid restart policy: {other}"))),
+            other => anyhow::bail!(
+                "invalid restart policy: {other}, valid values are: Always, OnFailure, Never"
+            ),
         }
         .to_string();
         if restart_policy != "Always" && p.replicas != 1 {

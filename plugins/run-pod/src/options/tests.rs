@@ -77,13 +77,13 @@ fn usage_errors_and_plain_errors() {
         )
     };
     plain(&["x"], "required flag(s) \"image\" not set");
-    usage(&["--image=nginx"], "NAME is required for run");
+    plain(&["--image=nginx"], "NAME is required for run");
     plain(&["x", "--image="], "--image is required");
     plain(
         &["x", "--image=Bad"],
-        "Invalid image name \"Bad\": invalid reference format",
+        "invalid image name \"Bad\": invalid reference format",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "-t"],
         "-i/--stdin is required for containers with -t/--tty=true",
     );
@@ -91,13 +91,14 @@ fn usage_errors_and_plain_errors() {
         &["x", "--image=nginx", "-i", "-r", "2"],
         "-i/--stdin requires that replicas is 1, found 2",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "--expose"],
         "--port must be set when exposing a service",
     );
-    usage(
+    plain(&["x", "--image=nginx", "--port=80x"], "--port must be a number");
+    plain(
         &["x", "--image=nginx", "--restart=Maybe"],
-        "invalid restart policy: Maybe",
+        "invalid restart policy: Maybe, valid values are: Always, OnFailure, Never",
     );
     usage(
         &["x", "--image=nginx", "--restart=Never", "-r", "3"],
