@@ -13,6 +13,31 @@ pub enum Error {
     /// the lines near a syntax error of a kubeconfig are often a token or a key.
     #[error("error loading config file \"{}\": {reason}", path.display())]
     Kubeconfig { path: PathBuf, reason: String },
+    /// `--kubeconfig` names a file that does not exist: Go's `stat PATH: no such file
+    /// or directory`, which client-go returns as it is.
+    #[error("{0}")]
+    KubeconfigMissing(String),
+    /// Several kubeconfig files of `KUBECONFIG` could not be read: client-go's
+    /// aggregate, one line each ([`crate::cli::format_error`] prints it without
+    /// `error: `, as kubectl's `CheckErr` prints an aggregate).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    KubeconfigFiles(Vec<Error>),
+    /// `--user` (or the context's user) names no user of the kubeconfig: client-go's
+    /// `getAuthInfo`. Nothing is sent, never anonymously.
+    #[error("auth info {0:?} does not exist")]
+    AuthInfoNotFound(String),
+    /// `--context` names no context of the kubeconfig: client-go's `getContext`.
+    #[error("context {0:?} does not exist")]
+    ContextNotFound(String),
+    /// `--cluster` (or the context's cluster) names no cluster of the kubeconfig:
+    /// client-go's `getCluster`.
+    #[error("cluster {0:?} does not exist")]
+    ClusterNotFound(String),
+    /// The kubeconfig's `current-context` names no context: client-go's
+    /// `ConfirmUsable`, printed by kubectl's `CheckErr` as `Error in configuration:
+    /// …` without `error: ` ([`crate::cli::format_error`]).
+    #[error("context was not found for specified context: {0}")]
+    CurrentContextNotFound(String),
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
     KubeconfigMerge(#[source] kube::config::KubeconfigError),
@@ -84,6 +109,33 @@ fn invalid_auth_info(errors: &[String]) -> String {
             }
             text
         }
+    }
+}
+
+/// A failed file operation in Go's `*PathError` words: `stat /x: no such file or
+/// directory`, `read /x: is a directory` (the path as given, the errno's text as Go's
+/// `syscall.Errno` spells it: lower case, no `(os error N)`).
+pub fn go_path_error(op: &str, path: &std::path::Path, err: &std::io::Error) -> String {
+    format!("{op} {}: {}", path.display(), go_errno_text(err))
+}
+
+/// An OS error's text as Go's `syscall.Errno.Error()` gives it. Go's table is
+/// strerror's wording with a lower-case first letter, for the errors people meet;
+/// anything else is the OS's text treated the same way.
+pub fn go_errno_text(err: &std::io::Error) -> String {
+    let Some(code) = err.raw_os_error() else {
+        return err.to_string();
+    };
+    // std prints `Description (os error N)`: keep the description.
+    let text = err.to_string();
+    let text = text
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&text)
+        .to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
     }
 }
 
