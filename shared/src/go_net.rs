@@ -320,6 +320,30 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
     Some(format!("Unable to connect to the server: {}", failure.text))
 }
 
+/// Go's `url.Error` for the request that failed, as it was sent (`Post
+/// "https://…/api/v1/namespaces/ns/configmaps?…": dial tcp …`): create -f's words
+/// after `error when creating "f.yaml": `. `None` when `err` is no transport failure
+/// or no request is known, and for a request cut by the client's bound (its own
+/// words, from `error::error_chain`).
+pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
+    if chain(err)
+        .iter()
+        .any(|e| crate::rest::bound::no_answer(*e).is_some())
+    {
+        return None;
+    }
+    let failure = failure(err)?;
+    let (method, uri) = failure.request?;
+    // Go's url.Error names the method as net/http's client does: `Post`, `Get`.
+    let method = method.as_str();
+    let op: String = method
+        .chars()
+        .take(1)
+        .chain(method.chars().skip(1).flat_map(char::to_lowercase))
+        .collect();
+    Some(format!("{op} \"{uri}\": {}", failure.text))
+}
+
 /// Go's `url.Error` for a failed request to `path` of the server (`Get
 /// "https://host:port/api?timeout=32s": dial tcp …`), with the URL kubectl's client
 /// would have asked: the server of the request that failed, `path`, and the discovery

@@ -28,11 +28,16 @@
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
 //!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
+//! - `config_errors`: the errors users meet most — a missing context, cluster or
+//!   user, a missing or unreadable kubeconfig, an unreachable or untrusted server —
+//!   every class × three plugins beside kubectl; `--user=nope` sends nothing, by the
+//!   audit log (issue 35).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
 mod colour;
+mod config_errors;
 mod create_file;
 mod create_file_faults;
 mod credentials;

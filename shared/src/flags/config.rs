@@ -478,8 +478,16 @@ impl ConfigFlags {
         // `HTTPS_PROXY` alone, and tests `NO_PROXY` against the proxy's address rather
         // than the server's; without `proxy-url` the client reads the environment per
         // destination as Go's `ProxyFromEnvironment` does (`crate::client`).
-        if proxy_url.is_none() {
-            config.proxy_url = None;
+        // And it is kept whatever `NO_PROXY` says (kube drops it when `NO_PROXY` names
+        // the server): client-go's `http.ProxyURL` takes every request through it.
+        match proxy_url {
+            None => config.proxy_url = None,
+            Some(proxy) if config.proxy_url.is_none() => {
+                config.proxy_url = Some(proxy.parse().map_err(|e| {
+                    Error::Proxy(format!("unable to parse proxy-url {proxy:?}: {e}"))
+                })?);
+            }
+            Some(_) => {}
         }
         self.apply_overrides(&mut config)?;
         // client-go's kubeconfig validation of the user, flags applied.
