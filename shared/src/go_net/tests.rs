@@ -243,3 +243,19 @@ fn an_api_answer_is_not_a_transport_failure() {
     assert!(failure(&err).is_none());
     assert!(standard_message(&err).is_none());
 }
+
+/// A step of ours that words the failure in Go's words is printed without the client
+/// stack's own text after it (`error::error_chain`), as `--match-server-version`'s
+/// kubectl does: `couldn't read version from server: Get "…/version?timeout=32s": …`.
+#[tokio::test]
+async fn a_worded_failure_is_not_followed_by_the_stack_s_text() {
+    let port = closed_port();
+    let err = get(&client(&format!("https://127.0.0.1:{port}"), None, None)).await;
+    let err = anyhow::Error::new(crate::error::Error::ServerVersionUnreadable(err));
+    assert_eq!(
+        crate::cli::format_error(&err),
+        format!(
+            "error: couldn't read version from server: Get \"https://127.0.0.1:{port}/version?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        )
+    );
+}
