@@ -135,9 +135,36 @@ pub fn format_error(err: &anyhow::Error) -> String {
         {
             return cause.to_string();
         }
+        match cause.downcast_ref::<crate::error::Error>() {
+            // client-go's loader returns an aggregate of the files it could not read;
+            // CheckErr prints one of them as any error, several one per line, bare.
+            Some(crate::error::Error::KubeconfigFiles(errors)) => {
+                return errors.iter().map(|e| format!("{e}\n")).collect();
+            }
+            // ConfirmUsable's ErrConfigurationInvalid: CheckErr's MultilineError.
+            Some(e @ crate::error::Error::CurrentContextNotFound(_)) => {
+                return format!("Error in configuration: {e}\n");
+            }
+            _ => {}
+        }
         // kubectl gets credentials while connecting, so its CheckErr says this.
         if let Some(credentials) = cause.downcast_ref::<crate::credentials::CredentialsError>() {
             return format!("Unable to connect to the server: {credentials}");
+        }
+    }
+    // A request that got no answer, not framed by a step of ours: kubectl's
+    // StandardErrorMessage of Go's url.Error (crate::go_net, the one mapping).
+    for cause in err.chain() {
+        if cause.is::<crate::error::Error>() || cause.is::<crate::resource::ResourceError>() {
+            break;
+        }
+        if let Some(crate::go_net::Unreachable(message)) = cause.downcast_ref() {
+            return message.clone();
+        }
+        if (cause.is::<kube::Error>() || cause.is::<crate::client::Requested>())
+            && let Some(message) = crate::go_net::standard_message(cause)
+        {
+            return message;
         }
     }
     format!("error: {}", crate::error::error_chain(err.as_ref()))
@@ -225,6 +252,31 @@ mod tests {
         assert_eq!(
             format_error(&anyhow::Error::new(two)),
             "Error in configuration: \n* a\n* b"
+        );
+    }
+
+    /// client-go's loader aggregate and ConfirmUsable's error, printed as kubectl's
+    /// CheckErr prints them: bare lines, each ending in a newline.
+    #[test]
+    fn kubeconfig_problems_read_as_kubectl_prints_them() {
+        let gone = crate::error::Error::CurrentContextNotFound("gone".into());
+        assert_eq!(
+            format_error(&anyhow::Error::new(gone)),
+            "Error in configuration: context was not found for specified context: gone\n"
+        );
+        let file = |p: &str| crate::error::Error::Kubeconfig {
+            path: p.into(),
+            reason: format!("read {p}: is a directory"),
+        };
+        let two = crate::error::Error::KubeconfigFiles(vec![file("a"), file("b")]);
+        assert_eq!(
+            format_error(&anyhow::Error::new(two)),
+            "error loading config file \"a\": read a: is a directory\nerror loading config file \"b\": read b: is a directory\n"
+        );
+        let missing = crate::error::Error::AuthInfoNotFound("nope".into());
+        assert_eq!(
+            format_error(&anyhow::Error::new(missing)),
+            "error: auth info \"nope\" does not exist"
         );
     }
 

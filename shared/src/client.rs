@@ -158,6 +158,28 @@ fn load(data: Option<&str>, path: Option<&str>) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// A request that got no answer, with its method and URL, which Go's `url.Error`
+/// names (`Get "https://…": …`) and hyper's errors do not. Its text is its cause's:
+/// the Go wording is [`crate::go_net`]'s, read from the fields.
+#[derive(Debug)]
+pub struct Requested {
+    pub method: http::Method,
+    pub uri: http::Uri,
+    source: BoxError,
+}
+
+impl std::fmt::Display for Requested {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for Requested {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
+
 /// One line per request at `-v=6` (target `http`, at INFO, which the lower levels'
 /// filters leave out), as kubectl's round tripper logs it: method, URL, status and
 /// time. Never headers: they carry the credentials.
@@ -168,14 +190,14 @@ impl<S, B, R> tower::Service<http::Request<B>> for Logged<S>
 where
     S: tower::Service<http::Request<B>, Response = http::Response<R>>,
     S::Future: Send + 'static,
-    S::Error: std::fmt::Display,
+    S::Error: std::fmt::Display + Into<BoxError>,
 {
     type Response = S::Response;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, BoxError>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.0.poll_ready(cx)
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
@@ -194,7 +216,14 @@ where
                     tracing::info!(target: "http", "{method} {uri} failed after {ms} milliseconds: {e}");
                 }
             }
-            response
+            // The request a failure belongs to, which Go's `url.Error` names.
+            response.map_err(|source| {
+                Box::new(Requested {
+                    method,
+                    uri,
+                    source: source.into(),
+                }) as BoxError
+            })
         })
     }
 }

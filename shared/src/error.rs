@@ -13,6 +13,31 @@ pub enum Error {
     /// the lines near a syntax error of a kubeconfig are often a token or a key.
     #[error("error loading config file \"{}\": {reason}", path.display())]
     Kubeconfig { path: PathBuf, reason: String },
+    /// `--kubeconfig` names a file that does not exist: Go's `stat PATH: no such file
+    /// or directory`, which client-go returns as it is.
+    #[error("{0}")]
+    KubeconfigMissing(String),
+    /// Several kubeconfig files of `KUBECONFIG` could not be read: client-go's
+    /// aggregate, one line each ([`crate::cli::format_error`] prints it without
+    /// `error: `, as kubectl's `CheckErr` prints an aggregate).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    KubeconfigFiles(Vec<Error>),
+    /// `--user` (or the context's user) names no user of the kubeconfig: client-go's
+    /// `getAuthInfo`. Nothing is sent, never anonymously.
+    #[error("auth info {0:?} does not exist")]
+    AuthInfoNotFound(String),
+    /// `--context` names no context of the kubeconfig: client-go's `getContext`.
+    #[error("context {0:?} does not exist")]
+    ContextNotFound(String),
+    /// `--cluster` (or the context's cluster) names no cluster of the kubeconfig:
+    /// client-go's `getCluster`.
+    #[error("cluster {0:?} does not exist")]
+    ClusterNotFound(String),
+    /// The kubeconfig's `current-context` names no context: client-go's
+    /// `ConfirmUsable`, printed by kubectl's `CheckErr` as `Error in configuration:
+    /// …` without `error: ` ([`crate::cli::format_error`]).
+    #[error("context was not found for specified context: {0}")]
+    CurrentContextNotFound(String),
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
     KubeconfigMerge(#[source] kube::config::KubeconfigError),
@@ -66,11 +91,17 @@ pub enum Error {
     #[error("{0}")]
     Client(String),
     /// `--match-server-version`: `/version` could not be read.
-    #[error("couldn't read version from server: {0}")]
+    #[error("couldn't read version from server: {}", version_reason(.0))]
     ServerVersionUnreadable(#[source] kube::Error),
     /// `--match-server-version`: the server is another version (both in Go's `%#v`).
     #[error("server version ({server}) differs from client version ({client})")]
     ServerVersionMismatch { server: String, client: String },
+}
+
+/// Why `/version` could not be read: Go's url.Error for a request that got no answer
+/// (`Get "https://…/version?timeout=32s": dial tcp …`, `crate::go_net`).
+fn version_reason(err: &kube::Error) -> String {
+    crate::go_net::url_error(err, "/version").unwrap_or_else(|| err.to_string())
 }
 
 fn invalid_auth_info(errors: &[String]) -> String {
@@ -84,6 +115,33 @@ fn invalid_auth_info(errors: &[String]) -> String {
             }
             text
         }
+    }
+}
+
+/// A failed file operation in Go's `*PathError` words: `stat /x: no such file or
+/// directory`, `read /x: is a directory` (the path as given, the errno's text as Go's
+/// `syscall.Errno` spells it: lower case, no `(os error N)`).
+pub fn go_path_error(op: &str, path: &std::path::Path, err: &std::io::Error) -> String {
+    format!("{op} {}: {}", path.display(), go_errno_text(err))
+}
+
+/// An OS error's text as Go's `syscall.Errno.Error()` gives it. Go's table is
+/// strerror's wording with a lower-case first letter, for the errors people meet;
+/// anything else is the OS's text treated the same way.
+pub fn go_errno_text(err: &std::io::Error) -> String {
+    let Some(code) = err.raw_os_error() else {
+        return err.to_string();
+    };
+    // std prints `Description (os error N)`: keep the description.
+    let text = err.to_string();
+    let text = text
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&text)
+        .to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text,
     }
 }
 
@@ -102,6 +160,16 @@ pub(crate) fn go_base64(engine: &impl base64::Engine, data: &str) -> Result<Vec<
     })
 }
 
+/// Whether `err` itself (not a cause of it) is a request the client could not send or
+/// get an answer to.
+fn is_request_failure(err: &(dyn std::error::Error + 'static)) -> bool {
+    err.is::<crate::client::Requested>()
+        || matches!(
+            err.downcast_ref::<kube::Error>(),
+            Some(kube::Error::Service(_) | kube::Error::HyperError(_))
+        )
+}
+
 /// Convenience alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -110,10 +178,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = String::new();
     let mut source = Some(err);
+    // kube's error around the request's own (both are the same failure).
+    let mut parent_is_request = false;
     while let Some(cause) = source {
         // A request cut by the client's bound: the rule instead of hyper's internals
         // (and nothing below it).
         let no_answer = crate::rest::bound::no_answer(cause);
+        // A request that got no answer, under a parent that worded it already in Go's
+        // words (`crate::go_net`): the client stack's own text would only repeat it.
+        let request_failure = is_request_failure(cause);
+        if no_answer.is_none() && !msg.is_empty() && request_failure && !parent_is_request {
+            break;
+        }
+        parent_is_request = request_failure;
         let last = no_answer.is_some();
         let text = no_answer.unwrap_or_else(|| cause.to_string());
         if msg.is_empty() {

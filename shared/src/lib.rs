@@ -42,6 +42,7 @@ pub mod error;
 pub mod flags;
 pub mod fuzzing;
 pub mod generate;
+pub mod go_net;
 pub mod help;
 pub mod home;
 pub mod openapi;

@@ -341,7 +341,7 @@ fn proxies_are_read_as_kubectl_reads_them() {
     // kubectl create's words there too: the schema download fails first.
     assert!(
         out.stderr.contains("failed to download openapi")
-            && out.stderr.contains("Connection refused"),
+            && out.stderr.contains("connect: connection refused"),
         "{}",
         out.stderr
     );

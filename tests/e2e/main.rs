@@ -30,6 +30,10 @@
 //! - `dist`: installation the way krew does it, and plugin completion (issue 7).
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
 //!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
+//! - `config_errors`: the errors users meet most — a missing context, cluster or
+//!   user, a missing or unreadable kubeconfig, an unreachable or untrusted server —
+//!   every class × three plugins beside kubectl; `--user=nope` sends nothing, by the
+//!   audit log (issue 35).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
 //!   as a person types (issue 33).
@@ -37,6 +41,7 @@
 
 mod api_errors;
 mod colour;
+mod config_errors;
 mod create_file;
 mod create_file_faults;
 mod credentials;

@@ -373,15 +373,15 @@ const CASES: &[Case] = &[
         context: "foreign-ca",
         cluster: "foreign-ca",
         user: "static-token",
-        says: &["invalid peer certificate"],
+        says: &["x509: certificate signed by unknown authority"],
     },
     Case {
         context: "closed-port",
         cluster: "closed",
         user: "static-token",
         says: &[
-            "client error (Connect)",
-            "Unable to connect to the server: Connection refused",
+            "connect: connection refused",
+            "was refused - did you specify the right host or port?",
         ],
     },
 ];

@@ -47,9 +47,11 @@ impl Failure {
                 shared::status::add_source(&mut status, "creating", origin);
                 Self::Api(status)
             }
+            // A request that got no answer: Go's url.Error (shared::go_net).
             other => Self::Other(format!(
                 "error when creating {origin}: {}",
-                shared::error::error_chain(&other)
+                shared::go_net::request_error(&other)
+                    .unwrap_or_else(|| shared::error::error_chain(&other))
             )),
         }
     }

@@ -135,7 +135,10 @@ impl tower::Service<Uri> for Connector {
         let this = self.clone();
         Box::pin(async move {
             let Some(proxy) = this.proxies.intercept(&dst) else {
-                let io = this.tcp.oneshot(dst).await?;
+                let io = match this.tcp.oneshot(dst.clone()).await {
+                    Ok(io) => io,
+                    Err(e) => return Err(Dialed::new(&dst, false, e.into()).await.into()),
+                };
                 return Ok(Conn {
                     io: MaybeHttpsStream::Http(io),
                     proxied: false,
@@ -160,17 +163,91 @@ impl tower::Service<Uri> for Connector {
                 );
             }
             if dst.scheme() == Some(&Scheme::HTTPS) {
-                let mut tunnel = Tunnel::new(proxy_uri, this.to_proxy);
+                let mut tunnel = Tunnel::new(proxy_uri.clone(), this.to_proxy);
                 if let Some(auth) = proxy.basic_auth() {
                     tunnel = tunnel.with_auth(auth.clone());
                 }
-                let io = tunnel.oneshot(dst).await?;
+                let io = match tunnel.oneshot(dst).await {
+                    Ok(io) => io,
+                    Err(e) => return Err(Dialed::new(&proxy_uri, true, e.into()).await.into()),
+                };
                 Ok(Conn { io, proxied: false })
             } else {
-                let io = this.to_proxy.oneshot(proxy_uri).await?;
+                let io = match this.to_proxy.oneshot(proxy_uri.clone()).await {
+                    Ok(io) => io,
+                    Err(e) => return Err(Dialed::new(&proxy_uri, true, e).await.into()),
+                };
                 Ok(Conn { io, proxied: true })
             }
         })
+    }
+}
+
+/// A connection that could not be made, with the address it was made to, which Go's
+/// words name (`dial tcp 127.0.0.1:1: connect: connection refused`, `proxyconnect tcp:
+/// …` for a proxy) and hyper-util's errors do not. Its text is its cause's: the Go
+/// wording is [`crate::go_net`]'s, read from the fields.
+#[derive(Debug)]
+pub struct Dialed {
+    /// `IP:port` as Go's dialer names it (the first address of a name), or the host
+    /// and port as given when the name does not resolve.
+    pub addr: String,
+    /// The host as given (for a DNS failure: `lookup HOST on …`).
+    pub host: String,
+    /// Whether the connection was to a proxy.
+    pub proxy: bool,
+    source: BoxError,
+}
+
+impl Dialed {
+    async fn new(dst: &Uri, proxy: bool, source: BoxError) -> Self {
+        let host = dst
+            .host()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = dst
+            .port_u16()
+            .unwrap_or(if dst.scheme() == Some(&Scheme::HTTP) {
+                80
+            } else {
+                443
+            });
+        let addr = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => std::net::SocketAddr::new(ip, port).to_string(),
+            // Only on this failure path: the address the dial went to, as Go names it
+            // (IPv4 first, as Go's dialer tries it first).
+            Err(_) => match tokio::net::lookup_host((host.as_str(), port)).await {
+                Ok(addrs) => {
+                    let addrs: Vec<_> = addrs.collect();
+                    addrs
+                        .iter()
+                        .find(|a| a.is_ipv4())
+                        .or(addrs.first())
+                        .map_or_else(|| format!("{host}:{port}"), ToString::to_string)
+                }
+                Err(_) => format!("{host}:{port}"),
+            },
+        };
+        Self {
+            addr,
+            host,
+            proxy,
+            source,
+        }
+    }
+}
+
+impl std::fmt::Display for Dialed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for Dialed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
     }
 }
 

@@ -288,9 +288,12 @@ impl ConfigFlags {
         Ok((!d.is_zero()).then_some(d))
     }
 
-    /// Finds and merges the kubeconfig files the way kubectl's loading rules do:
-    /// `--kubeconfig` (which must exist), else every *existing* file of `KUBECONFIG`
-    /// (missing ones are skipped, unlike kube-rs, which errors), else `~/.kube/config`.
+    /// Finds and merges the kubeconfig files the way client-go's loading rules do:
+    /// `--kubeconfig` (which must exist: `stat PATH: no such file or directory`), else
+    /// every file of `KUBECONFIG` (each once, missing ones skipped), else
+    /// `~/.kube/config`. Every file is read before any problem is reported, and every
+    /// file that exists but cannot be read or parsed is reported, as client-go's
+    /// aggregate does.
     pub fn load_kubeconfig(&self) -> Result<(Option<Kubeconfig>, ConfigSource)> {
         self.load_kubeconfig_with(
             std::env::var_os("KUBECONFIG").as_deref(),
@@ -305,32 +308,105 @@ impl ConfigFlags {
         kubeconfig_env: Option<&std::ffi::OsStr>,
         home: Option<&Path>,
     ) -> Result<(Option<Kubeconfig>, ConfigSource)> {
-        if let Some(path) = &self.kubeconfig {
+        if let Some(path) = self
+            .kubeconfig
+            .as_ref()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            // client-go stats the explicit file first and returns that error when the
+            // file does not exist; any other problem is the reading's.
+            if let Err(e) = std::fs::metadata(path)
+                && e.kind() == std::io::ErrorKind::NotFound
+            {
+                return Err(Error::KubeconfigMissing(crate::error::go_path_error(
+                    "stat", path, &e,
+                )));
+            }
             let kc = read_kubeconfig(path)?;
             return Ok((Some(kc), ConfigSource::Flag(path.clone())));
         }
         if let Some(list) = kubeconfig_env.filter(|v| !v.is_empty()) {
-            let paths: Vec<PathBuf> = std::env::split_paths(list)
-                .filter(|p| !p.as_os_str().is_empty() && p.is_file())
-                .collect();
-            let mut merged: Option<Kubeconfig> = None;
-            for path in &paths {
-                let kc = read_kubeconfig(path)?;
-                merged = Some(match merged {
-                    None => kc,
-                    Some(acc) => acc.merge(kc).map_err(Error::KubeconfigMerge)?,
-                });
+            // client-go's `deduplicate`: a file listed twice is read once.
+            let mut listed: Vec<PathBuf> = Vec::new();
+            for path in std::env::split_paths(list) {
+                if !path.as_os_str().is_empty() && !listed.contains(&path) {
+                    listed.push(path);
+                }
             }
-            return Ok((merged, ConfigSource::Env(paths)));
+            let (merged, read) = read_all(&listed)?;
+            return Ok((merged, ConfigSource::Env(read)));
         }
         if let Some(home) = home {
             let path = home.join(".kube").join("config");
-            if path.is_file() {
-                let kc = read_kubeconfig(&path)?;
-                return Ok((Some(kc), ConfigSource::Home(path)));
+            let (merged, read) = read_all(std::slice::from_ref(&path))?;
+            if let Some(kc) = merged {
+                return Ok((
+                    Some(kc),
+                    ConfigSource::Home(read.into_iter().next().unwrap_or(path)),
+                ));
             }
         }
         Ok((None, ConfigSource::None))
+    }
+
+    /// client-go's `DirectClientConfig.ClientConfig` checks, before anything else is
+    /// done with the kubeconfig: a user, context or cluster *named by a flag* must
+    /// exist (in that order: `auth info "x" does not exist`, `context "x" does not
+    /// exist`, `cluster "x" does not exist`), then `ConfirmUsable`'s: the current
+    /// context must exist (`Error in configuration: context was not found for
+    /// specified context: x`). Where client-go would go on without the entry a
+    /// context names (its user, its cluster), the plugins stop too, in the same words
+    /// as for a flag: never anonymous, never kubectl's `http://localhost:8080`
+    /// default (README).
+    pub fn check_selection(&self, kc: Option<&Kubeconfig>) -> Result<()> {
+        let empty = Kubeconfig::default();
+        let kc = kc.unwrap_or(&empty);
+        let named = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        let has_user = |name: &str| kc.auth_infos.iter().any(|u| u.name == name);
+        let has_context = |name: &str| kc.contexts.iter().any(|c| c.name == name);
+        let has_cluster = |name: &str| kc.clusters.iter().any(|c| c.name == name);
+        if let Some(user) = named(&self.user)
+            && !has_user(&user)
+        {
+            return Err(Error::AuthInfoNotFound(user));
+        }
+        if let Some(context) = named(&self.context)
+            && !has_context(&context)
+        {
+            return Err(Error::ContextNotFound(context));
+        }
+        if let Some(cluster) = named(&self.cluster)
+            && !has_cluster(&cluster)
+        {
+            return Err(Error::ClusterNotFound(cluster));
+        }
+        let context_name = named(&self.context).or_else(|| named(&kc.current_context));
+        let Some(context_name) = context_name else {
+            return Ok(());
+        };
+        let Some(context) = kc
+            .contexts
+            .iter()
+            .find(|c| c.name == context_name)
+            .map(|c| c.context.clone().unwrap_or_default())
+        else {
+            return Err(Error::CurrentContextNotFound(context_name));
+        };
+        // The entries the context names, where no flag names another.
+        if named(&self.user).is_none()
+            && let Some(user) = context.user.filter(|u| !u.is_empty())
+            && !has_user(&user)
+        {
+            return Err(Error::AuthInfoNotFound(user));
+        }
+        if named(&self.cluster).is_none()
+            && !context.cluster.is_empty()
+            && !has_cluster(&context.cluster)
+            && self.server.as_deref().is_none_or(str::is_empty)
+        {
+            return Err(Error::ClusterNotFound(context.cluster));
+        }
+        Ok(())
     }
 
     /// The namespace the command works in: `-n`, else the context's, else `default`.
@@ -350,6 +426,8 @@ impl ConfigFlags {
             return Ok((ns.to_string(), true));
         }
         let (kubeconfig, _source) = self.load_kubeconfig()?;
+        // kubectl refuses a missing user, context or cluster even for a client dry run.
+        self.check_selection(kubeconfig.as_ref())?;
         let namespace = kubeconfig.and_then(|kc| {
             let context = self.context.clone().or(kc.current_context.clone())?;
             kc.contexts
@@ -366,6 +444,9 @@ impl ConfigFlags {
     /// kube-rs's `KubeConfigOptions` has no room for.
     pub async fn to_config(&self) -> Result<Config> {
         let (kubeconfig, _source) = self.load_kubeconfig()?;
+        // Before kube's loader, which would fall back to an anonymous user for a
+        // `--user` it cannot find.
+        self.check_selection(kubeconfig.as_ref())?;
         let options = KubeConfigOptions {
             context: self.context.clone(),
             cluster: self.cluster.clone(),
@@ -397,8 +478,16 @@ impl ConfigFlags {
         // `HTTPS_PROXY` alone, and tests `NO_PROXY` against the proxy's address rather
         // than the server's; without `proxy-url` the client reads the environment per
         // destination as Go's `ProxyFromEnvironment` does (`crate::client`).
-        if proxy_url.is_none() {
-            config.proxy_url = None;
+        // And it is kept whatever `NO_PROXY` says (kube drops it when `NO_PROXY` names
+        // the server): client-go's `http.ProxyURL` takes every request through it.
+        match proxy_url {
+            None => config.proxy_url = None,
+            Some(proxy) if config.proxy_url.is_none() => {
+                config.proxy_url = Some(proxy.parse().map_err(|e| {
+                    Error::Proxy(format!("unable to parse proxy-url {proxy:?}: {e}"))
+                })?);
+            }
+            Some(_) => {}
         }
         self.apply_overrides(&mut config)?;
         // client-go's kubeconfig validation of the user, flags applied.
@@ -646,9 +735,7 @@ fn read_kubeconfig(path: &Path) -> Result<Kubeconfig> {
         path: path.to_path_buf(),
         reason,
     };
-    let text = read_kubeconfig_text(path).map_err(|cause| {
-        fail(kube::config::KubeconfigError::ReadConfig(cause, path.to_path_buf()).to_string())
-    })?;
+    let text = read_kubeconfig_text(path).map_err(fail)?;
     let dir = path.parent();
     let mut merged: Option<Kubeconfig> = None;
     for document in kubeconfig_documents(&text).map_err(fail)? {
@@ -742,14 +829,51 @@ fn check_base64(config: &Kubeconfig) -> std::result::Result<(), String> {
 }
 
 /// kube's `read_path`: the file as text, UTF-16 with a byte-order mark decoded, a UTF-8
-/// one dropped. Hand-written because kube keeps it private.
-fn read_kubeconfig_text(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
+/// one dropped. Opened and read in two steps, so that a failure names its step as
+/// Go's `os.ReadFile` does (`open PATH: permission denied`, `read PATH: is a
+/// directory`).
+fn read_kubeconfig_text(path: &Path) -> std::result::Result<String, String> {
+    use std::io::Read as _;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| crate::error::go_path_error("open", path, &e))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| crate::error::go_path_error("read", path, &e))?;
     crate::text::strict(&bytes)
         .map(std::borrow::Cow::into_owned)
-        .map_err(|what| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("Invalid {what}"))
-        })
+        .map_err(|what| format!("Invalid {what}"))
+}
+
+/// client-go's loop over the files of its precedence list: a file that does not exist
+/// is skipped, every other one read; each failure is reported (one is an
+/// [`Error::Kubeconfig`], several an [`Error::KubeconfigFiles`]), after all were
+/// tried. The first file to set a value wins. Also returns the files read.
+fn read_all(paths: &[PathBuf]) -> Result<(Option<Kubeconfig>, Vec<PathBuf>)> {
+    let mut merged: Option<Kubeconfig> = None;
+    let mut read = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        if let Err(e) = std::fs::metadata(path)
+            && e.kind() == std::io::ErrorKind::NotFound
+        {
+            continue;
+        }
+        match read_kubeconfig(path) {
+            Ok(kc) => {
+                merged = Some(match merged {
+                    None => kc,
+                    Some(acc) => acc.merge(kc).map_err(Error::KubeconfigMerge)?,
+                });
+                read.push(path.clone());
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    match errors.len() {
+        0 => Ok((merged, read)),
+        1 => Err(errors.remove(0)),
+        _ => Err(Error::KubeconfigFiles(errors)),
+    }
 }
 
 /// kube's (and client-go's `ResolvePaths`) rule: the file references of a kubeconfig

@@ -90,9 +90,10 @@ pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<Ope
 /// A transport failure as the discovery errors word it: kube's `ServiceError: ` names
 /// its own plumbing, the cause (a refused connection, a timeout) is what matters.
 fn transport(err: &kube::Error) -> String {
-    // A request cut by the client's bound says so, as every other request does.
-    if let Some(no_answer) = crate::rest::bound::no_answer(err) {
-        return no_answer;
+    // Go's url.Error for the download (crate::go_net, the one mapping); a request cut
+    // by the client's bound says so, as every other request does.
+    if let Some(url_error) = crate::go_net::url_error(err, "/openapi/v2") {
+        return url_error;
     }
     match err {
         kube::Error::Service(cause) => crate::error::error_chain(cause.as_ref()),

@@ -218,8 +218,10 @@ impl ResourceError {
 /// Why discovery failed, as client-go's discovery client says it: kube's own text for
 /// an API error carries a `Debug` dump of the whole `Status`.
 pub(super) fn discovery_reason(err: &kube::Error) -> String {
-    if let Some(no_answer) = crate::rest::bound::no_answer(err) {
-        return no_answer;
+    // kubectl's discovery fails at its first request, `/api`: Go's url.Error for it
+    // (or the request bound's own words, which `url_error` keeps).
+    if let Some(url_error) = crate::go_net::url_error(err, "/api") {
+        return url_error;
     }
     match err {
         kube::Error::Api(status) if status.code == 401 => {

@@ -63,8 +63,20 @@ pub fn bound_requests(
         _ => REQUEST_TIMEOUT_FLAG,
     };
     *BOUND.lock().unwrap_or_else(|e| e.into_inner()) = Some((effective, flag));
+    if let Some((given, REQUEST_TIMEOUT_FLAG)) = limit {
+        *REQUEST_TIMEOUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(given);
+    }
     effective
 }
+
+/// `--request-timeout` as [`bound_requests`] was given it in this process (not the
+/// default bound): kubectl's discovery and OpenAPI clients put it in their URLs
+/// (`?timeout=2s`), which [`crate::go_net::url_error`] repeats.
+pub fn request_timeout() -> Option<Duration> {
+    *REQUEST_TIMEOUT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+static REQUEST_TIMEOUT: std::sync::Mutex<Option<Duration>> = std::sync::Mutex::new(None);
 
 /// The bound set by [`bound_requests`] in this process, if any, and its flag.
 fn set() -> Option<(Duration, &'static str)> {

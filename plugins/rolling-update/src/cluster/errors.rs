@@ -46,17 +46,19 @@ pub fn explain_transport(err: anyhow::Error) -> anyhow::Error {
     let Some(transport) = transport else {
         return err;
     };
-    let explained = shared::rest::bound::no_answer(transport).unwrap_or_else(|| {
-        let mut root: &dyn std::error::Error = transport;
-        while let Some(next) = root.source() {
-            root = next;
-        }
-        let root = root.to_string();
+    // kubectl's StandardErrorMessage of Go's words (the one mapping, shared::go_net);
+    // 1.17's was the same for a request that got no answer.
+    let explained = shared::go_net::standard_message(transport).unwrap_or_else(|| {
         format!(
             "Unable to connect to the server: {}",
-            root.trim_start_matches("connection error: ")
+            shared::error::error_chain(transport)
         )
     });
+    // Alone, it is kubectl's CheckErr line (no `error: `); after a step of ours, part
+    // of that step's message.
+    if steps.is_empty() {
+        return anyhow::Error::new(shared::go_net::Unreachable(explained));
+    }
     steps.push(explained);
     anyhow!(steps.join(": "))
 }
@@ -99,7 +101,7 @@ mod tests {
         let err = anyhow::Error::new(kube::Error::Service(Box::new(refused)));
         assert_eq!(
             explain_transport(err).to_string(),
-            "Unable to connect to the server: Connection refused (os error 111)"
+            "Unable to connect to the server: dial tcp: connect: connection refused"
         );
         let api = anyhow::Error::new(kube::Error::Api(Box::new(
             kube::core::Status::failure("nope", "NotFound").with_code(404),

@@ -76,11 +76,135 @@ fn kubeconfig_flag_must_exist() {
         ..Default::default()
     };
     let err = flags.load_kubeconfig_with(None, None).unwrap_err();
+    // client-go stats the file and returns Go's error as it is.
+    assert_eq!(
+        err.to_string(),
+        "stat /nonexistent/kubeconfig: no such file or directory"
+    );
+}
+
+/// A file that exists but cannot be read is reported in Go's words for the step that
+/// failed; with `KUBECONFIG`, every such file is (client-go's aggregate), each once.
+#[test]
+fn unreadable_kubeconfigs_are_reported_in_go_s_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let a_dir = dir.path().join("adir");
+    std::fs::create_dir(&a_dir).unwrap();
+    let flags = ConfigFlags {
+        kubeconfig: Some(a_dir.clone()),
+        ..Default::default()
+    };
+    let err = flags.load_kubeconfig_with(None, None).unwrap_err();
+    let shown = a_dir.display();
+    assert_eq!(
+        err.to_string(),
+        format!("error loading config file \"{shown}\": read {shown}: is a directory")
+    );
+    let b_dir = dir.path().join("bdir");
+    std::fs::create_dir(&b_dir).unwrap();
+    let good = write(dir.path(), "good", ADMIN);
+    let env = join(&[&a_dir, &good, &b_dir, &a_dir, &dir.path().join("missing")]);
+    let err = ConfigFlags::default()
+        .load_kubeconfig_with(Some(&env), None)
+        .unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with("error loading config file \"/nonexistent/kubeconfig\""),
+        matches!(&err, Error::KubeconfigFiles(e) if e.len() == 2),
         "{err}"
     );
+    let one = join(&[&a_dir, &good]);
+    let err = ConfigFlags::default()
+        .load_kubeconfig_with(Some(&one), None)
+        .unwrap_err();
+    assert!(matches!(err, Error::Kubeconfig { .. }), "{err}");
+}
+
+/// client-go's `ClientConfig` order: a user, context or cluster named by a flag must
+/// exist (user first, then context, then cluster), then the current context; never
+/// an anonymous fallback for a missing user.
+#[test]
+fn named_entries_must_exist_in_client_go_s_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "config", ADMIN);
+    let with = |context: Option<&str>, cluster: Option<&str>, user: Option<&str>| ConfigFlags {
+        kubeconfig: Some(path.clone()),
+        context: context.map(Into::into),
+        cluster: cluster.map(Into::into),
+        user: user.map(Into::into),
+        ..Default::default()
+    };
+    let message = |flags: ConfigFlags| {
+        let (kc, _) = flags.load_kubeconfig().unwrap();
+        flags
+            .check_selection(kc.as_ref())
+            .map_err(|e| e.to_string())
+            .err()
+    };
+    assert_eq!(message(with(None, None, None)), None);
+    assert_eq!(
+        message(with(None, None, Some("nope"))).as_deref(),
+        Some("auth info \"nope\" does not exist")
+    );
+    assert_eq!(
+        message(with(Some("nope"), Some("nope"), Some("nope"))).as_deref(),
+        Some("auth info \"nope\" does not exist")
+    );
+    assert_eq!(
+        message(with(Some("nope"), Some("nope"), None)).as_deref(),
+        Some("context \"nope\" does not exist")
+    );
+    assert_eq!(
+        message(with(None, Some("nope"), None)).as_deref(),
+        Some("cluster \"nope\" does not exist")
+    );
+    // Without any kubeconfig, a named user is missing all the same.
+    let none = ConfigFlags {
+        user: Some("u".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        none.check_selection(None).unwrap_err().to_string(),
+        "auth info \"u\" does not exist"
+    );
+    // A current context that does not exist: ConfirmUsable's words.
+    let current = write(
+        dir.path(),
+        "current",
+        &ADMIN.replace("current-context: admin", "current-context: gone"),
+    );
+    let flags = ConfigFlags {
+        kubeconfig: Some(current),
+        ..Default::default()
+    };
+    let (kc, _) = flags.load_kubeconfig().unwrap();
+    let err = flags.check_selection(kc.as_ref()).unwrap_err();
+    assert!(
+        matches!(err, Error::CurrentContextNotFound(ref c) if c == "gone"),
+        "{err}"
+    );
+    // The user a context names is required too: never anonymous.
+    let lost = write(
+        dir.path(),
+        "lost",
+        &ADMIN.replace("user: admin, namespace", "user: lost, namespace"),
+    );
+    let flags = ConfigFlags {
+        kubeconfig: Some(lost),
+        ..Default::default()
+    };
+    assert!(flags.offline_namespace().is_err());
+}
+
+#[tokio::test]
+async fn a_missing_user_stops_the_client_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "config", ADMIN);
+    let flags = ConfigFlags {
+        kubeconfig: Some(path),
+        user: Some("nope".into()),
+        ..Default::default()
+    };
+    let err = flags.to_config().await.unwrap_err();
+    assert!(matches!(err, Error::AuthInfoNotFound(_)), "{err}");
 }
 
 #[test]
