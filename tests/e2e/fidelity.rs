@@ -96,6 +96,10 @@ fn normalise(value: &mut Value) {
             *value = replaced;
         }
     }
+    // Set by the server at creation (a PersistentVolume's, since 1.29).
+    if let Some(status) = value.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("lastPhaseTransitionTime");
+    }
     if let Some(items) = value.get_mut("items").and_then(Value::as_array_mut) {
         items.iter_mut().for_each(normalise);
     }
