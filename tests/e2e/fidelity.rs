@@ -30,19 +30,47 @@ const KNOWN: &[(&str, Column, &str)] = &[];
 /// The same on the current server beside its own kubectl: what kubectl 1.37 does
 /// differently from 1.32 and create-file does not follow yet (issue 28).
 const KNOWN_CURRENT: &[(&str, Column, &str)] = &[
-    ("050-json-syntax-trailing.json", Column::Stderr, JSON_AS_YAML),
+    (
+        "050-json-syntax-trailing.json",
+        Column::Stderr,
+        JSON_AS_YAML,
+    ),
     ("053-json-syntax-literal.json", Column::Exit, JSON_AS_YAML),
     ("053-json-syntax-literal.json", Column::Object, JSON_AS_YAML),
     ("053-json-syntax-literal.json", Column::Stderr, JSON_AS_YAML),
     ("192-shape-flow-style.yaml", Column::Exit, JSON_AS_YAML),
     ("192-shape-flow-style.yaml", Column::Object, JSON_AS_YAML),
     ("192-shape-flow-style.yaml", Column::Stderr, JSON_AS_YAML),
-    ("071-validate-metadata-string.yaml", Column::Stderr, GO_METADATA),
-    ("271-list-items-invalid-one-error.yaml", Column::Object, LIST_ON_CLIENT),
-    ("271-list-items-invalid-one-error.yaml", Column::Stderr, LIST_ON_CLIENT),
-    ("274-typed-list-invalid-item.yaml", Column::Object, LIST_ON_CLIENT),
-    ("274-typed-list-invalid-item.yaml", Column::Stderr, LIST_ON_CLIENT),
-    ("278-list-invalid-then-broken-yaml.yaml", Column::Stderr, LIST_ON_CLIENT),
+    (
+        "071-validate-metadata-string.yaml",
+        Column::Stderr,
+        GO_METADATA,
+    ),
+    (
+        "271-list-items-invalid-one-error.yaml",
+        Column::Object,
+        LIST_ON_CLIENT,
+    ),
+    (
+        "271-list-items-invalid-one-error.yaml",
+        Column::Stderr,
+        LIST_ON_CLIENT,
+    ),
+    (
+        "274-typed-list-invalid-item.yaml",
+        Column::Object,
+        LIST_ON_CLIENT,
+    ),
+    (
+        "274-typed-list-invalid-item.yaml",
+        Column::Stderr,
+        LIST_ON_CLIENT,
+    ),
+    (
+        "278-list-invalid-then-broken-yaml.yaml",
+        Column::Stderr,
+        LIST_ON_CLIENT,
+    ),
 ];
 
 const JSON_AS_YAML: &str = "kubectl 1.37 reads a document that starts like JSON but is not valid JSON as YAML (its decoder falls back), so it takes YAML's flow style and reports a broken one in the validator's words; create-file ends at the JSON syntax error, as kubectl 1.32 does";
@@ -91,7 +119,10 @@ fn normalise(value: &mut Value) {
     if let Some(at) = text.find("\"kube-api-access-") {
         let start = at + "\"kube-api-access-".len();
         let suffix: String = text[start..].chars().take_while(|c| *c != '"').collect();
-        let replaced = text.replace(&format!("kube-api-access-{suffix}\""), "kube-api-access-SUFFIX\"");
+        let replaced = text.replace(
+            &format!("kube-api-access-{suffix}\""),
+            "kube-api-access-SUFFIX\"",
+        );
         if let Ok(replaced) = serde_json::from_str(&replaced) {
             *value = replaced;
         }

@@ -95,7 +95,10 @@ fn usage_errors_and_plain_errors() {
         &["x", "--image=nginx", "--expose"],
         "--port must be set when exposing a service",
     );
-    plain(&["x", "--image=nginx", "--port=80x"], "--port must be a number");
+    plain(
+        &["x", "--image=nginx", "--port=80x"],
+        "--port must be a number",
+    );
     plain(
         &["x", "--image=nginx", "--restart=Maybe"],
         "invalid restart policy: Maybe, valid values are: Always, OnFailure, Never",

@@ -98,7 +98,11 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("enableServiceLinks", true, Ty::Ptr(&Ty::Bool)),
         Field::new("preemptionPolicy", true, Ty::Ptr(&Ty::Str)),
         Field::new("overhead", true, Ty::Map(&Ty::Quantity)),
-        Field::new("topologySpreadConstraints", true, Ty::Slice(&Ty::Struct(105))),
+        Field::new(
+            "topologySpreadConstraints",
+            true,
+            Ty::Slice(&Ty::Struct(105)),
+        ),
         Field::new("setHostnameAsFQDN", true, Ty::Ptr(&Ty::Bool)),
         Field::new("os", true, Ty::Ptr(&Ty::Struct(106))),
         Field::new("hostUsers", true, Ty::Ptr(&Ty::Bool)),
@@ -210,9 +214,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("initiatorName", true, Ty::Ptr(&Ty::Str)),
     ],
     // 15: core/v1.LocalObjectReference
-    &[
-        Field::new("name", true, Ty::Str),
-    ],
+    &[Field::new("name", true, Ty::Str)],
     // 16: core/v1.GlusterfsVolumeSource
     &[
         Field::new("endpoints", false, Ty::Str),
@@ -363,9 +365,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("optional", true, Ty::Ptr(&Ty::Bool)),
     ],
     // 37: core/v1.DownwardAPIProjection
-    &[
-        Field::new("items", true, Ty::Slice(&Ty::Struct(24))),
-    ],
+    &[Field::new("items", true, Ty::Slice(&Ty::Struct(24)))],
     // 38: core/v1.ConfigMapProjection
     &[
         Field::new("name", true, Ty::Str),
@@ -446,9 +446,11 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("nodePublishSecretRef", true, Ty::Ptr(&Ty::Struct(15))),
     ],
     // 48: core/v1.EphemeralVolumeSource
-    &[
-        Field::new("volumeClaimTemplate", true, Ty::Ptr(&Ty::Struct(49))),
-    ],
+    &[Field::new(
+        "volumeClaimTemplate",
+        true,
+        Ty::Ptr(&Ty::Struct(49)),
+    )],
     // 49: core/v1.PersistentVolumeClaimTemplate
     &[
         Field::new("metadata", true, Ty::Struct(1)),
@@ -630,9 +632,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("terminationGracePeriodSeconds", true, Ty::Ptr(&Ty::Int)),
     ],
     // 73: core/v1.ExecAction
-    &[
-        Field::new("command", true, Ty::Slice(&Ty::Str)),
-    ],
+    &[Field::new("command", true, Ty::Slice(&Ty::Str))],
     // 74: core/v1.HTTPGetAction
     &[
         Field::new("path", true, Ty::Str),
@@ -672,9 +672,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("sleep", true, Ty::Ptr(&Ty::Struct(80))),
     ],
     // 80: core/v1.SleepAction
-    &[
-        Field::new("seconds", false, Ty::Int),
-    ],
+    &[Field::new("seconds", false, Ty::Int)],
     // 81: core/v1.SecurityContext
     &[
         Field::new("capabilities", true, Ty::Ptr(&Ty::Struct(82))),
@@ -777,13 +775,23 @@ pub(super) static STRUCTS: &[&[Field]] = &[
     ],
     // 91: core/v1.NodeAffinity
     &[
-        Field::new("requiredDuringSchedulingIgnoredDuringExecution", true, Ty::Ptr(&Ty::Struct(92))),
-        Field::new("preferredDuringSchedulingIgnoredDuringExecution", true, Ty::Slice(&Ty::Struct(95))),
+        Field::new(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Ptr(&Ty::Struct(92)),
+        ),
+        Field::new(
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Slice(&Ty::Struct(95)),
+        ),
     ],
     // 92: core/v1.NodeSelector
-    &[
-        Field::new("nodeSelectorTerms", false, Ty::Slice(&Ty::Struct(93))),
-    ],
+    &[Field::new(
+        "nodeSelectorTerms",
+        false,
+        Ty::Slice(&Ty::Struct(93)),
+    )],
     // 93: core/v1.NodeSelectorTerm
     &[
         Field::new("matchExpressions", true, Ty::Slice(&Ty::Struct(94))),
@@ -802,8 +810,16 @@ pub(super) static STRUCTS: &[&[Field]] = &[
     ],
     // 96: core/v1.PodAffinity
     &[
-        Field::new("requiredDuringSchedulingIgnoredDuringExecution", true, Ty::Slice(&Ty::Struct(97))),
-        Field::new("preferredDuringSchedulingIgnoredDuringExecution", true, Ty::Slice(&Ty::Struct(98))),
+        Field::new(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Slice(&Ty::Struct(97)),
+        ),
+        Field::new(
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Slice(&Ty::Struct(98)),
+        ),
     ],
     // 97: core/v1.PodAffinityTerm
     &[
@@ -821,8 +837,16 @@ pub(super) static STRUCTS: &[&[Field]] = &[
     ],
     // 99: core/v1.PodAntiAffinity
     &[
-        Field::new("requiredDuringSchedulingIgnoredDuringExecution", true, Ty::Slice(&Ty::Struct(97))),
-        Field::new("preferredDuringSchedulingIgnoredDuringExecution", true, Ty::Slice(&Ty::Struct(98))),
+        Field::new(
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Slice(&Ty::Struct(97)),
+        ),
+        Field::new(
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            true,
+            Ty::Slice(&Ty::Struct(98)),
+        ),
     ],
     // 100: core/v1.Toleration
     &[
@@ -849,9 +873,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("value", true, Ty::Ptr(&Ty::Str)),
     ],
     // 104: core/v1.PodReadinessGate
-    &[
-        Field::new("conditionType", false, Ty::Str),
-    ],
+    &[Field::new("conditionType", false, Ty::Str)],
     // 105: core/v1.TopologySpreadConstraint
     &[
         Field::new("maxSkew", false, Ty::Int),
@@ -864,13 +886,9 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("matchLabelKeys", true, Ty::Slice(&Ty::Str)),
     ],
     // 106: core/v1.PodOS
-    &[
-        Field::new("name", false, Ty::Str),
-    ],
+    &[Field::new("name", false, Ty::Str)],
     // 107: core/v1.PodSchedulingGate
-    &[
-        Field::new("name", false, Ty::Str),
-    ],
+    &[Field::new("name", false, Ty::Str)],
     // 108: core/v1.PodResourceClaim
     &[
         Field::new("name", false, Ty::Str),
@@ -878,9 +896,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("resourceClaimTemplateName", true, Ty::Ptr(&Ty::Str)),
     ],
     // 109: core/v1.PodSchedulingGroup
-    &[
-        Field::new("podGroupName", true, Ty::Ptr(&Ty::Str)),
-    ],
+    &[Field::new("podGroupName", true, Ty::Ptr(&Ty::Str))],
     // 110: core/v1.EvictionResponder
     &[
         Field::new("name", false, Ty::Str),
@@ -902,13 +918,25 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("initContainerStatuses", true, Ty::Slice(&Ty::Struct(115))),
         Field::new("containerStatuses", true, Ty::Slice(&Ty::Struct(115))),
         Field::new("qosClass", true, Ty::Str),
-        Field::new("ephemeralContainerStatuses", true, Ty::Slice(&Ty::Struct(115))),
+        Field::new(
+            "ephemeralContainerStatuses",
+            true,
+            Ty::Slice(&Ty::Struct(115)),
+        ),
         Field::new("resize", true, Ty::Str),
         Field::new("resourceClaimStatuses", true, Ty::Slice(&Ty::Struct(127))),
-        Field::new("extendedResourceClaimStatus", true, Ty::Ptr(&Ty::Struct(128))),
+        Field::new(
+            "extendedResourceClaimStatus",
+            true,
+            Ty::Ptr(&Ty::Struct(128)),
+        ),
         Field::new("allocatedResources", true, Ty::Map(&Ty::Quantity)),
         Field::new("resources", true, Ty::Ptr(&Ty::Struct(65))),
-        Field::new("nodeAllocatableResourceClaimStatuses", true, Ty::Slice(&Ty::Struct(130))),
+        Field::new(
+            "nodeAllocatableResourceClaimStatuses",
+            true,
+            Ty::Slice(&Ty::Struct(130)),
+        ),
         Field::new("volumeHealth", true, Ty::Slice(&Ty::Struct(133))),
     ],
     // 112: core/v1.PodCondition
@@ -922,13 +950,9 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("message", true, Ty::Str),
     ],
     // 113: core/v1.HostIP
-    &[
-        Field::new("ip", false, Ty::Str),
-    ],
+    &[Field::new("ip", false, Ty::Str)],
     // 114: core/v1.PodIP
-    &[
-        Field::new("ip", false, Ty::Str),
-    ],
+    &[Field::new("ip", false, Ty::Str)],
     // 115: core/v1.ContainerStatus
     &[
         Field::new("name", false, Ty::Str),
@@ -944,7 +968,11 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("resources", true, Ty::Ptr(&Ty::Struct(65))),
         Field::new("volumeMounts", true, Ty::Slice(&Ty::Struct(120))),
         Field::new("user", true, Ty::Ptr(&Ty::Struct(123))),
-        Field::new("allocatedResourcesStatus", true, Ty::Slice(&Ty::Struct(125))),
+        Field::new(
+            "allocatedResourcesStatus",
+            true,
+            Ty::Slice(&Ty::Struct(125)),
+        ),
         Field::new("stopSignal", true, Ty::Ptr(&Ty::Str)),
     ],
     // 116: core/v1.ContainerState
@@ -959,9 +987,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("message", true, Ty::Str),
     ],
     // 118: core/v1.ContainerStateRunning
-    &[
-        Field::new("startedAt", true, Ty::Time),
-    ],
+    &[Field::new("startedAt", true, Ty::Time)],
     // 119: core/v1.ContainerStateTerminated
     &[
         Field::new("exitCode", false, Ty::Int),
@@ -981,17 +1007,11 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("volumeStatus", true, Ty::Ptr(&Ty::Struct(121))),
     ],
     // 121: core/v1.VolumeStatus
-    &[
-        Field::new("image", true, Ty::Ptr(&Ty::Struct(122))),
-    ],
+    &[Field::new("image", true, Ty::Ptr(&Ty::Struct(122)))],
     // 122: core/v1.ImageVolumeStatus
-    &[
-        Field::new("imageRef", true, Ty::Str),
-    ],
+    &[Field::new("imageRef", true, Ty::Str)],
     // 123: core/v1.ContainerUser
-    &[
-        Field::new("linux", true, Ty::Ptr(&Ty::Struct(124))),
-    ],
+    &[Field::new("linux", true, Ty::Ptr(&Ty::Struct(124)))],
     // 124: core/v1.LinuxContainerUser
     &[
         Field::new("uid", false, Ty::Int),
@@ -1096,22 +1116,16 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("nodePort", true, Ty::Int),
     ],
     // 138: core/v1.SessionAffinityConfig
-    &[
-        Field::new("clientIP", true, Ty::Ptr(&Ty::Struct(139))),
-    ],
+    &[Field::new("clientIP", true, Ty::Ptr(&Ty::Struct(139)))],
     // 139: core/v1.ClientIPConfig
-    &[
-        Field::new("timeoutSeconds", true, Ty::Ptr(&Ty::Int)),
-    ],
+    &[Field::new("timeoutSeconds", true, Ty::Ptr(&Ty::Int))],
     // 140: core/v1.ServiceStatus
     &[
         Field::new("loadBalancer", true, Ty::Struct(141)),
         Field::new("conditions", true, Ty::Slice(&Ty::Struct(144))),
     ],
     // 141: core/v1.LoadBalancerStatus
-    &[
-        Field::new("ingress", true, Ty::Slice(&Ty::Struct(142))),
-    ],
+    &[Field::new("ingress", true, Ty::Slice(&Ty::Struct(142)))],
     // 142: core/v1.LoadBalancerIngress
     &[
         Field::new("ip", true, Ty::Str),
@@ -1252,9 +1266,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("maxSurge", true, Ty::Ptr(&Ty::IntOrString)),
     ],
     // 160: apps/v1beta1.RollbackConfig
-    &[
-        Field::new("revision", true, Ty::Int),
-    ],
+    &[Field::new("revision", true, Ty::Int)],
     // 161: apps/v1beta1.DeploymentStatus
     &[
         Field::new("observedGeneration", true, Ty::Int),
@@ -1307,9 +1319,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("maxSurge", true, Ty::Ptr(&Ty::IntOrString)),
     ],
     // 167: extensions/v1beta1.RollbackConfig
-    &[
-        Field::new("revision", true, Ty::Int),
-    ],
+    &[Field::new("revision", true, Ty::Int)],
     // 168: extensions/v1beta1.DeploymentStatus
     &[
         Field::new("observedGeneration", true, Ty::Int),
@@ -1360,9 +1370,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("scheduling", true, Ty::Ptr(&Ty::Struct(178))),
     ],
     // 172: batch/v1.PodFailurePolicy
-    &[
-        Field::new("rules", false, Ty::Slice(&Ty::Struct(173))),
-    ],
+    &[Field::new("rules", false, Ty::Slice(&Ty::Struct(173)))],
     // 173: batch/v1.PodFailurePolicyRule
     &[
         Field::new("action", false, Ty::Str),
@@ -1381,9 +1389,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("status", false, Ty::Str),
     ],
     // 176: batch/v1.SuccessPolicy
-    &[
-        Field::new("rules", false, Ty::Slice(&Ty::Struct(177))),
-    ],
+    &[Field::new("rules", false, Ty::Slice(&Ty::Struct(177)))],
     // 177: batch/v1.SuccessPolicyRule
     &[
         Field::new("succeededIndexes", true, Ty::Ptr(&Ty::Str)),
@@ -1402,31 +1408,22 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("gang", true, Ty::Ptr(&Ty::Struct(181))),
     ],
     // 180: scheduling/v1alpha3.WorkloadPodGroupBasicSchedulingPolicy
-    &[
-    ],
+    &[],
     // 181: scheduling/v1alpha3.WorkloadPodGroupGangSchedulingPolicy
-    &[
-        Field::new("minCount", true, Ty::Ptr(&Ty::Int)),
-    ],
+    &[Field::new("minCount", true, Ty::Ptr(&Ty::Int))],
     // 182: scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints
-    &[
-        Field::new("topology", true, Ty::Slice(&Ty::Struct(183))),
-    ],
+    &[Field::new("topology", true, Ty::Slice(&Ty::Struct(183)))],
     // 183: scheduling/v1alpha3.TopologyConstraint
-    &[
-        Field::new("key", false, Ty::Str),
-    ],
+    &[Field::new("key", false, Ty::Str)],
     // 184: scheduling/v1alpha3.WorkloadPodGroupDisruptionMode
     &[
         Field::new("single", true, Ty::Ptr(&Ty::Struct(185))),
         Field::new("all", true, Ty::Ptr(&Ty::Struct(186))),
     ],
     // 185: scheduling/v1alpha3.WorkloadPodGroupSingleDisruptionMode
-    &[
-    ],
+    &[],
     // 186: scheduling/v1alpha3.WorkloadPodGroupAllDisruptionMode
-    &[
-    ],
+    &[],
     // 187: scheduling/v1alpha3.WorkloadPodGroupResourceClaim
     &[
         Field::new("name", false, Ty::Str),
