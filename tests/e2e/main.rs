@@ -35,6 +35,8 @@
 //!   every class × three plugins beside kubectl; `--user=nope` sends nothing, by the
 //!   audit log (issue 35).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//! - `pod_security`: Pod Security admission's warnings and refusals beside kubectl,
+//!   on the current server (issue 28).
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
 //!   as a person types (issue 33).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
@@ -52,6 +54,7 @@ mod interactive;
 mod kubelet;
 mod node;
 mod paused_server;
+mod pod_security;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;
