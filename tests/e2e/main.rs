@@ -29,6 +29,8 @@
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
 //!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl
+//!   (issue 34).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -51,3 +53,4 @@ mod smoke;
 mod terminal;
 mod tls;
 mod validation;
+mod yaml_output;
