@@ -61,6 +61,7 @@ var marshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 type field struct {
 	name      string
 	omitempty bool
+	omitzero  bool
 	ty        string
 }
 
@@ -115,7 +116,7 @@ func collect(t reflect.Type, out *[]field) {
 			fmt.Fprintf(os.Stderr, "%s.%s: the ,string option is not supported\n", t, f.Name)
 			os.Exit(1)
 		}
-		*out = append(*out, field{name, strings.Contains(opts, "omitempty"), typeExpr(f.Type)})
+		*out = append(*out, field{name, strings.Contains(opts, "omitempty"), strings.Contains(opts, "omitzero"), typeExpr(f.Type)})
 	}
 }
 
@@ -193,7 +194,11 @@ func main() {
 	for i, fields := range structs {
 		fmt.Fprintf(w, "    // %d: %s\n    &[\n", i, names[i])
 		for _, f := range fields {
-			fmt.Fprintf(w, "        Field::new(%q, %t, %s),\n", f.name, f.omitempty, f.ty)
+			constructor := "new"
+			if f.omitzero {
+				constructor = "omitzero"
+			}
+			fmt.Fprintf(w, "        Field::%s(%q, %t, %s),\n", constructor, f.name, f.omitempty, f.ty)
 		}
 		fmt.Fprintln(w, "    ],")
 	}

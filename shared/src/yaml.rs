@@ -15,9 +15,16 @@
 //! It sits at the bottom of the crate because two layers read YAML the way kubectl
 //! does: the resource Builder's manifests (`resource::decode`) and the kubeconfig
 //! files (`flags::config`; client-go reads them with the same go-yaml).
+//!
+//! Writing is here too: [`emit`] writes an object as kubectl's `-o yaml` does
+//! (go-yaml v2's emitter, sharing this resolver to decide what must be quoted), with
+//! map keys in go-yaml's order ([`key_order`]).
 
 use std::collections::HashMap;
 use std::rc::Rc;
+
+pub(crate) mod emit;
+mod key_order;
 
 use granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError};
 use serde_json::Value;
@@ -543,7 +550,9 @@ fn resolve(text: &str, tag: &str) -> (&'static str, GoValue) {
     }
     match hint {
         b'.' => {
-            if let Some(f) = parse_float(text) {
+            // Not the pattern below: `strconv.ParseFloat` itself, which also takes
+            // `_` between digits (`.5_5`).
+            if let Some(f) = crate::printers::gotemplate::number::parse_float(text) {
                 return ("float", GoValue::Float(f));
             }
         }
@@ -568,57 +577,71 @@ fn resolve(text: &str, tag: &str) -> (&'static str, GoValue) {
     str_value()
 }
 
-/// go-yaml v2's `parseTimestamp`: `time.Parse` with `2006-1-2T15:4:5.999999999Z07:00`
-/// (`t` too), `2006-1-2 15:4:5.999999999` or `2006-1-2`, fields in range.
+/// go-yaml v2's `parseTimestamp`: four digits and `-`, then `time.Parse` with
+/// `2006-1-2T15:4:5.999999999Z07:00` (`t` too), `2006-1-2 15:4:5.999999999` or
+/// `2006-1-2`, as Go's `time.Parse` reads those layouts: one- or two-digit fields in
+/// range, any number of fraction digits after `.` or `,`, a run of spaces for the
+/// layout's one space, and a zone of `Z` or `±hh:mm` with at most 24 hours and 60
+/// minutes.
 fn is_timestamp(s: &str) -> bool {
-    fn number(s: &str, min: usize, max: usize) -> Option<(u32, &str)> {
-        let len = s.bytes().take_while(u8::is_ascii_digit).count();
-        if len < min || len > max {
+    /// `getnum(value, false)`: one digit, or two.
+    fn number(s: &[u8]) -> Option<(u32, &[u8])> {
+        match s {
+            [a, b, rest @ ..] if a.is_ascii_digit() && b.is_ascii_digit() => {
+                Some((u32::from(a - b'0') * 10 + u32::from(b - b'0'), rest))
+            }
+            [a, rest @ ..] if a.is_ascii_digit() => Some((u32::from(a - b'0'), rest)),
+            _ => None,
+        }
+    }
+    /// `15:4:5.999999999`, the rest after it.
+    fn clock(s: &[u8]) -> Option<&[u8]> {
+        let (hour, rest) = number(s)?;
+        let (minute, rest) = number(rest.strip_prefix(b":")?)?;
+        let (second, mut rest) = number(rest.strip_prefix(b":")?)?;
+        if hour >= 24 || minute >= 60 || second >= 60 {
             return None;
         }
-        Some((s[..len].parse().ok()?, &s[len..]))
+        if let [b'.' | b',', d, ..] = rest
+            && d.is_ascii_digit()
+        {
+            let digits = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            rest = &rest[1 + digits..];
+        }
+        Some(rest)
     }
-    let date = || -> Option<&str> {
-        let (year, rest) = number(s, 4, 4)?;
-        let (month, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
-        let (day, rest) = number(rest.strip_prefix('-')?, 1, 2)?;
+    let b = s.as_bytes();
+    if b.len() < 5 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let date = || -> Option<&[u8]> {
+        let year: u32 = s[..4].parse().ok()?;
+        let (month, rest) = number(&b[5..])?;
+        let (day, rest) = number(rest.strip_prefix(b"-")?)?;
         let days = days_in_month(year, month)?;
         (1..=days).contains(&day).then_some(rest)
     };
     let Some(rest) = date() else { return false };
-    if rest.is_empty() {
-        return true;
-    }
-    let (zoned, rest) = match rest.as_bytes()[0] {
-        b'T' | b't' => (true, &rest[1..]),
-        b' ' => (false, &rest[1..]),
-        _ => return false,
-    };
-    let clock = || -> Option<&str> {
-        let (hour, rest) = number(rest, 1, 2)?;
-        let (minute, rest) = number(rest.strip_prefix(':')?, 1, 2)?;
-        let (second, mut rest) = number(rest.strip_prefix(':')?, 1, 2)?;
-        if let Some(fraction) = rest.strip_prefix('.') {
-            let (_, after) = number(fraction, 1, 9)?;
-            rest = after;
+    match rest {
+        [] => true,
+        [b'T' | b't', rest @ ..] => match clock(rest) {
+            Some(b"Z") => true,
+            Some([sign, h1, h2, b':', m1, m2]) => {
+                let digits = [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit());
+                let hours =
+                    u32::from(h1.wrapping_sub(b'0')) * 10 + u32::from(h2.wrapping_sub(b'0'));
+                let minutes =
+                    u32::from(m1.wrapping_sub(b'0')) * 10 + u32::from(m2.wrapping_sub(b'0'));
+                matches!(sign, b'+' | b'-') && digits && hours <= 24 && minutes <= 60
+            }
+            _ => false,
+        },
+        [b' ', ..] => {
+            let rest = &rest[rest.iter().take_while(|c| **c == b' ').count()..];
+            clock(rest).is_some_and(<[u8]>::is_empty)
         }
-        (hour < 24 && minute < 60 && second < 60).then_some(rest)
-    };
-    let Some(rest) = clock() else { return false };
-    if !zoned {
-        return rest.is_empty();
+        _ => false,
     }
-    if rest == "Z" {
-        return true;
-    }
-    let b = rest.as_bytes();
-    b.len() == 6
-        && matches!(b[0], b'+' | b'-')
-        && b[1].is_ascii_digit()
-        && b[2].is_ascii_digit()
-        && b[3] == b':'
-        && b[4].is_ascii_digit()
-        && b[5].is_ascii_digit()
 }
 
 /// The days of `month` (1–12) in `year` of the Gregorian calendar, as Go's `daysIn`.

@@ -39,6 +39,8 @@
 //!   on the current server (issue 28).
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
 //!   as a person types (issue 33).
+//! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl
+//!   (issue 34).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -65,3 +67,4 @@ mod smoke;
 mod terminal;
 mod tls;
 mod validation;
+mod yaml_output;

@@ -132,7 +132,43 @@ fn digits(f: f64) -> (String, i32) {
     let sci = format!("{:e}", f.abs());
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    // When the value lies exactly halfway between two shortest candidates, Rust
+    // rounds up and Go's `ryuFtoaShortest` to the even one (`1808473927573735.25`:
+    // Rust `…735.3`, Go `…735.2`). Only 16 or more digits can tie (shorter decimals
+    // are further apart than a float64's spacing), and only an odd last digit differs.
+    let last = digits.as_bytes().last().copied().unwrap_or(b'0');
+    if digits.len() >= 16 && last % 2 == 1 {
+        // The exact value: an f64 has at most 767 significant decimal digits.
+        let exact = format!("{:.800e}", f.abs());
+        let exact_digits: String = exact
+            .split_once('e')
+            .map_or("", |(m, _)| m)
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        let mut even = digits.clone();
+        even.pop();
+        even.push(char::from(last - 1));
+        let tie = exact_digits.trim_end_matches('0') == format!("{even}5");
+        let reads_back = format!(
+            "{}{}e{}",
+            &even[..1],
+            {
+                if even.len() > 1 {
+                    format!(".{}", &even[1..])
+                } else {
+                    String::new()
+                }
+            },
+            exp
+        )
+        .parse::<f64>()
+            == Ok(f.abs());
+        if tie && reads_back {
+            digits = even;
+        }
+    }
     (digits, exp + 1)
 }
 
@@ -424,6 +460,16 @@ fn float_json(f: f64) -> String {
     }
 }
 
+/// A number as `json.Marshal` writes it from kubectl's object, where an integer
+/// beyond int64 is a float64 (`12345678901234567890` → `12345678901234567000`).
+pub(crate) fn json_number(n: &serde_json::Number) -> String {
+    if n.is_i64() {
+        n.to_string()
+    } else {
+        float_json(n.as_f64().unwrap_or(0.0))
+    }
+}
+
 /// A number as Go holds it after kubectl decodes an object: integers as `int64`,
 /// everything else as `float64`.
 pub fn number_v(n: &serde_json::Number) -> String {
@@ -479,14 +525,7 @@ pub(crate) fn write_json(value: &Value, indent: Option<&str>, depth: usize, out:
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            // An integer beyond int64 is a float64 in kubectl's objects.
-            if n.is_i64() {
-                out.push_str(&n.to_string());
-            } else {
-                out.push_str(&float_json(n.as_f64().unwrap_or(0.0)));
-            }
-        }
+        Value::Number(n) => out.push_str(&json_number(n)),
         Value::String(s) => json_string(s, out),
         Value::Array(items) => {
             if items.is_empty() {

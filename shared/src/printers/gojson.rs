@@ -69,6 +69,9 @@ pub(crate) enum Ty {
 pub(crate) struct Field {
     name: &'static str,
     omitempty: bool,
+    /// Go 1.24's `omitzero` (`metadata.creationTimestamp` since k8s.io/apimachinery
+    /// 0.34): dropped at the type's zero value, structs included.
+    omitzero: bool,
     ty: Ty,
 }
 
@@ -77,6 +80,16 @@ impl Field {
         Self {
             name,
             omitempty,
+            omitzero: false,
+            ty,
+        }
+    }
+
+    const fn omitzero(name: &'static str, omitempty: bool, ty: Ty) -> Self {
+        Self {
+            name,
+            omitempty,
+            omitzero: true,
             ty,
         }
     }
@@ -149,6 +162,30 @@ fn absent(value: Option<&Value>) -> Option<&Value> {
     value.filter(|v| !v.is_null())
 }
 
+/// Whether `value` is its type's zero value, for `omitzero`: absent (a nil pointer,
+/// slice or map, a zero time), a zero scalar, or a struct of zero fields.
+fn is_zero(ty: &Ty, value: Option<&Value>) -> bool {
+    let Some(value) = absent(value) else {
+        return true;
+    };
+    match ty {
+        Ty::Struct(index) => value.as_object().is_some_and(|object| {
+            let fields = table::STRUCTS
+                .get(usize::from(*index))
+                .copied()
+                .unwrap_or_default();
+            object.iter().all(|(key, v)| {
+                fields
+                    .iter()
+                    .find(|f| f.name == key)
+                    .is_none_or(|f| is_zero(&f.ty, Some(v)))
+            })
+        }),
+        Ty::Str | Ty::Int | Ty::Bool => is_empty(ty, Some(value)),
+        _ => false,
+    }
+}
+
 /// `encoding/json`'s `isEmptyValue` for a field that is present.
 fn is_empty(ty: &Ty, value: Option<&Value>) -> bool {
     let Some(value) = absent(value) else {
@@ -178,7 +215,9 @@ fn encode_struct(index: u16, value: Option<&Value>) -> Node<'_> {
     let mut out = Vec::with_capacity(fields.len());
     for field in fields {
         let value = object.and_then(|o| o.get(field.name));
-        if field.omitempty && is_empty(&field.ty, value) {
+        if (field.omitempty && is_empty(&field.ty, value))
+            || (field.omitzero && is_zero(&field.ty, value))
+        {
             continue;
         }
         out.push((Cow::Borrowed(field.name), encode(&field.ty, value)));

@@ -176,9 +176,9 @@ impl Printer for JsonPrinter {
     }
 }
 
-/// `-o yaml`: the object as block YAML (serde-saphyr, which quotes YAML 1.1 booleans
-/// such as `"yes"` so that kubectl reads them back as strings). Like kubectl's
-/// `YAMLPrinter`, every object after the first is preceded by `---`.
+/// `-o yaml`: the object as kubectl's `YAMLPrinter` writes it, byte for byte
+/// (sigs.k8s.io/yaml over go-yaml v2, see [`to_yaml`]). Like kubectl's, every object
+/// after the first is preceded by `---`.
 #[derive(Debug, Default)]
 pub struct YamlPrinter {
     /// Keep `metadata.managedFields` (`--show-managed-fields`).
@@ -206,19 +206,12 @@ impl Printer for YamlPrinter {
     }
 }
 
-/// Serialises a value as kubectl-style block YAML: two-space indents, sequences not
-/// indented under their key (`- image: nginx` sits at the key's column), `{}` and `[]`
-/// for empty collections. serde-saphyr keeps the key order of the input, and a
-/// `serde_json::Value` map is sorted, which is the order kubectl's YAML has too (it
-/// converts through a Go map).
+/// A value as kubectl writes YAML (`yaml.Marshal` of sigs.k8s.io/yaml, go-yaml v2's
+/// emitter): quoting, line folding at 80 columns, `- ` under a key at the key's
+/// column, `{}`/`[]`, go-yaml's key order. A value kubectl cannot write either (a
+/// DEL or C1 control character in a string) fails with kubectl's message.
 pub fn to_yaml(value: &Value) -> io::Result<String> {
-    // serde-saphyr's defaults are already kubectl's layout (2-space indent, compact
-    // sequences, `{}`/`[]` for empty collections).
-    let mut text = serde_saphyr::to_string(value).map_err(io::Error::other)?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
+    crate::yaml::emit::to_string(value).map_err(io::Error::other)
 }
 
 /// Any printer, given each object as kubectl holds it typed ([`gojson::normalize`]:

@@ -85,9 +85,11 @@ fn json_is_gos_marshal_indent() {
         "big": 1e21,
         "e": 1.5e-7,
         "i": 12345678901234567890u64,
-        "neg": -3
+        "neg": -3,
+        "tie": 1_808_473_927_573_735.2
     });
-    let expected = "{\n    \"a\": \"x\\u003cy\\u003e\\u0026z \\u2028 é \u{7f} \\t\",\n    \"big\": 1e+21,\n    \"e\": 1.5e-7,\n    \"i\": 12345678901234567000,\n    \"neg\": -3\n}\n";
+    // `tie` is exactly halfway between two shortest forms; Go takes the even one.
+    let expected = "{\n    \"a\": \"x\\u003cy\\u003e\\u0026z \\u2028 é \u{7f} \\t\",\n    \"big\": 1e+21,\n    \"e\": 1.5e-7,\n    \"i\": 12345678901234567000,\n    \"neg\": -3,\n    \"tie\": 1808473927573735.2\n}\n";
     assert_eq!(print(&JsonPrinter::default(), &obj), expected);
 }
 

@@ -230,6 +230,26 @@ fn timestamps_stay_text_and_a_directive_ends_the_document() {
         "cannot decode !!str `2001-02-29` as a !!timestamp"
     );
     assert_eq!(read("a: b\n%YAML 1.1\n---\nc: d\n"), Ok(json!({"a": "b"})));
+    // As Go's time.Parse reads the layouts: a run of spaces for one, any number of
+    // fraction digits, a zone of at most 24 hours.
+    assert_eq!(
+        read("a: !!timestamp \"2001-12-14  21:59:43.1234567891\"\n"),
+        Ok(json!({"a": "2001-12-14  21:59:43.1234567891"}))
+    );
+    assert_eq!(
+        read("a: !!timestamp 2001-12-14T21:59:43+25:00\n").unwrap_err(),
+        "cannot decode !!str `2001-12-14T21:59:43+25:00` as a !!timestamp"
+    );
+}
+
+/// A scalar starting with `.` is a float when Go's `strconv.ParseFloat` takes it,
+/// `_` between digits included (sigs.k8s.io/yaml v1.4.0 reads the same).
+#[test]
+fn dot_floats_as_go_parses_them() {
+    assert_eq!(
+        read("a: .5_5\nb: ._5\nc: .5e1_0\n"),
+        Ok(json!({"a": 0.55, "b": "._5", "c": 5_000_000_000i64}))
+    );
 }
 
 #[test]

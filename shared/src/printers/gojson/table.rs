@@ -35,7 +35,7 @@ pub(super) static STRUCTS: &[&[Field]] = &[
         Field::new("uid", true, Ty::Str),
         Field::new("resourceVersion", true, Ty::Str),
         Field::new("generation", true, Ty::Int),
-        Field::new("creationTimestamp", true, Ty::Time),
+        Field::omitzero("creationTimestamp", true, Ty::Time),
         Field::new("deletionTimestamp", true, Ty::Ptr(&Ty::Time)),
         Field::new("deletionGracePeriodSeconds", true, Ty::Ptr(&Ty::Int)),
         Field::new("labels", true, Ty::Map(&Ty::Str)),

@@ -83,7 +83,7 @@
 mod exec;
 mod funcs;
 mod lex;
-mod number;
+pub(crate) mod number;
 mod parse;
 mod printf;
 mod value;
