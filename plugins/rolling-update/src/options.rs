@@ -286,9 +286,12 @@ impl RollingUpdateOptions {
         operation: &str,
     ) -> anyhow::Result<()> {
         console.finish();
-        let printer = self
-            .print
-            .to_typed_printer(operation, DryRunStrategy::None)?;
+        let printer = self.print.to_typed_printer(
+            operation,
+            DryRunStrategy::None,
+            // kubectl 1.17's structs: a zero creationTimestamp is `null`.
+            shared::printers::gojson::Structs::BeforeOmitzero,
+        )?;
         console.print(&render(rc, printer.as_ref())?);
         Ok(())
     }

@@ -37,7 +37,12 @@ pub fn dry_run_summary(
         )
     } else {
         // kubectl 1.17 printed its typed ReplicationControllers: Go's field order.
-        let printer = print.to_typed_printer("rolling updated", DryRunStrategy::Client)?;
+        // kubectl 1.17's structs: a zero creationTimestamp is `null`, not left out.
+        let printer = print.to_typed_printer(
+            "rolling updated",
+            DryRunStrategy::Client,
+            shared::printers::gojson::Structs::BeforeOmitzero,
+        )?;
         (
             render(old, printer.as_ref())?,
             render(new, printer.as_ref())?,
@@ -184,7 +189,11 @@ mod tests {
         );
         // kubectl 1.17 held the controllers typed: Go's field order and zero values.
         let json = print(Some("json"))
-            .to_typed_printer("x", DryRunStrategy::None)
+            .to_typed_printer(
+                "x",
+                DryRunStrategy::None,
+                shared::printers::gojson::Structs::BeforeOmitzero,
+            )
             .unwrap();
         assert_eq!(
             render(&rc("foo"), json.as_ref()).unwrap(),

@@ -368,7 +368,11 @@ impl RunPodOptions {
             }
             let out = &mut ctx.stdout;
             // Printed as kubectl holds them: typed (Go's zero values and field order).
-            let printer = self.print.to_typed_printer("created", self.dry_run)?;
+            let printer = self.print.to_typed_printer(
+                "created",
+                self.dry_run,
+                shared::printers::gojson::Structs::Current,
+            )?;
             // As kubectl: a service that fails to print (a template error) is
             // reported after the pod, unless the pod fails too.
             let mut service_error = None;
@@ -427,7 +431,11 @@ impl RunPodOptions {
         let (out, err) = (&mut ctx.stdout, &mut ctx.stderr);
         let (obj, service) = self.build_objects(&v, generator, None)?;
         // kubectl decodes the server's answer into its typed struct before printing.
-        let printer = self.print.to_typed_printer("created", self.dry_run)?;
+        let printer = self.print.to_typed_printer(
+            "created",
+            self.dry_run,
+            shared::printers::gojson::Structs::Current,
+        )?;
         let target = create::Target {
             client: client.clone(),
             namespace: namespace.clone(),

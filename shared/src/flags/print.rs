@@ -121,7 +121,7 @@ impl PrintFlags {
         operation: &str,
         dry_run: DryRunStrategy,
     ) -> Result<Box<dyn Printer>, printers::Error> {
-        self.printer(operation, dry_run, false)
+        self.printer(operation, dry_run, None)
     }
 
     /// [`Self::to_printer`] for objects kubectl holds in its typed structs (`run`'s
@@ -133,9 +133,11 @@ impl PrintFlags {
         &self,
         operation: &str,
         dry_run: DryRunStrategy,
+        structs: printers::gojson::Structs,
     ) -> Result<Box<dyn Printer>, printers::Error> {
         Ok(Box::new(TypedPrinter(
-            self.printer(operation, dry_run, true)?,
+            self.printer(operation, dry_run, Some(structs))?,
+            structs,
         )))
     }
 
@@ -143,7 +145,7 @@ impl PrintFlags {
         &self,
         operation: &str,
         dry_run: DryRunStrategy,
-        typed: bool,
+        typed: Option<printers::gojson::Structs>,
     ) -> Result<Box<dyn Printer>, printers::Error> {
         let show = self.show_managed_fields;
         let template = self.template.as_deref().filter(|t| !t.is_empty());

@@ -62,7 +62,9 @@ pub fn save_config(object: &mut Value, held: Held) -> Result<(), serde_json::Err
     // Encoded as kubectl holds the object: typed in its Go struct's field order
     // (`runtime.Encode` of the typed object), unstructured with keys sorted.
     let mut encoded = match held {
-        Held::Typed => crate::printers::gojson::json(object, None),
+        Held::Typed => {
+            crate::printers::gojson::json(object, None, crate::printers::gojson::Structs::Current)
+        }
         Held::Unstructured => serde_json::to_string(object)?,
     };
     encoded.push('\n');

@@ -19,13 +19,13 @@
 //! k8s-openapi's models serialise their fields alphabetically.
 //!
 //! ```
-//! use shared::printers::gojson::Typed;
+//! use shared::printers::gojson::{Structs, Typed};
 //! let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
 //!     "spec": {"containers": [{"name": "web", "image": "nginx", "env": [{"name": "C", "value": ""}]}]}});
-//! let typed = Typed::of(&pod).expect("a Pod is typed");
+//! let typed = Typed::of(&pod, Structs::Current).expect("a Pod is typed");
 //! assert_eq!(
 //!     typed.to_json(None),
-//!     r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web","creationTimestamp":null},"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"C"}],"resources":{}}]},"status":{}}"#
+//!     r#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web"},"spec":{"containers":[{"name":"web","image":"nginx","env":[{"name":"C"}],"resources":{}}]},"status":{}}"#
 //! );
 //! ```
 
@@ -106,6 +106,19 @@ enum Node<'a> {
     Array(Vec<Node<'a>>),
 }
 
+/// Which k8s.io/apimachinery the Go structs come from, for the one encoding rule that
+/// changed under the plugins: since 0.34 (kubectl 1.34) `metadata.creationTimestamp`
+/// is `omitzero`, so a zero one is left out; before (kubectl 1.17, whose output
+/// rolling-update keeps), it is written as `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Structs {
+    /// The current release's (the table's own tags).
+    #[default]
+    Current,
+    /// Before `omitzero`: every field written as `omitempty` alone says.
+    BeforeOmitzero,
+}
+
 /// An object in the layout of its Go type; see the module.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Typed<'a>(Node<'a>);
@@ -113,7 +126,7 @@ pub struct Typed<'a>(Node<'a>);
 impl<'a> Typed<'a> {
     /// The typed layout of `obj`, or `None` when its `apiVersion` and `kind` are not
     /// a type of the table (kubectl would hold it unstructured).
-    pub fn of(obj: &'a Value) -> Option<Self> {
+    pub fn of(obj: &'a Value, structs: Structs) -> Option<Self> {
         let api_version = obj.get("apiVersion")?.as_str()?;
         let kind = obj.get("kind")?.as_str()?;
         // k8s.io/api no longer has `batch/v2alpha1`; its CronJob had the fields of
@@ -125,7 +138,7 @@ impl<'a> Typed<'a> {
         let (_, _, index) = table::ROOTS
             .iter()
             .find(|(v, k, _)| *v == api_version && *k == kind)?;
-        Some(Self(encode_struct(*index, Some(obj))))
+        Some(Self(encode_struct(*index, Some(obj), structs)))
     }
 
     /// `json.Marshal` (`indent` `None`) or `json.MarshalIndent(v, "", indent)` of the
@@ -144,14 +157,14 @@ impl<'a> Typed<'a> {
 
 /// `obj` as kubectl holds it when typed: [`Typed::to_value`] for a type of the table,
 /// `obj` itself otherwise.
-pub fn normalize(obj: &Value) -> Value {
-    Typed::of(obj).map_or_else(|| obj.clone(), |t| t.to_value())
+pub fn normalize(obj: &Value, structs: Structs) -> Value {
+    Typed::of(obj, structs).map_or_else(|| obj.clone(), |t| t.to_value())
 }
 
 /// `json.Marshal(indent)` of `obj` as kubectl's typed object when the table knows its
 /// type, else of the map (keys sorted).
-pub fn json(obj: &Value, indent: Option<&str>) -> String {
-    match Typed::of(obj) {
+pub fn json(obj: &Value, indent: Option<&str>, structs: Structs) -> String {
+    match Typed::of(obj, structs) {
         Some(typed) => typed.to_json(indent),
         None => go_fmt::json(obj, indent),
     }
@@ -206,7 +219,7 @@ fn is_empty(ty: &Ty, value: Option<&Value>) -> bool {
     }
 }
 
-fn encode_struct(index: u16, value: Option<&Value>) -> Node<'_> {
+fn encode_struct(index: u16, value: Option<&Value>, structs: Structs) -> Node<'_> {
     let object = value.and_then(Value::as_object);
     let fields = table::STRUCTS
         .get(usize::from(index))
@@ -216,33 +229,41 @@ fn encode_struct(index: u16, value: Option<&Value>) -> Node<'_> {
     for field in fields {
         let value = object.and_then(|o| o.get(field.name));
         if (field.omitempty && is_empty(&field.ty, value))
-            || (field.omitzero && is_zero(&field.ty, value))
+            || (field.omitzero && structs == Structs::Current && is_zero(&field.ty, value))
         {
             continue;
         }
-        out.push((Cow::Borrowed(field.name), encode(&field.ty, value)));
+        out.push((Cow::Borrowed(field.name), encode(&field.ty, value, structs)));
     }
     Node::Object(out)
 }
 
 /// The node of a field of type `ty` whose value is `value` (`None`: absent, so zero).
-fn encode<'a>(ty: &Ty, value: Option<&'a Value>) -> Node<'a> {
+fn encode<'a>(ty: &Ty, value: Option<&'a Value>, structs: Structs) -> Node<'a> {
     let value = absent(value);
     let leaf = |v: &'a Value| Node::Leaf(Cow::Borrowed(v));
     let zero = |v: Value| Node::Leaf(Cow::Owned(v));
     match (ty, value) {
-        (Ty::Struct(i), None) => encode_struct(*i, None),
-        (Ty::Struct(i), Some(v)) if v.is_object() => encode_struct(*i, Some(v)),
-        (Ty::Ptr(inner), Some(v)) => encode(inner, Some(v)),
-        (Ty::Slice(inner), Some(Value::Array(items))) => {
-            Node::Array(items.iter().map(|item| encode(inner, Some(item))).collect())
-        }
+        (Ty::Struct(i), None) => encode_struct(*i, None, structs),
+        (Ty::Struct(i), Some(v)) if v.is_object() => encode_struct(*i, Some(v), structs),
+        (Ty::Ptr(inner), Some(v)) => encode(inner, Some(v), structs),
+        (Ty::Slice(inner), Some(Value::Array(items))) => Node::Array(
+            items
+                .iter()
+                .map(|item| encode(inner, Some(item), structs))
+                .collect(),
+        ),
         (Ty::Map(inner), Some(Value::Object(map))) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
             Node::Object(
                 keys.into_iter()
-                    .map(|k| (Cow::Borrowed(k.as_str()), encode(inner, map.get(k))))
+                    .map(|k| {
+                        (
+                            Cow::Borrowed(k.as_str()),
+                            encode(inner, map.get(k), structs),
+                        )
+                    })
                     .collect(),
             )
         }

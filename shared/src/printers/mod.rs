@@ -157,7 +157,7 @@ pub struct JsonPrinter {
     pub show_managed_fields: bool,
     /// Write the objects as kubectl writes the ones it holds typed: in their Go
     /// struct's field order ([`gojson`]), where the kind is one of its table.
-    pub typed: bool,
+    pub typed: Option<gojson::Structs>,
 }
 
 impl Printer for JsonPrinter {
@@ -166,10 +166,9 @@ impl Printer for JsonPrinter {
         // Go's json.MarshalIndent, not serde_json's pretty printer: kubectl escapes
         // `<`, `>`, `&`, U+2028 and U+2029 (`\u003c` …) and writes floats Go's way
         // (`1e+21`), and scripts diff the two outputs.
-        let mut text = if self.typed {
-            gojson::json(obj.as_ref(), Some("    "))
-        } else {
-            go_fmt::json(obj.as_ref(), Some("    "))
+        let mut text = match self.typed {
+            Some(structs) => gojson::json(obj.as_ref(), Some("    "), structs),
+            None => go_fmt::json(obj.as_ref(), Some("    ")),
         };
         text.push('\n');
         out.write_all(text.as_bytes())
@@ -218,11 +217,11 @@ pub fn to_yaml(value: &Value) -> io::Result<String> {
 /// zero `omitempty` fields dropped, Go's zero values written, fields the Go struct
 /// lacks dropped) — what kubectl's printers see of the objects `run` makes and of the
 /// server's answers to them. See [`crate::flags::PrintFlags::to_typed_printer`].
-pub struct TypedPrinter(pub Box<dyn Printer>);
+pub struct TypedPrinter(pub Box<dyn Printer>, pub gojson::Structs);
 
 impl Printer for TypedPrinter {
     fn print(&self, obj: &Value, out: &mut dyn Write) -> io::Result<()> {
-        self.0.print(&gojson::normalize(obj), out)
+        self.0.print(&gojson::normalize(obj, self.1), out)
     }
 }
 
@@ -252,7 +251,7 @@ impl Printer for NamePrinter {
 pub struct GoTemplatePrinter {
     text: String,
     template: gotemplate::Template,
-    typed: bool,
+    typed: Option<gojson::Structs>,
 }
 
 impl GoTemplatePrinter {
@@ -266,13 +265,13 @@ impl GoTemplatePrinter {
         Ok(Self {
             text: template.to_string(),
             template: parsed.allow_missing_keys(allow_missing_keys),
-            typed: false,
+            typed: None,
         })
     }
 
     /// The debugging text of a failed template shows the object's JSON in its Go
     /// struct's field order ([`gojson`]), as kubectl shows the objects it holds typed.
-    pub fn typed(mut self, typed: bool) -> Self {
+    pub fn typed(mut self, typed: Option<gojson::Structs>) -> Self {
         self.typed = typed;
         self
     }
@@ -290,10 +289,9 @@ impl Printer for GoTemplatePrinter {
             "Error executing template: {}. Printing more information for debugging the template:\n\ttemplate was:\n\t\t{}\n\traw data was:\n\t\t{}\n\tobject given to template engine was:\n\t\t{}\n\n",
             err.message,
             self.text,
-            if self.typed {
-                gojson::json(obj, None)
-            } else {
-                go_fmt::json(obj, None)
+            match self.typed {
+                Some(structs) => gojson::json(obj, None, structs),
+                None => go_fmt::json(obj, None),
             },
             gotemplate::go_value(obj),
         )?;
