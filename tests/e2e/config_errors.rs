@@ -29,7 +29,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tests::harness::{Cluster, Output, cluster};
+use tests::harness::{Cluster, Output, Release, cluster, legacy_cluster};
 
 const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-errors\n";
 
@@ -182,9 +182,15 @@ fn as_is(s: &str) -> String {
 }
 
 /// A kubeconfig of the harness's admin user with `cluster` as its cluster entry.
-fn kubeconfig(dir: &Path, name: &str, cluster_entry: Value, user: Option<Value>) -> PathBuf {
+fn kubeconfig(
+    cluster: &Cluster,
+    dir: &Path,
+    name: &str,
+    cluster_entry: Value,
+    user: Option<Value>,
+) -> PathBuf {
     let harness: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(&cluster().kubeconfig).unwrap()).unwrap();
+        serde_saphyr::from_str(&std::fs::read_to_string(&cluster.kubeconfig).unwrap()).unwrap();
     let user = user.unwrap_or_else(|| harness["users"][0]["user"].clone());
     let kc = json!({
         "apiVersion": "v1",
@@ -199,9 +205,9 @@ fn kubeconfig(dir: &Path, name: &str, cluster_entry: Value, user: Option<Value>)
     path
 }
 
-fn harness_cluster_entry() -> Value {
+fn harness_cluster_entry(cluster: &Cluster) -> Value {
     let harness: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(&cluster().kubeconfig).unwrap()).unwrap();
+        serde_saphyr::from_str(&std::fs::read_to_string(&cluster.kubeconfig).unwrap()).unwrap();
     harness["clusters"][0]["cluster"].clone()
 }
 
@@ -211,7 +217,19 @@ fn flag(name: &str, value: impl std::fmt::Display) -> String {
 
 #[tokio::test]
 async fn kubeconfig_selection_and_loading_read_as_in_kubectl() {
-    let cluster = cluster();
+    kubeconfig_selection_and_loading_read_as_in_kubectl_on(cluster()).await;
+}
+
+/// The same on 1.20.2 beside kubectl 1.32.
+#[tokio::test]
+async fn kubeconfig_selection_and_loading_read_as_in_kubectl_on_1_20() {
+    if cluster().release == Release::V1_20 {
+        return; // the test above ran on it already
+    }
+    kubeconfig_selection_and_loading_read_as_in_kubectl_on(legacy_cluster()).await;
+}
+
+async fn kubeconfig_selection_and_loading_read_as_in_kubectl_on(cluster: &'static Cluster) {
     let ns = cluster.namespace("config-errors-selection").await;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -221,7 +239,13 @@ async fn kubeconfig_selection_and_loading_read_as_in_kubectl() {
     std::fs::create_dir(&bdir).unwrap();
     let harness = cluster.kubeconfig.display().to_string();
     let lost = {
-        let path = kubeconfig(d, "lost-context", harness_cluster_entry(), None);
+        let path = kubeconfig(
+            cluster,
+            d,
+            "lost-context",
+            harness_cluster_entry(cluster),
+            None,
+        );
         let mut kc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         kc["current-context"] = json!("gone");
         std::fs::write(&path, kc.to_string()).unwrap();
@@ -299,8 +323,20 @@ async fn kubeconfig_selection_and_loading_read_as_in_kubectl() {
 /// the commands, while the same commands with the right user leave theirs.
 #[tokio::test]
 async fn a_missing_user_sends_nothing() {
-    let cluster = cluster();
-    let Some(log) = audit_log() else {
+    a_missing_user_sends_nothing_on(cluster()).await;
+}
+
+/// The same on 1.20.2 beside kubectl 1.32.
+#[tokio::test]
+async fn a_missing_user_sends_nothing_on_1_20() {
+    if cluster().release == Release::V1_20 {
+        return; // the test above ran on it already
+    }
+    a_missing_user_sends_nothing_on(legacy_cluster()).await;
+}
+
+async fn a_missing_user_sends_nothing_on(cluster: &'static Cluster) {
+    let Some(log) = audit_log(cluster) else {
         assert!(
             std::env::var_os("KUBEPLUG_E2E_KUBECONFIG").is_some(),
             "the harness's own cluster must have an audit log"
@@ -394,8 +430,8 @@ async fn a_missing_user_sends_nothing() {
 
 /// The audit log of the harness's cluster, `None` for `KUBEPLUG_E2E_KUBECONFIG`'s
 /// unless its state says where.
-fn audit_log() -> Option<PathBuf> {
-    let state_dir = cluster().kubeconfig.parent()?;
+fn audit_log(cluster: &Cluster) -> Option<PathBuf> {
+    let state_dir = cluster.kubeconfig.parent()?;
     tests::state::ClusterState::read(state_dir)
         .ok()
         .flatten()?
@@ -511,11 +547,23 @@ fn without_current_time(s: &str) -> String {
 
 #[tokio::test]
 async fn unreachable_and_untrusted_servers_read_as_in_kubectl() {
-    let cluster = cluster();
+    unreachable_and_untrusted_servers_read_as_in_kubectl_on(cluster()).await;
+}
+
+/// The same on 1.20.2 beside kubectl 1.32.
+#[tokio::test]
+async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on_1_20() {
+    if cluster().release == Release::V1_20 {
+        return; // the test above ran on it already
+    }
+    unreachable_and_untrusted_servers_read_as_in_kubectl_on(legacy_cluster()).await;
+}
+
+async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on(cluster: &'static Cluster) {
     let ns = cluster.namespace("config-errors-transport").await;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let server = harness_cluster_entry()["server"]
+    let server = harness_cluster_entry(cluster)["server"]
         .as_str()
         .unwrap()
         .to_string();
@@ -525,22 +573,25 @@ async fn unreachable_and_untrusted_servers_read_as_in_kubectl() {
     let expired_ca_file = d.join("expired-ca.crt");
     std::fs::write(&expired_ca_file, expired_ca).unwrap();
     let (cert, key) = foreign_client();
-    let mut real = harness_cluster_entry();
+    let mut real = harness_cluster_entry(cluster);
     let closed = closed_port();
 
     let unknown_ca = kubeconfig(
+        cluster,
         d,
         "unknown-ca",
         json!({"server": server, "certificate-authority": ca_file}),
         None,
     );
     let expired = kubeconfig(
+        cluster,
         d,
         "expired",
         json!({"server": format!("https://localhost:{expired_port}"), "certificate-authority": expired_ca_file}),
         None,
     );
     let client_cert = kubeconfig(
+        cluster,
         d,
         "client-cert",
         real.clone(),
@@ -550,7 +601,7 @@ async fn unreachable_and_untrusted_servers_read_as_in_kubectl() {
         })),
     );
     real["proxy-url"] = json!(format!("http://127.0.0.1:{}", closed_port()));
-    let proxy = kubeconfig(d, "proxy", real, None);
+    let proxy = kubeconfig(cluster, d, "proxy", real, None);
 
     let kc = |p: &Path| flag("kubeconfig", p.display());
     let cases: Vec<(&str, Vec<String>)> = vec![
@@ -609,7 +660,19 @@ fn base64_of(text: &str) -> String {
 // Multi-threaded: the listeners' tasks answer while the commands block this thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reset_or_silent_server_fails_in_kubectl_s_frame() {
-    let cluster = cluster();
+    a_reset_or_silent_server_fails_in_kubectl_s_frame_on(cluster()).await;
+}
+
+/// The same on 1.20.2 beside kubectl 1.32.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_or_silent_server_fails_in_kubectl_s_frame_on_1_20() {
+    if cluster().release == Release::V1_20 {
+        return; // the test above ran on it already
+    }
+    a_reset_or_silent_server_fails_in_kubectl_s_frame_on(legacy_cluster()).await;
+}
+
+async fn a_reset_or_silent_server_fails_in_kubectl_s_frame_on(cluster: &'static Cluster) {
     let ns = cluster.namespace("config-errors-reset").await;
     let dir = tempfile::tempdir().unwrap();
     let reset = listener(true).await;

@@ -149,16 +149,10 @@ fn normalise(value: &mut Value) {
     }
 }
 
-struct Case {
-    name: String,
-    kubectl: Output,
-    ours: Output,
-}
-
-fn run_case(cluster: &Cluster, dir: &Path, name: &str, namespace: &str) -> Case {
-    let text = std::fs::read(dir.join(name)).expect("read case");
-    let extra: Vec<String> = text
-        .strip_prefix(b"# args: ")
+/// The arguments a case file's first line adds to both commands (`# args: …`).
+pub(crate) fn case_args(path: &Path) -> Vec<String> {
+    let text = std::fs::read(path).expect("read case");
+    text.strip_prefix(b"# args: ")
         .and_then(|rest| rest.split(|&b| b == b'\n').next())
         .map(|line| {
             String::from_utf8_lossy(line)
@@ -166,7 +160,17 @@ fn run_case(cluster: &Cluster, dir: &Path, name: &str, namespace: &str) -> Case 
                 .map(str::to_string)
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+struct Case {
+    name: String,
+    kubectl: Output,
+    ours: Output,
+}
+
+fn run_case(cluster: &Cluster, dir: &Path, name: &str, namespace: &str) -> Case {
+    let extra = case_args(&dir.join(name));
     let run = |command: &str| {
         cluster
             .kubectl()

@@ -29,17 +29,7 @@ fn files(dir: &Path) -> Vec<String> {
 /// `create` or `create-file` with `-f name --dry-run=client -o yaml` (and the
 /// manifest's own `# args:` line, as in the fidelity suite).
 fn create(command: &str, dir: &Path, name: &str, namespace: &str) -> Output {
-    let text = std::fs::read(dir.join(name)).expect("read case");
-    let extra: Vec<String> = text
-        .strip_prefix(b"# args: ")
-        .and_then(|rest| rest.split(|&b| b == b'\n').next())
-        .map(|line| {
-            String::from_utf8_lossy(line)
-                .split_whitespace()
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let extra = crate::fidelity::case_args(&dir.join(name));
     cluster()
         .kubectl()
         .current_dir(dir)
