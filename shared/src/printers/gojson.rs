@@ -1,12 +1,14 @@
 //! Objects as kubectl prints the ones it holds typed: Go's `encoding/json` over the
-//! k8s.io/api structs (kubectl 1.32's, v0.32), not over a map.
+//! k8s.io/api structs (the current release's, v0.37), not over a map.
 //!
 //! kubectl holds what `run` generates, and the server's answer to it, in its typed
 //! structs (`corev1.Pod`), so its `-o json` and `--save-config` write the fields in
 //! the structs' declaration order (`kind`, `apiVersion`, `metadata` with `name`,
 //! `namespace`, `uid`, …), drop an `omitempty` field at its zero value (`value: ""` of
-//! an env var, an empty `annotations`), write zero values of the fields without it
-//! (`creationTimestamp: null`, `resources: {}`), and drop every field the struct does
+//! an env var, an empty `annotations`) and an `omitzero` one at its zero value (a zero
+//! `creationTimestamp`, since 1.34; [`Structs::BeforeOmitzero`] writes it `null`, as
+//! kubectl 1.17 did), write zero values of the fields without them
+//! (`resources: {}`), and drop every field the struct does
 //! not have (a newer server's). Objects read from files stay unstructured in kubectl
 //! (`create -f`): maps, keys sorted, as [`super::go_fmt::json`] writes them.
 //!
