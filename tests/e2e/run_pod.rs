@@ -74,7 +74,8 @@ async fn expose_creates_a_service_selecting_the_pod() {
         &["web", "--image=nginx", "--port=8080", "--expose"],
     );
     out.success();
-    assert_eq!(out.stdout, "service/web created\npod/web created\n");
+    // kubectl 1.37's order: the pod, then the service (1.32 printed the service first).
+    assert_eq!(out.stdout, "pod/web created\nservice/web created\n");
     let services: Api<Service> = Api::namespaced(cluster().client().await, ns.as_str());
     let svc = services.get("web").await.expect("service exists");
     let spec = svc.spec.expect("spec");
@@ -107,7 +108,7 @@ async fn server_dry_run_creates_nothing() {
     out.success();
     assert_eq!(
         out.stdout,
-        "service/web created (server dry run)\npod/web created (server dry run)\n"
+        "pod/web created (server dry run)\nservice/web created (server dry run)\n"
     );
     let client = cluster().client().await;
     assert!(

@@ -94,18 +94,18 @@ fn masked(text: &str, ns: &str) -> String {
             }
         }
     }
-    // The service account's token volume (`default-token-x7k2p`), where the server
-    // mounts one.
-    mask_token_suffixes(&out)
+    // The service account's token volume, where the server mounts one: a Secret's
+    // (`default-token-x7k2p`, 1.20) or a projected one (`kube-api-access-x7k2p`).
+    let out = mask_token_suffixes(&out, "default-token-");
+    mask_token_suffixes(&out, "kube-api-access-")
 }
 
-fn mask_token_suffixes(text: &str) -> String {
-    const MARK: &str = "default-token-";
+fn mask_token_suffixes(text: &str, mark: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
-    while let Some(i) = rest.find(MARK) {
-        out.push_str(&rest[..i + MARK.len()]);
-        rest = &rest[i + MARK.len()..];
+    while let Some(i) = rest.find(mark) {
+        out.push_str(&rest[..i + mark.len()]);
+        rest = &rest[i + mark.len()..];
         let suffix = rest.chars().take_while(char::is_ascii_alphanumeric).count();
         out.push_str("XXXXX");
         rest = &rest[suffix..];

@@ -255,20 +255,22 @@ async fn the_document_is_cached_and_off_the_path_of_validate_false() {
         .collect();
     assert_eq!(servers.len(), 1);
     let document = servers[0].path().join("swagger.json");
-    let written = std::fs::metadata(&document)
-        .expect("document cached")
-        .modified()
-        .expect("mtime");
     assert!(std::fs::metadata(&document).expect("document").len() > 1_000_000);
-    // A second run revalidates (304) and keeps the same file.
-    run("--validate=strict").success();
-    assert_eq!(
+    // A second run revalidates (304) and keeps the same file. Other tests on this
+    // cluster create CRDs, which changes the server's document (and rightly makes the
+    // next run fetch it again), so a run that kept the file within three tries passes.
+    let mtime = || {
         std::fs::metadata(&document)
             .expect("document")
             .modified()
-            .expect("mtime"),
-        written
-    );
+            .expect("mtime")
+    };
+    let kept = (0..3).any(|_| {
+        let written = mtime();
+        run("--validate=strict").success();
+        mtime() == written
+    });
+    assert!(kept, "the cached document was fetched again on every run");
 }
 
 /// rolling-update's `-f` is validated against the same document (kubectl 1.17 always

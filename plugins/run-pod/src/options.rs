@@ -373,32 +373,17 @@ impl RunPodOptions {
                 self.dry_run,
                 shared::printers::gojson::Structs::Current,
             )?;
-            // As kubectl: a service that fails to print (a template error) is
-            // reported after the pod, unless the pod fails too.
-            let mut service_error = None;
-            if let Some(svc) = &service {
-                match printer.print(svc, out) {
-                    Ok(()) => self.yaml_separator(out)?,
-                    Err(e) => service_error = Some(e),
-                }
-            }
-            printer.print(&obj, out)?;
-            return match service_error {
-                Some(e) => Err(e.into()),
-                None => Ok(ExitCode::SUCCESS),
+            // As kubectl 1.37: the run object, then the service, each printed whatever
+            // became of the other; a failure (a template error) is reported at the end.
+            let printed = printer.print(&obj, out);
+            let service_printed = service.as_ref().map(|svc| printer.print(svc, out));
+            printed?;
+            return match service_printed {
+                Some(Err(e)) => Err(e.into()),
+                _ => Ok(ExitCode::SUCCESS),
             };
         }
         self.run_online(v, ctx).await
-    }
-
-    /// kubectl run prints an extra `---` after the service in YAML output, on top of
-    /// the YAML printer's own separator; kept for byte-identical output.
-    fn yaml_separator(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        if self.print.is_yaml() {
-            out.write_all(b"---\n")
-        } else {
-            Ok(())
-        }
     }
 
     /// The generator: an implicit `cronjob/v1` (`--schedule`) falls back to
@@ -446,16 +431,11 @@ impl RunPodOptions {
         let created = target.create(obj).await?;
         let mut all_created: Vec<Created> = vec![created.clone()];
         let mut service_error = None;
+        let mut service_object = None;
         if let Some(svc) = service {
             match target.create(svc).await {
-                // kubectl reports a service it cannot print (a template error)
-                // like one it cannot create: after the pod. Unlike kubectl, which then
-                // forgets it, the service is still removed by --rm: it exists.
                 Ok(svc) => {
-                    match printer.print(&svc.object, out) {
-                        Ok(()) => self.yaml_separator(out)?,
-                        Err(e) => service_error = Some(e.into()),
-                    }
+                    service_object = Some(svc.object.clone());
                     all_created.push(svc);
                 }
                 Err(e) => service_error = Some(e),
@@ -484,7 +464,17 @@ impl RunPodOptions {
             }
             return Ok(code);
         }
-        printer.print(&created.object, out)?;
+        // As kubectl 1.37: every created object printed at the end, the run object
+        // first, then the service; the errors (a service that could not be created or
+        // printed) after them.
+        let printed = printer.print(&created.object, out);
+        if let Some(svc) = &service_object
+            && let Err(e) = printer.print(svc, out)
+            && service_error.is_none()
+        {
+            service_error = Some(e.into());
+        }
+        printed?;
         match service_error {
             Some(e) => Err(e),
             None => Ok(ExitCode::SUCCESS),
