@@ -29,7 +29,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tests::harness::{Cluster, Output, Release, cluster, legacy_cluster};
+use tests::harness::{Cluster, Output, cluster, legacy_second_run};
 
 const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-errors\n";
 
@@ -223,10 +223,10 @@ async fn kubeconfig_selection_and_loading_read_as_in_kubectl() {
 /// The same on 1.20.2 beside kubectl 1.32.
 #[tokio::test]
 async fn kubeconfig_selection_and_loading_read_as_in_kubectl_on_1_20() {
-    if cluster().release == Release::V1_20 {
-        return; // the test above ran on it already
+    // Skipped where the shared cluster is 1.20.2: the test above ran on it.
+    if let Some(legacy) = legacy_second_run() {
+        kubeconfig_selection_and_loading_read_as_in_kubectl_on(legacy).await;
     }
-    kubeconfig_selection_and_loading_read_as_in_kubectl_on(legacy_cluster()).await;
 }
 
 async fn kubeconfig_selection_and_loading_read_as_in_kubectl_on(cluster: &'static Cluster) {
@@ -329,10 +329,10 @@ async fn a_missing_user_sends_nothing() {
 /// The same on 1.20.2 beside kubectl 1.32.
 #[tokio::test]
 async fn a_missing_user_sends_nothing_on_1_20() {
-    if cluster().release == Release::V1_20 {
-        return; // the test above ran on it already
+    // Skipped where the shared cluster is 1.20.2: the test above ran on it.
+    if let Some(legacy) = legacy_second_run() {
+        a_missing_user_sends_nothing_on(legacy).await;
     }
-    a_missing_user_sends_nothing_on(legacy_cluster()).await;
 }
 
 async fn a_missing_user_sends_nothing_on(cluster: &'static Cluster) {
@@ -553,10 +553,10 @@ async fn unreachable_and_untrusted_servers_read_as_in_kubectl() {
 /// The same on 1.20.2 beside kubectl 1.32.
 #[tokio::test]
 async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on_1_20() {
-    if cluster().release == Release::V1_20 {
-        return; // the test above ran on it already
+    // Skipped where the shared cluster is 1.20.2: the test above ran on it.
+    if let Some(legacy) = legacy_second_run() {
+        unreachable_and_untrusted_servers_read_as_in_kubectl_on(legacy).await;
     }
-    unreachable_and_untrusted_servers_read_as_in_kubectl_on(legacy_cluster()).await;
 }
 
 async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on(cluster: &'static Cluster) {
@@ -666,10 +666,10 @@ async fn a_reset_or_silent_server_fails_in_kubectl_s_frame() {
 /// The same on 1.20.2 beside kubectl 1.32.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reset_or_silent_server_fails_in_kubectl_s_frame_on_1_20() {
-    if cluster().release == Release::V1_20 {
-        return; // the test above ran on it already
+    // Skipped where the shared cluster is 1.20.2: the test above ran on it.
+    if let Some(legacy) = legacy_second_run() {
+        a_reset_or_silent_server_fails_in_kubectl_s_frame_on(legacy).await;
     }
-    a_reset_or_silent_server_fails_in_kubectl_s_frame_on(legacy_cluster()).await;
 }
 
 async fn a_reset_or_silent_server_fails_in_kubectl_s_frame_on(cluster: &'static Cluster) {

@@ -14,7 +14,8 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
 
-fn run_pod(ns: &str, args: &[&str]) -> Output {
+/// `kubectl run-pod -n NS ARGS…` on the shared cluster.
+pub(crate) fn run_pod(ns: &str, args: &[&str]) -> Output {
     cluster()
         .kubectl()
         .args(["run-pod", "-n", ns])

@@ -139,6 +139,12 @@ pub fn legacy_cluster() -> &'static Cluster {
     }
 }
 
+/// The 1.20.2 cluster for a test's second run beside kubectl 1.32, or `None` when
+/// the shared cluster is 1.20.2 already and the test's first run covered it.
+pub fn legacy_second_run() -> Option<&'static Cluster> {
+    (cluster().release != Release::V1_20).then(legacy_cluster)
+}
+
 static THROTTLED: OnceLock<Result<Cluster, String>> = OnceLock::new();
 
 /// A cluster of its own whose API server throttles like a busy shared one (API

@@ -39,10 +39,10 @@ pub(super) fn build(release: Release) -> anyhow::Result<()> {
     let go = go_command()?;
     let modules = crate::project_root().join("xtask").join("testenv");
     let cache = release.cache_dir();
-    let staging = cache.join("incoming");
-    let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging)
-        .with_context(|| format!("cannot create {}", staging.display()))?;
+    let incoming = cache.join("incoming");
+    let _ = std::fs::remove_dir_all(&incoming);
+    std::fs::create_dir_all(&incoming)
+        .with_context(|| format!("cannot create {}", incoming.display()))?;
     let log = cache.join("build.log");
     eprintln!(
         "testenv: building Kubernetes {release} from its Go modules (once; ~20 minutes on two cores; log: {})",
@@ -54,14 +54,14 @@ pub(super) fn build(release: Release) -> anyhow::Result<()> {
     let mut kube = go_build(
         &go,
         &modules.join("kubernetes"),
-        &format!("{}/", staging.display()),
+        &format!("{}/", incoming.display()),
     );
     kube.arg(format!("-ldflags=-s -w {}", version_ldflags(release)))
         .args(COMMANDS);
     run_logged(&mut kube, &log).context("building Kubernetes from its Go modules failed")?;
 
     eprintln!("testenv: step 2/2: etcd");
-    let etcd_out = staging.join("etcd");
+    let etcd_out = incoming.join("etcd");
     let mut etcd = go_build(&go, &modules.join("etcd"), &etcd_out.display().to_string());
     etcd.arg("-ldflags=-s -w").arg(".");
     run_logged(&mut etcd, &log).context("building etcd from its Go module failed")?;
@@ -77,10 +77,10 @@ pub(super) fn build(release: Release) -> anyhow::Result<()> {
         "kubectl",
         "etcd",
     ] {
-        std::fs::rename(staging.join(name), bin.join(name))
+        std::fs::rename(incoming.join(name), bin.join(name))
             .with_context(|| format!("cannot move {name} into {}", bin.display()))?;
     }
-    let _ = std::fs::remove_dir_all(&staging);
+    let _ = std::fs::remove_dir_all(&incoming);
     Ok(())
 }
 
