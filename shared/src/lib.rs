@@ -54,6 +54,7 @@ pub mod term;
 mod text;
 pub mod tls;
 pub mod typed;
+pub mod waiting;
 pub mod warnings;
 mod yaml;
 

@@ -28,7 +28,8 @@
 //!   precondition, as the kubelet does.
 //! - **Events** ([`events`]): `Scheduled` from `default-scheduler` on
 //!   binding; `Pulling`/`Pulled`/`Created`/`Started` for every container run,
-//!   `BackOff` in a crash loop and `Killing` on deletion from `kubelet`, with
+//!   `BackOff` in a crash loop, `Pulling`/`Failed`/`BackOff` for an image that
+//!   does not exist, and `Killing` on deletion from `kubelet`, with
 //!   the kubelet's reasons, messages and field paths, so `kubectl describe
 //!   pod` shows what it shows on a real cluster.
 //!
@@ -45,6 +46,7 @@
 //! | [`sim.kubeplug.io/exit-code`](steering::EXIT_CODE) | `"K"` | containers terminate with exit code K (default 0 when only exit-after is set) |
 //! | [`sim.kubeplug.io/exit-after-ms`](steering::EXIT_AFTER_MS) | `"N"` | … N ms after each start (default 0 when only exit-code is set) |
 //! | [`sim.kubeplug.io/ignore-sigterm`](steering::IGNORE_SIGTERM) | `"true"` | deletion waits for the whole grace period, then SIGKILL (exit code 137) |
+//! | *(no annotation)* an image whose registry host ends in `.invalid` ([`pull`]) | `registry.invalid/web:2` | the image does not exist: the container is never created; `ErrImagePull` with containerd's `… lookup registry.invalid: no such host` for 1 s after each pull, then `ImagePullBackOff` (`Back-off pulling image "…": ErrImagePull: …`) for the crash-loop back-off below, then the next pull; events `Pulling`, `Failed`, `BackOff` as the kubelet posts them. `.invalid` is reserved (RFC 2606), so a real runtime fails the same way; a test fixes it by using another image |
 //!
 //! Terminations follow the pod's `restartPolicy` like a kubelet: reason
 //! `Completed` for exit code 0, `Error` otherwise; with `Never` the pod ends
@@ -82,6 +84,7 @@ pub mod ip_pool;
 mod kubelet;
 pub mod nodes;
 pub mod process;
+pub mod pull;
 pub mod runtime;
 pub mod scheduler;
 mod server;

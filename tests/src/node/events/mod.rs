@@ -10,6 +10,9 @@
 //! | Started | Normal | kubelet | `Started container main` |
 //! | Killing | Normal | kubelet | `Stopping container main` |
 //! | BackOff | Warning | kubelet | `Back-off restarting failed container` |
+//! | Pulling | Normal | kubelet | `Pulling image "registry.invalid/web:2"` (each pull of an image that does not exist, see `pull`) |
+//! | Failed | Warning | kubelet | `Failed to pull image "registry.invalid/web:2": <the runtime's error>`, then `Error: ErrImagePull` |
+//! | BackOff | Normal | kubelet | `Back-off pulling image "registry.invalid/web:2"`, then `Failed` (Warning) `Error: ImagePullBackOff` |
 //!
 //! The kubelet's events name the container in `involvedObject.fieldPath`
 //! (`spec.containers{main}`, `spec.initContainers{init}`), as the 1.20
@@ -17,7 +20,7 @@
 //! function of the runtime's observations (unit-tested); posting them is
 //! fire-and-forget: a lost event must not hold up a pod.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{Container, Event, EventSource, ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -63,6 +66,9 @@ pub struct KubeletEvents {
     backoffs: HashSet<(String, i32)>,
     /// Containers announced as being stopped.
     killing: HashSet<String>,
+    /// The image-pull state last announced, by container: each pull and each
+    /// back-off is announced when the container enters it.
+    pulls: HashMap<String, String>,
 }
 
 impl KubeletEvents {
@@ -145,6 +151,36 @@ impl KubeletEvents {
                 "Started",
                 format!("Started container {}", c.name),
             ));
+        }
+        if let ContainerRunState::Waiting { reason, message } = &c.state
+            && matches!(reason.as_str(), "ErrImagePull" | "ImagePullBackOff")
+            && self.pulls.get(&c.name) != Some(reason)
+        {
+            self.pulls.insert(c.name.clone(), reason.clone());
+            // The kubelet's image manager and its container start, in their order.
+            if reason == "ErrImagePull" {
+                events.push(event(
+                    "Normal",
+                    "Pulling",
+                    format!("Pulling image {:?}", c.image),
+                ));
+                events.push(event(
+                    "Warning",
+                    "Failed",
+                    format!(
+                        "Failed to pull image {:?}: {}",
+                        c.image,
+                        message.as_deref().unwrap_or_default()
+                    ),
+                ));
+            } else {
+                events.push(event(
+                    "Normal",
+                    "BackOff",
+                    format!("Back-off pulling image {:?}", c.image),
+                ));
+            }
+            events.push(event("Warning", "Failed", format!("Error: {reason}")));
         }
         if let ContainerRunState::Waiting { reason, .. } = &c.state
             && reason == "CrashLoopBackOff"

@@ -166,6 +166,59 @@ fn a_pod_lifecycle_posts_each_event_once() {
 }
 
 #[test]
+fn each_failed_pull_and_each_back_off_is_announced_once() {
+    let p = pod(None);
+    let image = "registry.invalid/web:2";
+    let pulling = |reason: &str| {
+        let message = if reason == "ErrImagePull" {
+            crate::node::pull::pull_error(image)
+        } else {
+            crate::node::pull::back_off_message(image)
+        };
+        let state = ContainerRunState::Waiting {
+            reason: reason.into(),
+            message: Some(message),
+        };
+        PodObservation {
+            init_containers: vec![container(
+                "setup",
+                "busybox:1.36",
+                "p://i0",
+                ContainerRunState::Terminated(terminated("p://i0", 0, "Completed")),
+            )],
+            containers: vec![container("main", image, "", state)],
+        }
+    };
+    let mut memory = KubeletEvents::default();
+    let first = summary(&memory.due(&p, &pulling("ErrImagePull"), false));
+    let main: Vec<&String> = first.iter().filter(|e| e.contains("{main}")).collect();
+    assert_eq!(
+        main,
+        [
+            "Normal Pulling Pulling image \"registry.invalid/web:2\" [spec.containers{main}]",
+            &format!(
+                "Warning Failed Failed to pull image \"registry.invalid/web:2\": {} [spec.containers{{main}}]",
+                crate::node::pull::pull_error(image)
+            ),
+            "Warning Failed Error: ErrImagePull [spec.containers{main}]",
+        ]
+    );
+    assert!(
+        memory.due(&p, &pulling("ErrImagePull"), false).is_empty(),
+        "nothing twice"
+    );
+    assert_eq!(
+        summary(&memory.due(&p, &pulling("ImagePullBackOff"), false)),
+        [
+            "Normal BackOff Back-off pulling image \"registry.invalid/web:2\" [spec.containers{main}]",
+            "Warning Failed Error: ImagePullBackOff [spec.containers{main}]",
+        ]
+    );
+    // The next attempt pulls again.
+    assert_eq!(memory.due(&p, &pulling("ErrImagePull"), false).len(), 3);
+}
+
+#[test]
 fn a_program_that_cannot_start_is_not_reported_started() {
     let p = pod(Some("IfNotPresent"));
     let mut memory = KubeletEvents::default();

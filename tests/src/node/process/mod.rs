@@ -70,7 +70,13 @@ pub fn runs_processes(pod: &Pod) -> bool {
         .chain(spec.init_containers.iter().flatten())
         .any(has_command);
     let (steering, _) = Steering::from_annotations(pod.metadata.annotations.as_ref());
-    has_command && steering.exit.is_none() && !steering.ignore_sigterm
+    // A container whose image does not exist never runs: the timers show its pulls.
+    let pulls_fail = spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .any(|c| c.image.as_deref().is_some_and(super::pull::missing));
+    has_command && steering.exit.is_none() && !steering.ignore_sigterm && !pulls_fail
 }
 
 fn has_command(c: &Container) -> bool {

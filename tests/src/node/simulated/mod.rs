@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::jiff::Timestamp;
 
+use super::pull;
 use super::runtime::{
     ContainerObservation, ContainerRunState, PodObservation, PodRuntime, RestartPolicy, Runtime,
     Termination,
@@ -347,16 +348,26 @@ impl PodRuntime for SimulatedPod {
         // Every app container follows the same script, so one timeline
         // serves them all; only the names and ids differ.
         let timeline = simulate(&self.script, self.stop, elapsed);
+        let mut next_change = timeline.next_change;
         let containers = self
             .containers
             .iter()
-            .map(|(name, image)| self.container_observation(name, image, &timeline))
+            .map(|(name, image)| {
+                // An image that does not exist is pulled again and again and never
+                // runs; a deletion finds nothing to stop (super::pull).
+                if pull::missing(image) {
+                    let state = pull::pull_state(&self.script.backoff, elapsed);
+                    next_change =
+                        Some(next_change.map_or(state.next_change, |n| n.min(state.next_change)));
+                    return self.pull_observation(name, image, &state);
+                }
+                self.container_observation(name, image, &timeline)
+            })
             .collect();
 
         // A change centuries away (ready-after-ms: 1e18) is no change:
         // Instant addition would overflow.
-        self.wake_at = timeline
-            .next_change
+        self.wake_at = next_change
             .and_then(|at| tokio::time::Instant::now().checked_add(at.saturating_sub(elapsed)));
         PodObservation {
             init_containers,
@@ -398,6 +409,33 @@ impl SimulatedPod {
             started_at: self.at(t.started),
             finished_at: self.at(t.finished),
             container_id: container_id(&self.uid, name, t.run),
+        }
+    }
+
+    /// A container whose image cannot be pulled: waiting, never created.
+    fn pull_observation(
+        &self,
+        name: &str,
+        image: &str,
+        state: &pull::PullState,
+    ) -> ContainerObservation {
+        let message = if state.reason == "ErrImagePull" {
+            pull::pull_error(image)
+        } else {
+            pull::back_off_message(image)
+        };
+        ContainerObservation {
+            name: name.to_owned(),
+            image: image.to_owned(),
+            // Never pulled, never created: the kubelet reports neither id.
+            image_id: String::new(),
+            container_id: String::new(),
+            restart_count: 0,
+            state: ContainerRunState::Waiting {
+                reason: state.reason.to_owned(),
+                message: Some(message),
+            },
+            last_termination: None,
         }
     }
 

@@ -293,7 +293,8 @@ pub fn container_status(c: &ContainerObservation) -> ContainerStatus {
         name: c.name.clone(),
         image: c.image.clone(),
         image_id: c.image_id.clone(),
-        container_id: Some(c.container_id.clone()),
+        // A container never created (its image not pulled) has no id yet.
+        container_id: (!c.container_id.is_empty()).then(|| c.container_id.clone()),
         ready: is_ready(c),
         started: Some(running),
         restart_count: c.restart_count,
