@@ -13,8 +13,11 @@
 //! availability); this file holds `KubeOps`, the seam's implementation.
 
 mod errors;
+mod stall;
 mod watch;
 mod writes;
+
+pub use stall::{CannotProgress, Sink, Stall};
 
 pub use errors::{explain_transport, is_transient};
 pub use writes::{strip_update_annotations, update_pod_with_retries, update_rc_with_retries};
@@ -55,6 +58,8 @@ pub struct KubeOps {
     observer: Option<Observer>,
     /// The two RCs being watched, to start the watches again.
     watched: Option<(ReplicationController, ReplicationController)>,
+    /// Why a stalled wait waits (issue 31); none in a dry run.
+    pub stall: Option<Stall>,
 }
 
 /// The re-list period of `--poll-interval=0` (1.17 would have polled in a busy
@@ -79,7 +84,21 @@ impl KubeOps {
             min_ready_seconds: 0,
             observer: None,
             watched: None,
+            stall: None,
         }
+    }
+
+    /// The stall watch's look at the stores, once a wait woke (see `stall`).
+    async fn check_stall(&mut self) -> anyhow::Result<()> {
+        if let (Some(stall), Some(observer)) = (self.stall.as_mut(), self.observer.as_ref()) {
+            stall.check(observer).await?;
+        }
+        Ok(())
+    }
+
+    /// When the stall watch wants to look again, if it is on.
+    fn stall_wake(&self) -> Option<Instant> {
+        self.stall.as_ref().map(Stall::next_check)
     }
 
     fn poll(&self) -> Duration {
@@ -154,11 +173,14 @@ impl KubeOps {
             if Instant::now() >= deadline {
                 return Err(WaitError::TimedOut);
             }
+            self.check_stall().await.map_err(WaitError::Failed)?;
+            let stall_wake = self.stall_wake();
             let wake = deadline.min(Instant::now() + poll);
             let quiet = tokio::select! {
                 _ = rc_changes.changed() => false,
                 _ = pod_changes.changed() => false,
                 _ = tokio::time::sleep_until(wake) => Instant::now() < deadline,
+                () = sleep_until_some(stall_wake) => false,
                 i = interrupt.fired() => return Err(WaitError::Interrupted(i)),
             };
             if quiet {
@@ -308,6 +330,7 @@ impl UpdaterOps for KubeOps {
     }
 
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()> {
+        let stall_wake = self.stall_wake();
         let interrupt = self.interrupt.clone();
         let poll_wake = Instant::now() + self.poll();
         let mut wake = until.min(poll_wake);
@@ -328,13 +351,14 @@ impl UpdaterOps for KubeOps {
             // An RC event may carry a fatal watch error (see Observer::fatal).
             _ = rc_changes.changed() => false,
             _ = tokio::time::sleep_until(wake) => wake == poll_wake,
+            () = sleep_until_some(stall_wake) => false,
             i = interrupt.fired() => return Err(i.into()),
         };
         if quiet {
             self.relist().await?;
         }
         self.observer()?;
-        Ok(())
+        self.check_stall().await
     }
 
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -512,6 +536,14 @@ impl PrepareOps for KubeOps {
 
     async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
         Ok(self.interrupt.sleep_until(until).await?)
+    }
+}
+
+/// Sleeps until `at`, or forever without it.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -122,6 +122,10 @@ pub struct Args {
     #[arg(verbatim_doc_comment, long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..))]
     pub min_ready_seconds: i32,
 
+    /// If true, stop waiting as soon as the new pods fail in a way that cannot fix itself (refused by admission for what the template asks, other than a quota; an invalid template or image name), with the command to resume. If false, wait for --timeout, as kubectl 1.17 did.
+    #[arg(verbatim_doc_comment, long, default_value = "true")]
+    pub fail_fast: bool,
+
     #[command(flatten)]
     pub print: PrintFlags,
 }

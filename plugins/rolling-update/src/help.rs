@@ -18,6 +18,7 @@ Perform a rolling update of the given ReplicationController.
   * Waiting follows watch events: a step is taken as soon as replica counts and pod readiness allow; --update-period is the minimum time between a scale-up and the following scale-down.
   * --max-surge, --max-unavailable and --min-ready-seconds are flags (1.17 fixed them at 1, 0, 0).
   * --timeout also bounds each request: a server that stops answering ends the run.
+  * A wait that stalls says why on stderr (Waiting: lines in the server's words); a cause that cannot fix itself ends the update with the resume hint (--fail-fast=false waits, as 1.17 did).
   * Ctrl-C/SIGTERM stop between API calls (a second one at once); re-running the same command resumes. An update stopped at any point, kill -9 included, is finished by re-running it.";
 
 /// kubectl 1.17's examples, indented as kubectl prints them.

@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::Api;
 
-use crate::cluster::KubeOps;
+use crate::cluster::{CannotProgress, KubeOps, Stall};
 use crate::controller;
 use crate::fencepost::IntOrPercent;
 use crate::file::{FileSource, read_new_controller};
@@ -74,6 +74,8 @@ pub struct RollingUpdateOptions {
     pub max_surge: IntOrPercent,
     pub max_unavailable: IntOrPercent,
     pub min_ready_seconds: i32,
+    /// `--fail-fast`: end a stalled update whose cause cannot fix itself.
+    pub fail_fast: bool,
     /// What to print when the run is stopped; set once the namespace is known.
     pub hints: Hints,
     /// `--record`'s change cause, for the new RC.
@@ -105,6 +107,7 @@ impl RollingUpdateOptions {
             max_surge: args.max_surge.clone(),
             max_unavailable: args.max_unavailable.clone(),
             min_ready_seconds: args.min_ready_seconds,
+            fail_fast: args.fail_fast,
             hints: Hints::new(COMMAND, &[], &[], ""),
             change_cause: ctx.recorder().map(|r| r.change_cause().to_string()),
         })
@@ -186,7 +189,9 @@ impl RollingUpdateOptions {
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
-        result.map_err(|err| self.explain_interrupt(crate::cluster::explain_transport(err)))
+        result.map_err(|err| {
+            self.explain_stall(self.explain_interrupt(crate::cluster::explain_transport(err)))
+        })
     }
 
     async fn run_inner(
@@ -198,7 +203,7 @@ impl RollingUpdateOptions {
         console: &mut Console,
     ) -> anyhow::Result<()> {
         let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), namespace);
-        let pods: Api<Pod> = Api::namespaced(client, namespace);
+        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
         let mut ops = KubeOps::new(
             rcs.clone(),
             pods,
@@ -206,6 +211,11 @@ impl RollingUpdateOptions {
             self.poll_interval,
             self.timeout,
         );
+        ops.stall = Some(Stall::new(
+            Api::namespaced(client, namespace),
+            self.fail_fast,
+            console.stderr_sink(),
+        ));
         // Below the client's read timeout (main.rs bounds it by --timeout), so the
         // server ends a quiet watch before the client would cut it.
         ops.watch_timeout = u32::try_from(self.timeout.as_secs().saturating_sub(1))
@@ -294,6 +304,20 @@ impl RollingUpdateOptions {
         )?;
         console.print(&render(rc, printer.as_ref())?);
         Ok(())
+    }
+
+    /// Turns an update that cannot progress into its error and the resume hint,
+    /// as an interruption is (exit 1: the update failed).
+    fn explain_stall(&self, err: anyhow::Error) -> anyhow::Error {
+        let Some(cause) = err.chain().find_map(|c| c.downcast_ref::<CannotProgress>()) else {
+            return err;
+        };
+        Stopped {
+            message: format!("error: {cause}"),
+            hint: self.hints.text(self.rollback),
+            exit_code: 1,
+        }
+        .into()
     }
 
     /// Turns an interruption into the message that tells the user how to go on.

@@ -118,6 +118,20 @@ impl Console {
         }
     }
 
+    /// Where the stall watch's `Waiting:` lines go: stderr, around the bar.
+    pub fn stderr_sink(&self) -> crate::cluster::Sink {
+        let bar = self.bar.clone();
+        std::sync::Arc::new(move |line: &str| {
+            let write = || {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            };
+            match &bar {
+                Some(bar) => bar.suspend(write),
+                None => write(),
+            }
+        })
+    }
+
     /// Removes the bar (before the final object is printed or an error).
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {

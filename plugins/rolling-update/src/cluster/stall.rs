@@ -1,0 +1,215 @@
+//! Why a stalled update waits (issue 31): once nothing has moved for
+//! [`STALL_AFTER`] (no replica count, pod count or readiness changed), the causes
+//! the API server knows — the new RC's `ReplicaFailure` condition and newest
+//! `FailedCreate` event, its pods' scheduling and waiting reasons — are printed on
+//! stderr, one `Waiting: …` line per distinct cause, again only when a cause
+//! changes (`shared::waiting`). stdout and 1.17's lines are untouched.
+//!
+//! Requests: none while the update moves. The RC and its pods come from the watch
+//! stores the waits already keep; only a stalled RC that lacks pods costs a list of
+//! its `FailedCreate` events, at most every [`EVENTS_EVERY`].
+//!
+//! With `--fail-fast` (the default) a cause that cannot fix itself
+//! (`Cause::permanent`: refused by admission for what the template asks, other than
+//! a quota; an invalid template; an image name the kubelet refuses) ends the update
+//! at once with [`CannotProgress`], which the command turns into an error and the
+//! resume hint; `--fail-fast=false` waits out `--timeout`, as kubectl 1.17 did.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, Pod, ReplicationController};
+use kube::api::{Api, ListParams};
+use shared::waiting::{Cause, Reported, controller_causes, pod_causes};
+use tokio::time::Instant;
+
+use super::watch::Observer;
+use crate::controller::replicas;
+
+/// How long nothing may move before the causes are looked at.
+pub const STALL_AFTER: Duration = Duration::from_secs(3);
+/// The least time between two lists of a stalled RC's `FailedCreate` events.
+pub const EVENTS_EVERY: Duration = Duration::from_secs(5);
+
+/// Where the `Waiting:` lines go (stderr, around the progress bar).
+pub type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The update cannot progress, and waiting will not change it.
+#[derive(Debug, thiserror::Error)]
+#[error("the update cannot progress: {0}")]
+pub struct CannotProgress(pub String);
+
+/// The stall watch of one update.
+pub struct Stall {
+    events: Api<Event>,
+    fail_fast: bool,
+    out: Sink,
+    moved_at: Instant,
+    fingerprint: Option<Vec<i64>>,
+    reported: Reported,
+    events_listed_at: Option<Instant>,
+    failed_creates: Vec<Event>,
+}
+
+impl Stall {
+    pub fn new(events: Api<Event>, fail_fast: bool, out: Sink) -> Self {
+        Stall {
+            events,
+            fail_fast,
+            out,
+            moved_at: Instant::now(),
+            fingerprint: None,
+            reported: Reported::default(),
+            events_listed_at: None,
+            failed_creates: Vec::new(),
+        }
+    }
+
+    /// When a wait should wake to look again, though no watch event came.
+    pub fn next_check(&self) -> Instant {
+        let stalled_at = self.moved_at + STALL_AFTER;
+        if Instant::now() < stalled_at {
+            return stalled_at;
+        }
+        Instant::now() + EVENTS_EVERY
+    }
+
+    /// Called whenever a wait wakes: notes movement, or, once stalled, prints the
+    /// causes not printed yet; fails with [`CannotProgress`] under `--fail-fast`
+    /// when one of them cannot fix itself.
+    pub(super) async fn check(&mut self, observer: &Observer) -> anyhow::Result<()> {
+        let now = Instant::now();
+        let fingerprint = fingerprint(observer);
+        if self.fingerprint.as_ref() != Some(&fingerprint) {
+            self.fingerprint = Some(fingerprint);
+            self.moved_at = now;
+            return Ok(());
+        }
+        if now < self.moved_at + STALL_AFTER {
+            return Ok(());
+        }
+        let rc = observer.rc(&observer.new_name);
+        let short = rc.as_ref().is_some_and(|rc| {
+            rc.status.as_ref().map_or(0, |s| s.replicas) < replicas(rc)
+                || failure_condition(rc).is_some()
+        });
+        if short
+            && self
+                .events_listed_at
+                .is_none_or(|at| now >= at + EVENTS_EVERY)
+        {
+            self.events_listed_at = Some(now);
+            self.list_failed_creates(&observer.new_name).await;
+        }
+        let mut causes = Vec::new();
+        if let Some(rc) = &rc {
+            causes.extend(rc_causes(rc, &self.failed_creates));
+        }
+        let pods = observer.new_pods.store.state();
+        causes.extend(pod_causes(pods.iter().map(|p| &**p as &Pod)));
+        let fatal = causes
+            .iter()
+            .find(|c| c.permanent && self.fail_fast)
+            .cloned();
+        for cause in self.reported.fresh(&causes) {
+            // The error says it; a line before it would say it twice.
+            if fatal.as_ref() != Some(cause) {
+                (self.out)(&cause.line());
+            }
+        }
+        if let Some(cause) = fatal {
+            return Err(CannotProgress(format!("{} {}", cause.object, cause.text)).into());
+        }
+        Ok(())
+    }
+
+    async fn list_failed_creates(&mut self, rc_name: &str) {
+        let params = ListParams::default().fields(&format!(
+            "involvedObject.kind=ReplicationController,involvedObject.name={rc_name},reason=FailedCreate"
+        ));
+        match self.events.list(&params).await {
+            Ok(list) => self.failed_creates = list.items,
+            // Events are a refinement of the condition: a user who may not list
+            // them still gets the condition's words.
+            Err(e) => tracing::debug!("FailedCreate events of {rc_name} not listed: {e}"),
+        }
+    }
+}
+
+/// What moves when the update makes progress: the two RCs' counts, their pods,
+/// and how many of those are ready.
+fn fingerprint(observer: &Observer) -> Vec<i64> {
+    let mut out = Vec::new();
+    for name in [&observer.old_name, &observer.new_name] {
+        match observer.rc(name) {
+            Some(rc) => {
+                let status = rc.status.as_ref();
+                out.extend([
+                    i64::from(replicas(&rc)),
+                    i64::from(status.map_or(0, |s| s.replicas)),
+                    i64::from(status.and_then(|s| s.ready_replicas).unwrap_or(0)),
+                ]);
+            }
+            None => out.extend([-1, -1, -1]),
+        }
+    }
+    for store in [&observer.old_pods.store, &observer.new_pods.store] {
+        let pods = store.state();
+        let active = pods
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none());
+        let ready = active.clone().filter(|p| is_ready(p)).count();
+        out.extend([active.count() as i64, ready as i64]);
+    }
+    out
+}
+
+fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn failure_condition(
+    rc: &ReplicationController,
+) -> Option<&k8s_openapi::api::core::v1::ReplicationControllerCondition> {
+    rc.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
+}
+
+/// The RC's causes, from its condition and those of `events` that are not older
+/// than it (events outlive the failure they report by an hour).
+fn rc_causes(rc: &ReplicationController, events: &[Event]) -> Vec<Cause> {
+    let Some(condition) = failure_condition(rc) else {
+        return Vec::new();
+    };
+    let since = condition.last_transition_time.as_ref().map(|t| t.0);
+    let current: Vec<Event> = events
+        .iter()
+        .filter(|e| {
+            let at = e
+                .last_timestamp
+                .as_ref()
+                .map(|t| t.0)
+                .or_else(|| e.event_time.as_ref().map(|t| t.0));
+            match (since, at) {
+                (Some(since), Some(at)) => at >= since,
+                _ => true,
+            }
+        })
+        .cloned()
+        .collect();
+    let conditions = [(
+        condition.type_.as_str(),
+        condition.status.as_str(),
+        condition.reason.as_deref(),
+        condition.message.as_deref(),
+    )];
+    let name = rc.metadata.name.as_deref().unwrap_or_default();
+    controller_causes("replicationcontroller", name, &conditions, &current)
+}
