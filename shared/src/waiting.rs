@@ -92,7 +92,13 @@ pub fn controller_causes(
         .filter(|e| e.reason.as_deref() == Some("FailedCreate"))
         .max_by_key(|e| event_time(e))
         .and_then(|e| e.message.as_deref())
-        .map(|m| m.strip_prefix("Error creating: ").unwrap_or(m));
+        .map(|m| {
+            // client-go's correlator rewords the 11th similar event in ten minutes.
+            let m = m
+                .strip_prefix("(combined from similar events): ")
+                .unwrap_or(m);
+            m.strip_prefix("Error creating: ").unwrap_or(m)
+        });
     let message = newest.or(*message).unwrap_or_default();
     let verb = if *reason == Some("FailedDelete") {
         "delete"

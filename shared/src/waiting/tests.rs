@@ -47,7 +47,10 @@ fn the_newest_event_says_what_fails_now() {
     let conditions = [("ReplicaFailure", "True", Some("FailedCreate"), Some(QUOTA))];
     let events = [
         event(&format!("Error creating: {QUOTA}"), "2026-11-27T19:00:00Z"),
-        event(&format!("Error creating: {PSA}"), "2026-11-27T19:00:05Z"),
+        event(
+            &format!("(combined from similar events): Error creating: {PSA}"),
+            "2026-11-27T19:00:05Z",
+        ),
     ];
     let causes = controller_causes("replicationcontroller", "web-2", &conditions, &events);
     assert_eq!(causes[0].text, format!("cannot create pods: {PSA}"));
