@@ -313,6 +313,10 @@ impl UpdaterOps for KubeOps {
         self.min_ready_seconds = min_ready_seconds;
         let observer = self.observer()?;
         observer.pod_changes.borrow_and_update();
+        // wait_for_change wakes on RC events through a clone of this receiver, which
+        // inherits what this one has seen: unmarked, one RC event made every later
+        // wait return at once, a busy loop for as long as the update waited.
+        observer.rc_changes.borrow_and_update();
         let now = k8s_openapi::jiff::Timestamp::now();
         let count = |store: &kube::runtime::reflector::Store<Pod>| {
             store
