@@ -37,6 +37,9 @@
 //! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
 //! - `pod_security`: Pod Security admission's warnings and refusals beside kubectl,
 //!   on the current server (issue 28).
+//! - `waiting`: a stalled rolling update, and run-pod's attach wait, say why on stderr
+//!   (Pod Security, a quota, a missing image, a crash loop, no node fits), and finish
+//!   once the cause is gone (issue 31).
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
 //!   as a person types (issue 33).
 //! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl
@@ -67,4 +70,5 @@ mod smoke;
 mod terminal;
 mod tls;
 mod validation;
+mod waiting;
 mod yaml_output;

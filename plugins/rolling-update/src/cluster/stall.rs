@@ -49,6 +49,9 @@ pub struct Stall {
     reported: Reported,
     events_listed_at: Option<Instant>,
     failed_creates: Vec<Event>,
+    /// When this run began, in whole seconds (the events' precision): a refusal
+    /// ends the update only when the server reported it since (see `check`).
+    started: i64,
 }
 
 impl Stall {
@@ -62,6 +65,7 @@ impl Stall {
             reported: Reported::default(),
             events_listed_at: None,
             failed_creates: Vec::new(),
+            started: k8s_openapi::jiff::Timestamp::now().as_second(),
         }
     }
 
@@ -107,9 +111,17 @@ impl Stall {
         }
         let pods = observer.new_pods.store.state();
         causes.extend(pod_causes(pods.iter().map(|p| &**p as &Pod)));
+        // The RC's condition stays until the controller's next attempt, which its
+        // back-off may delay: after the user removed the cause and ran the command
+        // again, the old refusal must not end the new run. Only one reported during
+        // this run does.
+        let rc_object = format!("replicationcontroller/{}", observer.new_name);
+        let refused_now = rc
+            .as_ref()
+            .is_some_and(|rc| last_failure_at(rc, &self.failed_creates) >= Some(self.started));
         let fatal = causes
             .iter()
-            .find(|c| c.permanent && self.fail_fast)
+            .find(|c| c.permanent && self.fail_fast && (c.object != rc_object || refused_now))
             .cloned();
         for cause in self.reported.fresh(&causes) {
             // The error says it; a line before it would say it twice.
@@ -180,6 +192,28 @@ fn failure_condition(
         .as_ref()?
         .iter()
         .find(|c| c.type_ == "ReplicaFailure" && c.status == "True")
+}
+
+/// When the RC last failed to create a pod, in seconds: its condition's transition
+/// or its newest `FailedCreate` event.
+fn last_failure_at(rc: &ReplicationController, events: &[Event]) -> Option<i64> {
+    let condition = failure_condition(rc)?
+        .last_transition_time
+        .as_ref()
+        .map(|t| t.0.as_second());
+    let event = events
+        .iter()
+        .filter_map(|e| {
+            e.series
+                .as_ref()
+                .and_then(|s| s.last_observed_time.as_ref())
+                .map(|t| t.0)
+                .or_else(|| e.last_timestamp.as_ref().map(|t| t.0))
+                .or_else(|| e.event_time.as_ref().map(|t| t.0))
+        })
+        .map(|t| t.as_second())
+        .max();
+    condition.max(event)
 }
 
 /// The RC's causes, from its condition and those of `events` that are not older

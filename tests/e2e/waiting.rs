@@ -1,0 +1,563 @@
+//! Why it waits (issue 31): a rolling update that stalls says why on stderr, in
+//! the server's words, one cause per test — Pod Security, a quota, an image that
+//! does not exist, a crash loop, a node selector no node has — and finishes once
+//! the cause is gone; run-pod's attach wait says it the same way.
+//!
+//! "Within 10 s of the stall" is the test's upper bound on how long it waits for
+//! the line after the step that stalls (`Scaling NEW up to 1`), never a timed
+//! assertion of speed.
+
+// The helpers below run only inside tests: an unwrap there is a failed assertion.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Node, ReplicationController, ResourceQuota};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use tests::harness::{Cluster, cluster, spawn_plugin};
+use tokio::io::AsyncBufReadExt as _;
+
+use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
+
+/// The most the test waits for a `Waiting:` line once the update stalled.
+const WITHIN: Duration = Duration::from_secs(10);
+
+/// A live plugin whose stdout and stderr lines are collected as they come.
+struct Live {
+    child: tokio::process::Child,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Live {
+    fn start(cluster: &Cluster, plugin: &str, args: &[&str]) -> Live {
+        let mut child = spawn_plugin(&cluster.plugin_dir, plugin, &cluster.kubeconfig, args);
+        let collect = |pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>| {
+            let lines = Arc::new(Mutex::new(Vec::new()));
+            let sink = lines.clone();
+            tokio::spawn(async move {
+                let mut reader = tokio::io::BufReader::new(pipe).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    sink.lock().unwrap().push(line);
+                }
+            });
+            lines
+        };
+        let stdout = collect(Box::new(child.stdout.take().unwrap()));
+        let stderr = collect(Box::new(child.stderr.take().unwrap()));
+        Live {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn transcript(&self) -> String {
+        format!(
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout.lock().unwrap().join("\n"),
+            self.stderr.lock().unwrap().join("\n")
+        )
+    }
+
+    /// Waits up to `within` for a line of `stream` that satisfies `want`; returns it.
+    async fn line(
+        &self,
+        stream: &Arc<Mutex<Vec<String>>>,
+        within: Duration,
+        what: &str,
+        want: impl Fn(&str) -> bool,
+    ) -> String {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(line) = stream.lock().unwrap().iter().find(|l| want(l)) {
+                return line.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no {what} within {within:?}\n{}",
+                self.transcript()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The step after which the update stalls: the new RC's first scale-up.
+    async fn stalls_after_scaling(&self, new_rc: &str) {
+        self.stalls_after(&format!("Scaling {new_rc} up to 1"))
+            .await;
+    }
+
+    /// The stdout line after which the update stalls.
+    async fn stalls_after(&self, step: &str) {
+        self.line(&self.stdout, Duration::from_secs(60), step, |l| l == step)
+            .await;
+    }
+
+    /// The `Waiting:` line naming `object`, with `words` in it, within [`WITHIN`].
+    async fn waiting(&self, object: &str, words: &str) -> String {
+        let prefix = format!("Waiting: {object}");
+        self.line(
+            &self.stderr,
+            WITHIN,
+            &format!("{prefix} … {words}"),
+            |l| l.starts_with(&prefix) && l.contains(words),
+        )
+        .await
+    }
+
+    /// Waits for the process to end (at most 180 s) and returns its exit code.
+    async fn end(&mut self) -> Option<i32> {
+        let status = tokio::time::timeout(Duration::from_secs(180), self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("the plugin did not end\n{}", self.transcript()))
+            .unwrap();
+        // The readers finish with the pipes.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        status.code()
+    }
+
+    fn interrupt(&self) {
+        assert!(tests::controlplane::signal(
+            self.child.id().unwrap(),
+            libc::SIGINT
+        ));
+    }
+
+    fn stderr_text(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    fn stdout_text(&self) -> String {
+        self.stdout.lock().unwrap().join("\n")
+    }
+}
+
+async fn ready_web(client: &Client, ns: &str, steering: &[(&str, &str)]) {
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns);
+    create_ready(
+        &rcs,
+        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 2, steering),
+    )
+    .await;
+}
+
+/// Writes a new RC for `-f` into a file of its own, returns its path.
+fn file_with(dir: &tempfile::TempDir, rc: &ReplicationController) -> String {
+    let path = dir.path().join("web-2.json");
+    std::fs::write(&path, serde_json::to_vec(rc).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+async fn set_namespace_labels(client: &Client, ns: &str, labels: serde_json::Value) {
+    Api::<Namespace>::all(client.clone())
+        .patch(
+            ns,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "metadata": { "labels": labels } })),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-pod-security").await;
+    let client = cluster.client().await;
+    ready_web(&client, ns.as_str(), &[]).await;
+    // The running pods stay; new ones must be restricted, which the template is not.
+    set_namespace_labels(
+        &client,
+        ns.as_str(),
+        serde_json::json!({ "pod-security.kubernetes.io/enforce": "restricted" }),
+    )
+    .await;
+    let args = [
+        "web",
+        "web-2",
+        "--image",
+        NEW_IMAGE,
+        "-n",
+        ns.as_str(),
+        "--update-period=0",
+    ];
+
+    // 1.17's behaviour, kept behind --fail-fast=false: it says why, and waits.
+    let waiting_args: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--fail-fast=false", "--timeout=6s"])
+        .collect();
+    let mut live = Live::start(cluster, "rolling-update", &waiting_args);
+    live.stalls_after_scaling("web-2").await;
+    let line = live
+        .waiting(
+            "replicationcontroller/web-2",
+            "violates PodSecurity \"restricted:latest\"",
+        )
+        .await;
+    assert!(
+        line.starts_with("Waiting: replicationcontroller/web-2 cannot create pods: pods \"web-2-"),
+        "{line}"
+    );
+    assert_eq!(live.end().await, Some(1));
+    assert!(
+        live.stderr_text()
+            .ends_with("error: timed out waiting for \"web-2\" to be synced"),
+        "{}",
+        live.transcript()
+    );
+    assert_eq!(
+        live.stderr_text().matches("Waiting:").count(),
+        1,
+        "one line for one cause\n{}",
+        live.transcript()
+    );
+
+    // The default: the refusal cannot fix itself, so the update ends at once.
+    let mut live = Live::start(cluster, "rolling-update", &args);
+    let header = "Scaling up web-2 from 1 to 2, scaling down web from 2 to 0 (keep 2 pods available, don't exceed 3 pods)";
+    live.stalls_after(header).await;
+    live.line(&live.stderr, WITHIN, "the error", |l| {
+        l.starts_with("error: the update cannot progress: replicationcontroller/web-2 cannot create pods: pods \"web-2-")
+            && l.contains("is forbidden: violates PodSecurity \"restricted:latest\": ")
+    })
+    .await;
+    assert_eq!(live.end().await, Some(1));
+    let stderr = live.stderr_text();
+    assert!(
+        stderr.contains(&format!(
+            "The update is left in progress. Run the same command again to resume it:\n  kubectl rolling-update web web-2 --image {NEW_IMAGE} -n {ns} --update-period=0\nor abort it with:\n  kubectl rolling-update web web-2 --rollback --namespace={ns}",
+            ns = ns.as_str()
+        )),
+        "{}",
+        live.transcript()
+    );
+    // The refusal left from the first run may be shown first (the server still
+    // says so); the update ends only once the server refused a pod of this run.
+    assert!(
+        stderr.matches("Waiting:").count() <= 1,
+        "{}",
+        live.transcript()
+    );
+    assert_eq!(
+        live.stdout_text(),
+        format!(
+            "Found existing update in progress (web-2), resuming.\nContinuing update with existing controller web-2.\n{header}"
+        ),
+        "1.17's lines, unchanged"
+    );
+
+    // The cause removed (the namespace relaxed), the resumed update completes.
+    set_namespace_labels(
+        &client,
+        ns.as_str(),
+        serde_json::json!({ "pod-security.kubernetes.io/enforce": "privileged" }),
+    )
+    .await;
+    let mut live = Live::start(cluster, "rolling-update", &args);
+    assert_eq!(live.end().await, Some(0), "{}", live.transcript());
+    assert!(
+        live.stdout_text()
+            .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
+        "{}",
+        live.transcript()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exceeded_quota_is_shown_and_waited_for_until_it_is_raised() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-quota").await;
+    let client = cluster.client().await;
+    ready_web(&client, ns.as_str(), &[]).await;
+    let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), ns.as_str());
+    let quota: ResourceQuota = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "pods" },
+        "spec": { "hard": { "pods": "2" } },
+    }))
+    .unwrap();
+    quotas.create(&PostParams::default(), &quota).await.unwrap();
+    // The quota controller must have counted the two pods before the update.
+    for _ in 0..100 {
+        let q = quotas.get("pods").await.unwrap();
+        let used = q
+            .status
+            .and_then(|s| s.used)
+            .and_then(|u| u.get("pods").cloned());
+        if used.is_some_and(|u| u.0 == "2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let mut live = Live::start(
+        cluster,
+        "rolling-update",
+        &[
+            "web",
+            "web-2",
+            "--image",
+            NEW_IMAGE,
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+            "--timeout=150s",
+        ],
+    );
+    live.stalls_after_scaling("web-2").await;
+    let line = live
+        .waiting(
+            "replicationcontroller/web-2",
+            "exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2",
+        )
+        .await;
+    assert!(
+        line.starts_with("Waiting: replicationcontroller/web-2 cannot create pods: pods \"web-2-"),
+        "{line}"
+    );
+
+    // A quota can be raised: the update waits, and finishes once it is.
+    quotas
+        .patch(
+            "pods",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "spec": { "hard": { "pods": "10" } } })),
+        )
+        .await
+        .unwrap();
+    assert_eq!(live.end().await, Some(0), "{}", live.transcript());
+    assert!(
+        live.stdout_text()
+            .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
+        "{}",
+        live.transcript()
+    );
+    assert_eq!(
+        live.stderr_text().matches("Waiting:").count(),
+        1,
+        "one cause, one line\n{}",
+        live.transcript()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_image_is_shown_and_a_fixed_image_completes() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-image").await;
+    let client = cluster.client().await;
+    ready_web(&client, ns.as_str(), &[]).await;
+    let missing = "registry.invalid/web:2";
+    let mut live = Live::start(
+        cluster,
+        "rolling-update",
+        &[
+            "web",
+            "web-2",
+            "--image",
+            missing,
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+            "--timeout=120s",
+        ],
+    );
+    live.stalls_after_scaling("web-2").await;
+    let line = live
+        .waiting("pod/web-2-", "lookup registry.invalid: no such host")
+        .await;
+    assert!(
+        line.contains(" container web: ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image \"registry.invalid/web:2\"")
+            || line.contains(" container web: ImagePullBackOff: Back-off pulling image \"registry.invalid/web:2\": ErrImagePull: rpc error:"),
+        "{line}"
+    );
+    // A pull may succeed later (an image pushed, a registry back): it waits, and
+    // the alternation of ErrImagePull and ImagePullBackOff is one cause, one line.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(
+        live.stderr_text().matches("Waiting:").count(),
+        1,
+        "{}",
+        live.transcript()
+    );
+    live.interrupt();
+    assert_eq!(live.end().await, Some(130), "{}", live.transcript());
+
+    // The user's fix: abort as the hint says, then update to the right image.
+    let rollback = cluster
+        .plugin("rolling-update")
+        .args([
+            "web",
+            "web-2",
+            "--rollback",
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+        ])
+        .run();
+    rollback.success();
+    let fixed = cluster
+        .plugin("rolling-update")
+        .args([
+            "web",
+            "web-3",
+            "--image",
+            NEW_IMAGE,
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+        ])
+        .run();
+    fixed.success();
+    assert!(
+        fixed
+            .stdout
+            .ends_with("replicationcontroller/web-3 rolling updated to \"web-3\"\n"),
+        "{}",
+        fixed.stdout
+    );
+    assert!(!fixed.stderr.contains("Waiting:"), "{}", fixed.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_loop_is_shown_with_the_last_exit() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-crash").await;
+    let client = cluster.client().await;
+    ready_web(&client, ns.as_str(), &[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let crashing = rc(
+        "web-2",
+        "web2",
+        &[],
+        &[("web", NEW_IMAGE)],
+        2,
+        &[
+            ("sim.kubeplug.io/exit-code", "3"),
+            ("sim.kubeplug.io/exit-after-ms", "100"),
+        ],
+    );
+    let file = file_with(&dir, &crashing);
+    let mut live = Live::start(
+        cluster,
+        "rolling-update",
+        &[
+            "web",
+            "-f",
+            &file,
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+            "--timeout=120s",
+        ],
+    );
+    live.stalls_after_scaling("web-2").await;
+    let line = live.waiting("pod/web-2-", "CrashLoopBackOff").await;
+    assert!(
+        line.contains(" container web: CrashLoopBackOff: back-off ")
+            && line.contains(" restarting failed container=web pod=web-2-")
+            && line.ends_with("; last run: Error, exit code 3"),
+        "{line}"
+    );
+    // A crash loop may end (a dependency comes up): it waits, one line for it.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(
+        live.stderr_text().matches("Waiting:").count(),
+        1,
+        "{}",
+        live.transcript()
+    );
+    live.interrupt();
+    assert_eq!(live.end().await, Some(130), "{}", live.transcript());
+    cluster
+        .plugin("rolling-update")
+        .args([
+            "web",
+            "web-2",
+            "--rollback",
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+        ])
+        .run()
+        .success();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unschedulable_node_selector_is_shown_until_a_node_fits() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-unschedulable").await;
+    let client = cluster.client().await;
+    ready_web(&client, ns.as_str(), &[]).await;
+    // A label only this test uses, so that no other test's pods are affected.
+    let key = format!("waiting.kubeplug.io/{}", ns.as_str());
+    let dir = tempfile::tempdir().unwrap();
+    let mut selective = rc("web-2", "web2", &[], &[("web", NEW_IMAGE)], 2, &[]);
+    let spec = selective
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.as_mut())
+        .and_then(|t| t.spec.as_mut())
+        .unwrap();
+    spec.node_selector = Some([(key.clone(), "yes".to_string())].into());
+    let file = file_with(&dir, &selective);
+    let mut live = Live::start(
+        cluster,
+        "rolling-update",
+        &[
+            "web",
+            "-f",
+            &file,
+            "-n",
+            ns.as_str(),
+            "--update-period=0",
+            "--timeout=120s",
+        ],
+    );
+    live.stalls_after_scaling("web-2").await;
+    let line = live
+        .waiting("pod/web-2-", "didn't match Pod's node affinity/selector")
+        .await;
+    assert!(line.contains(" cannot be scheduled: 0/"), "{line}");
+
+    // A node that fits: the scheduler binds the pods, the update completes.
+    let nodes: Api<Node> = Api::all(client.clone());
+    let names: Vec<String> = nodes
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    let label = |value: serde_json::Value| {
+        let nodes = nodes.clone();
+        let names = names.clone();
+        let key = key.clone();
+        async move {
+            for name in &names {
+                nodes
+                    .patch(
+                        name,
+                        &PatchParams::default(),
+                        &Patch::Merge(serde_json::json!({ "metadata": { "labels": { key.as_str(): value.clone() } } })),
+                    )
+                    .await
+                    .unwrap();
+            }
+        }
+    };
+    label(serde_json::json!("yes")).await;
+    let code = live.end().await;
+    label(serde_json::Value::Null).await;
+    assert_eq!(code, Some(0), "{}", live.transcript());
+    assert!(
+        live.stdout_text()
+            .ends_with("replicationcontroller/web rolling updated"),
+        "{}",
+        live.transcript()
+    );
+}
