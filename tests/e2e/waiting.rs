@@ -561,3 +561,57 @@ async fn an_unschedulable_node_selector_is_shown_until_a_node_fits() {
         live.transcript()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn run_pod_attach_says_why_the_pod_is_not_running() {
+    let cluster = cluster();
+    let ns = cluster.namespace("waiting-run-pod").await;
+    let run = |command: &str, name: &str, extra: &[&str]| {
+        let mut cmd = cluster.kubectl().args([
+            command,
+            "-n",
+            ns.as_str(),
+            name,
+            "--restart=Never",
+            "--attach",
+            "--pod-running-timeout=8s",
+        ]);
+        cmd = cmd.args(extra);
+        cmd.run()
+    };
+    // An image that does not exist, and a node selector no node has.
+    let cases: [(&str, &[&str], &str); 2] = [
+        (
+            "image",
+            &["--image=registry.invalid/x:1"],
+            ": ErrImagePull: rpc error: code = Unknown desc = failed to pull and unpack image \"registry.invalid/x:1\"",
+        ),
+        (
+            "selector",
+            &[
+                "--image=registry.k8s.io/pause:3.9",
+                "--overrides={\"spec\":{\"nodeSelector\":{\"waiting.kubeplug.io/none\":\"yes\"}}}",
+            ],
+            " cannot be scheduled: 0/",
+        ),
+    ];
+    for (case, extra, words) in cases {
+        let ours = run("run-pod", &format!("ours-{case}"), extra);
+        let theirs = run("run", &format!("theirs-{case}"), extra);
+        // kubectl's outcome, byte for byte, after our reason.
+        assert_eq!(ours.code, theirs.code, "{case}: {ours:?} {theirs:?}");
+        assert_eq!(
+            theirs.stderr,
+            "error: timed out waiting for the condition\n"
+        );
+        let expected_start = format!("Waiting: pod/ours-{case}");
+        let (why, end) = ours.stderr.split_once('\n').unwrap();
+        assert!(
+            why.starts_with(&expected_start) && why.contains(words),
+            "{case}: {}",
+            ours.stderr
+        );
+        assert_eq!(end, theirs.stderr, "{case}");
+        assert_eq!(ours.stdout, theirs.stdout, "{case}");
+    }
+}

@@ -108,7 +108,10 @@ impl Session {
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
         let name = self.attachable_pod(&pods).await?;
-        match wait_for_pod(&pods, &name, self.timeout, running_and_ready).await? {
+        // While it waits, the pod's scheduling or waiting reason goes to stderr
+        // (issue 31): kubectl says nothing until its timeout.
+        let why = Some(&mut *err as &mut dyn Write);
+        match wait_for_pod(&pods, &name, self.timeout, running_and_ready, why).await? {
             Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
             Waited::Ready(pod) => {
                 if let Err(e) = self.attach(&pods, &pod, err).await {
@@ -132,7 +135,7 @@ impl Session {
         } else {
             |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
         };
-        let pod = match wait_for_pod(&pods, &name, self.timeout, finished).await? {
+        let pod = match wait_for_pod(&pods, &name, self.timeout, finished, None).await? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
         exit_code_of(&pod)
@@ -509,11 +512,13 @@ pub fn running_and_ready(pod: &Pod) -> Result<bool, ()> {
 
 /// Watches pod `name` until `condition` holds (`Ok(true)`) or reports completion
 /// (`Err(())`), or `timeout` passes. A deleted pod is kubectl's NotFound error.
+/// With `why`, a wait that stalls says why there (see [`Why`]).
 async fn wait_for_pod(
     pods: &Api<Pod>,
     name: &str,
     timeout: Duration,
     condition: impl Fn(&Pod) -> Result<bool, ()>,
+    mut why: Option<&mut dyn Write>,
 ) -> Result<Waited> {
     // The server ends each watch before the client's read bound could cut a quiet one.
     let config = watcher::Config::default()
@@ -521,24 +526,100 @@ async fn wait_for_pod(
         .timeout(shared::rest::bound::watch_timeout());
     let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
     let wait = async {
-        while let Some(event) = events.try_next().await? {
-            let pod = match event {
-                watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => pod,
-                watcher::Event::Delete(_) => anyhow::bail!("pods \"{name}\" not found"),
-                watcher::Event::Init | watcher::Event::InitDone => continue,
-            };
-            match condition(&pod) {
-                Ok(true) => return Ok(Waited::Ready(pod)),
-                Ok(false) => {}
-                Err(()) => return Ok(Waited::Completed(pod)),
+        let mut stall = Why::default();
+        loop {
+            // A pod that stopped changing gets looked at without waiting for an event.
+            let next = tokio::time::timeout_at(stall.next_check(), events.try_next()).await;
+            if let Ok(event) = next {
+                let Some(event) = event? else {
+                    anyhow::bail!("the watch on pod {name} ended unexpectedly")
+                };
+                let pod = match event {
+                    watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => pod,
+                    watcher::Event::Delete(_) => anyhow::bail!("pods \"{name}\" not found"),
+                    watcher::Event::Init | watcher::Event::InitDone => continue,
+                };
+                match condition(&pod) {
+                    Ok(true) => return Ok(Waited::Ready(pod)),
+                    Ok(false) => {}
+                    Err(()) => return Ok(Waited::Completed(pod)),
+                }
+                stall.observe(pod);
+            }
+            if let Some(out) = why.as_deref_mut() {
+                for line in stall.fresh_lines() {
+                    writeln!(out, "{line}")?;
+                }
             }
         }
-        anyhow::bail!("the watch on pod {name} ended unexpectedly")
     };
     tokio::time::timeout(timeout, wait)
         .await
         // client-go's wait.ErrWaitTimeout, which kubectl prints as is.
         .map_err(|_| anyhow!("timed out waiting for the condition"))?
+}
+
+/// How long a pod may stay as it is before its reasons are shown.
+const STALL_AFTER: Duration = Duration::from_secs(3);
+
+/// Why the pod waited for is not running yet (issue 31), from the watch's own
+/// events (no request of its own): once the pod's phase and readiness have not
+/// changed for [`STALL_AFTER`], its scheduling and waiting reasons, in the server's
+/// words (`shared::waiting`), each printed once until it changes.
+struct Why {
+    pod: Option<Pod>,
+    state: Option<(String, bool)>,
+    moved_at: tokio::time::Instant,
+    reported: shared::waiting::Reported,
+}
+
+impl Default for Why {
+    fn default() -> Self {
+        Why {
+            pod: None,
+            state: None,
+            moved_at: tokio::time::Instant::now(),
+            reported: shared::waiting::Reported::default(),
+        }
+    }
+}
+
+impl Why {
+    fn observe(&mut self, pod: Pod) {
+        let ready = running_and_ready(&pod) == Ok(true);
+        let state = Some((phase(&pod).to_string(), ready));
+        if state != self.state {
+            self.state = state;
+            self.moved_at = tokio::time::Instant::now();
+        }
+        self.pod = Some(pod);
+    }
+
+    fn next_check(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        let stalled_at = self.moved_at + STALL_AFTER;
+        if now < stalled_at {
+            stalled_at
+        } else {
+            // Nothing is sent: looking again costs only the comparison.
+            now + Duration::from_secs(1)
+        }
+    }
+
+    fn fresh_lines(&mut self) -> Vec<String> {
+        let Some(pod) = &self.pod else {
+            return Vec::new();
+        };
+        if tokio::time::Instant::now() < self.moved_at + STALL_AFTER {
+            return Vec::new();
+        }
+        let causes = shared::waiting::pod_causes([pod]);
+        self.reported
+            .fresh(&causes)
+            .into_iter()
+            .map(shared::waiting::Cause::line)
+            .collect()
+    }
 }
 
 /// A container that exited non-zero: kubectl prints `MESSAGE` (no `error: `) and exits
