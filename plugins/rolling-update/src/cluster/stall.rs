@@ -247,3 +247,64 @@ fn rc_causes(rc: &ReplicationController, events: &[Event]) -> Vec<Cause> {
     let name = rc.metadata.name.as_deref().unwrap_or_default();
     controller_causes("replicationcontroller", name, &conditions, &current)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rc_failing_since(at: &str, message: &str) -> ReplicationController {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-2"},
+            "spec": {"replicas": 1},
+            "status": {"replicas": 0, "conditions": [{
+                "type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                "message": message, "lastTransitionTime": at,
+            }]},
+        }))
+        .unwrap()
+    }
+
+    fn failed_create(message: &str, at: &str) -> Event {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "e"},
+            "involvedObject": {"kind": "ReplicationController", "name": "web-2"},
+            "reason": "FailedCreate", "message": format!("Error creating: {message}"),
+            "lastTimestamp": at,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn events_older_than_the_failure_are_left_out() {
+        let rc = rc_failing_since(
+            "2026-11-27T19:00:10Z",
+            "pods \"web-2-a\" is forbidden: exceeded quota: q",
+        );
+        // An event of an earlier failure, before the condition: not what fails now.
+        let stale = failed_create(
+            "pods \"web-2-b\" is forbidden: violates PodSecurity \"restricted:latest\": x",
+            "2026-11-27T19:00:00Z",
+        );
+        let causes = rc_causes(&rc, std::slice::from_ref(&stale));
+        assert!(causes[0].text.contains("exceeded quota"), "{causes:?}");
+        let fresh = failed_create(
+            "pods \"web-2-c\" is forbidden: violates PodSecurity \"restricted:latest\": x",
+            "2026-11-27T19:00:12Z",
+        );
+        let causes = rc_causes(&rc, &[stale, fresh.clone()]);
+        assert!(
+            causes[0].text.contains("violates PodSecurity"),
+            "{causes:?}"
+        );
+        assert!(causes[0].permanent);
+        assert_eq!(last_failure_at(&rc, &[fresh]), Some(1_795_806_012));
+    }
+
+    #[test]
+    fn a_healthy_rc_has_no_cause() {
+        let mut rc = rc_failing_since("2026-11-27T19:00:10Z", "x");
+        rc.status.as_mut().unwrap().conditions = None;
+        assert!(rc_causes(&rc, &[]).is_empty());
+        assert_eq!(last_failure_at(&rc, &[]), None);
+    }
+}
