@@ -680,8 +680,55 @@ async fn pods_get_the_scheduler_and_kubelet_events_kubectl_describe_shows() {
         &[
             "Normal Pulling: Pulling image \"busybox\" [kubelet]".to_owned(),
             "Normal Pulled: Successfully pulled image \"busybox\" in 0s [kubelet]".to_owned(),
-            "Warning BackOff: Back-off restarting failed container [kubelet]".to_owned(),
+            format!(
+                "Warning BackOff: Back-off restarting failed container main in pod crash_{}(",
+                ns.as_str()
+            ),
         ],
     )
     .await;
+
+    // An image that does not exist (a registry under .invalid): each pull fails,
+    // then backs off, in the kubelet's words.
+    let mut missing = pod("missing", "Always", &[]);
+    if let Some(spec) = missing.spec.as_mut() {
+        spec.containers[0].image = Some("registry.invalid/web:2".into());
+    }
+    create_pod(&pods, &missing).await;
+    let error = "rpc error: code = Unknown desc = failed to pull and unpack image \"registry.invalid/web:2\": failed to resolve reference \"registry.invalid/web:2\": failed to do request: Head \"https://registry.invalid/v2/web/manifests/2\": dial tcp: lookup registry.invalid: no such host";
+    wait_events(
+        &events,
+        "missing",
+        &[
+            "Normal Pulling: Pulling image \"registry.invalid/web:2\" [kubelet]".to_owned(),
+            format!(
+                "Warning Failed: Failed to pull image \"registry.invalid/web:2\": {error} [kubelet]"
+            ),
+            "Warning Failed: Error: ErrImagePull [kubelet]".to_owned(),
+            "Normal BackOff: Back-off pulling image \"registry.invalid/web:2\" [kubelet]"
+                .to_owned(),
+            "Warning Failed: Error: ImagePullBackOff [kubelet]".to_owned(),
+        ],
+    )
+    .await;
+    let status = pods
+        .get("missing")
+        .await
+        .expect("get")
+        .status
+        .expect("status");
+    let container = &status.container_statuses.expect("statuses")[0];
+    assert_eq!(container.container_id, None, "never created");
+    let waiting = container
+        .state
+        .as_ref()
+        .and_then(|s| s.waiting.as_ref())
+        .expect("waiting");
+    assert!(
+        matches!(
+            waiting.reason.as_deref(),
+            Some("ErrImagePull" | "ImagePullBackOff")
+        ),
+        "{waiting:?}"
+    );
 }

@@ -9,7 +9,7 @@
 //! | Created | Normal | kubelet | `Created container main` |
 //! | Started | Normal | kubelet | `Started container main` |
 //! | Killing | Normal | kubelet | `Stopping container main` |
-//! | BackOff | Warning | kubelet | `Back-off restarting failed container` |
+//! | BackOff | Warning | kubelet | `Back-off restarting failed container main in pod web_ns(uid)` (the current kubelet's words; 1.20's ended after `container`) |
 //! | Pulling | Normal | kubelet | `Pulling image "registry.invalid/web:2"` (each pull of an image that does not exist, see `pull`) |
 //! | Failed | Warning | kubelet | `Failed to pull image "registry.invalid/web:2": <the runtime's error>`, then `Error: ErrImagePull` |
 //! | BackOff | Normal | kubelet | `Back-off pulling image "registry.invalid/web:2"`, then `Failed` (Warning) `Error: ImagePullBackOff` |
@@ -85,11 +85,18 @@ impl KubeletEvents {
             ("initContainers", &obs.init_containers, init_specs),
             ("containers", &obs.containers, app_specs),
         ];
+        // The kubelet's `format.Pod`: name_namespace(uid).
+        let pod_label = format!(
+            "{}_{}({})",
+            pod.metadata.name.as_deref().unwrap_or_default(),
+            pod.metadata.namespace.as_deref().unwrap_or_default(),
+            pod.metadata.uid.as_deref().unwrap_or_default()
+        );
         for (list, observed, specs) in groups {
             for c in observed.iter() {
                 let container = specs.iter().find(|s| s.name == c.name);
                 let path = format!("spec.{list}{{{}}}", c.name);
-                self.container(c, container, &path, stopping, &mut events);
+                self.container(c, container, &path, &pod_label, stopping, &mut events);
             }
         }
         events
@@ -100,6 +107,7 @@ impl KubeletEvents {
         c: &ContainerObservation,
         spec: Option<&Container>,
         path: &str,
+        pod_label: &str,
         stopping: bool,
         events: &mut Vec<PodEvent>,
     ) {
@@ -189,7 +197,10 @@ impl KubeletEvents {
             events.push(event(
                 "Warning",
                 "BackOff",
-                "Back-off restarting failed container".to_owned(),
+                format!(
+                    "Back-off restarting failed container {} in pod {pod_label}",
+                    c.name
+                ),
             ));
         }
         if stopping

@@ -144,7 +144,9 @@ fn a_pod_lifecycle_posts_each_event_once() {
     );
     assert_eq!(
         summary(&memory.due(&p, &third, false)),
-        ["Warning BackOff Back-off restarting failed container [spec.containers{main}]"]
+        [
+            "Warning BackOff Back-off restarting failed container main in pod web_ns(u1) [spec.containers{main}]"
+        ]
     );
     assert!(memory.due(&p, &third, false).is_empty());
     let mut again = backing_off;
