@@ -614,4 +614,31 @@ async fn run_pod_attach_says_why_the_pod_is_not_running() {
         assert_eq!(end, theirs.stderr, "{case}");
         assert_eq!(ours.stdout, theirs.stdout, "{case}");
     }
+
+    // A workload whose pods are refused (1.17's generators; kubectl run has none
+    // now): the Deployment's ReplicaFailure says why no pod comes.
+    set_namespace_labels(
+        &cluster.client().await,
+        ns.as_str(),
+        serde_json::json!({ "pod-security.kubernetes.io/enforce": "restricted" }),
+    )
+    .await;
+    let ours = run(
+        "run-pod",
+        "ours-deployment",
+        &[
+            "--image=registry.k8s.io/pause:3.9",
+            "--generator=deployment/apps.v1",
+        ],
+    );
+    assert_eq!(ours.code, 1, "{ours:?}");
+    assert!(
+        ours.stderr.contains(
+            "\nWaiting: deployment.apps/ours-deployment cannot create pods: pods \"ours-deployment-"
+        ) && ours
+            .stderr
+            .contains("is forbidden: violates PodSecurity \"restricted:latest\": "),
+        "{}",
+        ours.stderr
+    );
 }

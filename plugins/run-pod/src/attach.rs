@@ -107,7 +107,7 @@ impl Session {
 
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
-        let name = self.attachable_pod(&pods).await?;
+        let name = self.attachable_pod(&pods, err).await?;
         // While it waits, the pod's scheduling or waiting reason goes to stderr
         // (issue 31): kubectl says nothing until its timeout.
         let why = Some(&mut *err as &mut dyn Write);
@@ -143,7 +143,7 @@ impl Session {
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
     /// workload's selector (kubectl's `AttachablePodForObject`), waiting for it to appear.
-    async fn attachable_pod(&self, pods: &Api<Pod>) -> Result<String> {
+    async fn attachable_pod(&self, pods: &Api<Pod>, err: &mut dyn Write) -> Result<String> {
         if self.created.get("kind").and_then(Value::as_str) == Some("Pod") {
             return self
                 .created
@@ -167,7 +167,10 @@ impl Session {
             .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
             .collect::<Vec<_>>()
             .join(",");
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        let started = tokio::time::Instant::now();
+        let deadline = started + self.timeout;
+        let mut reported = shared::waiting::Reported::default();
+        let mut looked_at: Option<tokio::time::Instant> = None;
         loop {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
             if let Some(name) = list
@@ -178,11 +181,73 @@ impl Session {
             {
                 return Ok(name);
             }
-            if tokio::time::Instant::now() >= deadline {
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
                 anyhow::bail!("timed out waiting for a pod matching {selector}");
+            }
+            // No pod after a few seconds: the workload's ReplicaFailure condition says
+            // why (issue 31), read at most every 5 s.
+            if now >= started + STALL_AFTER
+                && looked_at.is_none_or(|at| now >= at + Duration::from_secs(5))
+            {
+                looked_at = Some(now);
+                for line in self.workload_causes(&mut reported).await {
+                    writeln!(err, "{line}")?;
+                }
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
+    }
+
+    /// The `Waiting:` lines of the created workload's `ReplicaFailure` condition not
+    /// printed yet (Deployments and ReplicationControllers carry one; a failed read
+    /// says nothing: it only explains a wait).
+    async fn workload_causes(&self, reported: &mut shared::waiting::Reported) -> Vec<String> {
+        let Some(created) = self.created_all.first() else {
+            return Vec::new();
+        };
+        let name = created
+            .object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
+        let Ok(object) = api.get(name).await else {
+            return Vec::new();
+        };
+        let conditions: Vec<&Value> = object
+            .data
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .map(|cs| cs.iter().collect())
+            .unwrap_or_default();
+        fn text<'a>(c: &'a Value, key: &str) -> Option<&'a str> {
+            c.get(key).and_then(Value::as_str)
+        }
+        let conditions: Vec<shared::waiting::Condition<'_>> = conditions
+            .into_iter()
+            .map(|c| {
+                (
+                    text(c, "type").unwrap_or_default(),
+                    text(c, "status").unwrap_or_default(),
+                    text(c, "reason"),
+                    text(c, "message"),
+                )
+            })
+            .collect();
+        let kind = created.resource.kind.to_ascii_lowercase();
+        let kind = if created.resource.group.is_empty() {
+            kind
+        } else {
+            format!("{kind}.{}", created.resource.group)
+        };
+        let causes = shared::waiting::controller_causes(&kind, name, &conditions, &[]);
+        reported
+            .fresh(&causes)
+            .into_iter()
+            .map(shared::waiting::Cause::line)
+            .collect()
     }
 
     async fn attach(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
