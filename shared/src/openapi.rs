@@ -84,8 +84,11 @@ impl OpenApiV2 {
     }
 
     /// kubectl's `QueryParamVerifier.HasSupport` for `fieldValidation`: a `List` never;
-    /// a kind with a POST in the document as that POST says; any other kind (a custom
-    /// resource the document does not know yet) as the Namespace's POST says.
+    /// a kind with a POST in the document as that POST says; another kind of a
+    /// group-version the document has (a typed list such as `ConfigMapList`) never, as
+    /// kubectl 1.37's verifier finds no operation for it in the group-version's
+    /// document; a kind of a group-version the document lacks (a custom resource the
+    /// document does not know yet) as the Namespace's POST says.
     pub fn supports_field_validation(&self, group: &str, version: &str, kind: &str) -> bool {
         if group.is_empty() && version == "v1" && kind == "List" {
             return false;
@@ -93,6 +96,13 @@ impl OpenApiV2 {
         let key = (group.to_string(), version.to_string(), kind.to_string());
         match self.field_validation.get(&key) {
             Some(supported) => *supported,
+            None if self
+                .field_validation
+                .keys()
+                .any(|(g, v, _)| g == group && v == version) =>
+            {
+                false
+            }
             None => self
                 .field_validation
                 .get(&(String::new(), "v1".into(), "Namespace".into()))

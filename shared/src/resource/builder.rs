@@ -88,7 +88,8 @@ impl Stages {
         //    are all its items' together (its `validateList`).
         let strict = self.validation == Validation::Strict;
         if strict {
-            entries = decorate::validate_documents(entries, |info| self.check(info));
+            entries =
+                decorate::validate_documents(entries, |info, in_list| self.check(info, in_list));
         }
         // A document that does not parse or validate ends its stream: kubectl stops
         // reading the file there (what it read before is created). Errors found
@@ -113,7 +114,7 @@ impl Stages {
                     if strict && info.origin.item.is_none() {
                         Ok(info)
                     } else {
-                        self.check(info)
+                        self.check(info, false)
                     }
                 })
             })
@@ -131,12 +132,16 @@ impl Stages {
     }
 
     /// Validation of one object in the build's mode, against the server's schema when
-    /// there is one, else the built-in kinds' schema.
-    fn check(&self, info: Info) -> Result<Info, ResourceError> {
+    /// there is one, else the built-in kinds' schema. A `v1` List's items (`in_list`)
+    /// are validated on the client whatever their kind's endpoint supports.
+    fn check(&self, info: Info, in_list: bool) -> Result<Info, ResourceError> {
         match &self.server_schema {
-            Some(schema) => {
-                server_schema::check(info, self.validation, schema, self.always_client_side)
-            }
+            Some(schema) => server_schema::check(
+                info,
+                self.validation,
+                schema,
+                self.always_client_side || in_list,
+            ),
             None => validate(info, self.validation),
         }
     }
