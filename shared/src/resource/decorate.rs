@@ -64,7 +64,7 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
     }
 }
 
-fn is_list(info: &Info) -> bool {
+pub(crate) fn is_list(info: &Info) -> bool {
     info.gvk.kind.ends_with("List") && info.object.get("items").is_some_and(Value::is_array)
 }
 
