@@ -31,6 +31,9 @@ pub const STALL_AFTER: Duration = Duration::from_secs(3);
 /// The least time between two lists of a stalled RC's `FailedCreate` events.
 pub const EVENTS_EVERY: Duration = Duration::from_secs(5);
 
+/// The most a list of events may take.
+const EVENTS_BOUND: Duration = Duration::from_secs(2);
+
 /// Where the `Waiting:` lines go (stderr, around the progress bar).
 pub type Sink = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -139,11 +142,14 @@ impl Stall {
         let params = ListParams::default().fields(&format!(
             "involvedObject.kind=ReplicationController,involvedObject.name={rc_name},reason=FailedCreate"
         ));
-        match self.events.list(&params).await {
-            Ok(list) => self.failed_creates = list.items,
+        // Bounded by its own short limit: the wait it runs in races Ctrl-C only
+        // between looks, and a paused API server must not hold an interruption up.
+        match tokio::time::timeout(EVENTS_BOUND, self.events.list(&params)).await {
+            Ok(Ok(list)) => self.failed_creates = list.items,
             // Events are a refinement of the condition: a user who may not list
-            // them still gets the condition's words.
-            Err(e) => tracing::debug!("FailedCreate events of {rc_name} not listed: {e}"),
+            // them, or a server slow to answer, still gets the condition's words.
+            Ok(Err(e)) => tracing::debug!("FailedCreate events of {rc_name} not listed: {e}"),
+            Err(_) => tracing::debug!("FailedCreate events of {rc_name}: no answer in time"),
         }
     }
 }
