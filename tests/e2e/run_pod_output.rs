@@ -16,7 +16,7 @@
 //!   -f`, run-pod's generators against what discovery lists.
 //!
 //! [`FORMATS`] lists the outputs compared: `-o json` in Go's field order and `-o yaml`
-//! through go-yaml v2's emitter (`shared::yaml::emit`).
+//! through go-yaml v2's emitter (`goyaml::emit`).
 
 use crate::run_pod::run_pod;
 use kube::Client;
