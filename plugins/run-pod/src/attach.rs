@@ -23,7 +23,7 @@ use kube::api::{
 use kube::runtime::watcher;
 use serde_json::Value;
 
-use shared::cli::SilentExit;
+use cli::SilentExit;
 
 use crate::create::Created;
 
@@ -91,7 +91,7 @@ impl Session {
             && let Err(e) = self.remove_created(out).await
         {
             // The primary outcome wins; a failed cleanup is reported, not hidden.
-            let _ = writeln!(err, "{}", shared::cli::format_error(&e));
+            let _ = writeln!(err, "{}", cli::format_error(&e));
         }
         // As in kubectl, the container's failure is reported after the cleanup (its
         // deferred delete runs before CheckErr prints), with the container's exit code.
@@ -169,7 +169,7 @@ impl Session {
             .join(",");
         let started = tokio::time::Instant::now();
         let deadline = started + self.timeout;
-        let mut reported = shared::waiting::Reported::default();
+        let mut reported = apiclient::waiting::Reported::default();
         let mut looked_at: Option<tokio::time::Instant> = None;
         loop {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
@@ -202,7 +202,7 @@ impl Session {
     /// The `Waiting:` lines of the created workload's `ReplicaFailure` condition not
     /// printed yet (Deployments and ReplicationControllers carry one; a failed read
     /// says nothing: it only explains a wait).
-    async fn workload_causes(&self, reported: &mut shared::waiting::Reported) -> Vec<String> {
+    async fn workload_causes(&self, reported: &mut apiclient::waiting::Reported) -> Vec<String> {
         let Some(created) = self.created_all.first() else {
             return Vec::new();
         };
@@ -225,7 +225,7 @@ impl Session {
         fn text<'a>(c: &'a Value, key: &str) -> Option<&'a str> {
             c.get(key).and_then(Value::as_str)
         }
-        let conditions: Vec<shared::waiting::Condition<'_>> = conditions
+        let conditions: Vec<apiclient::waiting::Condition<'_>> = conditions
             .into_iter()
             .map(|c| {
                 (
@@ -242,11 +242,11 @@ impl Session {
         } else {
             format!("{kind}.{}", created.resource.group)
         };
-        let causes = shared::waiting::controller_causes(&kind, name, &conditions, &[]);
+        let causes = apiclient::waiting::controller_causes(&kind, name, &conditions, &[]);
         reported
             .fresh(&causes)
             .into_iter()
-            .map(shared::waiting::Cause::line)
+            .map(apiclient::waiting::Cause::line)
             .collect()
     }
 
@@ -588,7 +588,7 @@ async fn wait_for_pod(
     // The server ends each watch before the client's read bound could cut a quiet one.
     let config = watcher::Config::default()
         .fields(&format!("metadata.name={name}"))
-        .timeout(shared::rest::bound::watch_timeout());
+        .timeout(apiclient::bound::watch_timeout());
     let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
     let wait = async {
         let mut stall = Why::default();
@@ -630,12 +630,12 @@ const STALL_AFTER: Duration = Duration::from_secs(3);
 /// Why the pod waited for is not running yet (issue 31), from the watch's own
 /// events (no request of its own): once the pod's phase and readiness have not
 /// changed for [`STALL_AFTER`], its scheduling and waiting reasons, in the server's
-/// words (`shared::waiting`), each printed once until it changes.
+/// words (`apiclient::waiting`), each printed once until it changes.
 struct Why {
     pod: Option<Pod>,
     state: Option<(String, bool)>,
     moved_at: tokio::time::Instant,
-    reported: shared::waiting::Reported,
+    reported: apiclient::waiting::Reported,
 }
 
 impl Default for Why {
@@ -644,7 +644,7 @@ impl Default for Why {
             pod: None,
             state: None,
             moved_at: tokio::time::Instant::now(),
-            reported: shared::waiting::Reported::default(),
+            reported: apiclient::waiting::Reported::default(),
         }
     }
 }
@@ -678,11 +678,11 @@ impl Why {
         if tokio::time::Instant::now() < self.moved_at + STALL_AFTER {
             return Vec::new();
         }
-        let causes = shared::waiting::pod_causes([pod]);
+        let causes = apiclient::waiting::pod_causes([pod]);
         self.reported
             .fresh(&causes)
             .into_iter()
-            .map(shared::waiting::Cause::line)
+            .map(apiclient::waiting::Cause::line)
             .collect()
     }
 }
