@@ -77,10 +77,18 @@ async fn grant(client: &Client, sa_ns: &str, ns: &str, rules: serde_json::Value)
         .unwrap();
 }
 
-/// What rolling-update and run-pod need (`replicationcontrollers/scale`: the
-/// scaling steps).
+/// The Roles the plugin READMEs ("In CI") give for rolling-update and run-pod,
+/// together: the tests run with exactly these verbs.
 fn deployer_rules() -> serde_json::Value {
-    json!([{"apiGroups": [""], "resources": ["pods", "replicationcontrollers", "replicationcontrollers/scale"], "verbs": ["*"]}])
+    json!([
+        {"apiGroups": [""], "resources": ["replicationcontrollers"],
+         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+        {"apiGroups": [""], "resources": ["replicationcontrollers/scale"], "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["pods"],
+         "verbs": ["get", "list", "watch", "create", "update", "delete"]},
+        {"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["create", "get"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}
+    ])
 }
 
 /// A pod spec running `argv` as the `ci` ServiceAccount, never restarted.
