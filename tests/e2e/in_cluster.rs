@@ -823,3 +823,226 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
         )
         .await;
 }
+
+/// The codes in the first column of the "Exit codes" table of `plugin`'s README.
+fn readme_exit_codes(plugin: &str) -> Vec<i32> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let readme = std::fs::read_to_string(root.join("plugins").join(plugin).join("README.md"))
+        .expect("the plugin's README");
+    let table = readme
+        .split_once("### Exit codes\n")
+        .unwrap_or_else(|| panic!("{plugin}'s README has an \"Exit codes\" table"))
+        .1;
+    let mut codes: Vec<i32> = table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|row| {
+            let cell = row
+                .trim_start_matches('|')
+                .split('|')
+                .next()
+                .unwrap_or_default();
+            cell.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{plugin}'s README: not a code in {row:?}"))
+        })
+        .collect();
+    codes.sort_unstable();
+    codes
+}
+
+/// A process's end as a shell reports it: its exit code, or 128 + the signal.
+async fn shell_code(child: &mut tokio::process::Child) -> i32 {
+    use std::os::unix::process::ExitStatusExt as _;
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait())
+        .await
+        .expect("the plugin ended within 60s")
+        .unwrap();
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap()
+}
+
+/// Runs `plugin args` against `kubeconfig` to its end; its code.
+async fn code_of(
+    cluster: &Cluster,
+    kubeconfig: &std::path::Path,
+    plugin: &str,
+    args: &[&str],
+) -> i32 {
+    let mut child = tests::harness::spawn_plugin(&cluster.plugin_dir, plugin, kubeconfig, args);
+    shell_code(&mut child).await
+}
+
+/// Starts `plugin args`, sends `signal` once `ready` resolves, returns its code.
+async fn code_after_signal(
+    cluster: &Cluster,
+    kubeconfig: &std::path::Path,
+    plugin: &str,
+    args: &[&str],
+    ready: impl std::future::Future<Output = ()>,
+    signal: i32,
+) -> i32 {
+    let mut child = tests::harness::spawn_plugin(&cluster.plugin_dir, plugin, kubeconfig, args);
+    ready.await;
+    assert!(tests::controlplane::signal(child.id().unwrap(), signal));
+    shell_code(&mut child).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_exit_code_each_readme_lists() {
+    use tests::faults::latency::LatencyProxy;
+    let cluster = cluster();
+    let client = cluster.client().await;
+    let ns = cluster.namespace("exit-codes").await;
+    let ns_flag = format!("--namespace={}", ns.as_str());
+    let kc = cluster.kubeconfig.as_path();
+
+    // create-file. A far-away server keeps it busy long enough to be signalled
+    // (it has no handler: the signal's default action ends it).
+    let dir = manifests(
+        "exit-codes",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+        )],
+    );
+    let file = dir.join("cm.yaml").display().to_string();
+    let far = LatencyProxy::for_kubeconfig(kc, Duration::from_secs(2)).unwrap();
+    let far_kc = far.kubeconfig(kc).unwrap();
+    let create = ["-f", file.as_str(), ns_flag.as_str()];
+    let mut create_file = BTreeMap::new();
+    create_file.insert(0, code_of(cluster, kc, "create-file", &create).await);
+    // The same again: AlreadyExists.
+    create_file.insert(1, code_of(cluster, kc, "create-file", &create).await);
+    for (code, signal) in [(130, libc::SIGINT), (143, libc::SIGTERM)] {
+        let pause = tokio::time::sleep(Duration::from_millis(500));
+        let got = code_after_signal(cluster, &far_kc, "create-file", &create, pause, signal).await;
+        create_file.insert(code, got);
+    }
+
+    // run-pod. 3: the attached container's own code. The signals come while it
+    // waits for a pod that cannot be scheduled.
+    let mut run_pod = BTreeMap::new();
+    let p0 = [
+        "p0",
+        "--image=busybox:1.36",
+        "--restart=Never",
+        ns_flag.as_str(),
+    ];
+    run_pod.insert(0, code_of(cluster, kc, "run-pod", &p0).await);
+    // No name: a usage error.
+    run_pod.insert(
+        1,
+        code_of(cluster, kc, "run-pod", &["--image=busybox:1.36"]).await,
+    );
+    let p3: Vec<&str> = vec![
+        "p3",
+        "--image=busybox:1.36",
+        "--restart=Never",
+        ns_flag.as_str(),
+        "--attach",
+        "--command",
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+    ];
+    run_pod.insert(3, code_of(cluster, kc, "run-pod", &p3).await);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    for (code, name, signal) in [(130, "p130", libc::SIGINT), (143, "p143", libc::SIGTERM)] {
+        let args = [
+            name,
+            "--image=busybox:1.36",
+            "--restart=Never",
+            ns_flag.as_str(),
+            "--attach",
+            r#"--overrides={"spec":{"nodeSelector":{"kubeplug.io/nowhere":"x"}}}"#,
+        ];
+        let created = async {
+            while pods.get_opt(name).await.unwrap().is_none() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        run_pod.insert(
+            code,
+            code_after_signal(cluster, kc, "run-pod", &args, created, signal).await,
+        );
+    }
+
+    // rolling-update: signalled once the update has taken its first step.
+    let mut rolling = BTreeMap::new();
+    let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
+    for name in ["web0", "web130", "web143"] {
+        create_ready(
+            &rcs,
+            &rc(name, name, &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
+        )
+        .await;
+    }
+    let image = format!("--image={NEW_IMAGE}");
+    let update =
+        |name: &'static str| [name, image.as_str(), "--update-period=3s", ns_flag.as_str()];
+    rolling.insert(
+        0,
+        code_of(cluster, kc, "rolling-update", &update("web0")).await,
+    );
+    rolling.insert(
+        1,
+        code_of(cluster, kc, "rolling-update", &update("nope")).await,
+    );
+    for (code, name, signal) in [
+        (130, "web130", libc::SIGINT),
+        (143, "web143", libc::SIGTERM),
+    ] {
+        let stepped = async {
+            // The new RC scaled up: the update is under way.
+            loop {
+                let list = rcs.list(&ListParams::default()).await.unwrap();
+                if list.items.iter().any(|rc| {
+                    rc.metadata
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(&format!("{name}-")))
+                        && rc.status.as_ref().is_some_and(|s| s.replicas >= 1)
+                }) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        rolling.insert(
+            code,
+            code_after_signal(
+                cluster,
+                kc,
+                "rolling-update",
+                &update(name),
+                stepped,
+                signal,
+            )
+            .await,
+        );
+    }
+
+    for (plugin, seen) in [
+        ("create-file", create_file),
+        ("run-pod", run_pod),
+        ("rolling-update", rolling),
+    ] {
+        let listed: Vec<i32> = seen.keys().copied().collect();
+        assert_eq!(
+            readme_exit_codes(plugin),
+            listed,
+            "{plugin}: the README's codes are the ones tested"
+        );
+        for (want, got) in seen {
+            assert_eq!(got, want, "{plugin}: the case for exit code {want}");
+        }
+    }
+}
