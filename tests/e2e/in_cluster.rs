@@ -1046,3 +1046,59 @@ async fn every_exit_code_each_readme_lists() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edit_without_a_terminal_fails_as_kubectl_does() {
+    let cluster = cluster();
+    let client = cluster.client().await;
+    let ns = cluster.namespace("ci-edit").await;
+    service_account(
+        &client,
+        ns.as_str(),
+        json!([{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]),
+    )
+    .await;
+    let dir = manifests(
+        "edit",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: edited\n",
+        )],
+    );
+    // Editors that cannot work in a pipeline: one that fails, a path that does not
+    // exist, a name PATH does not hold, a command line (split at its spaces, no
+    // shell, as kubectl runs one without quotes). (With no EDITOR at
+    // all, kubectl and the plugin both start vi, which waits on a terminal that is
+    // not there, as kubectl does.)
+    let script = format!(
+        "for e in false /nonexistent/editor no-such-editor 'no-such-editor --wait'; do\n\
+         EDITOR=\"$e\" kubectl \"$0\" -f {} --edit 2>&1; echo \"exit $?\"\ndone",
+        dir.display()
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    for (name, command) in [("kubectl", "create"), ("plugin", "create-file")] {
+        let pod = ci_pod(cluster, name, &["sh", "-c", &script, command], &[], &[]);
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    let (theirs, ours) = tokio::join!(
+        wait_ended(&pods, "kubectl", Duration::from_secs(60)),
+        wait_ended(&pods, "plugin", Duration::from_secs(60)),
+    );
+    let theirs = text(&theirs.1);
+    assert_eq!(
+        theirs,
+        "error: there was a problem with the editor \"false\"\nexit 1\n\
+         error: there was a problem with the editor \"/nonexistent/editor\"\nexit 1\n\
+         error: unable to launch the editor \"no-such-editor\"\nexit 1\n\
+         error: unable to launch the editor \"no-such-editor --wait\"\nexit 1\n"
+    );
+    assert_eq!(
+        text(&ours.1),
+        theirs,
+        "create-file --edit beside kubectl create --edit"
+    );
+    assert_eq!(
+        names::<ConfigMap>(&client, ns.as_str()).await,
+        Vec::<String>::new()
+    );
+}
