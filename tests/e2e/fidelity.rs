@@ -23,59 +23,67 @@ enum Column {
 }
 
 /// Differences that are known on 1.20.2 beside kubectl 1.32, by manifest and column,
-/// with their reason (the reasons are the ones `plugins/create-file/README.md` lists).
-/// None at present: exit codes, objects and stderr all agree with kubectl's.
-const KNOWN: &[(&str, Column, &str)] = &[];
-
-/// The same on the current server beside its own kubectl: what kubectl 1.37 does
-/// differently from 1.32 and create-file does not follow yet (issue 28).
-const KNOWN_CURRENT: &[(&str, Column, &str)] = &[
+/// with their reason (the reasons are the ones `plugins/create-file/README.md` lists):
+/// where kubectl 1.37 words or reads something differently, create-file follows the
+/// newer kubectl.
+const KNOWN: &[(&str, Column, &str)] = &[
     (
         "050-json-syntax-trailing.json",
         Column::Stderr,
-        JSON_AS_YAML,
+        JSON_THEN_YAML,
     ),
-    ("053-json-syntax-literal.json", Column::Exit, JSON_AS_YAML),
-    ("053-json-syntax-literal.json", Column::Object, JSON_AS_YAML),
-    ("053-json-syntax-literal.json", Column::Stderr, JSON_AS_YAML),
-    ("192-shape-flow-style.yaml", Column::Exit, JSON_AS_YAML),
-    ("192-shape-flow-style.yaml", Column::Object, JSON_AS_YAML),
-    ("192-shape-flow-style.yaml", Column::Stderr, JSON_AS_YAML),
+    ("053-json-syntax-literal.json", Column::Exit, JSON_THEN_YAML),
     (
-        "071-validate-metadata-string.yaml",
-        Column::Stderr,
-        GO_METADATA,
-    ),
-    (
-        "271-list-items-invalid-one-error.yaml",
+        "053-json-syntax-literal.json",
         Column::Object,
-        LIST_ON_CLIENT,
+        JSON_THEN_YAML,
     ),
     (
-        "271-list-items-invalid-one-error.yaml",
+        "053-json-syntax-literal.json",
         Column::Stderr,
-        LIST_ON_CLIENT,
+        JSON_THEN_YAML,
     ),
+    ("192-shape-flow-style.yaml", Column::Exit, JSON_THEN_YAML),
+    ("192-shape-flow-style.yaml", Column::Object, JSON_THEN_YAML),
+    ("192-shape-flow-style.yaml", Column::Stderr, JSON_THEN_YAML),
+    ("293-json-then-yaml-word.json", Column::Exit, JSON_THEN_YAML),
     (
-        "274-typed-list-invalid-item.yaml",
-        Column::Object,
-        LIST_ON_CLIENT,
-    ),
-    (
-        "274-typed-list-invalid-item.yaml",
+        "293-json-then-yaml-word.json",
         Column::Stderr,
-        LIST_ON_CLIENT,
+        JSON_THEN_YAML,
     ),
     (
-        "278-list-invalid-then-broken-yaml.yaml",
+        "294-json-then-yaml-documents.json",
         Column::Stderr,
-        LIST_ON_CLIENT,
+        JSON_THEN_YAML,
+    ),
+    (
+        "295-json-two-values-then-word.json",
+        Column::Stderr,
+        JSON_THEN_YAML,
+    ),
+    (
+        "296-json-with-yaml-scalars.json",
+        Column::Stderr,
+        JSON_THEN_YAML,
+    ),
+    (
+        "290-no-validate-api-version-list.yaml",
+        Column::Stderr,
+        GO_EMBEDDED,
+    ),
+    (
+        "291-no-validate-api-version-and-metadata.yaml",
+        Column::Stderr,
+        GO_EMBEDDED,
     ),
 ];
 
-const JSON_AS_YAML: &str = "kubectl 1.37 reads a document that starts like JSON but is not valid JSON as YAML (its decoder falls back), so it takes YAML's flow style and reports a broken one in the validator's words; create-file ends at the JSON syntax error, as kubectl 1.32 does";
-const GO_METADATA: &str = "for a `metadata` that is not a map, kubectl 1.37 quotes Go's decoding error (`cannot unmarshal string into Go struct field metadataOnlyObject.metadata of type v1.ObjectMeta`); create-file keeps kubectl 1.32's words";
-const LIST_ON_CLIENT: &str = "kubectl validates a `kind: List` (or a typed list such as `ConfigMapList`) on the client even where the server validates fields; create-file sends the items with the `fieldValidation` directive, so the server's words come back, for every item";
+/// The same on the current server beside its own kubectl (v1.37.2): none.
+const KNOWN_CURRENT: &[(&str, Column, &str)] = &[];
+
+const JSON_THEN_YAML: &str = "a stream that starts like JSON but breaks before its second value is read as YAML from there, as kubectl 1.37 reads it (flow style, bare words, YAML after one JSON object; past two values its JSON error has no `json: offset N:`); kubectl 1.32 ended at the JSON syntax error";
+const GO_EMBEDDED: &str = "with `--validate=false`, an `apiVersion` that is not a string is Go's decoding error as kubectl 1.37 words it (`metadataOnlyObject.TypeMeta.apiVersion`); kubectl 1.32 wrote `metadataOnlyObject.apiVersion`";
 
 /// The known differences on `release`'s server.
 fn known(release: Release) -> &'static [(&'static str, Column, &'static str)] {

@@ -15,17 +15,15 @@
 //!   and `policy/v1beta1`) and of kinds it serves, create-file beside `kubectl create
 //!   -f`, run-pod's generators against what discovery lists.
 //!
-//! [`FORMATS`] lists the outputs compared; `-o yaml` joins once the YAML emitter is
-//! go-yaml v2's.
+//! [`FORMATS`] lists the outputs compared: `-o json` in Go's field order and `-o yaml`
+//! through go-yaml v2's emitter (`shared::yaml::emit`).
 
 use crate::run_pod::run_pod;
 use kube::Client;
 use tests::harness::{Output, cluster};
 
-/// The `-o` formats compared with kubectl. With `"yaml"` added (tried at 16:45 UTC on
-/// 2026-11-27), the one difference left was the emitter's quoting (`"@hourly"` where
-/// go-yaml writes `'@hourly'`), the other half of issue 34.
-const FORMATS: &[&str] = &["json"];
+/// The `-o` formats compared with kubectl.
+const FORMATS: &[&str] = &["json", "yaml"];
 
 /// The three ways of running: the client dry run, the server dry run, the create.
 const MODES: &[&[&str]] = &[&["--dry-run=client"], &["--dry-run=server"], &[]];

@@ -3,13 +3,15 @@
 //! against `/openapi/v2` on the client, and so must create-file. A CRD with a
 //! structural schema is published there; `strict` refuses its unknown field, `warn`
 //! logs that it cannot warn and sends, `false` sends. These run on
-//! `harness::legacy_cluster()` (1.20.2) whatever the shared cluster runs; the current
-//! server's side, where the server validates, is `validation_current`.
+//! `harness::legacy_cluster()` (1.20.2) whatever the shared cluster runs. On the current
+//! server the server validates: its words are compared manifest by manifest in the
+//! fidelity suite (`fidelity.rs`), and the last test here checks what is downloaded to
+//! decide it (OpenAPI v3, v2 only for Lists).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tests::harness::{Output, legacy_cluster};
+use tests::harness::{Output, cluster, legacy_cluster};
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -320,4 +322,76 @@ async fn rolling_update_file_is_validated_against_the_server_s_schema() {
         .run();
     plugin.code(1);
     assert!(!plugin.stderr.contains("validating"), "{}", plugin.stderr);
+}
+
+/// On the current server kubectl 1.37's order: `GET /openapi/v3` and the input's
+/// group-versions' documents say the server validates, so the v2 document (2.4 MB) is
+/// not downloaded at all; a warm run asks only the index (the documents' answers are
+/// kept under their content hash); a `v1` List, whose items are validated on the
+/// client, brings the v2 document, as with kubectl.
+#[tokio::test]
+async fn on_a_current_server_openapi_v3_decides_and_v2_comes_only_for_lists() {
+    if cluster().release != tests::harness::Release::Current {
+        return;
+    }
+    let ns = cluster().namespace("val-v3").await;
+    let ns = ns.as_str();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cm = write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: nginx}]}}}\n",
+    );
+    let list = write(
+        dir.path(),
+        "list.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l}}\n",
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let cache_dir = cache.path().display().to_string();
+    // The OpenAPI paths the run asked for (`-v=6` logs every request).
+    let openapi_gets = |file: &str, cache_dir: &str| -> Vec<String> {
+        let out = cluster()
+            .kubectl()
+            .args(["create-file", "-n", ns, "--dry-run=server", "-v=6"])
+            .args(["--cache-dir", cache_dir, "-f", file])
+            .run();
+        out.success();
+        let mut paths: Vec<String> = out
+            .stderr
+            .lines()
+            .filter_map(|l| l.split_once(" GET https://")?.1.split_once('/'))
+            .map(|(_, path)| format!("/{}", path.split(['?', ' ']).next().unwrap_or("")))
+            .filter(|p| p.starts_with("/openapi"))
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(
+        openapi_gets(&cm, &cache_dir),
+        [
+            "/openapi/v3",
+            "/openapi/v3/api/v1",
+            "/openapi/v3/apis/apps/v1"
+        ]
+    );
+    assert_eq!(openapi_gets(&cm, &cache_dir), ["/openapi/v3"]);
+    let server = std::fs::read_dir(cache.path().join("kubeplug/openapi"))
+        .expect("openapi cache")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one server")
+        .path();
+    let entries: Vec<u64> = std::fs::read_dir(server.join("v3"))
+        .expect("v3 cache")
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .collect();
+    assert_eq!(entries.len(), 2, "one entry per group-version");
+    assert!(
+        entries.iter().all(|&len| len < 64 * 1024),
+        "the entries keep the answers, not the documents: {entries:?}"
+    );
+    assert!(!server.join("swagger.json").exists(), "v2 downloaded");
+    assert_eq!(openapi_gets(&list, &cache_dir), ["/openapi/v2"]);
 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tests::harness::{Output, Release, cluster, report};
+use tests::harness::{Output, cluster, report};
 
 fn dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -70,7 +70,7 @@ async fn create_file_writes_yaml_as_kubectl_does() {
         );
     }
     report(&format!(
-        "yaml output: {} manifests, -o yaml against kubectl 1.32: {} identical",
+        "yaml output: {} manifests, -o yaml against the server's kubectl: {} identical",
         names.len(),
         names.len() - unexpected.len()
     ));
@@ -94,16 +94,7 @@ async fn fidelity_manifests_write_back_as_kubectl_writes_them() {
         }
         compared += 1;
         let o = create("create-file", &cases, name, ns.as_str());
-        let known = cluster().release == Release::Current && JSON_AS_YAML.contains(&name.as_str());
-        if known {
-            // Listed in create-file's README (kubectl 1.37 reads them as YAML); fails
-            // once they agree, so the list stays true.
-            assert!(
-                o.code != 0 || o.stdout != k.stdout,
-                "{name} agrees with kubectl now: remove it from JSON_AS_YAML"
-            );
-            compared -= 1;
-        } else if o.code != 0 || o.stdout != k.stdout {
+        if o.code != 0 || o.stdout != k.stdout {
             unexpected.push(format!(
                 "{name}:\n--- kubectl\n{}\n--- create-file (exit {})\n{}{}",
                 k.stdout, o.code, o.stdout, o.stderr
@@ -117,10 +108,6 @@ async fn fidelity_manifests_write_back_as_kubectl_writes_them() {
     assert!(compared >= 50, "kubectl printed only {compared} manifests");
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n\n"));
 }
-
-/// Manifests kubectl 1.37 reads as YAML where create-file ends at their JSON syntax
-/// error (create-file's README, "Known differences").
-const JSON_AS_YAML: &[&str] = &["053-json-syntax-literal.json", "192-shape-flow-style.yaml"];
 
 /// `kubectl run` and `kubectl run-pod` with values that need each scalar style.
 const RUN_CASES: &[(&str, &[&str])] = &[

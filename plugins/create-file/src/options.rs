@@ -168,13 +168,13 @@ impl CreateFileOptions {
         }
         let mut mapper = self.mapper();
         let mut builder = self.builder(&self.filenames, &self.selector);
-        // kubectl validates against the server's schema (see shared::openapi).
-        if let Some(client) = &self.client
-            && let Some(schema) =
-                shared::openapi::fetch::for_validation(client, self.cache.as_ref(), self.validation)
-                    .await
-        {
-            builder = builder.server_schema(schema);
+        // kubectl validates against what the server publishes (see shared::openapi),
+        // fetched once the input's kinds are known.
+        if let Some(client) = &self.client {
+            builder = builder.server_schema_from(shared::openapi::fetch::OnDemand::new(
+                client.clone(),
+                self.cache.as_ref(),
+            ));
         }
         let visited = builder.build(&mut mapper).await?;
         let create = self.create_step();

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use kube::core::Selector;
 
 use super::decode::{check_metadata, decode_stream};
-use super::server_schema::{self, ServerSchema};
+use super::server_schema::{self, Kinds, SchemaSource, ServerSchema};
 use super::source::{Input, ReadContext, Stream, classify, read_input};
 use super::validate::validate;
 use super::{
@@ -79,6 +79,16 @@ struct Stages {
 impl Stages {
     /// Stages 2–4 (validate, flatten, filter) on one stream, which decoding starts.
     fn before_mapping(&self, stream: &Stream) -> Vec<Entry> {
+        self.before_mapping_seeing(stream, None)
+    }
+
+    /// [`Self::before_mapping`], recording in `documents` the kind of every document
+    /// that survives stage 2 and whether it is a list (before flattening).
+    fn before_mapping_seeing(
+        &self,
+        stream: &Stream,
+        documents: Option<&mut Vec<(crate::openapi::Gvk, bool)>>,
+    ) -> Vec<Entry> {
         let mut entries = match stream {
             Ok((name, bytes)) => decode_stream(name, bytes),
             Err(err) => vec![Err(err.duplicate())],
@@ -88,12 +98,20 @@ impl Stages {
         //    are all its items' together (its `validateList`).
         let strict = self.validation == Validation::Strict;
         if strict {
-            entries = decorate::validate_documents(entries, |info| self.check(info));
+            entries =
+                decorate::validate_documents(entries, |info, in_list| self.check(info, in_list));
         }
         // A document that does not parse or validate ends its stream: kubectl stops
         // reading the file there (what it read before is created). Errors found
         // later (decoding, mapping) skip only their object.
         decorate::stop_stream_at_broken_document(&mut entries);
+        if let Some(documents) = documents {
+            documents.extend(entries.iter().flatten().map(|info| {
+                let gvk = &info.gvk;
+                let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+                (kind, decorate::is_list(info))
+            }));
+        }
         // 3. Lists become their items, so later stages see (filter and map) every
         //    object on its own.
         if self.flatten {
@@ -113,7 +131,7 @@ impl Stages {
                     if strict && info.origin.item.is_none() {
                         Ok(info)
                     } else {
-                        self.check(info)
+                        self.check(info, false)
                     }
                 })
             })
@@ -131,12 +149,16 @@ impl Stages {
     }
 
     /// Validation of one object in the build's mode, against the server's schema when
-    /// there is one, else the built-in kinds' schema.
-    fn check(&self, info: Info) -> Result<Info, ResourceError> {
+    /// there is one, else the built-in kinds' schema. A `v1` List's items (`in_list`)
+    /// are validated on the client whatever their kind's endpoint supports.
+    fn check(&self, info: Info, in_list: bool) -> Result<Info, ResourceError> {
         match &self.server_schema {
-            Some(schema) => {
-                server_schema::check(info, self.validation, schema, self.always_client_side)
-            }
+            Some(schema) => server_schema::check(
+                info,
+                self.validation,
+                schema,
+                self.always_client_side || in_list,
+            ),
             None => validate(info, self.validation),
         }
     }
@@ -196,7 +218,9 @@ pub struct Builder {
     always_client_side: bool,
     /// kubectl 1.32's klog warning for `warn` where the server cannot warn; set with
     /// the server's schema (see `server_schema::warn_unsupported`).
-    warn_unsupported: Option<fn(&[&Info], Validation, &ServerSchema)>,
+    warn_unsupported: Option<fn(&[crate::openapi::Gvk], Validation, &ServerSchema)>,
+    /// Fetches the server's schema once the first pass knows the input's kinds.
+    schema_source: Option<Box<dyn SchemaSource>>,
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
@@ -224,6 +248,7 @@ impl Builder {
             server_schema: None,
             always_client_side: false,
             warn_unsupported: None,
+            schema_source: None,
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
@@ -325,6 +350,16 @@ impl Builder {
         self
     }
 
+    /// Like [`Self::server_schema`], with the schema fetched by `source` once the
+    /// input's kinds are known, so that only what they need is downloaded (kubectl
+    /// 1.37's order: OpenAPI v3 for the kinds' endpoints, v2 for what is validated on
+    /// the client).
+    pub fn server_schema_from(mut self, source: impl SchemaSource + 'static) -> Self {
+        self.schema_source = Some(Box::new(source));
+        self.warn_unsupported = Some(server_schema::warn_unsupported);
+        self
+    }
+
     /// Like [`Self::server_schema`], validating on the client whatever the server
     /// supports, as kubectl 1.17 did (rolling-update's `-f`).
     pub fn client_side_schema(mut self, schema: ServerSchema) -> Self {
@@ -380,7 +415,7 @@ impl Builder {
             url: &self.url,
             search_path: self.search_path.as_deref(),
         };
-        let stages = Stages {
+        let mut stages = Stages {
             flatten: self.flatten,
             validation: self.validation,
             server_schema: self.server_schema,
@@ -404,19 +439,49 @@ impl Builder {
             streams.extend(read_input(input, &mut cx).await);
         }
         // Discovery is prepared from what survives stages 2–4, one stream at a time
-        // so that the decoded objects never all sit in memory together.
+        // so that the decoded objects never all sit in memory together. A schema
+        // fetched on demand is not there yet: this pass checks only what any mode
+        // needs (so discovery may be asked about a kind after a document that strict
+        // validation refuses later), and tells the source which kinds to fetch for.
+        let deferred = self.schema_source.is_some() && stages.validation != Validation::Ignore;
+        let mode = stages.validation;
+        if deferred {
+            stages.validation = Validation::Ignore;
+        }
         let mut gvks = std::collections::HashSet::new();
+        let mut documents = Vec::new();
         for stream in &streams {
-            let entries = stages.before_mapping(stream);
+            let entries = stages.before_mapping_seeing(stream, Some(&mut documents));
             let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
-            if let (Some(warn), Some(schema)) = (self.warn_unsupported, &stages.server_schema) {
-                // Once per object: later walks decode the same objects again.
-                warn(&infos, stages.validation, schema);
-            }
             mapper.learn_crds(infos.iter().copied());
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));
         }
-        mapper.prepare(gvks).await;
+        // What the schema is fetched for, and the kinds of kubectl's warn notice (per
+        // document: a list, which the server never validates, stands as a `v1` List).
+        let mut kinds = Kinds::default();
+        let mut objects = Vec::new();
+        for (gvk, is_list) in documents {
+            if is_list {
+                kinds.lists = true;
+                objects.push((String::new(), "v1".into(), "List".into()));
+            } else {
+                kinds.documents.insert(gvk.clone());
+                objects.push(gvk);
+            }
+        }
+        stages.validation = mode;
+        match &self.schema_source {
+            Some(source) if deferred => {
+                // The schema and discovery are independent requests: in parallel.
+                let (schema, ()) = futures::join!(source.fetch(&kinds, mode), mapper.prepare(gvks));
+                stages.server_schema = Some(schema);
+            }
+            _ => mapper.prepare(gvks).await,
+        }
+        if let (Some(warn), Some(schema)) = (self.warn_unsupported, &stages.server_schema) {
+            // Once per object: later walks decode the same objects again.
+            warn(&objects, stages.validation, schema);
+        }
         Ok(Visited {
             streams,
             stages,

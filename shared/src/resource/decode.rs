@@ -2,7 +2,8 @@
 //! `YAMLOrJSONDecoder`.
 //!
 //! Like kubectl, a stream whose first non-blank character is `{` is read as a sequence
-//! of concatenated JSON objects; anything else is YAML, split into documents at lines
+//! of concatenated JSON objects (falling back to YAML as kubectl 1.37 does, see
+//! [`json_documents`]); anything else is YAML, split into documents at lines
 //! that start with `---` followed by nothing or a comment. Empty documents and `null`
 //! are skipped.
 //!
@@ -124,39 +125,104 @@ fn is_control(c: char) -> bool {
     }
 }
 
-/// Concatenated JSON values. After a syntax error the rest of the stream cannot be
-/// resynchronised, so decoding stops there (as kubectl's does).
+/// Concatenated JSON values, then, as kubectl 1.37's `YAMLOrJSONDecoder` does, YAML:
+/// when the JSON decoder fails before it has read a second value, the stream is still
+/// ambiguous, so decoding starts over as YAML after the last value read (and the blanks
+/// up to the first line break). A document that starts like JSON but is YAML's flow
+/// style, or JSON with a bare word, is read as YAML then. If the first YAML document
+/// fails too, the JSON error is the one reported (apimachinery keeps the first
+/// decoder's error); past two JSON values, a syntax error ends the stream, because
+/// the rest cannot be resynchronised. kubectl 1.32 ended at every JSON syntax error.
 fn json_documents(source: &str, text: &str) -> Vec<Document> {
     let mut docs = Vec::new();
+    // Values read, `null`s included: apimachinery's count.
+    let mut decoded = 0;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     loop {
         let start = stream.byte_offset();
         let line = line_at(text, start + leading_blank(&text[start..]));
         match stream.next() {
             None => break,
-            Some(Ok(Value::Null)) => continue,
-            Some(Ok(value)) => docs.push(Document {
-                line,
-                value: Ok(value),
-            }),
+            Some(Ok(Value::Null)) => decoded += 1,
+            Some(Ok(value)) => {
+                decoded += 1;
+                docs.push(Document {
+                    line,
+                    value: Ok(value),
+                });
+            }
             Some(Err(e)) => {
                 // Go's scanner's words where it refuses the text too; serde_json's (with
                 // its line) for what only serde_json refuses (nesting beyond 128).
                 let reason = json::go_syntax_error(text, start)
                     .unwrap_or_else(|| format!("line {}: {}", e.line(), JsonReason(&e)));
-                docs.push(Document {
+                let json_error = Document {
                     line: e.line(),
                     value: Err(ResourceError::Parse {
                         source_name: source.to_string(),
                         line: e.line(),
                         reason,
                     }),
-                });
+                };
+                if decoded <= 1 {
+                    let Some(at) = yaml_restart(text, start) else {
+                        docs.push(json_error);
+                        break;
+                    };
+                    let mut yaml = yaml_documents(source, &text[at..]);
+                    let before = line_at(text, at) - 1;
+                    for doc in &mut yaml {
+                        doc.line += before;
+                        if let Err(ResourceError::Parse { line, .. }) = &mut doc.value {
+                            *line += before;
+                        }
+                    }
+                    match yaml.first() {
+                        Some(first) if first.value.is_err() => docs.push(json_error),
+                        _ => docs.extend(yaml),
+                    }
+                } else {
+                    // Past two values apimachinery returns the JSON decoder's own error,
+                    // without the `json: offset N: ` its syntax-error wrapper adds.
+                    let mut json_error = json_error;
+                    if let Err(ResourceError::Parse { reason, .. }) = &mut json_error.value
+                        && let Some(bare) = strip_offset(reason)
+                    {
+                        *reason = bare;
+                    }
+                    docs.push(json_error);
+                }
                 break;
             }
         }
     }
     docs
+}
+
+/// A Go syntax error's message without apimachinery's `json: offset N: ` prefix.
+fn strip_offset(reason: &str) -> Option<String> {
+    let rest = reason.strip_prefix("json: offset ")?;
+    let (offset, message) = rest.split_once(": ")?;
+    offset
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| message.to_string())
+}
+
+/// Where apimachinery's decoder starts reading YAML after the JSON decoder failed at
+/// `from`: past the blanks there, up to and including the first line break. `None`
+/// when only blanks are left (the JSON error stands).
+fn yaml_restart(text: &str, from: usize) -> Option<usize> {
+    for (i, c) in text[from..].char_indices() {
+        if c == '\n' {
+            return Some(from + i + 1);
+        }
+        // Go's `unicode.IsSpace` is Unicode's White_Space, as Rust's.
+        if !c.is_whitespace() {
+            return Some(from + i);
+        }
+    }
+    None
 }
 
 /// serde_json's message without its " at line L column C" suffix (the line is printed

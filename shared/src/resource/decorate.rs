@@ -64,24 +64,27 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
     }
 }
 
-fn is_list(info: &Info) -> bool {
+pub(crate) fn is_list(info: &Info) -> bool {
     info.gvk.kind.ends_with("List") && info.object.get("items").is_some_and(Value::is_array)
 }
 
-/// Strict validation of every document with `check` (one object's validation), a
-/// `v1` `List` as a whole: kubectl's `validateList` checks each item and reports the
-/// problems of all of them as one error for the List, which is then not sent at all.
+/// Strict validation of every document with `check` (one object's validation; its
+/// second argument says the object is a `v1` `List`'s item), a `v1` `List` as a whole:
+/// kubectl's `validateList` checks each item and reports the problems of all of them
+/// as one error for the List, which is then not sent at all. kubectl never asks the
+/// server to validate a List (its `fieldValidation` verifier says no for `v1` `List`),
+/// so its items are checked on the client even where their kind's endpoint validates.
 /// Other lists (`ConfigMapList`) are objects of their own schema.
 pub fn validate_documents(
     entries: Vec<Entry>,
-    check: impl Fn(Info) -> Result<Info, ResourceError>,
+    check: impl Fn(Info, bool) -> Result<Info, ResourceError>,
 ) -> Vec<Entry> {
     entries
         .into_iter()
         .map(|entry| {
             let info = entry?;
             if !is_plain_list(&info) {
-                return check(info);
+                return check(info, false);
             }
             let items = info.object.get("items").and_then(Value::as_array);
             let mut problems = Vec::new();
@@ -89,7 +92,7 @@ pub fn validate_documents(
                 // What does not stop validation (an item without a name) is found
                 // again once the List is flattened, and skips only its item.
                 if let Err(ResourceError::Invalid { problems: more, .. }) =
-                    check(Info::from_object(item.clone(), info.origin.clone()))
+                    check(Info::from_object(item.clone(), info.origin.clone()), true)
                 {
                     problems.extend(more);
                 }

@@ -55,7 +55,7 @@ pub use error::{ObjectRef, ResourceError};
 pub use info::{Entry, Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, NoMapping, RestMapper};
 pub use selector::parse_selector;
-pub use server_schema::ServerSchema;
+pub use server_schema::{Kinds, SchemaSource, ServerSchema};
 pub use source::{MAX_DIRECTORY_BYTES, MAX_LOCAL_BYTES, read_local};
 pub use url::UrlOptions;
 pub use validate::Validation;

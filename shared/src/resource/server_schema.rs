@@ -13,14 +13,35 @@
 //! - the document could not be fetched: every object fails with kubectl's
 //!   `failed to download openapi: …`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+
+use futures::future::BoxFuture;
 
 use super::validate::{Validation, validate};
 use super::{Info, ResourceError};
-use crate::openapi::{OpenApiV2, object_kind};
+use crate::openapi::{Gvk, Published, object_kind};
 
-/// The document, or why it could not be fetched.
-pub type ServerSchema = Result<Arc<OpenApiV2>, String>;
+/// What the server publishes, or why it could not be fetched.
+pub type ServerSchema = Result<Arc<Published>, String>;
+
+/// What the build's first pass found in the input, for a schema fetched once the
+/// kinds are known ([`SchemaSource`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Kinds {
+    /// The kinds of the documents (a List's items are not among them).
+    pub documents: HashSet<Gvk>,
+    /// Some document is a list whose items are validated on the client.
+    pub lists: bool,
+}
+
+/// Fetches what validation needs from the server once the build knows the input's
+/// kinds (create-file: OpenAPI v3 for the kinds' endpoints, the v2 document only
+/// when something is validated on the client; `shared::openapi::fetch`).
+pub trait SchemaSource: Send + Sync {
+    /// The schema for `kinds` in `mode` (never `Ignore`: nothing is fetched then).
+    fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema>;
+}
 
 /// Validates one object against the server's schema in `mode` (then what any mode
 /// needs to send it).
@@ -35,14 +56,16 @@ pub(crate) fn check(
             origin: info.origin.clone(),
             problems,
         };
-        let doc = schema
-            .as_ref()
-            .map_err(|e| invalid(vec![format!("failed to download openapi: {e}")]))?;
-        let (group, version, kind) = object_kind(&info.object).map_err(invalid)?;
+        let download = |e: &String| invalid(vec![format!("failed to download openapi: {e}")]);
+        let published = schema.as_ref().map_err(download)?;
+        let gvk = object_kind(&info.object).map_err(invalid)?;
         if mode == Validation::Strict
-            && (always_client_side || !doc.supports_field_validation(&group, &version, &kind))
+            && (always_client_side || !published.supports_field_validation(&gvk))
         {
-            let problems = doc.validate(&info.object);
+            let problems = published
+                .document()
+                .map_err(|e| download(&e))?
+                .validate(&info.object);
             if !problems.is_empty() {
                 return Err(invalid(problems));
             }
@@ -53,23 +76,20 @@ pub(crate) fn check(
 }
 
 /// kubectl's klog warning for `--validate=warn` where the server cannot warn, for
-/// every object it would be printed for (`infos`: the objects of the build's first
-/// pass, each seen once).
+/// every object it would be printed for (`kinds`: the kinds of the objects of the
+/// build's first pass, each object seen once).
 ///
 /// Reached only through [`Builder::server_schema`](super::Builder::server_schema),
 /// which hands the Builder this function: rolling-update validates with 1.17's
 /// client-side schema, where `warn` cannot arise, and so links neither this nor the
 /// local time zone machinery of its klog header (issue 21, binary size).
-pub(crate) fn warn_unsupported(infos: &[&Info], mode: Validation, schema: &ServerSchema) {
-    let Ok(doc) = schema else { return };
+pub(crate) fn warn_unsupported(kinds: &[Gvk], mode: Validation, schema: &ServerSchema) {
+    let Ok(published) = schema else { return };
     if mode != Validation::Warn {
         return;
     }
-    for info in infos.iter().copied() {
-        let Ok((group, version, kind)) = object_kind(&info.object) else {
-            continue;
-        };
-        if !doc.supports_field_validation(&group, &version, &kind) {
+    for gvk in kinds {
+        if !published.supports_field_validation(gvk) {
             eprintln!(
                 "{}",
                 klog_warning(
@@ -100,13 +120,14 @@ fn klog_warning(at: &str, message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openapi::OpenApiV2;
     use crate::resource::Origin;
     use serde_json::json;
 
     fn doc() -> ServerSchema {
-        Ok(Arc::new(
+        Ok(Arc::new(Published::v2(Arc::new(
             OpenApiV2::from_json(include_bytes!("../openapi/testdata-v1.20.json")).expect("doc"),
-        ))
+        ))))
     }
 
     fn info(v: serde_json::Value) -> Info {
@@ -168,9 +189,9 @@ mod tests {
             .as_array_mut()
             .expect("parameters")
             .push(json!({"name": "fieldValidation", "in": "query", "type": "string"}));
-        let new: ServerSchema = Ok(Arc::new(
+        let new: ServerSchema = Ok(Arc::new(Published::v2(Arc::new(
             OpenApiV2::from_json(&serde_json::to_vec(&text).expect("json")).expect("doc"),
-        ));
+        ))));
         assert!(check(info(widget()), Validation::Strict, &new, false).is_ok());
         assert!(check(info(widget()), Validation::Strict, &new, true).is_err());
     }

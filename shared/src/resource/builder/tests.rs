@@ -324,7 +324,9 @@ async fn with_a_server_schema_unknown_kinds_reach_mapping_and_problems_are_liste
     let fake = FakeDiscovery::standard();
     let v = Builder::new()
         .schema(Validation::Strict)
-        .server_schema(Ok(std::sync::Arc::new(doc)))
+        .server_schema(Ok(std::sync::Arc::new(crate::openapi::Published::v2(
+            std::sync::Arc::new(doc),
+        ))))
         .continue_on_error()
         .filename_param(false, &files(vec![f.clone()]))
         .build(&mut mapper(&fake))
@@ -338,6 +340,66 @@ async fn with_a_server_schema_unknown_kinds_reach_mapping_and_problems_are_liste
             ),
             format!(
                 "ERR error validating \"{f}\": error validating data: [ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap, ValidationError(ConfigMap.immutable): invalid type for io.k8s.api.core.v1.ConfigMap.immutable: got \"string\", expected \"boolean\"]; if you choose to ignore these errors, turn validation off with --validate=false"
+            ),
+        ]
+    );
+}
+
+/// A schema fetched on demand: the source hears the documents' kinds (a List's items
+/// only as "some list"), once, and strict validation then uses what it returned: the
+/// List's items on the client, a kind the server validates left to it.
+#[tokio::test]
+async fn a_schema_source_hears_the_input_s_kinds_and_its_schema_validates() {
+    use crate::openapi::{OpenApiV2, Published};
+    use crate::resource::{Kinds, SchemaSource, ServerSchema};
+    use futures::future::BoxFuture;
+    use std::sync::{Arc, Mutex};
+
+    struct Recording(Arc<Mutex<Vec<Kinds>>>);
+    impl SchemaSource for Recording {
+        fn fetch<'a>(&'a self, kinds: &'a Kinds, _mode: Validation) -> BoxFuture<'a, ServerSchema> {
+            self.0.lock().expect("lock").push(kinds.clone());
+            // The 1.20 document, whose endpoints take no fieldValidation: everything
+            // is validated on the client.
+            let doc = OpenApiV2::from_json(include_bytes!("../../openapi/testdata-v1.20.json"))
+                .expect("doc");
+            Box::pin(async move { Ok(Arc::new(Published::v2(Arc::new(doc)))) })
+        }
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "mixed.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n  dta: {x: y}\n",
+    );
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let fake = FakeDiscovery::standard();
+    let v = Builder::new()
+        .schema(Validation::Strict)
+        .server_schema_from(Recording(heard.clone()))
+        .continue_on_error()
+        .filename_param(false, &files(vec![f.clone()]))
+        .flatten()
+        .build(&mut mapper(&fake))
+        .await
+        .expect("build");
+    let heard = heard.lock().expect("lock").clone();
+    assert_eq!(
+        heard,
+        [Kinds {
+            documents: [(String::new(), "v1".to_string(), "ConfigMap".to_string())]
+                .into_iter()
+                .collect(),
+            lists: true,
+        }]
+    );
+    assert_eq!(
+        summary(&v),
+        [
+            "ConfigMap/a@-".to_string(),
+            format!(
+                "ERR error validating \"{f}\": error validating data: ValidationError(ConfigMap): unknown field \"dta\" in io.k8s.api.core.v1.ConfigMap; if you choose to ignore these errors, turn validation off with --validate=false"
             ),
         ]
     );

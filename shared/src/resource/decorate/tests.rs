@@ -210,7 +210,7 @@ fn strict_validation_takes_a_list_whole_and_other_documents_one_by_one() {
                 json!({"apiVersion": "v1", "kind": "ConfigMap"}),
             ]),
         ],
-        |i| validate(i, Validation::Strict),
+        |i, _| validate(i, Validation::Strict),
     );
     assert_eq!(
         names(&out),
