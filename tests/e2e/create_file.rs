@@ -764,3 +764,58 @@ async fn record_writes_the_change_cause_kubectl_writes() {
         theirs_cause.replacen("kubectl create ", "kubectl create-file ", 1)
     );
 }
+
+/// Discovery as kubectl 1.37 asks it on the current server: a cold cache costs the two
+/// aggregated answers (`/api`, `/apis`), whatever the number of group-versions in the
+/// input, and fills the cache for every group-version; a warm run asks nothing.
+#[tokio::test]
+async fn aggregated_discovery_cold_is_two_requests_and_warm_none() {
+    if cluster().release != tests::harness::Release::Current {
+        return;
+    }
+    let ns = cluster().namespace("cf-aggregated").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(
+        dir.path(),
+        "three.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: nginx}]}}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}\n",
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let cache_dir = cache.path().display().to_string();
+    let discovery_gets = || -> Vec<String> {
+        let out = create_file(&[
+            "-n",
+            ns.as_str(),
+            "--dry-run=server",
+            "--validate=false",
+            "-v=6",
+            "--cache-dir",
+            &cache_dir,
+            "-f",
+            &file,
+        ]);
+        out.success();
+        let mut paths: Vec<String> = out
+            .stderr
+            .lines()
+            .filter_map(|l| l.split_once(" GET https://")?.1.split_once('/'))
+            .map(|(_, path)| format!("/{}", path.split(['?', ' ']).next().unwrap_or("")))
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(discovery_gets(), ["/api", "/apis"]);
+    assert_eq!(discovery_gets(), Vec::<String>::new());
+    let server = std::fs::read_dir(cache.path().join("kubeplug/discovery"))
+        .expect("discovery cache")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one server")
+        .path();
+    for gv in ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1"] {
+        assert!(
+            server.join(gv).join("serverresources.json").exists(),
+            "{gv} not cached"
+        );
+    }
+}

@@ -2,9 +2,11 @@
 //! created under, through discovery.
 //!
 //! kubectl's deferred, disk-cached discovery mapper asks the server for everything
-//! once the cache is stale. This one asks only for the group-versions the input
-//! actually uses (one `GET /apis/<group>/<version>` each, in parallel) and keeps each
-//! answer on disk for a TTL, in kubectl's layout and format under
+//! once the cache is stale. So does this one when the group-versions the input uses are
+//! not all cached: aggregated discovery (`aggregated`, two requests on a current
+//! server) names every group-version at once; a server without it is asked one
+//! `GET /apis/<group>/<version>` per group-version in use, in parallel. Each answer is
+//! kept on disk for a TTL, in kubectl's layout and format under
 //! `~/.kube/cache/kubeplug/discovery/<host_port>/<group>/<version>/serverresources.json`
 //! (or `<--cache-dir>/kubeplug/…`, `$KUBECACHEDIR/kubeplug/…`). A cached group-version that lacks a kind the input
 //! needs is fetched again, so a CRD installed since the last run is found.
@@ -37,6 +39,13 @@ pub trait Discover: Send + Sync {
         &'a self,
         group_version: &'a str,
     ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>>;
+
+    /// Every group-version's resources at once (aggregated discovery, kubectl 1.37's
+    /// two requests); `None` when the server does not aggregate or the answers could
+    /// not be read: the group-versions are then asked one by one.
+    fn all(&self) -> BoxFuture<'_, Option<aggregated::Aggregated>> {
+        Box::pin(async { None })
+    }
 }
 
 /// Discovery through a kube [`kube::Client`].
@@ -59,6 +68,36 @@ impl Discover for KubeDiscovery {
                 Err(e) => Err(e),
             }
         })
+    }
+
+    fn all(&self) -> BoxFuture<'_, Option<aggregated::Aggregated>> {
+        Box::pin(async move {
+            let (core, groups) = futures::join!(self.aggregated("/api"), self.aggregated("/apis"));
+            let mut all = aggregated::Aggregated::default();
+            all.read(&core?).ok()?;
+            all.read(&groups?).ok()?;
+            Some(all)
+        })
+    }
+}
+
+impl KubeDiscovery {
+    /// One aggregated answer (`/api` or `/apis`): its body when the server sent the
+    /// aggregated form.
+    async fn aggregated(&self, path: &str) -> Option<Vec<u8>> {
+        let request = http::Request::get(path)
+            .header(http::header::ACCEPT, aggregated::ACCEPT)
+            .body(kube::client::Body::empty())
+            .ok()?;
+        let response = self.0.send(request).await.ok()?;
+        let aggregated = response.status().is_success()
+            && response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(aggregated::is_aggregated);
+        let body = response.into_body().collect_bytes().await.ok()?;
+        aggregated.then(|| body.to_vec())
     }
 }
 
@@ -289,6 +328,7 @@ impl RestMapper {
                 .or_default()
                 .insert(gvk.kind);
         }
+        let needed_gvs: Vec<String> = needed.keys().cloned().collect();
         let mut to_fetch = Vec::new();
         for (gv, kinds) in needed {
             let has_all =
@@ -308,6 +348,26 @@ impl RestMapper {
                 continue;
             }
             to_fetch.push(gv);
+        }
+        // Aggregated discovery first: two requests name every group-version, all of
+        // which go to the disk cache. What it does not list is not served; a stale
+        // group-version (its aggregated API server is down) is asked on its own, so
+        // that its failure is reported.
+        if !to_fetch.is_empty()
+            && let Some(all) = discover.all().await
+        {
+            if let Some(cache) = &self.cache {
+                for (gv, list) in &all.lists {
+                    cache.store(gv, list);
+                }
+            }
+            to_fetch.retain(|gv| all.stale.contains(gv));
+            for (gv, list) in all.lists {
+                self.served.insert(gv, Ok(Some(list)));
+            }
+            for gv in needed_gvs.iter().filter(|gv| !all.stale.contains(*gv)) {
+                self.served.entry(gv.clone()).or_insert(Ok(None));
+            }
         }
         let answers = join_all(to_fetch.iter().map(|gv| discover.resources(gv))).await;
         for (gv, answer) in to_fetch.into_iter().zip(answers) {
@@ -415,6 +475,8 @@ fn mappings_from_crd(crd: &Value) -> Vec<Mapping> {
         })
         .collect()
 }
+
+mod aggregated;
 
 #[cfg(test)]
 mod tests;

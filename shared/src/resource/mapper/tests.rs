@@ -208,3 +208,79 @@ async fn mapping_reads_the_cache_and_says_no_match_in_kubectls_words() {
         "no matches for kind \"Widget\" in version \"example.com/v1\""
     );
 }
+
+/// Aggregated discovery: one `all()` names every group-version; each is cached, a
+/// group-version it does not list is not served (no request), a stale one is asked on
+/// its own, and a warm run asks nothing.
+#[tokio::test]
+async fn aggregated_discovery_answers_for_every_group_version_and_fills_the_cache() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Aggregating {
+        all: AtomicUsize,
+        one: Mutex<Vec<String>>,
+    }
+    impl Discover for Aggregating {
+        fn resources<'a>(
+            &'a self,
+            group_version: &'a str,
+        ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
+            self.one
+                .lock()
+                .expect("lock")
+                .push(group_version.to_string());
+            Box::pin(async { Ok(None) })
+        }
+        fn all(&self) -> BoxFuture<'_, Option<aggregated::Aggregated>> {
+            self.all.fetch_add(1, Ordering::SeqCst);
+            let mut all = aggregated::Aggregated::default();
+            all.read(br#"{"items":[
+              {"metadata":{"name":"apps"},"versions":[{"version":"v1","resources":[{"resource":"deployments","responseKind":{"kind":"Deployment"},"scope":"Namespaced"}]}]},
+              {"metadata":{"name":"metrics.k8s.io"},"versions":[{"version":"v1beta1","freshness":"Stale"}]},
+              {"metadata":{},"versions":[{"version":"v1","resources":[{"resource":"configmaps","responseKind":{"kind":"ConfigMap"},"scope":"Namespaced"}]}]}]}"#)
+                .expect("aggregated");
+            Box::pin(async move { Some(all) })
+        }
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
+    let discover = Arc::new(Aggregating {
+        all: AtomicUsize::new(0),
+        one: Mutex::new(Vec::new()),
+    });
+    let mut m = RestMapper::with_discovery(discover.clone(), Some(cache.clone()));
+    m.prepare([
+        gvk("", "v1", "ConfigMap"),
+        gvk("example.com", "v1", "Widget"),
+        gvk("metrics.k8s.io", "v1beta1", "PodMetrics"),
+    ])
+    .await;
+    assert_eq!(discover.all.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *discover.one.lock().expect("lock"),
+        ["metrics.k8s.io/v1beta1"]
+    );
+    let cm = m.lookup(&gvk("", "v1", "ConfigMap")).expect("mapped");
+    assert_eq!(cm.resource, "configmaps");
+    assert!(matches!(
+        m.lookup(&gvk("example.com", "v1", "Widget")),
+        Err(LookupError::NoMatch)
+    ));
+    // Every listed group-version went to the cache, apps/v1 too.
+    let mut warm = RestMapper::with_discovery(discover.clone(), Some(cache));
+    warm.prepare([gvk("apps", "v1", "Deployment"), gvk("", "v1", "ConfigMap")])
+        .await;
+    assert_eq!(
+        discover.all.load(Ordering::SeqCst),
+        1,
+        "a warm run asks nothing"
+    );
+    assert_eq!(
+        warm.lookup(&gvk("apps", "v1", "Deployment"))
+            .expect("mapped")
+            .resource,
+        "deployments"
+    );
+}
