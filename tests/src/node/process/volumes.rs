@@ -9,7 +9,8 @@
 //!   source's audience and `expirationSeconds` and the pod as bound object,
 //!   as the kubelet's token manager asks for it; a `configMap` source
 //!   (`kube-root-ca.crt`'s `ca.crt`) from the ConfigMap; a `downwardAPI`
-//!   source from the pod's fields (`metadata.namespace`, …). A volume that
+//!   source from the pod's fields (`metadata.namespace`, …). A `secret`
+//!   volume (where 1.20 puts the service account's token) from the Secret. A volume that
 //!   cannot be written yet (the root-CA ConfigMap not published yet in a new
 //!   namespace, the API server restarting) is retried, and the pod's
 //!   containers wait in `ContainerCreating`, as with a kubelet.
@@ -34,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, ServiceAccount};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::PostParams;
 
@@ -98,6 +99,13 @@ enum Source {
     },
     /// (fieldPath, path).
     Downward(Vec<(String, String)>),
+    /// A `secret` volume (1.20's service-account token comes in one).
+    Secret {
+        name: String,
+        /// (key, path); empty: every key under its own name.
+        items: Vec<(String, String)>,
+        optional: bool,
+    },
 }
 
 /// A projected volume of the pod, written into `dir`.
@@ -128,7 +136,7 @@ const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 const MAX_JITTER: Duration = Duration::from_secs(10);
 
 impl Volumes {
-    /// The projected volumes of `pod`, each to be written into
+    /// The projected and secret volumes of `pod`, each to be written into
     /// `scratch/volumes/<name>`. Other volume types are not materialised.
     pub fn of(pod: &Pod, scratch: &Path) -> Self {
         let meta = &pod.metadata;
@@ -138,6 +146,29 @@ impl Volumes {
             .into_iter()
             .flatten()
             .filter_map(|v| {
+                if let Some(secret) = &v.secret {
+                    // Servers before the projected token (1.20) mount the
+                    // service account's token Secret; the kubelet writes a
+                    // Secret volume the same atomic way.
+                    return Some(Volume {
+                        name: v.name.clone(),
+                        dir: scratch.join("volumes").join(&v.name),
+                        mode: secret
+                            .default_mode
+                            .and_then(|m| u32::try_from(m).ok())
+                            .unwrap_or(0o644),
+                        sources: vec![Source::Secret {
+                            name: secret.secret_name.clone().unwrap_or_default(),
+                            items: secret
+                                .items
+                                .iter()
+                                .flatten()
+                                .map(|i| (i.key.clone(), i.path.clone()))
+                                .collect(),
+                            optional: secret.optional.unwrap_or(false),
+                        }],
+                    });
+                }
                 let projected = v.projected.as_ref()?;
                 let sources = projected
                     .sources
@@ -313,23 +344,32 @@ impl Volumes {
                             anyhow::ensure!(*optional, "configmap {name:?} not found");
                             continue;
                         };
-                        let data = cm.data.unwrap_or_default();
-                        if items.is_empty() {
-                            for (key, value) in data {
-                                files.insert(key, value.into_bytes());
-                            }
-                        } else {
-                            for (key, path) in items {
-                                let value = data.get(key);
-                                anyhow::ensure!(
-                                    value.is_some() || *optional,
-                                    "configmap references non-existent config key: {key}"
-                                );
-                                if let Some(value) = value {
-                                    files.insert(path.clone(), value.clone().into_bytes());
-                                }
-                            }
-                        }
+                        let data = cm
+                            .data
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|(k, v)| (k, v.into_bytes()))
+                            .collect();
+                        keyed(&mut files, data, items, *optional, "configmap", "config")?;
+                    }
+                    Source::Secret {
+                        name,
+                        items,
+                        optional,
+                    } => {
+                        let secrets: kube::Api<Secret> =
+                            kube::Api::namespaced(api.client.clone(), &self.namespace);
+                        let Some(secret) = secrets.get_opt(name).await? else {
+                            anyhow::ensure!(*optional, "secret {name:?} not found");
+                            continue;
+                        };
+                        let data = secret
+                            .data
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|(k, v)| (k, v.0))
+                            .collect();
+                        keyed(&mut files, data, items, *optional, "secret", "secret")?;
                     }
                     Source::Downward(items) => {
                         for (field, path) in items {
@@ -412,6 +452,32 @@ impl Volumes {
             expiration_seconds,
         })
     }
+}
+
+/// A ConfigMap's or Secret's `data` as files: every key, or the `items` asked
+/// for (a missing key fails the volume unless it is optional, in the kubelet's
+/// words).
+fn keyed(
+    files: &mut BTreeMap<String, Vec<u8>>,
+    mut data: BTreeMap<String, Vec<u8>>,
+    items: &[(String, String)],
+    optional: bool,
+    kind: &str,
+    what: &str,
+) -> anyhow::Result<()> {
+    if items.is_empty() {
+        files.extend(data);
+        return Ok(());
+    }
+    for (key, path) in items {
+        match data.remove(key) {
+            Some(value) => {
+                files.insert(path.clone(), value);
+            }
+            None => anyhow::ensure!(optional, "{kind} references non-existent {what} key: {key}"),
+        }
+    }
+    Ok(())
 }
 
 /// A token the API issued.
@@ -665,6 +731,7 @@ mod tests {
                 ]}],
                 "volumes": [
                     {"name": "data", "emptyDir": {}},
+                    {"name": "default-token-abc", "secret": {"secretName": "default-token-abc", "defaultMode": 420}},
                     {"name": "kube-api-access-x", "projected": {"defaultMode": 420, "sources": [
                         {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                         {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
@@ -675,8 +742,16 @@ mod tests {
         }))
         .unwrap();
         let volumes = Volumes::of(&pod, Path::new("/scratch"));
-        assert_eq!(volumes.volumes.len(), 1);
-        let v = &volumes.volumes[0];
+        assert_eq!(volumes.volumes.len(), 2);
+        assert_eq!(
+            volumes.volumes[0].sources,
+            [Source::Secret {
+                name: "default-token-abc".into(),
+                items: vec![],
+                optional: false
+            }]
+        );
+        let v = &volumes.volumes[1];
         assert_eq!(v.dir, Path::new("/scratch/volumes/kube-api-access-x"));
         assert_eq!(v.mode, 0o644);
         assert_eq!(
