@@ -1,4 +1,4 @@
-//! Fuzz target `quantity`: [`shared::fuzzing::quantity`] on arbitrary bytes (corpus in `fuzz/corpus/quantity/`).
+//! Fuzz target `quantity`: [`cli::fuzzing::quantity`] on arbitrary bytes (corpus in `fuzz/corpus/quantity/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shared::fuzzing::quantity(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::quantity(data));

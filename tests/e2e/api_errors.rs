@@ -1,6 +1,6 @@
 //! The API server's refusals as every plugin prints them, beside kubectl 1.32 printing
 //! the same refusal (issue 19): stderr byte for byte, the exit code, nothing on stdout.
-//! The rules themselves are `shared::status`; these tests prove the plugins go
+//! The rules themselves are `apiclient::status`; these tests prove the plugins go
 //! through them against the real server.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! The kubeconfig user's credentials beside kubectl (issue 21: the plugins' own
-//! credential code, `shared::credentials`, replaced kube's): every problem with a
+//! credential code, `apiclient::credentials`, replaced kube's): every problem with a
 //! user that kubectl reports before connecting, and every exec-plugin failure it
 //! reports while connecting, in the same words; the `KUBERNETES_EXEC_INFO` a plugin
 //! is given, byte for byte; the plugin run once per command; and the proxy settings

@@ -1,5 +1,5 @@
 //! run-pod and create-file against a SIGSTOPped kube-apiserver (issue 17): every
-//! request is bounded (`shared::rest::bound`), by `--request-timeout` when given and a
+//! request is bounded (`apiclient::bound`), by `--request-timeout` when given and a
 //! default otherwise, so the command ends with kubectl's `Unable to connect to the
 //! server` instead of waiting forever. The kernel still completes TCP handshakes into
 //! the paused server's listen backlog: only the client's own bound ends the wait.

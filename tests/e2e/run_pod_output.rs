@@ -16,7 +16,7 @@
 //!   -f`, run-pod's generators against what discovery lists.
 //!
 //! [`FORMATS`] lists the outputs compared: `-o json` in Go's field order and `-o yaml`
-//! through go-yaml v2's emitter (`shared::yaml::emit`).
+//! through go-yaml v2's emitter (`goyaml::emit`).
 
 use crate::run_pod::run_pod;
 use kube::Client;
@@ -379,7 +379,9 @@ fn masking_keeps_the_layout() {
 
 /// A client dry run on a warm discovery cache builds no client and sends nothing: with
 /// a kubeconfig whose user's credential plugin always fails (it runs when a client is
-/// built), the cached group-version prints, and an uncached one fails on the plugin.
+/// built), the cached group-version prints, and a cold cache fails on the plugin.
+/// (Aggregated discovery caches every group-version the server serves at once, so
+/// "uncached" is an empty cache, not another group-version.)
 #[tokio::test]
 async fn a_warm_cache_maps_without_a_client() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -422,9 +424,10 @@ async fn a_warm_cache_maps_without_a_client() {
         (cached.code, cached.stdout.as_str(), cached.stderr.as_str()),
         (0, "job.batch/web\n", "")
     );
+    let cold = format!("--cache-dir={}", dir.path().join("cold").display());
     let uncached = cluster()
         .plugin("run-pod")
-        .arg(&cache_flag)
+        .arg(&cold)
         .env("KUBECONFIG", &failing_path)
         .args([
             "web",

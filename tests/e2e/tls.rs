@@ -100,7 +100,7 @@ fn both_succeed((ours, theirs): (Output, Output), case: &str) {
 }
 
 /// Both fail verifying the server's certificate, in the same words (kubectl's klog
-/// lines left out: `shared::go_net` gives Go's).
+/// lines left out: `apiclient::go_net` gives Go's).
 #[track_caller]
 fn both_reject_the_server((ours, theirs): (Output, Output), case: &str) {
     assert_ne!(theirs.code, 0, "{case}: kubectl succeeded");

@@ -49,6 +49,12 @@ use std::process::Command;
 /// The plugins built with every crate at `opt-level = "z"` (see the module).
 pub const SIZE_FIRST: [&str; 2] = ["kubectl-run_pod", "kubectl-rolling_update"];
 
+/// The workspace's library crates, which a `profile.release.package."*"` override does
+/// not reach (it covers dependencies outside the workspace only): the size-first build
+/// names each. A library missing here is built at the profile's "s" in the size-first
+/// binaries, which `size_first_plugins_get_their_own_invocation_at_z` catches.
+pub const LIBRARIES: [&str; 5] = ["gotext", "goyaml", "apiclient", "resources", "cli"];
+
 /// The cargo invocations that build `bins` with `profile` for `triple` (`--target` when
 /// `cross`), `--locked`: the versions in Cargo.lock, never a fresh resolution, so what
 /// ships is what was reviewed (and what `cargo deny` checked).
@@ -123,12 +129,10 @@ fn build_args(
     if size_first {
         // `"*"` covers the dependencies only; the workspace's own crates by name.
         args.extend(
-            [
-                "profile.release.package.\"*\".opt-level=\"z\"",
-                "profile.release.package.shared.opt-level=\"z\"",
-            ]
-            .into_iter()
-            .flat_map(|c| ["--config".to_string(), c.to_string()]),
+            std::iter::once("*")
+                .chain(LIBRARIES.iter().copied())
+                .map(|crate_| format!("profile.release.package.{crate_:?}.opt-level=\"z\""))
+                .flat_map(|c| ["--config".to_string(), c]),
         );
     }
     if cross {
@@ -314,6 +318,12 @@ mod tests {
         assert!(commands[0].ends_with(&["-p".into(), "kubectl-create_file".into()]));
         assert!(!commands[0].iter().any(|a| a.contains("opt-level")));
         assert!(commands[1].contains(&"profile.release.package.\"*\".opt-level=\"z\"".into()));
+        // Every library crate of the workspace by name: `"*"` does not reach them.
+        let crates = std::fs::read_dir(crate::project_root().join("crates")).expect("crates/");
+        for library in crates.map(|e| e.expect("entry").file_name().into_string().expect("utf-8")) {
+            let config = format!("profile.release.package.\"{library}\".opt-level=\"z\"");
+            assert!(commands[1].contains(&config), "{library} is not built at z");
+        }
         assert!(commands[1].ends_with(&[
             "-p".into(),
             "kubectl-run_pod".into(),

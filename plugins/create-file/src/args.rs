@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser};
 
-use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
+use cli::Plugin;
+use cli::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
 
-/// The plugin, for `shared::cli::run`.
+/// The plugin, for `cli::run`.
 pub const PLUGIN: Plugin = Plugin {
     name: "kubectl create-file",
     crate_name: env!("CARGO_CRATE_NAME"),
@@ -103,7 +103,7 @@ pub struct Args {
         long,
         default_value = "1m0s",
         value_name = "DURATION",
-        value_parser = shared::flags::go_duration,
+        value_parser = cli::flags::go_duration,
         help = "How long to wait for CustomResourceDefinitions created by this command to become Established before creating their instances"
     )]
     pub timeout: std::time::Duration,
@@ -157,7 +157,7 @@ mod tests {
 
     fn message(args: &[&str]) -> String {
         let err = parse_args(args).expect_err("a flag error");
-        shared::cli::flag_error_message(&command(), &err, &argv(args))
+        cli::flag_error_message(&command(), &err, &argv(args))
     }
 
     #[test]

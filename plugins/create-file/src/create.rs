@@ -6,7 +6,7 @@
 //!   at most `--concurrency` requests in flight — fewer while the server throttles
 //!   ([`crate::limit`]).
 //! - A create the server applied but answered with a `5xx` is retried by the client
-//!   (`shared::rest::retry`) and then meets `AlreadyExists`; that object was created
+//!   (`apiclient::retry`) and then meets `AlreadyExists`; that object was created
 //!   by this very request, so it is read back and reported as created: every object
 //!   is created exactly once and reported once.
 //! - An object whose kind changes the admission of later ones (a LimitRange, a
@@ -24,18 +24,18 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use apiclient::retry::{Throttled, track_with};
+use cli::SilentExit;
+use cli::flags::{ChangeCauseRecorder, DryRunStrategy};
+use cli::printers::{Error as PrintError, Printer};
 use futures::StreamExt;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use kube::runtime::conditions::is_crd_established;
 use kube::runtime::wait::await_condition;
+use resources::rest::Helper;
+use resources::{Info, Validation, Visited};
 use serde_json::Value;
-use shared::cli::SilentExit;
-use shared::flags::{ChangeCauseRecorder, DryRunStrategy};
-use shared::printers::{Error as PrintError, Printer};
-use shared::resource::{Info, Validation, Visited};
-use shared::rest::Helper;
-use shared::rest::retry::{Throttled, track_with};
 
 use crate::limit::Limiter;
 use crate::order;
@@ -498,8 +498,8 @@ async fn wait_established(
 /// does not hold the change cause.
 fn save_config_if(step: &CreateStep<'_>, object: &mut Value) -> Result<(), Failure> {
     if step.save_config {
-        // kubectl create annotates unstructured objects (see shared::flags::save_config).
-        shared::flags::save_config(object, shared::flags::Held::Unstructured)
+        // kubectl create annotates unstructured objects (see cli::flags::save_config).
+        cli::flags::save_config(object, cli::flags::Held::Unstructured)
             .map_err(|e| Failure::Other(format!("error when saving the configuration: {e}")))?;
     }
     if let Some(recorder) = step.recorder {

@@ -24,8 +24,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use shared::cli::SilentExit;
-use shared::resource::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
+use cli::SilentExit;
+use resources::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
 use tempfile::NamedTempFile;
 
 use crate::create::{CreateStep, create_entries, report};
@@ -121,7 +121,7 @@ async fn session(
         text.push('\n');
         text
     } else {
-        shared::printers::to_yaml(&info.object)?
+        cli::printers::to_yaml(&info.object)?
     };
     let mut reasons: Vec<Reason> = Vec::new();
     // After an error: the text the user saved, and its file (kept until the next save).

@@ -1,4 +1,4 @@
-//! `kubectl create-file --help`: kubectl create's texts in kubectl's layout (`shared::help`).
+//! `kubectl create-file --help`: kubectl create's texts in kubectl's layout (`cli::help`).
 
 const LONG: &str = "Create a resource from a file or from stdin.\n\n JSON and YAML formats are accepted.\n\n Input limits (kubectl has none): a file, standard input or the input of --raw at most 256 MiB, the files of a directory at most 256 MiB together, a URL at most 32 MiB. A YAML document nests at most 128 levels, and its aliases may expand it to at most four times its size (16 MiB at least).";
 
@@ -17,7 +17,7 @@ const EXAMPLES: &str = "  # Create a pod using the data in pod.json
 const USAGE: &str = "kubectl create-file -f FILENAME [options]";
 
 /// kubectl create's help texts around the flags.
-pub const TEXT: shared::help::HelpText<'static> = shared::help::HelpText {
+pub const TEXT: cli::help::HelpText<'static> = cli::help::HelpText {
     long: LONG,
     examples: EXAMPLES,
     usage: USAGE,

@@ -3,7 +3,7 @@
 //!
 //! `--concurrency` is the ceiling. A create the server throttled (a `429` handed back at
 //! once while creates compete, or seen by the client's retries when one is alone:
-//! [`shared::rest::retry::track_with`]) halves the limit — once per
+//! [`apiclient::retry::track_with`]) halves the limit — once per
 //! round: only a request started since the last decrease can cause another, so one
 //! burst of 429s to requests sent together counts once. Every create that went through
 //! without throttling adds `1 / limit`, i.e. one more request in flight per round of

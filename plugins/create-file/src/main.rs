@@ -1,7 +1,7 @@
 //! `kubectl create-file` (binary `kubectl-create_file`): Create a resource from a file or
 //! from stdin — kubectl's `create -f` on the shared resource Builder.
 //!
-//! This is the thin entry point: the shared skeleton (`shared::cli::run`) parses and
+//! This is the thin entry point: the shared skeleton (`cli::run`) parses and
 //! hands over to [`options::run`] (complete → validate → run).
 
 mod args;
@@ -14,5 +14,5 @@ mod order;
 mod report;
 
 fn main() -> std::process::ExitCode {
-    shared::cli::run(&args::PLUGIN, options::run)
+    cli::run(&args::PLUGIN, options::run)
 }

@@ -15,10 +15,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use shared::cli::{Context, UsageError};
-use shared::flags::{DryRunStrategy, PrintFlags};
-use shared::printers::Printer;
-use shared::resource::{Builder, DiscoveryCache, FilenameOptions, RestMapper, Validation};
+use cli::flags::{DryRunStrategy, PrintFlags};
+use cli::printers::Printer;
+use cli::{Context, UsageError};
+use resources::{Builder, DiscoveryCache, FilenameOptions, RestMapper, Validation};
 
 use crate::args::Args;
 
@@ -32,7 +32,7 @@ pub struct CreateFileOptions {
     pub printer: Box<dyn Printer>,
     pub save_config: bool,
     /// `--record`: the change-cause annotation for every created object.
-    pub recorder: Option<shared::flags::ChangeCauseRecorder>,
+    pub recorder: Option<cli::flags::ChangeCauseRecorder>,
     pub field_manager: String,
     pub raw: String,
     pub edit: bool,
@@ -51,7 +51,7 @@ pub struct CreateFileOptions {
     pub positional: Vec<String>,
 }
 
-/// The command: complete → validate → run, for `shared::cli::run`.
+/// The command: complete → validate → run, for `cli::run`.
 pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<ExitCode> {
     let options = CreateFileOptions::complete(args, &mut ctx).await?;
     options.validate()?;
@@ -168,10 +168,10 @@ impl CreateFileOptions {
         }
         let mut mapper = self.mapper();
         let mut builder = self.builder(&self.filenames, &self.selector);
-        // kubectl validates against what the server publishes (see shared::openapi),
+        // kubectl validates against what the server publishes (see resources::openapi),
         // fetched once the input's kinds are known.
         if let Some(client) = &self.client {
-            builder = builder.server_schema_from(shared::openapi::fetch::OnDemand::new(
+            builder = builder.server_schema_from(resources::openapi::fetch::OnDemand::new(
                 client.clone(),
                 self.cache.as_ref(),
             ));
@@ -235,10 +235,10 @@ impl CreateFileOptions {
         let name = &self.filenames.filenames[0];
         // Bounded as `-f` is (kubectl reads --raw's input without a bound).
         let body = if name == "-" {
-            shared::resource::read_local(std::io::stdin().lock()).context("unable to read STDIN")?
+            resources::read_local(std::io::stdin().lock()).context("unable to read STDIN")?
         } else {
             std::fs::File::open(name)
-                .and_then(shared::resource::read_local)
+                .and_then(resources::read_local)
                 .map_err(|e| match e.kind() {
                     std::io::ErrorKind::NotFound => {
                         anyhow::anyhow!("the path {name:?} does not exist")
@@ -246,7 +246,7 @@ impl CreateFileOptions {
                     _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
                 })?
         };
-        let answer = shared::rest::post_raw(client, &self.raw, body).await?;
+        let answer = resources::rest::post_raw(client, &self.raw, body).await?;
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();
         out.write_all(answer.as_bytes())?;

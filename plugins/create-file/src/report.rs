@@ -7,13 +7,13 @@
 //! `error when creating "a.yaml": …` (the document and item, which kubectl's messages
 //! leave out, are logged at `-v=4`).
 //! An API error alone is printed by kubectl's `CheckErr` rules, several by
-//! `StandardErrorMessage`'s (both in `shared::status`): a lone Invalid lists its
+//! `StandardErrorMessage`'s (both in `apiclient::status`): a lone Invalid lists its
 //! causes under `The Pod "x" is invalid: ` and does not name the source.
 
 use std::io::Write;
 
 use kube::core::Status;
-use shared::resource::{Origin, ResourceError};
+use resources::{Origin, ResourceError};
 
 /// One failed object or input.
 #[derive(Debug)]
@@ -44,14 +44,14 @@ impl Failure {
         tracing::debug!("{origin} {}: creating failed", origin.position());
         match err {
             kube::Error::Api(mut status) => {
-                shared::status::add_source(&mut status, "creating", origin);
+                apiclient::status::add_source(&mut status, "creating", origin);
                 Self::Api(status)
             }
-            // A request that got no answer: Go's url.Error (shared::go_net).
+            // A request that got no answer: Go's url.Error (apiclient::go_net).
             other => Self::Other(format!(
                 "error when creating {origin}: {}",
-                shared::go_net::request_error(&other)
-                    .unwrap_or_else(|| shared::error::error_chain(&other))
+                apiclient::go_net::request_error(&other)
+                    .unwrap_or_else(|| apiclient::error::error_chain(&other))
             )),
         }
     }
@@ -60,8 +60,8 @@ impl Failure {
         match self {
             // Alone, kubectl's CheckErr (an Invalid lists its causes, without the
             // source); among several, StandardErrorMessage's one line.
-            Self::Api(status) if alone => shared::status::check_err(status),
-            Self::Api(status) => shared::status::standard_message(status),
+            Self::Api(status) if alone => apiclient::status::check_err(status),
+            Self::Api(status) => apiclient::status::standard_message(status),
             Self::Other(msg) if alone && !msg.starts_with("error: ") => format!("error: {msg}"),
             Self::Other(msg) | Self::Bare(msg) => msg.clone(),
         }

@@ -36,7 +36,7 @@ use crate::names::{
 };
 use crate::prepare::PrepareOps;
 use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
-use shared::cli::interrupt::Interrupt;
+use cli::interrupt::Interrupt;
 
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
@@ -179,7 +179,7 @@ impl KubeOps {
 
 enum WaitError {
     TimedOut,
-    Interrupted(shared::cli::interrupt::Interrupted),
+    Interrupted(cli::interrupt::Interrupted),
     Failed(anyhow::Error),
 }
 
@@ -523,7 +523,7 @@ fn go_map(map: Option<&std::collections::BTreeMap<String, String>>) -> String {
         .flatten()
         .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
         .collect();
-    shared::printers::go_fmt::plain_v(&serde_json::Value::Object(object))
+    gotext::go_fmt::plain_v(&serde_json::Value::Object(object))
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@
 use std::io::Read;
 
 use k8s_openapi::api::core::v1::ReplicationController;
+use resources::{Builder, FilenameOptions, Info, RestMapper, ServerSchema, Validation};
 use serde_json::Value;
-use shared::resource::{Builder, FilenameOptions, Info, RestMapper, ServerSchema, Validation};
 
 /// 1.17's errors about the objects `-f` held; their texts are kubectl's.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -117,8 +117,8 @@ pub fn controller_from_objects(
         .and_then(|s| s.get("replicas"))
         .is_none_or(Value::is_null);
     // Through text, as kube decodes the controllers it reads: one copy of the model's
-    // decoder in the binary (shared::typed::from_value_as_text).
-    let rc = shared::typed::from_value_as_text(&object).map_err(|e| FileError::Decode {
+    // decoder in the binary (resources::typed::from_value_as_text).
+    let rc = resources::typed::from_value_as_text(&object).map_err(|e| FileError::Decode {
         filename: filename.to_string(),
         reason: e.to_string(),
     })?;

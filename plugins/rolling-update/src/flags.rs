@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 
-use shared::cli::Plugin;
-use shared::completion::Source;
-use shared::flags::{DryRunFlags, PrintFlags};
+use cli::Plugin;
+use cli::completion::Source;
+use cli::flags::{DryRunFlags, PrintFlags};
 
 use crate::fencepost::IntOrPercent;
 
-/// The plugin, for `shared::cli::run`.
+/// The plugin, for `cli::run`.
 pub const PLUGIN: Plugin = Plugin {
     name: "kubectl rolling-update",
     crate_name: env!("CARGO_CRATE_NAME"),
@@ -44,15 +44,15 @@ pub struct Args {
     pub args: Vec<String>,
 
     /// Time to wait between updating pods. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "1m0s", value_parser = shared::flags::go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "1m0s", value_parser = cli::flags::go_duration)]
     pub update_period: Duration,
 
     /// Time delay between polling for replication controller status after the update. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "3s", value_parser = shared::flags::go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "3s", value_parser = cli::flags::go_duration)]
     pub poll_interval: Duration,
 
     /// Max time to wait for a replication controller to update before giving up. Valid time units are "ns", "us" (or "µs"), "ms", "s", "m", "h".
-    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = shared::flags::go_duration)]
+    #[arg(verbatim_doc_comment, long, value_name = "DURATION", default_value = "5m0s", value_parser = cli::flags::go_duration)]
     pub timeout: Duration,
 
     /// Filename or URL to file to use to create the new replication controller.
@@ -153,7 +153,7 @@ mod tests {
             let strategy = dry.to_strategy(&mut warnings).expect("valid");
             (strategy, warnings)
         };
-        use shared::flags::DryRunStrategy::{Client, None, Server};
+        use cli::flags::DryRunStrategy::{Client, None, Server};
         assert_eq!(strategy(&["x"]).0, None);
         assert_eq!(strategy(&["x", "--dry-run"]).0, Client);
         assert_eq!(strategy(&["x", "--dry-run=true"]).0, Client);

@@ -34,7 +34,7 @@ use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
     SOURCE_ID_ANNOTATION, annotation, set_annotation,
 };
-use shared::cli::interrupt::Interrupt;
+use cli::interrupt::Interrupt;
 
 /// On the pending copy: the name of the RC whose pods it takes over.
 pub const RENAMED_FROM_ANNOTATION: &str = "rolling-update.kubeplug.io/renamed-from";

@@ -1,5 +1,5 @@
 //! `kubectl rolling-update --help`: kubectl 1.17's texts in kubectl's layout
-//! (`shared::help`), with this plugin's deliberate differences from 1.17 in the
+//! (`cli::help`), with this plugin's deliberate differences from 1.17 in the
 //! description.
 
 /// kubectl 1.17's `Long`, then what this plugin does differently.
@@ -41,7 +41,7 @@ const EXAMPLES: &str =
 const USAGE: &str = "kubectl rolling-update OLD_CONTROLLER_NAME ([NEW_CONTROLLER_NAME] --image=NEW_CONTAINER_IMAGE | -f NEW_CONTROLLER_SPEC) [options]";
 
 /// kubectl rolling-update's help texts around the flags.
-pub const TEXT: shared::help::HelpText<'static> = shared::help::HelpText {
+pub const TEXT: cli::help::HelpText<'static> = cli::help::HelpText {
     long: LONG,
     examples: EXAMPLES,
     usage: USAGE,

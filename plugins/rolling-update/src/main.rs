@@ -1,7 +1,7 @@
 //! `kubectl rolling-update` (binary `kubectl-rolling_update`): kubectl 1.17's
 //! rolling update of a ReplicationController, back with its exact semantics.
 //!
-//! This is the thin entry point: the shared skeleton (`shared::cli::run`) parses and
+//! This is the thin entry point: the shared skeleton (`cli::run`) parses and
 //! hands over to [`options::run`] (complete → validate → client → run).
 
 mod cluster;
@@ -20,5 +20,5 @@ mod updater;
 mod validate;
 
 fn main() -> std::process::ExitCode {
-    shared::cli::run(&flags::PLUGIN, options::run)
+    cli::run(&flags::PLUGIN, options::run)
 }

@@ -18,15 +18,15 @@ use crate::output::{Console, dry_run_summary, render};
 use crate::prepare::{Plan, Prepared, prepare};
 use crate::updater::{RollingUpdater, UpdaterConfig};
 use crate::validate::validate_arguments;
-use shared::cli::interrupt::{Interrupt, Interrupted};
-use shared::cli::{Context, Stopped, UsageErrors};
-use shared::flags::{DryRunStrategy, PrintFlags};
-use shared::resource::{DiscoveryCache, RestMapper, Validation};
+use cli::flags::{DryRunStrategy, PrintFlags};
+use cli::interrupt::{Interrupt, Interrupted};
+use cli::{Context, Stopped, UsageErrors};
+use resources::{DiscoveryCache, RestMapper, Validation};
 
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
 
-/// The command, for `shared::cli::run`: complete and validate (no cluster needed),
+/// The command, for `cli::run`: complete and validate (no cluster needed),
 /// then the client, `-f`, the signal handlers, and [`RollingUpdateOptions::run`].
 pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::ExitCode> {
     let mut options = RollingUpdateOptions::complete(&args, &ctx)?;
@@ -154,7 +154,7 @@ impl RollingUpdateOptions {
         // 1.17 validated against the server's OpenAPI document; without one (no
         // reachable server) the built-in kinds' schema validates, so that a bad file
         // still fails before anything is sent, in the same words.
-        let schema = shared::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
+        let schema = resources::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
             .await
             .and_then(|loaded| loaded.ok().map(Ok));
         // Built-in kinds (ReplicationController among them) are mapped from
@@ -290,7 +290,7 @@ impl RollingUpdateOptions {
             operation,
             DryRunStrategy::None,
             // kubectl 1.17's structs: a zero creationTimestamp is `null`.
-            shared::printers::gojson::Structs::BeforeOmitzero,
+            cli::printers::gojson::Structs::BeforeOmitzero,
         )?;
         console.print(&render(rc, printer.as_ref())?);
         Ok(())
@@ -304,7 +304,7 @@ impl RollingUpdateOptions {
         Stopped {
             message: format!("error: {interrupted}"),
             hint: self.hints.text(self.rollback),
-            exit_code: shared::cli::interrupt::exit_code(interrupted.signal),
+            exit_code: cli::interrupt::exit_code(interrupted.signal),
         }
         .into()
     }

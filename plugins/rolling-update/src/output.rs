@@ -1,22 +1,22 @@
 //! Everything the command writes to stdout: the classic progress lines, the
 //! terminal-only progress bar, the dry-run summary and the final object.
 //!
-//! The `-o` printers are the shared ones (`shared::printers`); this module only
+//! The `-o` printers are the shared ones (`cli::printers`); this module only
 //! composes them into 1.17's dry-run summary.
 
 use std::io::Write;
 use std::time::Duration;
 
+use cli::flags::{DryRunStrategy, PrintFlags};
+use cli::printers::Printer;
 use indicatif::{ProgressBar, ProgressStyle};
 use k8s_openapi::api::core::v1::ReplicationController;
-use shared::flags::{DryRunStrategy, PrintFlags};
-use shared::printers::Printer;
 
 use crate::updater::{Progress, Report};
 
 /// Renders one RC with `printer`; the result ends with a newline.
 pub fn render(rc: &ReplicationController, printer: &dyn Printer) -> anyhow::Result<String> {
-    let value = shared::typed::to_value_as_text(rc)?;
+    let value = resources::typed::to_value_as_text(rc)?;
     let mut out = Vec::new();
     printer.print(&value, &mut out)?;
     Ok(String::from_utf8(out)?)
@@ -41,7 +41,7 @@ pub fn dry_run_summary(
         let printer = print.to_typed_printer(
             "rolling updated",
             DryRunStrategy::Client,
-            shared::printers::gojson::Structs::BeforeOmitzero,
+            cli::printers::gojson::Structs::BeforeOmitzero,
         )?;
         (
             render(old, printer.as_ref())?,
@@ -79,7 +79,7 @@ impl Console {
     /// A console that shows the bar only when stderr is a terminal that can redraw
     /// it (not `TERM=dumb`). The bar has no colour, so `NO_COLOR` leaves it.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
-        let bar = shared::term::stderr_is_capable_terminal().then(|| {
+        let bar = apiclient::term::stderr_is_capable_terminal().then(|| {
             let bar = ProgressBar::new(0);
             set_template(&bar, WAITING_TEMPLATE);
             bar.set_message("starting");
@@ -192,7 +192,7 @@ mod tests {
             .to_typed_printer(
                 "x",
                 DryRunStrategy::None,
-                shared::printers::gojson::Structs::BeforeOmitzero,
+                cli::printers::gojson::Structs::BeforeOmitzero,
             )
             .unwrap();
         assert_eq!(

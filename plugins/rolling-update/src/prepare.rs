@@ -13,8 +13,8 @@
 use std::time::Duration;
 
 use anyhow::bail;
+use cli::flags::DryRunStrategy;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
-use shared::flags::DryRunStrategy;
 use tokio::time::Instant;
 
 use crate::controller::{
@@ -396,7 +396,7 @@ pub fn new_controller_body(
     if let Some(cause) = plan.change_cause
         && !plan.rollback
     {
-        set_annotation(&mut new_rc, shared::flags::CHANGE_CAUSE, cause);
+        set_annotation(&mut new_rc, cli::flags::CHANGE_CAUSE, cause);
     }
     Ok(new_rc)
 }

@@ -66,7 +66,7 @@ pub struct Progress {
 
 /// The cluster operations the algorithm needs; `cluster.rs` implements them with
 /// kube, the unit tests with a simulation. Every method may fail with
-/// [`shared::cli::interrupt::Interrupted`] when the user pressed Ctrl-C.
+/// [`cli::interrupt::Interrupted`] when the user pressed Ctrl-C.
 #[allow(async_fn_in_trait)] // used with concrete types only, never as `dyn`
 pub trait UpdaterOps {
     /// Finds the target RC of an interrupted update (checking it belongs to

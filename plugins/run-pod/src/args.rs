@@ -12,10 +12,10 @@
 
 use clap::{CommandFactory, Parser};
 
-use shared::cli::Plugin;
-use shared::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
+use cli::Plugin;
+use cli::flags::{DryRunFlags, FieldManagerFlags, PrintFlags, SaveConfigFlags};
 
-/// The plugin, for `shared::cli::run`.
+/// The plugin, for `cli::run`.
 pub const PLUGIN: Plugin = Plugin {
     name: "kubectl run-pod",
     crate_name: env!("CARGO_CRATE_NAME"),
@@ -180,7 +180,7 @@ pub struct Args {
     #[arg(
         long,
         default_value = "1m0s",
-        value_parser = shared::flags::go_duration,
+        value_parser = cli::flags::go_duration,
         help = "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running"
     )]
     pub pod_running_timeout: std::time::Duration,
@@ -293,7 +293,7 @@ pub struct Args {
 /// Go's `time.ParseDuration` (negative values included) for `--timeout`, keeping the
 /// text: the value is only validated (see the field).
 fn parse_signed_duration(value: &str) -> Result<String, String> {
-    shared::flags::parse_go_duration_signed(value).map(|_| value.to_string())
+    cli::flags::parse_go_duration_signed(value).map(|_| value.to_string())
 }
 
 /// Which flags were typed on the command line (as opposed to defaulted): kubectl's
@@ -321,15 +321,15 @@ impl Explicit {
 
 /// Parses `argv` as the skeleton does, for tests: the flags and their [`Context`].
 ///
-/// [`Context`]: shared::cli::Context
+/// [`Context`]: cli::Context
 #[cfg(test)]
-pub fn parse_from<I, T>(argv: I) -> anyhow::Result<(Args, shared::cli::Context)>
+pub fn parse_from<I, T>(argv: I) -> anyhow::Result<(Args, cli::Context)>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     let (args, matches) = PLUGIN.parse::<Args>(argv)?;
-    let ctx = shared::cli::Context::new(PLUGIN.name, &PLUGIN.command(), matches)?;
+    let ctx = cli::Context::new(PLUGIN.name, &PLUGIN.command(), matches)?;
     Ok((args, ctx))
 }
 

@@ -23,7 +23,7 @@ use kube::api::{
 use kube::runtime::watcher;
 use serde_json::Value;
 
-use shared::cli::SilentExit;
+use cli::SilentExit;
 
 use crate::create::Created;
 
@@ -91,7 +91,7 @@ impl Session {
             && let Err(e) = self.remove_created(out).await
         {
             // The primary outcome wins; a failed cleanup is reported, not hidden.
-            let _ = writeln!(err, "{}", shared::cli::format_error(&e));
+            let _ = writeln!(err, "{}", cli::format_error(&e));
         }
         // As in kubectl, the container's failure is reported after the cleanup (its
         // deferred delete runs before CheckErr prints), with the container's exit code.
@@ -518,7 +518,7 @@ async fn wait_for_pod(
     // The server ends each watch before the client's read bound could cut a quiet one.
     let config = watcher::Config::default()
         .fields(&format!("metadata.name={name}"))
-        .timeout(shared::rest::bound::watch_timeout());
+        .timeout(apiclient::bound::watch_timeout());
     let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
     let wait = async {
         while let Some(event) = events.try_next().await? {

@@ -1,6 +1,6 @@
-//! Creating the generated objects: one POST per object through `shared::rest::Helper`
+//! Creating the generated objects: one POST per object through `resources::rest::Helper`
 //! (the create path create-file uses too), with no discovery (the kind's plural and
-//! scope come from `shared::resource::mapping_at`); the cron-job fallback asks
+//! scope come from `resources::mapping_at`); the cron-job fallback asks
 //! discovery through `Context::server_mapping` (the disk cache first).
 //!
 //! kubectl 1.17 mapped every generated object through discovery before sending it, so
@@ -14,8 +14,8 @@ use kube::Client;
 use kube::api::{ApiResource, DynamicObject};
 use serde_json::Value;
 
-use shared::resource::Mapping;
-use shared::rest::Helper;
+use resources::Mapping;
+use resources::rest::Helper;
 
 /// An object the command created, with what is needed to delete it again (`--rm`).
 #[derive(Debug, Clone)]
@@ -47,8 +47,8 @@ impl Target {
         let mapping = mapping_of(&obj)?;
         let resource = mapping.api_resource();
         if self.save_config {
-            // kubectl run annotates typed objects (see shared::flags::save_config).
-            shared::flags::save_config(&mut obj, shared::flags::Held::Typed)?;
+            // kubectl run annotates typed objects (see cli::flags::save_config).
+            cli::flags::save_config(&mut obj, cli::flags::Held::Typed)?;
         }
         // What was generated (and overridden) must read as an object before anything
         // is sent, and is sent as read: metadata in its typed form.
@@ -121,7 +121,7 @@ pub fn mapping_of(obj: &Value) -> Result<Mapping> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    shared::resource::mapping_at(api_version, kind).with_context(|| {
+    resources::mapping_at(api_version, kind).with_context(|| {
         format!("no known resource for kind {kind:?} (apiVersion {api_version:?})")
     })
 }

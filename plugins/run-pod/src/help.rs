@@ -1,4 +1,4 @@
-//! `kubectl run-pod --help`: kubectl run's texts in kubectl's layout (`shared::help`).
+//! `kubectl run-pod --help`: kubectl run's texts in kubectl's layout (`cli::help`).
 
 /// kubectl run's examples, adjusted to the plugin's name, plus the legacy generators.
 const EXAMPLES: &str = r#"  # Start a nginx pod
@@ -40,7 +40,7 @@ const EXAMPLES: &str = r#"  # Start a nginx pod
 const USAGE: &str = r#"kubectl run-pod NAME --image=image [--env="key=value"] [--port=port] [--dry-run=server|client] [--overrides=inline-json] [--command] -- [COMMAND] [args...] [options]"#;
 
 /// kubectl run's help texts around the flags.
-pub const TEXT: shared::help::HelpText<'static> = shared::help::HelpText {
+pub const TEXT: cli::help::HelpText<'static> = cli::help::HelpText {
     long: "Create and run a particular image in a pod.",
     examples: EXAMPLES,
     usage: USAGE,

@@ -1,6 +1,6 @@
 //! `kubectl run-pod` (binary `kubectl-run_pod`): Create and run a particular image in a pod.
 //!
-//! This is the thin entry point: the shared skeleton (`shared::cli::run`) parses and
+//! This is the thin entry point: the shared skeleton (`cli::run`) parses and
 //! hands over to [`options::run`] (complete → validate → run). A client dry run never
 //! builds a client.
 
@@ -11,5 +11,5 @@ mod help;
 mod options;
 
 fn main() -> std::process::ExitCode {
-    shared::cli::run(&args::PLUGIN, options::run)
+    cli::run(&args::PLUGIN, options::run)
 }

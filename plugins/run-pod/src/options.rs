@@ -21,13 +21,13 @@ use anyhow::Result;
 use kube::api::PropagationPolicy;
 use serde_json::Value;
 
+use cli::flags::{ChangeCauseRecorder, DryRunStrategy, PrintFlags};
+use cli::{Context, UsageError};
 use kube::core::GroupVersionKind;
-use shared::cli::{Context, UsageError};
-use shared::flags::{ChangeCauseRecorder, DryRunStrategy, PrintFlags};
-use shared::generate::{
+use resources::NoMapping;
+use resources::generate::{
     self, OverrideType, RunGenerator, RunParams, ServiceGenerator, ServiceParams,
 };
-use shared::resource::NoMapping;
 
 use crate::args::{Args, Explicit};
 use crate::create::{self, Created};
@@ -99,7 +99,7 @@ pub struct RunPodOptions {
     pub recorder: Option<ChangeCauseRecorder>,
 }
 
-/// The command: complete → validate → run, for `shared::cli::run`.
+/// The command: complete → validate → run, for `cli::run`.
 pub async fn run(args: Args, mut ctx: Context) -> Result<ExitCode> {
     let mut options = RunPodOptions::complete(args, &mut ctx)?;
     let validated = options.validate()?;
@@ -371,7 +371,7 @@ impl RunPodOptions {
             let printer = self.print.to_typed_printer(
                 "created",
                 self.dry_run,
-                shared::printers::gojson::Structs::Current,
+                cli::printers::gojson::Structs::Current,
             )?;
             // As kubectl 1.37: the run object, then the service, each printed whatever
             // became of the other; a failure (a template error) is reported at the end.
@@ -419,7 +419,7 @@ impl RunPodOptions {
         let printer = self.print.to_typed_printer(
             "created",
             self.dry_run,
-            shared::printers::gojson::Structs::Current,
+            cli::printers::gojson::Structs::Current,
         )?;
         let target = create::Target {
             client: client.clone(),
@@ -486,7 +486,7 @@ impl RunPodOptions {
 /// strategies, or a deprecated Go boolean (`true` → background, `false` → orphan) with
 /// kubectl's warning; anything else is refused with kubectl's message.
 pub fn parse_cascade(value: &str, warnings: &mut dyn Write) -> Result<PropagationPolicy> {
-    let Ok(boolean) = shared::flags::parse_go_bool(value) else {
+    let Ok(boolean) = cli::flags::parse_go_bool(value) else {
         return match value {
             "orphan" => Ok(PropagationPolicy::Orphan),
             "foreground" => Ok(PropagationPolicy::Foreground),

@@ -10,13 +10,13 @@ fn messages(problems: &[Problem]) -> Vec<String> {
     problems.iter().map(ToString::to_string).collect()
 }
 
-const GENERATE: &str = "shared/src/generate/";
-const PRINTERS: &str = "shared/src/printers/";
-const FLAGS: &str = "shared/src/flags/";
+const GENERATE: &str = "crates/resources/src/generate/";
+const PRINTERS: &str = "crates/cli/src/printers/";
+const FLAGS: &str = "crates/cli/src/flags/";
 
 #[test]
 fn generators_may_not_import_io_or_the_client() {
-    let rel = "shared/src/generate/pod.rs";
+    let rel = "crates/resources/src/generate/pod.rs";
     let planted = [
         ("use std::fs;", "std::fs"),
         (
@@ -77,7 +77,7 @@ fn f(_: &Pod, _: BTreeMap<String, String>) -> Result<String, Error> {
 
 #[test]
 fn printers_may_not_write_to_stdout_or_stderr() {
-    let rel = "shared/src/printers/json.rs";
+    let rel = "crates/cli/src/printers/json.rs";
     let planted = [
         ("fn f() { println!(\"x\"); }", "`println!`"),
         ("fn f() { print!(\"x\"); }", "`print!`"),
@@ -125,27 +125,27 @@ fn print(out: &mut dyn Write) -> io::Result<()> {
 fn flags_may_not_reach_up_into_resource_or_cli() {
     let planted = [
         (
-            "shared/src/flags/config.rs",
+            "crates/cli/src/flags/config.rs",
             "use crate::resource::DiscoveryCache;",
             "crate::resource::DiscoveryCache",
         ),
         (
-            "shared/src/flags/config.rs",
+            "crates/cli/src/flags/config.rs",
             "fn f() { crate::cli::finish(); }",
             "crate::cli::finish",
         ),
         (
-            "shared/src/flags/config/tests.rs",
+            "crates/cli/src/flags/config/tests.rs",
             "use super::super::super::cli;",
             "crate::cli",
         ),
         (
-            "shared/src/flags/mod.rs",
+            "crates/cli/src/flags/mod.rs",
             "use super::resource::Builder;",
             "crate::resource::Builder",
         ),
         (
-            "shared/src/flags/print.rs",
+            "crates/cli/src/flags/print.rs",
             "mod inner { use super::super::super::resource::Info; }",
             "crate::resource::Info",
         ),
@@ -163,7 +163,11 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
     // Below them is fine: printers, the error type, the home directory.
     let clean = "//! Flags.\nuse crate::printers::Printer;\nuse super::Error;\nfn f() { crate::home::dir(); }\n";
     assert_eq!(
-        messages(&layering("shared/src/flags/print.rs", clean, layer(FLAGS))),
+        messages(&layering(
+            "crates/cli/src/flags/print.rs",
+            clean,
+            layer(FLAGS)
+        )),
         Vec::<String>::new()
     );
 }
@@ -172,17 +176,17 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
 fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
     let planted = [
         (
-            "shared/src/resource/error.rs",
+            "crates/resources/src/error.rs",
             "fn f(e: &E) -> String { crate::cli::error_chain(e) }",
             "crate::cli::error_chain",
         ),
         (
-            "shared/src/resource/mapper.rs",
+            "crates/resources/src/mapper.rs",
             "use crate::flags::ConfigFlags;",
             "crate::flags::ConfigFlags",
         ),
         (
-            "shared/src/rest/helper.rs",
+            "crates/resources/src/rest/helper.rs",
             "fn f() { crate::cli::install_crypto_provider(); }",
             "crate::cli::install_crypto_provider",
         ),
@@ -204,9 +208,9 @@ fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
     let clean = "//! Below.\nuse crate::error::error_chain;\nfn f() { crate::tls::install_crypto_provider(); }\n";
     assert_eq!(
         messages(&layering(
-            "shared/src/rest/helper.rs",
+            "crates/resources/src/rest/helper.rs",
             clean,
-            layer("shared/src/rest/")
+            layer("crates/resources/src/rest/")
         )),
         Vec::<String>::new()
     );
@@ -214,7 +218,7 @@ fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
 
 #[test]
 fn an_unparsable_file_of_a_layer_is_reported() {
-    let problems = layering("shared/src/flags/x.rs", "fn (", layer(FLAGS));
+    let problems = layering("crates/cli/src/flags/x.rs", "fn (", layer(FLAGS));
     assert_eq!(problems.len(), 1);
     assert!(problems[0].message.contains("cannot be parsed"));
 }
@@ -222,9 +226,12 @@ fn an_unparsable_file_of_a_layer_is_reported() {
 #[test]
 fn module_paths_follow_the_file_layout() {
     assert_eq!(module_path("shared/src/lib.rs"), ["crate"]);
-    assert_eq!(module_path("shared/src/flags/mod.rs"), ["crate", "flags"]);
     assert_eq!(
-        module_path("shared/src/flags/config/tests.rs"),
+        module_path("crates/cli/src/flags/mod.rs"),
+        ["crate", "flags"]
+    );
+    assert_eq!(
+        module_path("crates/cli/src/flags/config/tests.rs"),
         ["crate", "flags", "config", "tests"]
     );
 }
@@ -256,18 +263,18 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-const MAP: &str = "# Architecture\n\n## Code map\n\n### `shared/` — the core\n- `cli`: the edge.\n- `printers/`: output; `printers/go_fmt` too.\n\n### `plugins/*` — one binary each\n- `run-pod`: `args`, `options`.\n- `create-file`: `edit`.\n\n## Cross-cutting\n`forgotten` is not in the map.\n";
+const MAP: &str = "# Architecture\n\n## Code map\n\n### `crates/core/` — the core\n- `cli`: the edge.\n- `printers/`: output; `printers/go_fmt` too.\n\n### `plugins/*` — one binary each\n- `run-pod`: `args`, `options`.\n- `create-file`: `edit`.\n\n## Cross-cutting\n`forgotten` is not in the map.\n";
 
 #[test]
 fn every_module_is_in_the_code_map() {
     let dir = tree(&[
         ("ARCHITECTURE.md", MAP),
-        ("shared/src/lib.rs", "//! x"),
-        ("shared/src/cli.rs", "//! x"),
-        ("shared/src/cli/flag_error.rs", "//! x"),
-        ("shared/src/printers/mod.rs", "//! x"),
-        ("shared/src/forgotten.rs", "//! x"),
-        ("shared/src/tests.rs", "//! x"),
+        ("crates/core/src/lib.rs", "//! x"),
+        ("crates/core/src/cli.rs", "//! x"),
+        ("crates/core/src/cli/flag_error.rs", "//! x"),
+        ("crates/core/src/printers/mod.rs", "//! x"),
+        ("crates/core/src/forgotten.rs", "//! x"),
+        ("crates/core/src/tests.rs", "//! x"),
         ("plugins/run-pod/src/main.rs", "//! x"),
         ("plugins/run-pod/src/args.rs", "//! x"),
         ("plugins/run-pod/src/options/tests.rs", "//! x"),
@@ -280,7 +287,7 @@ fn every_module_is_in_the_code_map() {
     let messages = messages(&problems);
     assert_eq!(messages.len(), 3, "{messages:#?}");
     assert!(
-        messages[0].contains("module `forgotten` (shared/src/forgotten)"),
+        messages[0].contains("module `forgotten` (crates/core/src/forgotten)"),
         "{messages:#?}"
     );
     assert!(
@@ -292,7 +299,7 @@ fn every_module_is_in_the_code_map() {
         "{messages:#?}"
     );
 
-    std::fs::remove_file(dir.path().join("shared/src/forgotten.rs")).expect("rm");
+    std::fs::remove_file(dir.path().join("crates/core/src/forgotten.rs")).expect("rm");
     std::fs::remove_file(dir.path().join("plugins/run-pod/src/edit.rs")).expect("rm");
     std::fs::remove_dir_all(dir.path().join("plugins/rolling-update")).expect("rm");
     assert_eq!(
@@ -366,7 +373,7 @@ fn docs_cite_only_files_of_the_repository() {
     let clean = "# Clean\n\n`shared/src/lib.rs:3`, [main](plugins/run-pod/src/main.rs), \
         [web](https://example.com/x.md), [here](#clean), `fuzz/corpus/<target>/`, \
         `plugins/*/src/*.rs`, `target/dist`, `kubectl run`, `a/b` (not a repo path), \
-        `shared::flags::ConfigFlags`, `fuzz/artifacts/<target>/` (ignored output).\n\n\
+        `cli::flags::ConfigFlags`, `fuzz/artifacts/<target>/` (ignored output).\n\n\
         ```sh\ncat shared/src/nothing.rs\ncd fuzz && ls ../target/fuzz\n```\n";
     assert_eq!(
         messages(&doc_citations(root, "README.md", clean)),

@@ -3,8 +3,8 @@
 //! create failures without the edited file's name. No editor, no file, no server:
 //! each is unit-tested (`text/tests.rs`).
 
+use resources::{Info, ResourceError, Validation};
 use serde_json::Value;
-use shared::resource::{Info, ResourceError, Validation};
 
 use crate::report::Failure;
 
@@ -126,7 +126,9 @@ pub fn reasons_for(
     let failed_validation: Vec<String> = errors
         .iter()
         .filter_map(|e| match e {
-            ResourceError::Invalid { problems, .. } => Some(shared::openapi::aggregate(problems)),
+            ResourceError::Invalid { problems, .. } => {
+                Some(resources::openapi::aggregate(problems))
+            }
             // The reason already names its line, in kubectl's words
             // (`error converting YAML to JSON: yaml: line 7: …`).
             ResourceError::Parse { reason, .. } if validating => Some(reason.clone()),

@@ -46,18 +46,18 @@ pub fn explain_transport(err: anyhow::Error) -> anyhow::Error {
     let Some(transport) = transport else {
         return err;
     };
-    // kubectl's StandardErrorMessage of Go's words (the one mapping, shared::go_net);
+    // kubectl's StandardErrorMessage of Go's words (the one mapping, apiclient::go_net);
     // 1.17's was the same for a request that got no answer.
-    let explained = shared::go_net::standard_message(transport).unwrap_or_else(|| {
+    let explained = apiclient::go_net::standard_message(transport).unwrap_or_else(|| {
         format!(
             "Unable to connect to the server: {}",
-            shared::error::error_chain(transport)
+            apiclient::error::error_chain(transport)
         )
     });
     // Alone, it is kubectl's CheckErr line (no `error: `); after a step of ours, part
     // of that step's message.
     if steps.is_empty() {
-        return anyhow::Error::new(shared::go_net::Unreachable(explained));
+        return anyhow::Error::new(apiclient::go_net::Unreachable(explained));
     }
     steps.push(explained);
     anyhow!(steps.join(": "))
@@ -86,7 +86,7 @@ mod tests {
     fn transport_errors_are_worded_like_kubectl() {
         use std::time::Duration;
         let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
-        shared::rest::bound_requests(&mut config, Some((Duration::from_secs(5), "--timeout")));
+        apiclient::bound::bound_requests(&mut config, Some((Duration::from_secs(5), "--timeout")));
         let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
         let err = anyhow::Error::new(kube::Error::Service(Box::new(io)))
             .context("scaling replicationcontroller \"web-1\"");

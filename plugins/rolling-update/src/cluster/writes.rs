@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 
 use super::errors::is_conflict;
 use crate::names::{DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, SOURCE_ID_ANNOTATION};
-use shared::cli::interrupt::Interrupt;
+use cli::interrupt::Interrupt;
 
 /// How many times a conflicting write is retried (client-go's `DefaultBackoff`:
 /// 4 attempts, 10 ms growing ×5).

@@ -830,7 +830,7 @@ fn the_new_rc_body_follows_1_17_s_rules_and_carries_the_change_cause() {
     let body = new_controller_body(&plan, &old, next.clone(), true).expect("valid");
     assert_eq!(replicas(&body), 4, "-f left the count out: the old RC's");
     assert_eq!(
-        annotation(&body, shared::flags::CHANGE_CAUSE),
+        annotation(&body, cli::flags::CHANGE_CAUSE),
         Some("kubectl rolling-update web -f rc.yaml")
     );
     let body = new_controller_body(&plan, &old, next.clone(), false).expect("valid");
@@ -842,5 +842,5 @@ fn the_new_rc_body_follows_1_17_s_rules_and_carries_the_change_cause() {
         ..plan
     };
     let body = new_controller_body(&rollback, &old, next, false).expect("valid");
-    assert_eq!(annotation(&body, shared::flags::CHANGE_CAUSE), None);
+    assert_eq!(annotation(&body, cli::flags::CHANGE_CAUSE), None);
 }

@@ -1,8 +1,8 @@
 //! The pure parts of `--edit`: kubectl's header, comment handling and error reasons.
 
 use super::*;
+use resources::{Mapping, Origin};
 use serde_json::json;
-use shared::resource::{Mapping, Origin};
 
 #[test]
 fn the_header_lists_reasons_like_kubectl() {

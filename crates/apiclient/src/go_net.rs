@@ -1,0 +1,408 @@
+//! The one mapping from the client's transport errors (hyper, hyper-util, rustls, the
+//! OS) to the words of Go's `net`, `net/http` and `crypto/x509`, which kubectl prints:
+//! `dial tcp 127.0.0.1:1: connect: connection refused`, `dial tcp: lookup HOST on
+//! 10.0.0.2:53: no such host`, `tls: failed to verify certificate: x509: certificate
+//! signed by unknown authority`, and so on.
+//!
+//! Every path that reports a failed request uses it, each in kubectl's frame for that
+//! path: [`standard_message`] is `CheckErr`'s (`Unable to connect to the server: …`, or
+//! `The connection to the server HOST:PORT was refused - did you specify the right host
+//! or port?`) for `cli::format_error` and rolling-update; [`url_error`] is Go's
+//! `url.Error` (`Get "https://…/api?timeout=32s": …`) inside the Builder's `unable to
+//! recognize "f.yaml": …` and the OpenAPI download's `failed to download openapi: …`.
+//!
+//! What the client stack does not carry is added where the connection and the request
+//! are made ([`crate::client::connect::Dialed`]: the address dialled and whether it was
+//! a proxy; [`crate::client::Requested`]: the method and URL). What cannot be known is
+//! decided here and listed in the README: the resolver a DNS failure names is the first
+//! `nameserver` of `/etc/resolv.conf` (Go's pure resolver, which kubectl's Linux builds
+//! use, names the server that answered, normally that one); a reset connection has no
+//! local address to name. A request cut by the client's own bound keeps the project's
+//! wording ([`crate::bound::no_answer`]).
+
+use std::error::Error as StdError;
+
+use crate::client::Requested;
+use crate::client::connect::Dialed;
+
+/// What Go would say about a failed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Go's text of the failure (a `url.Error`'s `Err`): `dial tcp …: connect:
+    /// connection refused`.
+    pub text: String,
+    /// Whether kubectl's `StandardErrorMessage` reads it as a refused connection (its
+    /// text says `connection refused`).
+    pub refused: bool,
+    /// The request's method and URL, when the failure came from a request.
+    pub request: Option<(http::Method, http::Uri)>,
+}
+
+/// Every error of `err`'s chain, looking into `io::Error`s too (whose `source()`
+/// skips the error they wrap, where rustls and hyper-util put theirs).
+fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+    let mut all = Vec::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        all.push(e);
+        next = match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
+            None => e.source(),
+        };
+    }
+    all
+}
+
+/// Whether `err` is a failure to reach the server at all (no HTTP answer), as opposed
+/// to an answer the server gave.
+pub fn is_transport(err: &(dyn StdError + 'static)) -> bool {
+    chain(err).iter().any(|e| {
+        e.is::<Requested>()
+            || e.is::<Dialed>()
+            || matches!(
+                e.downcast_ref::<kube::Error>(),
+                Some(kube::Error::Service(_) | kube::Error::HyperError(_))
+            )
+    })
+}
+
+/// Go's words for a transport failure anywhere in `err`'s chain; `None` when `err`
+/// is not one (an API status, a decoding error).
+pub fn failure(err: &(dyn StdError + 'static)) -> Option<Failure> {
+    if !is_transport(err) {
+        return None;
+    }
+    let all = chain(err);
+    let request = all
+        .iter()
+        .find_map(|e| e.downcast_ref::<Requested>())
+        .map(|r| (r.method.clone(), r.uri.clone()));
+    let dialed = all.iter().find_map(|e| e.downcast_ref::<Dialed>());
+    let text = go_text(&all, dialed);
+    let refused = text.contains("connection refused");
+    Some(Failure {
+        text,
+        refused,
+        request,
+    })
+}
+
+/// The text of the deepest cause Go would have, from the chain.
+fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String {
+    let proxy = if dialed.is_some_and(|d| d.proxy) {
+        "proxyconnect tcp: "
+    } else {
+        ""
+    };
+    if let Some(tls) = all.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+        return format!("{proxy}{}", tls_text(tls, dialed.map(|d| d.host.as_str())));
+    }
+    // hyper-util's resolver failure: its connector's error says "dns error".
+    if let Some(dialed) = dialed
+        && all.iter().any(|e| e.to_string() == "dns error")
+    {
+        return match resolver() {
+            Some(server) => format!(
+                "{proxy}dial tcp: lookup {} on {server}: no such host",
+                dialed.host
+            ),
+            None => format!("{proxy}dial tcp: lookup {}: no such host", dialed.host),
+        };
+    }
+    for e in all {
+        let Some(io) = e.downcast_ref::<std::io::Error>() else {
+            continue;
+        };
+        match io.kind() {
+            std::io::ErrorKind::ConnectionRefused => {
+                return match dialed {
+                    Some(d) => format!("{proxy}dial tcp {}: connect: connection refused", d.addr),
+                    None => "dial tcp: connect: connection refused".into(),
+                };
+            }
+            std::io::ErrorKind::ConnectionReset => {
+                return "read: connection reset by peer".into();
+            }
+            std::io::ErrorKind::UnexpectedEof => return "EOF".into(),
+            _ => {}
+        }
+    }
+    // hyper's "connection closed before message completed": Go's `EOF`.
+    if all
+        .iter()
+        .any(|e| e.to_string() == "connection closed before message completed")
+    {
+        return "EOF".into();
+    }
+    // Anything else: the causes below kube's and hyper-util's own plumbing (from the
+    // connection's own error when there is one: a proxy's refusal of the tunnel).
+    if let Some(dialed) = dialed {
+        return format!("{proxy}{}", crate::error::error_chain(dialed));
+    }
+    let below = all
+        .iter()
+        .position(|e| e.is::<Requested>())
+        .and_then(|i| all.get(i + 1))
+        .copied()
+        .unwrap_or(all[0]);
+    crate::error::error_chain(below)
+}
+
+/// Go's `tls` and `crypto/x509` words for a handshake that failed.
+fn tls_text(err: &rustls::Error, host: Option<&str>) -> String {
+    use rustls::CertificateError as C;
+    const VERIFY: &str = "tls: failed to verify certificate: x509: ";
+    match err {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            // BadSignature: a CA of the issuer's name that did not sign it (a rotated
+            // CA); Go adds the candidate it tried, which webpki does not name.
+            C::UnknownIssuer | C::BadSignature => {
+                format!("{VERIFY}certificate signed by unknown authority")
+            }
+            C::NotValidForNameContext {
+                expected,
+                presented,
+            } => {
+                let wanted = host.map_or_else(|| server_name(expected), str::to_string);
+                format!("{VERIFY}{}", hostname_error(&wanted, presented))
+            }
+            C::NotValidForName => {
+                format!(
+                    "{VERIFY}certificate is not valid for {}",
+                    host.unwrap_or("")
+                )
+            }
+            C::ExpiredContext { time, not_after } => format!(
+                "{VERIFY}certificate has expired or is not yet valid: current time {} is after {}",
+                rfc3339(time.as_secs()),
+                rfc3339(not_after.as_secs())
+            ),
+            C::NotValidYetContext { time, not_before } => format!(
+                "{VERIFY}certificate has expired or is not yet valid: current time {} is before {}",
+                rfc3339(time.as_secs()),
+                rfc3339(not_before.as_secs())
+            ),
+            C::Expired | C::NotValidYet => {
+                format!("{VERIFY}certificate has expired or is not yet valid")
+            }
+            other => format!("tls: failed to verify certificate: {other:?}"),
+        },
+        rustls::Error::AlertReceived(alert) => format!("remote error: tls: {}", alert_text(*alert)),
+        other => other.to_string(),
+    }
+}
+
+/// Go's `x509.HostnameError`: the certificate's DNS names for a host name, its IP
+/// addresses for an IP.
+fn hostname_error(host: &str, presented: &[String]) -> String {
+    let is_ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok();
+    // webpki's Debug forms: `DnsName("x")`, `IpAddress(1.2.3.4)`.
+    let names: Vec<&str> = presented
+        .iter()
+        .filter_map(|p| {
+            if is_ip {
+                p.strip_prefix("IpAddress(")?.strip_suffix(')')
+            } else {
+                p.strip_prefix("DnsName(\"")?.strip_suffix("\")")
+            }
+        })
+        .collect();
+    if names.is_empty() {
+        if is_ip {
+            return format!(
+                "cannot validate certificate for {host} because it doesn't contain any IP SANs"
+            );
+        }
+        return format!("certificate is not valid for any names, but wanted to match {host}");
+    }
+    format!("certificate is valid for {}, not {host}", names.join(", "))
+}
+
+fn server_name(name: &rustls::pki_types::ServerName<'_>) -> String {
+    match name {
+        rustls::pki_types::ServerName::DnsName(dns) => dns.as_ref().to_string(),
+        rustls::pki_types::ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Go's `time.RFC3339` of a UTC instant (`2020-01-01T00:00:00Z`).
+fn rfc3339(secs: u64) -> String {
+    i64::try_from(secs)
+        .ok()
+        .and_then(|s| jiff::Timestamp::from_second(s).ok())
+        .map_or_else(
+            || secs.to_string(),
+            |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        )
+}
+
+/// Go's `tls.alert` texts for the alerts a server sends about a client certificate
+/// or the handshake.
+fn alert_text(alert: rustls::AlertDescription) -> String {
+    use rustls::AlertDescription as A;
+    match alert {
+        A::BadCertificate => "bad certificate".into(),
+        A::UnsupportedCertificate => "unsupported certificate".into(),
+        A::CertificateRevoked => "revoked certificate".into(),
+        A::CertificateExpired => "expired certificate".into(),
+        A::CertificateUnknown => "unknown certificate".into(),
+        A::UnknownCA => "unknown certificate authority".into(),
+        A::HandshakeFailure => "handshake failure".into(),
+        A::AccessDenied => "access denied".into(),
+        A::DecryptError => "error decrypting message".into(),
+        A::ProtocolVersion => "protocol version not supported".into(),
+        A::InternalError => "internal error".into(),
+        A::CertificateRequired => "certificate required".into(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// The resolver Go's pure resolver names (kubectl's Linux builds): the first
+/// `nameserver` of `/etc/resolv.conf`, as `IP:53` (`[IPv6]:53`), or Go's default
+/// without one. Elsewhere kubectl asks the system's resolver, whose error names none.
+fn resolver() -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let conf = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    Some(resolver_of(&conf))
+}
+
+fn resolver_of(conf: &str) -> String {
+    conf.lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some("nameserver")).then(|| words.next())?
+        })
+        .find_map(|ip| ip.parse::<std::net::IpAddr>().ok())
+        .map_or_else(
+            || "127.0.0.1:53".to_string(),
+            |ip| std::net::SocketAddr::new(ip, 53).to_string(),
+        )
+}
+
+/// A request that got no answer, already in kubectl's `StandardErrorMessage` words
+/// ([`standard_message`]): printed as it is by `cli::format_error`, without `error: `,
+/// as kubectl's `CheckErr` prints it. For a command that words its errors before
+/// they reach the edge (rolling-update's cluster layer).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// kubectl's `StandardErrorMessage` of a failed request: `The connection to the
+/// server HOST:PORT was refused - did you specify the right host or port?` when Go's
+/// text says the connection was refused, else `Unable to connect to the server: …`.
+/// A request cut by the client's bound keeps the project's wording.
+pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
+    if let Some(no_answer) = chain(err).iter().find_map(|e| crate::bound::no_answer(*e)) {
+        return Some(no_answer);
+    }
+    let failure = failure(err)?;
+    if failure.refused
+        && let Some((_, uri)) = &failure.request
+    {
+        return Some(format!(
+            "The connection to the server {} was refused - did you specify the right host or port?",
+            uri.authority().map_or("", |a| a.as_str())
+        ));
+    }
+    Some(format!("Unable to connect to the server: {}", failure.text))
+}
+
+/// Go's `url.Error` for the request that failed, as it was sent (`Post
+/// "https://…/api/v1/namespaces/ns/configmaps?…": dial tcp …`): create -f's words
+/// after `error when creating "f.yaml": `. `None` when `err` is no transport failure
+/// or no request is known, and for a request cut by the client's bound (its own
+/// words, from `error::error_chain`).
+pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
+    if chain(err)
+        .iter()
+        .any(|e| crate::bound::no_answer(*e).is_some())
+    {
+        return None;
+    }
+    let failure = failure(err)?;
+    let (method, uri) = failure.request?;
+    // Go's url.Error names the method as net/http's client does: `Post`, `Get`.
+    let method = method.as_str();
+    let op: String = method
+        .chars()
+        .take(1)
+        .chain(method.chars().skip(1).flat_map(char::to_lowercase))
+        .collect();
+    Some(format!("{op} \"{uri}\": {}", failure.text))
+}
+
+/// Go's `url.Error` for a failed request to `path` of the server (`Get
+/// "https://host:port/api?timeout=32s": dial tcp …`), with the URL kubectl's client
+/// would have asked: the server of the request that failed, `path`, and the discovery
+/// and OpenAPI clients' `timeout` parameter (`--request-timeout`, else 32 s).
+/// `None` when `err` is no transport failure; a request cut by the client's bound
+/// keeps the project's wording.
+pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
+    if let Some(no_answer) = chain(err).iter().find_map(|e| crate::bound::no_answer(*e)) {
+        return Some(no_answer);
+    }
+    let failure = failure(err)?;
+    let Some((_, uri)) = &failure.request else {
+        return Some(failure.text);
+    };
+    let server = format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("https"),
+        uri.authority().map_or("", |a| a.as_str())
+    );
+    let timeout = crate::bound::request_timeout().map_or_else(|| "32s".to_string(), go_duration);
+    Some(format!(
+        "Get \"{server}{path}?timeout={timeout}\": {}",
+        failure.text
+    ))
+}
+
+/// Go's `time.Duration.String()` (`32s`, `1m0s`, `1.5s`, `500ms`), for the URLs'
+/// `timeout` parameter.
+fn go_duration(d: std::time::Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000_000_000 {
+        let (unit, per) = match nanos {
+            n if n < 1_000 => ("ns", 1),
+            n if n < 1_000_000 => ("\u{b5}s", 1_000),
+            _ => ("ms", 1_000_000),
+        };
+        return format!("{}{unit}", fraction(nanos, per));
+    }
+    let secs = nanos / 1_000_000_000;
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, nanos % 60_000_000_000);
+    let s = format!("{}s", fraction(s, 1_000_000_000));
+    match (h, m) {
+        (0, 0) => s,
+        (0, m) => format!("{m}m{s}"),
+        (h, m) => format!("{h}h{m}m{s}"),
+    }
+}
+
+/// `n / per` with Go's shortest decimal fraction (`1.5`, `2`).
+fn fraction(n: u128, per: u128) -> String {
+    let whole = n / per;
+    let rest = n % per;
+    if rest == 0 {
+        return whole.to_string();
+    }
+    let width = per.to_string().len() - 1;
+    let digits = format!("{rest:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
+#[cfg(test)]
+mod tests;

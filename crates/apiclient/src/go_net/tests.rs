@@ -1,0 +1,262 @@
+//! Unit tests of the mapping to Go's words, over real failures of the client stack
+//! where they can be had on loopback (a closed port, a TLS server with a certificate
+//! the client refuses), and over the error values themselves otherwise.
+
+use super::*;
+
+/// A kube client for `server` trusting `ca` (PEM), through the plugins' own stack.
+fn client(server: &str, ca: Option<&str>, tls_server_name: Option<&str>) -> kube::Client {
+    crate::tls::install_crypto_provider();
+    let mut config = kube::Config::new(server.parse().expect("url"));
+    config.root_cert = ca.map(|pem| {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        CertificateDer::pem_slice_iter(pem.as_bytes())
+            .map(|c| c.expect("pem").to_vec())
+            .collect()
+    });
+    config.tls_server_name = tls_server_name.map(str::to_string);
+    let (credentials, identity) =
+        crate::credentials::Credentials::of(&config).expect("credentials");
+    crate::client::builder(&config, credentials, identity)
+        .expect("builder")
+        .build()
+}
+
+async fn get(client: &kube::Client) -> kube::Error {
+    client
+        .request_text(
+            http::Request::get("/api")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await
+        .expect_err("the request fails")
+}
+
+/// A port nothing listens on (bound, then closed).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+#[tokio::test]
+async fn a_refused_connection_reads_as_in_kubectl() {
+    let port = closed_port();
+    let err = get(&client(&format!("https://127.0.0.1:{port}"), None, None)).await;
+    let failure = failure(&err).expect("a transport failure");
+    assert_eq!(
+        failure.text,
+        format!("dial tcp 127.0.0.1:{port}: connect: connection refused")
+    );
+    assert_eq!(
+        standard_message(&err).as_deref(),
+        Some(
+            format!(
+                "The connection to the server 127.0.0.1:{port} was refused - did you specify the right host or port?"
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        url_error(&err, "/api"),
+        Some(format!(
+            "Get \"https://127.0.0.1:{port}/api?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_name_that_does_not_resolve_names_the_resolver() {
+    // RFC 6761: `.invalid` never resolves.
+    let err = get(&client("https://nonexistent.invalid:6443", None, None)).await;
+    let on = resolver().map(|r| format!(" on {r}")).unwrap_or_default();
+    assert_eq!(
+        standard_message(&err),
+        Some(format!(
+            "Unable to connect to the server: dial tcp: lookup nonexistent.invalid{on}: no such host"
+        ))
+    );
+}
+
+/// A TLS server on loopback presenting `cert` (signed by a CA it returns), which
+/// accepts one connection at a time until dropped.
+struct TlsServer {
+    port: u16,
+    ca: String,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+fn tls_server(names: &[&str], expired: bool) -> TlsServer {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    static CAS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    // A name of its own: a CA of the same name is a candidate issuer (see below).
+    let n = CAS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ca.distinguished_name
+        .push(DnType::CommonName, format!("go-net-test-ca-{n}"));
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("ca");
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().expect("key");
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+            .expect("params");
+    if expired {
+        params.not_before = rcgen::date_time_ymd(2019, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2020, 1, 1);
+    }
+    let cert = params.signed_by(&key, &issuer).expect("cert");
+    let server = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("key der"),
+        )
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(server));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+    let task = tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let _ = acceptor.accept(tcp).await;
+        }
+    });
+    TlsServer {
+        port,
+        ca: ca_cert.pem(),
+        _task: task,
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_authority_reads_as_in_kubectl() {
+    crate::tls::install_crypto_provider();
+    let server = tls_server(&["localhost"], false);
+    let other = tls_server(&["localhost"], false);
+    let url = format!("https://localhost:{}", server.port);
+    let err = get(&client(&url, Some(&other.ca), None)).await;
+    assert_eq!(
+        standard_message(&err).as_deref(),
+        Some(
+            "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+        )
+    );
+}
+
+/// A CA of the issuer's name that did not sign the certificate (a rotated CA): Go
+/// reports an unknown authority too (with the candidate it tried, which webpki does
+/// not name; README).
+#[test]
+fn a_candidate_issuer_that_did_not_sign_is_an_unknown_authority() {
+    let err = rustls::Error::InvalidCertificate(rustls::CertificateError::BadSignature);
+    assert_eq!(
+        tls_text(&err, None),
+        "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    );
+}
+
+#[tokio::test]
+async fn a_name_not_in_the_certificate_lists_those_that_are() {
+    crate::tls::install_crypto_provider();
+    let server = tls_server(&["localhost", "kubernetes", "127.0.0.1"], false);
+    let url = format!("https://127.0.0.1:{}", server.port);
+    let err = get(&client(&url, Some(&server.ca), Some("wrong.example"))).await;
+    assert_eq!(
+        failure(&err).expect("failure").text,
+        "tls: failed to verify certificate: x509: certificate is valid for localhost, kubernetes, not wrong.example"
+    );
+    // An IP address is matched against the IP names only, as Go does.
+    let server = tls_server(&["localhost"], false);
+    let url = format!("https://127.0.0.1:{}", server.port);
+    let err = get(&client(&url, Some(&server.ca), None)).await;
+    assert_eq!(
+        failure(&err).expect("failure").text,
+        "tls: failed to verify certificate: x509: cannot validate certificate for 127.0.0.1 because it doesn't contain any IP SANs"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_certificate_gives_both_times() {
+    crate::tls::install_crypto_provider();
+    let server = tls_server(&["localhost"], true);
+    let url = format!("https://localhost:{}", server.port);
+    let err = get(&client(&url, Some(&server.ca), None)).await;
+    let text = failure(&err).expect("failure").text;
+    let prefix = "tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time ";
+    let rest = text
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{text}"));
+    let (now, after) = rest.split_once(" is after ").expect("two times");
+    assert_eq!(after, "2020-01-01T00:00:00Z");
+    assert_eq!(now.len(), "2026-11-27T15:40:00Z".len(), "{now}");
+    assert!(now.ends_with('Z'), "{now}");
+}
+
+#[test]
+fn the_resolver_is_the_first_nameserver() {
+    assert_eq!(
+        resolver_of("# c\nsearch x\nnameserver 10.0.0.2\nnameserver 10.0.0.3\n"),
+        "10.0.0.2:53"
+    );
+    assert_eq!(resolver_of("nameserver ::1\n"), "[::1]:53");
+    assert_eq!(resolver_of(""), "127.0.0.1:53");
+}
+
+#[test]
+fn durations_read_as_go_prints_them() {
+    use std::time::Duration;
+    assert_eq!(go_duration(Duration::from_secs(32)), "32s");
+    assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
+    assert_eq!(go_duration(Duration::from_secs(3725)), "1h2m5s");
+    assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+    assert_eq!(go_duration(Duration::from_millis(500)), "500ms");
+    assert_eq!(go_duration(Duration::ZERO), "0s");
+}
+
+#[test]
+fn alerts_and_hostnames_read_as_go_words_them() {
+    assert_eq!(
+        alert_text(rustls::AlertDescription::BadCertificate),
+        "bad certificate"
+    );
+    assert_eq!(
+        hostname_error("x.example", &[]),
+        "certificate is not valid for any names, but wanted to match x.example"
+    );
+    assert_eq!(
+        hostname_error(
+            "10.0.0.9",
+            &["DnsName(\"a\")".into(), "IpAddress(10.0.0.1)".into()]
+        ),
+        "certificate is valid for 10.0.0.1, not 10.0.0.9"
+    );
+}
+
+#[test]
+fn an_api_answer_is_not_a_transport_failure() {
+    let status = kube::core::Status::failure("nope", "NotFound").with_code(404);
+    let err = kube::Error::Api(Box::new(status));
+    assert!(failure(&err).is_none());
+    assert!(standard_message(&err).is_none());
+}
+
+/// A step of ours that words the failure in Go's words is printed without the client
+/// stack's own text after it (`error::error_chain`), as `--match-server-version`'s
+/// kubectl does: `couldn't read version from server: Get "…/version?timeout=32s": …`.
+#[tokio::test]
+async fn a_worded_failure_is_not_followed_by_the_stack_s_text() {
+    let port = closed_port();
+    let err = get(&client(&format!("https://127.0.0.1:{port}"), None, None)).await;
+    let err = anyhow::Error::new(crate::error::Error::ServerVersionUnreadable(err));
+    // `cli::format_error` ends in this line for an error of ours.
+    assert_eq!(
+        format!("error: {}", crate::error::error_chain(err.as_ref())),
+        format!(
+            "error: couldn't read version from server: Get \"https://127.0.0.1:{port}/version?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        )
+    );
+}

@@ -1,0 +1,29 @@
+//! The API client of the kubeplug plugins, and the words of its failures.
+//!
+//! - [`client`]: the client every command uses, built from kube's `Config`: TLS, the
+//!   proxy, connect/read/write timeouts, the credentials layer, `-v=6` request lines.
+//! - [`tls`]: the rustls crypto provider and a client's rustls configuration.
+//! - [`credentials`]: the kubeconfig user's credentials as client-go provides them
+//!   (token, basic, token file, exec plugin), never printing a secret.
+//! - [`bound`]: the bound on every request of a command (`--request-timeout`).
+//! - [`retry`]: client-go's retries of `429` and `5xx` answers with `Retry-After`.
+//! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr.
+//! - [`go_net`]: transport errors (hyper, rustls, the OS) in Go's words.
+//! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
+//! - [`error`]: this crate's error type, and `error_chain`.
+//! - [`home`]: the home directory as client-go finds it.
+//! - [`term`]: whether stderr gets colour.
+
+pub mod bound;
+pub mod client;
+pub mod credentials;
+pub mod error;
+pub mod go_net;
+pub mod home;
+pub mod retry;
+pub mod status;
+pub mod term;
+pub mod tls;
+pub mod warnings;
+
+pub use error::Error;

@@ -1,0 +1,188 @@
+//! [`Context`]: what every plugin's `run` is given by the skeleton — the global flags,
+//! the kubeconfig, namespace, discovery cache and client (each resolved once, when first
+//! asked for), `--record`'s recorder, which flags were typed, and the output writers.
+//!
+//! Resolution is lazy on purpose: a client dry run without a usable kubeconfig never
+//! loads credentials nor builds a client, so it works offline, as the plugins promise;
+//! with one, it maps its kinds through the server's discovery as kubectl does, from
+//! the disk cache when fresh (`server_mapping`), and builds a client only on a miss.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+use kube::{Client, Config};
+use tokio::sync::OnceCell;
+
+use crate::flags::{ChangeCauseRecorder, ConfigFlags, RecordFlags};
+use kube::core::GroupVersionKind;
+use resources::{DiscoveryCache, Mapping, RestMapper};
+
+/// The run-time context of one plugin invocation.
+pub struct Context {
+    command: &'static str,
+    matches: ArgMatches,
+    flags: ConfigFlags,
+    record: RecordFlags,
+    config: OnceCell<Config>,
+    client: OnceCell<Client>,
+    request_bound: Option<(Duration, &'static str)>,
+    /// Standard output. Not locked for the whole run: run-pod's attach writes through
+    /// tokio's stdout from another thread, and would wait forever on a lock held here.
+    pub stdout: Box<dyn Write + Send>,
+    /// Standard error.
+    pub stderr: Box<dyn Write + Send>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // ConfigFlags's Debug redacts the secrets; the writers have nothing to show.
+        f.debug_struct("Context")
+            .field("command", &self.command)
+            .field("flags", &self.flags)
+            .field("request_bound", &self.request_bound)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The context of `command` (`kubectl run-pod`) from its parsed command line,
+    /// writing to the process's stdout and stderr.
+    pub fn new(command: &'static str, cmd: &clap::Command, matches: ArgMatches) -> Result<Self> {
+        let flags = <ConfigFlags as clap::FromArgMatches>::from_arg_matches(&matches)?;
+        let mut record = <RecordFlags as clap::FromArgMatches>::from_arg_matches(&matches)?;
+        record.complete(command, cmd, &matches);
+        Ok(Self {
+            command,
+            matches,
+            flags,
+            record,
+            config: OnceCell::new(),
+            client: OnceCell::new(),
+            request_bound: None,
+            stdout: Box::new(std::io::stdout()),
+            stderr: Box::new(std::io::stderr()),
+        })
+    }
+
+    /// The user-facing command name (`kubectl run-pod`).
+    pub fn command(&self) -> &'static str {
+        self.command
+    }
+
+    /// Whether flag `id` was typed on the command line rather than defaulted:
+    /// kubectl's `cmd.Flags().Changed(…)`, for defaults that mean "choose for me".
+    pub fn changed(&self, id: &str) -> bool {
+        self.matches
+            .try_get_raw(id)
+            .is_ok_and(|_| self.matches.value_source(id) == Some(ValueSource::CommandLine))
+    }
+
+    /// kubectl's global flags.
+    pub fn flags(&self) -> &ConfigFlags {
+        &self.flags
+    }
+
+    /// `--record`'s deprecation notice, when it was given.
+    pub fn deprecation(&self) -> Option<&'static str> {
+        self.record.deprecation()
+    }
+
+    /// `--record`'s change-cause recorder, `None` without `--record`.
+    pub fn recorder(&self) -> Option<ChangeCauseRecorder> {
+        self.record.to_recorder()
+    }
+
+    /// Bounds every request of the client built afterwards (connect, read and write
+    /// timeouts) by `bound` (at least a second), for commands whose own `--timeout`
+    /// must also hold against a server that stops answering. The read timeout is per
+    /// read, so watches stay open.
+    /// `flag` names it in the message of a request it cuts.
+    pub fn bound_requests(&mut self, bound: Duration, flag: &'static str) {
+        self.request_bound = Some((bound.max(Duration::from_secs(1)), flag));
+    }
+
+    /// The client configuration from the kubeconfig and the flags, loaded once.
+    /// Sends no request (but `--match-server-version`'s one).
+    pub async fn config(&self) -> Result<&Config> {
+        Ok(self
+            .config
+            .get_or_try_init(|| self.flags.to_config())
+            .await?)
+    }
+
+    /// The namespace the command works in and whether `-n` gave it (kubectl's
+    /// `enforceNamespace`).
+    pub async fn namespace(&self) -> Result<(String, bool)> {
+        Ok(self.flags.namespace_of(self.config().await?))
+    }
+
+    /// The namespace without building a client configuration, for client dry runs:
+    /// `-n`, else the kubeconfig context's, else `default`.
+    pub fn offline_namespace(&self) -> Result<(String, bool)> {
+        Ok(self.flags.offline_namespace()?)
+    }
+
+    /// The server's discovery cache directory (`None` without a home or `--cache-dir`).
+    pub async fn discovery_cache(&self) -> Result<Option<DiscoveryCache>> {
+        let config = self.config().await?;
+        Ok(DiscoveryCache::for_cache_dir(
+            self.flags.cache_dir.as_deref(),
+            &config.cluster_url,
+        ))
+    }
+
+    /// The REST mapping of `gvk` as the configured server's discovery has it, for a
+    /// command that sends nothing else (a client dry run maps its objects as kubectl's
+    /// does, so that it fails where the server lacks the kind): from the disk cache
+    /// when it is fresh and names the kind — no client is built and nothing is sent —,
+    /// else from one discovery request. `Ok(None)` when no kubeconfig is usable (none
+    /// found, or one that does not load): the command is offline and maps from the
+    /// built-in kinds itself. A kind the server lacks is a
+    /// [`resources::NoMapping`] error.
+    pub async fn server_mapping(&self, gvk: &GroupVersionKind) -> Result<Option<Mapping>> {
+        if let Err(err) = self.config().await {
+            tracing::debug!(error = %err, "no usable kubeconfig: mapping offline");
+            return Ok(None);
+        }
+        let cache = self.discovery_cache().await?;
+        if let Some(mapping) = cache.as_ref().and_then(|c| c.mapping(gvk)) {
+            return Ok(Some(mapping));
+        }
+        let mut mapper = RestMapper::for_client(self.client().await?, cache);
+        Ok(Some(mapper.mapping(gvk).await?))
+    }
+
+    /// Installs the SIGINT/SIGTERM handlers and returns the handle the command checks
+    /// between API calls. `hint` is printed if a second signal ends the process at
+    /// once. Called where the command starts changing things: before that, Ctrl-C
+    /// ends the process as usual.
+    pub fn install_interrupt(&self, hint: String) -> super::interrupt::Interrupt {
+        super::interrupt::Interrupt::install(hint)
+    }
+
+    /// The client, built once: the one place a plugin's client is made (its retries,
+    /// warnings and credential layers come from [`ConfigFlags::client`]).
+    pub async fn client(&self) -> Result<Client> {
+        let client = self
+            .client
+            .get_or_try_init(|| async {
+                let mut config = self.config().await?.clone();
+                // Every request is bounded (see rest::bound): a command's own bound
+                // (rolling-update's --timeout), else --request-timeout, else the default.
+                let limit = match self.request_bound {
+                    Some(bound) => Some(bound),
+                    None => self
+                        .flags
+                        .request_timeout()?
+                        .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG)),
+                };
+                apiclient::bound::bound_requests(&mut config, limit);
+                anyhow::Ok(self.flags.client(config)?)
+            })
+            .await?;
+        Ok(client.clone())
+    }
+}

@@ -1,0 +1,382 @@
+//! The edge of every plugin binary: the start-up skeleton every `main.rs` calls
+//! ([`run`] with a [`Plugin`], giving the plugin a [`Context`]), start-up chores, and the
+//! one place where an error becomes a message on stderr and an exit code ([`finish`]).
+//!
+//! kubectl's conventions, which CI scripts depend on:
+//! - success exits 0; any error prints `error: …` (or `Error from server (Reason): …`
+//!   for API errors) and exits 1;
+//! - usage errors add `See 'kubectl <cmd> -h' for help and examples` and also exit 1
+//!   ([`UsageError`]; several at once, as kubectl 1.17's rolling-update reports them,
+//!   are a [`UsageErrors`]);
+//! - a run stopped by a signal prints how to go on and exits 128 + the signal
+//!   ([`Stopped`]);
+//! - command-line (flag) errors are pflag's, `Error: …` and `See '… --help' for
+//!   usage.`, exit 1 ([`flag_error`]);
+//! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
+//! - with `--warnings-as-errors`, a command that succeeded but saw server warnings
+//!   prints `error: N warning(s) received` and exits 1 ([`apiclient::warnings`]).
+
+mod context;
+mod flag_error;
+pub mod interrupt;
+mod skeleton;
+pub mod version;
+
+pub mod completion;
+pub mod flags;
+pub mod fuzzing;
+pub mod help;
+pub mod printers;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+pub use context::Context;
+pub use flag_error::{flag_error, flag_error_message};
+pub use skeleton::{Plugin, run};
+
+/// A usage error: the command line is wrong, nothing was sent to the server.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct UsageError {
+    /// The message, without the `error: ` prefix.
+    pub message: String,
+}
+
+impl UsageError {
+    /// Creates a usage error with kubectl's wording.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+/// Several usage errors found at once, each reported with the usage hint. One alone is
+/// reported as a [`UsageError`] is.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.join(", "))]
+pub struct UsageErrors(pub Vec<String>);
+
+/// A run stopped by a signal: the message and what the user needs to go on (printed
+/// as they are), and the exit code (128 + the signal's number, as shells report it).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}\n{hint}")]
+pub struct Stopped {
+    /// `error: interrupted by SIGINT`.
+    pub message: String,
+    /// How to resume or roll back.
+    pub hint: String,
+    /// The process's exit code.
+    pub exit_code: u8,
+}
+
+/// An error that has already been printed (for example per-object errors in
+/// `create-file`), carrying only the exit code to use.
+#[derive(Debug, thiserror::Error)]
+#[error("exit status {0}")]
+pub struct SilentExit(pub u8);
+
+/// Turns kubectl's `-v` level into a tracing filter. Levels follow klog loosely:
+/// 0–3 warnings only, 4–5 debug for the workspace's crates ([`LIBRARIES`]) and the
+/// plugin (`crate_name`, its
+/// tracing target), 6+ debug including kube's requests, 8+ trace. kube marks the
+/// `Authorization` header sensitive, so no level prints tokens.
+pub fn init_logging(verbosity: u8, crate_name: &str) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // `Targets`, not `EnvFilter`: the filter is one of four fixed `target=level` lists,
+    // which `Targets` matches the same way (longest target prefix wins, a bare level is
+    // the default); `EnvFilter` (the `env-filter` feature) would bring its directive
+    // parser and span-field value matching for nothing (issue 21, binary size).
+    // The lists below always parse; an empty filter would only silence the logs.
+    let filter: tracing_subscriber::filter::Targets = logging_filter(verbosity, crate_name)
+        .parse()
+        .unwrap_or_default();
+    // A registry with the fmt layer, not `fmt()`'s subscriber: that one has a level
+    // filter of its own (INFO) that would hide the debug and trace levels of `-v=4`+.
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI
+                // logs and `2>file` get plain text, as klog's. `with_ansi` overrides
+                // tracing's own check.
+                .with_ansi(apiclient::term::stderr_allows_color())
+                .with_writer(std::io::stderr)
+                .with_target(false),
+        )
+        .with(filter)
+        .try_init();
+}
+
+/// The tracing filter of [`init_logging`].
+fn logging_filter(verbosity: u8, crate_name: &str) -> String {
+    match verbosity {
+        // kube-client logs every failed request at ERROR before returning the error we
+        // print ourselves, and kube-runtime's watcher every retried watch error with a
+        // Debug dump of the Status; kubectl shows nothing extra at these levels.
+        0..=3 => "warn,kube_client=off,kube_runtime=off".into(),
+        4..=5 => format!("warn,{},{crate_name}=debug", libraries("debug")),
+        6..=7 => format!("info,kube=debug,{},{crate_name}=debug", libraries("debug")),
+        _ => format!("debug,kube=trace,{}", libraries("trace")),
+    }
+}
+
+/// The workspace's library crates, whose logs `-v=4` and up show (their tracing
+/// targets are their module paths).
+const LIBRARIES: [&str; 5] = ["gotext", "goyaml", "apiclient", "resources", "cli"];
+
+/// `gotext=LEVEL,goyaml=LEVEL,…` for [`LIBRARIES`].
+fn libraries(level: &str) -> String {
+    LIBRARIES.map(|l| format!("{l}={level}")).join(",")
+}
+
+/// Formats an API error as kubectl's `StandardErrorMessage` does (the one-line form;
+/// the rules are in [`apiclient::status`]).
+pub fn format_api_status(status: &kube::core::Status) -> String {
+    apiclient::status::standard_message(status)
+}
+
+/// Formats any error for stderr, kubectl-style (without a trailing newline).
+pub fn format_error(err: &anyhow::Error) -> String {
+    for cause in err.chain() {
+        if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
+            // An error that is one API status is printed as kubectl's CheckErr does.
+            return apiclient::status::check_err(status);
+        }
+        // Several problems with the kubeconfig's user: kubectl's list, without `error: `.
+        if let Some(apiclient::error::Error::InvalidAuthInfo(errors)) =
+            cause.downcast_ref::<apiclient::error::Error>()
+            && errors.len() > 1
+        {
+            return cause.to_string();
+        }
+        match cause.downcast_ref::<apiclient::error::Error>() {
+            // client-go's loader returns an aggregate of the files it could not read;
+            // CheckErr prints one of them as any error, several one per line, bare.
+            Some(apiclient::error::Error::KubeconfigFiles(errors)) => {
+                return errors.iter().map(|e| format!("{e}\n")).collect();
+            }
+            // ConfirmUsable's ErrConfigurationInvalid: CheckErr's MultilineError.
+            Some(e @ apiclient::error::Error::CurrentContextNotFound(_)) => {
+                return format!("Error in configuration: {e}\n");
+            }
+            _ => {}
+        }
+        // kubectl gets credentials while connecting, so its CheckErr says this.
+        if let Some(credentials) = cause.downcast_ref::<apiclient::credentials::CredentialsError>()
+        {
+            return format!("Unable to connect to the server: {credentials}");
+        }
+    }
+    // A request that got no answer, not framed by a step of ours: kubectl's
+    // StandardErrorMessage of Go's url.Error (apiclient::go_net, the one mapping).
+    for cause in err.chain() {
+        if cause.is::<apiclient::error::Error>() || cause.is::<resources::ResourceError>() {
+            break;
+        }
+        if let Some(apiclient::go_net::Unreachable(message)) = cause.downcast_ref() {
+            return message.clone();
+        }
+        if (cause.is::<kube::Error>() || cause.is::<apiclient::client::Requested>())
+            && let Some(message) = apiclient::go_net::standard_message(cause)
+        {
+            return message;
+        }
+    }
+    format!("error: {}", apiclient::error::error_chain(err.as_ref()))
+}
+
+/// The single place where a plugin's outcome becomes an exit code.
+///
+/// `command` is the user-facing name (`kubectl run-pod`) for the usage hint.
+pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
+    let err = match result {
+        // kubectl checks --warnings-as-errors only after a command that succeeded.
+        Ok(code) if code == ExitCode::SUCCESS => match apiclient::warnings::as_error() {
+            Some(message) => anyhow::anyhow!(message),
+            None => return code,
+        },
+        Ok(code) => return code,
+        Err(err) => err,
+    };
+    if let Some(SilentExit(code)) = err.downcast_ref::<SilentExit>() {
+        return ExitCode::from(*code);
+    }
+    let mut stderr = std::io::stderr().lock();
+    if let Some(stopped) = err.downcast_ref::<Stopped>() {
+        let _ = writeln!(stderr, "{stopped}");
+        return ExitCode::from(stopped.exit_code);
+    }
+    if let Some(UsageErrors(errors)) = err.downcast_ref::<UsageErrors>() {
+        let _ = stderr.write_all(usage_errors(errors, command).as_bytes());
+        return ExitCode::from(1);
+    }
+    // A closed stdout (`| head`) is not an error worth a message.
+    if err
+        .chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    {
+        return ExitCode::SUCCESS;
+    }
+    // kubectl's `fatal` adds a newline only to a message that lacks one (a Go
+    // template's error can end in one, from the value it quotes).
+    let message = format_error(&err);
+    let _ = if message.ends_with('\n') {
+        write!(stderr, "{message}")
+    } else {
+        writeln!(stderr, "{message}")
+    };
+    if err.downcast_ref::<UsageError>().is_some() {
+        let _ = writeln!(stderr, "See '{command} -h' for help and examples");
+    }
+    ExitCode::from(1)
+}
+
+/// Usage errors as kubectl 1.17 printed an aggregate of them: one as `error: …`, more
+/// each on its own line without the prefix, every one followed by the usage hint.
+fn usage_errors(errors: &[String], command: &str) -> String {
+    let hint = format!("See '{command} -h' for help and examples");
+    match errors {
+        [one] => format!("error: {one}\n{hint}\n"),
+        many => many.iter().map(|e| format!("{e}\n{hint}\n")).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_usage_error_gets_the_prefix_several_do_not() {
+        let hint = "See 'kubectl x -h' for help and examples";
+        assert_eq!(
+            usage_errors(&["a".into()], "kubectl x"),
+            format!("error: a\n{hint}\n")
+        );
+        assert_eq!(
+            usage_errors(&["a".into(), "b".into()], "kubectl x"),
+            format!("a\n{hint}\nb\n{hint}\n")
+        );
+    }
+
+    #[test]
+    fn a_user_s_problems_read_as_kubectl_prints_them() {
+        let one = apiclient::error::Error::InvalidAuthInfo(vec!["a".into()]);
+        assert_eq!(format_error(&anyhow::Error::new(one)), "error: a");
+        let two = apiclient::error::Error::InvalidAuthInfo(vec!["a".into(), "b".into()]);
+        assert_eq!(
+            format_error(&anyhow::Error::new(two)),
+            "Error in configuration: \n* a\n* b"
+        );
+    }
+
+    /// client-go's loader aggregate and ConfirmUsable's error, printed as kubectl's
+    /// CheckErr prints them: bare lines, each ending in a newline.
+    #[test]
+    fn kubeconfig_problems_read_as_kubectl_prints_them() {
+        let gone = apiclient::error::Error::CurrentContextNotFound("gone".into());
+        assert_eq!(
+            format_error(&anyhow::Error::new(gone)),
+            "Error in configuration: context was not found for specified context: gone\n"
+        );
+        let file = |p: &str| apiclient::error::Error::Kubeconfig {
+            path: p.into(),
+            reason: format!("read {p}: is a directory"),
+        };
+        let two = apiclient::error::Error::KubeconfigFiles(vec![file("a"), file("b")]);
+        assert_eq!(
+            format_error(&anyhow::Error::new(two)),
+            "error loading config file \"a\": read a: is a directory\nerror loading config file \"b\": read b: is a directory\n"
+        );
+        let missing = apiclient::error::Error::AuthInfoNotFound("nope".into());
+        assert_eq!(
+            format_error(&anyhow::Error::new(missing)),
+            "error: auth info \"nope\" does not exist"
+        );
+    }
+
+    /// The request lines of `-v=6` (target `http`, see `apiclient::client`) appear from
+    /// that level on, as kubectl's do.
+    #[test]
+    fn request_lines_start_at_v6() {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        assert!(!at(5).would_enable("http", &Level::INFO));
+        assert!(at(6).would_enable("http", &Level::INFO));
+        assert!(at(9).would_enable("http", &Level::INFO));
+    }
+
+    #[test]
+    fn logging_names_only_the_given_crate() {
+        let filter = logging_filter(4, "kubectl_x");
+        assert_eq!(
+            filter,
+            "warn,gotext=debug,goyaml=debug,apiclient=debug,resources=debug,cli=debug,kubectl_x=debug"
+        );
+        assert!(!logging_filter(6, "kubectl_x").contains("run_pod"));
+    }
+
+    /// Every level's list parses as `Targets` and selects by target prefix as
+    /// `EnvFilter` did: `kube` covers `kube_client`, the longest prefix wins.
+    #[test]
+    fn logging_filters_parse_as_targets() {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        assert!(!at(0).would_enable("kube_client::client", &Level::ERROR));
+        assert!(at(0).would_enable("rustls", &Level::WARN));
+        assert!(!at(0).would_enable("resources", &Level::INFO));
+        assert!(at(4).would_enable("kubectl_x::options", &Level::DEBUG));
+        for library in LIBRARIES {
+            assert!(at(4).would_enable(&format!("{library}::x"), &Level::DEBUG));
+        }
+        assert!(at(6).would_enable("kube_client::client::builder", &Level::DEBUG));
+        assert!(!at(6).would_enable("hyper_util", &Level::DEBUG));
+        assert!(at(9).would_enable("kube_client", &Level::TRACE));
+        assert!(at(9).would_enable("hyper_util", &Level::DEBUG));
+    }
+
+    #[test]
+    fn api_errors_look_like_kubectl() {
+        let status = kube::core::Status::failure("pods \"web\" already exists", "AlreadyExists")
+            .with_code(409);
+        let err = anyhow::Error::new(kube::Error::Api(Box::new(status))).context("creating pod");
+        assert_eq!(
+            format_error(&err),
+            "Error from server (AlreadyExists): pods \"web\" already exists"
+        );
+    }
+
+    #[test]
+    fn unauthorized_is_worded_as_kubectl_words_it() {
+        let status = kube::core::Status::failure("Unauthorized", "Unauthorized").with_code(401);
+        assert_eq!(
+            format_api_status(&status),
+            "error: You must be logged in to the server (Unauthorized)"
+        );
+    }
+
+    #[test]
+    fn a_cause_its_parent_quotes_is_not_repeated() {
+        let inner = std::io::Error::other("connection refused");
+        let err = anyhow::Error::new(apiclient::Error::ReadFile {
+            what: "certificate authority",
+            path: "ca.crt".into(),
+            source: inner,
+        })
+        .context("unable to start");
+        assert_eq!(
+            format_error(&err),
+            "error: unable to start: unable to read certificate authority ca.crt: connection refused"
+        );
+    }
+
+    #[test]
+    fn other_errors_get_the_error_prefix() {
+        let err = anyhow::Error::new(UsageError::new("NAME is required for run"));
+        assert_eq!(format_error(&err), "error: NAME is required for run");
+    }
+}

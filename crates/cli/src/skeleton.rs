@@ -1,0 +1,294 @@
+//! The one start-up of every plugin: each `main.rs` is `cli::run(&PLUGIN, body)`.
+//!
+//! The order is fixed because each step depends on the ones before, and users see
+//! it (kubectl's, pflag's and cobra's):
+//! 1. completion requests (`kubectl_complete-<plugin>`, `__complete`, `completion`),
+//!    answered before any parsing;
+//! 2. parsing; a flag error in pflag's words ([`super::flag_error`]);
+//! 3. deprecation notices (`--record`): pflag prints them while parsing, so kubectl
+//!    1.32 shows them even before `--help`;
+//! 4. `-h/--help` in kubectl's layout ([`crate::help`]), then `--version`;
+//! 5. logging from `-v`, the rustls crypto provider, the async runtime;
+//! 6. the plugin's body (complete → validate → run) with its [`Context`];
+//! 7. [`super::finish`]: every outcome becomes a message and an exit code.
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Args as _, FromArgMatches};
+
+use super::Context;
+use crate::completion::Source;
+use crate::flags::{ConfigFlags, RecordFlags};
+use crate::help::HelpText;
+
+/// What a plugin tells the skeleton about itself. Its own flags are a clap command;
+/// the skeleton adds kubectl's global flags, `--record`, `-h/--help` and `--version`.
+#[derive(Debug, Clone, Copy)]
+pub struct Plugin {
+    /// The user-facing name, `kubectl run-pod`: usage hints, `--record`'s cause.
+    pub name: &'static str,
+    /// `env!("CARGO_CRATE_NAME")`: the tracing target the plugin logs under at `-v=4`.
+    pub crate_name: &'static str,
+    /// The plugin's own flags (a derived `Args::command`, help and version disabled).
+    pub flags: fn() -> clap::Command,
+    /// kubectl's help texts around the flags.
+    pub help: HelpText<'static>,
+    /// Completion sources of the positional arguments, in order.
+    pub completion: &'static [Source],
+}
+
+impl Plugin {
+    /// The complete clap command: the plugin's flags, kubectl's global flags,
+    /// `--record`, `-h/--help`, `--version`, every switch taking pflag's `--x=false`.
+    /// The one definition behind parsing, `--help` and completion.
+    pub fn command(&self) -> clap::Command {
+        let cmd = (self.flags)()
+            .disable_help_flag(true)
+            .disable_version_flag(true);
+        let cmd = RecordFlags::augment_args(ConfigFlags::augment_args(cmd));
+        let sub = self.name.rsplit(' ').next().unwrap_or(self.name);
+        let cmd = cmd
+            .arg(
+                Arg::new("help")
+                    .short('h')
+                    .long("help")
+                    .action(ArgAction::SetTrue)
+                    .help(format!("help for {sub}")),
+            )
+            .arg(
+                // Hidden as kubectl's own `--version` was: the help texts stay kubectl's.
+                Arg::new("version")
+                    .long("version")
+                    .action(ArgAction::SetTrue)
+                    .hide(true)
+                    .help("Print the version information and quit"),
+            );
+        // pflag lets any flag repeat, the last value winning (lists append: clap's
+        // `Append` args are left alone by this).
+        crate::flags::go_bool_flags(cmd.args_override_self(true))
+    }
+
+    /// Parses `argv` into the plugin's flags and the matches (for [`Context`]).
+    pub fn parse<A: FromArgMatches>(
+        &self,
+        argv: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    ) -> Result<(A, ArgMatches), clap::Error> {
+        let matches = self.command().try_get_matches_from(argv)?;
+        let args = A::from_arg_matches(&matches)?;
+        Ok((args, matches))
+    }
+
+    /// The `--help` text.
+    pub fn help_text(&self) -> String {
+        crate::help::render(&self.command(), &self.help)
+    }
+
+    /// The house rules for a plugin's command line, checked by each plugin's tests
+    /// (so a flag added to one plugin is held to them): no flag name or shorthand
+    /// declared twice, every visible flag with a help text, kubectl's help layout (the
+    /// same sections in the same order for every plugin, no clap `[default: …]`),
+    /// `-h`/`--help` and `--version` present, no clap `-V`. Returns the violations.
+    pub fn lint(&self) -> Vec<String> {
+        let cmd = self.command();
+        let mut problems = Vec::new();
+        let flags: Vec<&Arg> = cmd.get_arguments().filter(|a| !a.is_positional()).collect();
+        let mut longs = std::collections::BTreeMap::<String, usize>::new();
+        let mut shorts = std::collections::BTreeMap::<char, usize>::new();
+        for arg in &flags {
+            for long in arg
+                .get_long()
+                .into_iter()
+                .chain(arg.get_all_aliases().unwrap_or_default())
+            {
+                *longs.entry(long.to_string()).or_default() += 1;
+            }
+            for short in arg
+                .get_short()
+                .into_iter()
+                .chain(arg.get_all_short_aliases().unwrap_or_default())
+            {
+                *shorts.entry(short).or_default() += 1;
+            }
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if !arg.is_hide_set() && help.trim().is_empty() {
+                problems.push(format!("--{} has no help text", arg.get_id()));
+            }
+        }
+        problems.extend(
+            longs
+                .iter()
+                .filter(|(_, n)| **n > 1)
+                .map(|(l, n)| format!("--{l} is declared {n} times")),
+        );
+        problems.extend(
+            shorts
+                .iter()
+                .filter(|(_, n)| **n > 1)
+                .map(|(s, n)| format!("-{s} is declared {n} times")),
+        );
+        if shorts.contains_key(&'V') {
+            problems.push("-V is clap's version flag, not kubectl's".into());
+        }
+        for (long, short) in [("help", Some('h')), ("version", None)] {
+            if !flags
+                .iter()
+                .any(|a| a.get_long() == Some(long) && a.get_short() == short)
+            {
+                problems.push(format!("--{long} is missing or has another shorthand"));
+            }
+        }
+        let help = self.help_text();
+        if help.contains("[default:") {
+            problems.push("the help shows clap's [default: …]".into());
+        }
+        if help_sections(&help) != HELP_SECTIONS {
+            problems.push(format!(
+                "help sections {:?}, not kubectl's {HELP_SECTIONS:?}",
+                help_sections(&help)
+            ));
+        }
+        if !help.starts_with(self.help.long) {
+            problems.push("the help does not start with the description".into());
+        }
+        if !self.help.usage.starts_with(self.name) {
+            problems.push(format!(
+                "the usage line does not start with {:?}",
+                self.name
+            ));
+        }
+        problems
+    }
+}
+
+/// The sections of kubectl's help, in order (`kubectl run --help` of 1.32, plus the
+/// global flags a plugin parses itself).
+const HELP_SECTIONS: [&str; 4] = ["Examples:", "Options:", "Global options:", "Usage:"];
+
+/// The section headers of a help text: unindented lines ending with `:`.
+fn help_sections(help: &str) -> Vec<&str> {
+    help.lines()
+        .filter(|l| {
+            !l.starts_with([' ', '\t']) && l.ends_with(':') && !l.contains(' ')
+                || *l == "Global options:"
+        })
+        .collect()
+}
+
+/// Runs a plugin from start to exit code, in the order of the module docs. `body` is
+/// the plugin's complete → validate → run.
+pub fn run<A, F, Fut>(plugin: &Plugin, body: F) -> ExitCode
+where
+    A: FromArgMatches,
+    F: FnOnce(A, Context) -> Fut,
+    Fut: Future<Output = anyhow::Result<ExitCode>>,
+{
+    if let Some(code) = crate::completion::maybe_handle(plugin.command(), plugin.completion) {
+        return code;
+    }
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let cmd = plugin.command();
+    let (args, matches) = match plugin.parse::<A>(argv.clone()) {
+        Ok(parsed) => parsed,
+        Err(err) => return super::flag_error(plugin.name, &cmd, &err, &argv),
+    };
+    let (help, version) = (matches.get_flag("help"), matches.get_flag("version"));
+    let ctx = match Context::new(plugin.name, &cmd, matches) {
+        Ok(ctx) => ctx,
+        Err(err) => return super::finish(plugin.name, Err(err)),
+    };
+    // pflag prints it while parsing, before anything else the command says.
+    if let Some(notice) = ctx.deprecation() {
+        let _ = writeln!(std::io::stderr(), "{notice}");
+    }
+    if help {
+        return print_and_exit(&plugin.help_text());
+    }
+    if version {
+        return print_and_exit(&super::version::text());
+    }
+    super::init_logging(ctx.flags().verbosity, plugin.crate_name);
+    apiclient::tls::install_crypto_provider();
+    let result = runtime().and_then(|rt| rt.block_on(body(args, ctx)));
+    let _ = std::io::stdout().flush();
+    super::finish(plugin.name, result)
+}
+
+/// One runtime flavour for the three plugins: multi-threaded. create-file decodes and
+/// creates many objects at once and uses the cores; rolling-update's signal task must
+/// run (a second Ctrl-C exits at once) even while the main task is in a blocking step;
+/// run-pod's attach pumps stdin, stdout and the WebSocket at the same time, tokio's
+/// stdout writing from its blocking pool.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::Error::new(e).context("unable to start the async runtime"))
+}
+
+/// `--help` and `--version`: printed, exit 0 (a closed stdout is no error to report).
+fn print_and_exit(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plugin that breaks every rule [`Plugin::lint`] checks.
+    #[derive(clap::Parser, Debug)]
+    #[command(name = "kubectl bad")]
+    struct Bad {
+        #[arg(long)]
+        quiet: bool,
+        #[arg(short = 'q', long = "quick")]
+        quick: bool,
+        #[arg(short = 'q', long = "quack", help = "Quack.")]
+        quack: bool,
+        #[arg(short = 'V', long = "verbose-ish", help = "Clap's letter.")]
+        verbose_ish: bool,
+    }
+
+    fn bad() -> clap::Command {
+        <Bad as clap::CommandFactory>::command()
+    }
+
+    #[test]
+    fn lint_finds_each_planted_violation() {
+        let plugin = Plugin {
+            name: "kubectl bad",
+            crate_name: "bad",
+            flags: bad,
+            help: HelpText {
+                long: "Bad.",
+                examples: "  kubectl bad",
+                usage: "bad [options]",
+            },
+            completion: &[],
+        };
+        let problems = plugin.lint();
+        for expected in [
+            "--quiet has no help text",
+            "--quick has no help text",
+            "-q is declared 2 times",
+            "-V is clap's version flag, not kubectl's",
+            "the usage line does not start with \"kubectl bad\"",
+        ] {
+            assert!(
+                problems.iter().any(|p| p == expected),
+                "{expected}: {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+
+    #[test]
+    fn kubectls_sections_are_found() {
+        let help = "Long.\n\nExamples:\n  x\n\nOptions:\n    --a='':\n\tA:\n\nGlobal options:\n\nUsage:\n  kubectl x\n";
+        assert_eq!(help_sections(help), HELP_SECTIONS);
+    }
+}

@@ -1,0 +1,207 @@
+//! `--validate` against the server's published schema (stage 3 of the Builder when
+//! [`Builder::server_schema`](super::Builder::server_schema) was given one): per
+//! object, kubectl 1.32's `paramVerifyingSchema` over [`crate::openapi`].
+//!
+//! - `ignore`: only what is needed to send the object at all ([`super::validate`]).
+//! - `strict`: where the server honours `fieldValidation` for the kind, the server
+//!   validates (the create carries `fieldValidation=Strict`); elsewhere every problem
+//!   the OpenAPI document shows is an error, in kubectl's words.
+//! - `warn`: where the server honours it, the server warns; elsewhere nothing is
+//!   checked and kubectl's klog warning says so, once per object ([`warn_unsupported`]).
+//! - with `always_client_side` (kubectl 1.17, which had no server-side validation),
+//!   `strict` validates on the client whatever the server supports.
+//! - the document could not be fetched: every object fails with kubectl's
+//!   `failed to download openapi: …`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::validate::{Validation, validate};
+use super::{Info, ResourceError};
+use crate::openapi::{Gvk, Published, object_kind};
+
+/// What the server publishes, or why it could not be fetched.
+pub type ServerSchema = Result<Arc<Published>, String>;
+
+/// What the build's first pass found in the input, for a schema fetched once the
+/// kinds are known ([`SchemaSource`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Kinds {
+    /// The kinds of the documents (a List's items are not among them).
+    pub documents: HashSet<Gvk>,
+    /// Some document is a list whose items are validated on the client.
+    pub lists: bool,
+}
+
+/// Fetches what validation needs from the server once the build knows the input's
+/// kinds (create-file: OpenAPI v3 for the kinds' endpoints, the v2 document only
+/// when something is validated on the client; `openapi::fetch`).
+pub trait SchemaSource: Send + Sync {
+    /// The schema for `kinds` in `mode` (never `Ignore`: nothing is fetched then).
+    fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema>;
+}
+
+/// Validates one object against the server's schema in `mode` (then what any mode
+/// needs to send it).
+pub(crate) fn check(
+    info: Info,
+    mode: Validation,
+    schema: &ServerSchema,
+    always_client_side: bool,
+) -> Result<Info, ResourceError> {
+    if mode != Validation::Ignore {
+        let invalid = |problems: Vec<String>| ResourceError::Invalid {
+            origin: info.origin.clone(),
+            problems,
+        };
+        let download = |e: &String| invalid(vec![format!("failed to download openapi: {e}")]);
+        let published = schema.as_ref().map_err(download)?;
+        let gvk = object_kind(&info.object).map_err(invalid)?;
+        if mode == Validation::Strict
+            && (always_client_side || !published.supports_field_validation(&gvk))
+        {
+            let problems = published
+                .document()
+                .map_err(|e| download(&e))?
+                .validate(&info.object);
+            if !problems.is_empty() {
+                return Err(invalid(problems));
+            }
+        }
+    }
+    // What is left is what any mode needs to send the object.
+    validate(info, Validation::Ignore)
+}
+
+/// kubectl's klog warning for `--validate=warn` where the server cannot warn, for
+/// every object it would be printed for (`kinds`: the kinds of the objects of the
+/// build's first pass, each object seen once).
+///
+/// Reached only through [`Builder::server_schema`](super::Builder::server_schema),
+/// which hands the Builder this function: rolling-update validates with 1.17's
+/// client-side schema, where `warn` cannot arise, and so links neither this nor the
+/// local time zone machinery of its klog header (issue 21, binary size).
+pub(crate) fn warn_unsupported(kinds: &[Gvk], mode: Validation, schema: &ServerSchema) {
+    let Ok(published) = schema else { return };
+    if mode != Validation::Warn {
+        return;
+    }
+    for gvk in kinds {
+        if !published.supports_field_validation(gvk) {
+            eprintln!(
+                "{}",
+                klog_warning(
+                    "schema.go:145",
+                    "cannot perform warn validation if server-side field validation is unsupported, skipping validation"
+                )
+            );
+        }
+    }
+}
+
+/// A klog warning line: `W1125 17:23:48.276658   17026 file.go:N] message`, in
+/// local time as klog writes it.
+fn klog_warning(at: &str, message: &str) -> String {
+    let now = jiff::Zoned::now();
+    format!(
+        "W{:02}{:02} {:02}:{:02}:{:02}.{:06} {:>7} {at}] {message}",
+        now.month(),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        now.subsec_nanosecond() / 1000,
+        std::process::id()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Origin;
+    use crate::openapi::OpenApiV2;
+    use serde_json::json;
+
+    fn doc() -> ServerSchema {
+        Ok(Arc::new(Published::v2(Arc::new(
+            OpenApiV2::from_json(include_bytes!("openapi/testdata-v1.20.json")).expect("doc"),
+        ))))
+    }
+
+    fn info(v: serde_json::Value) -> Info {
+        Info::from_object(v, Origin::single("cr.yaml"))
+    }
+
+    fn widget() -> serde_json::Value {
+        json!({"apiVersion": "v19.example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3, "colour": "red"}})
+    }
+
+    #[test]
+    fn strict_refuses_what_the_published_schema_lacks_and_the_others_send_it() {
+        let err = check(info(widget()), Validation::Strict, &doc(), false).expect_err("strict");
+        // Recorded: `kubectl create -f cr.yaml` against the 1.20 server.
+        assert_eq!(
+            err.to_string(),
+            "error validating \"cr.yaml\": error validating data: ValidationError(Widget.spec): unknown field \"colour\" in com.example.v19.v1.Widget.spec; if you choose to ignore these errors, turn validation off with --validate=false"
+        );
+        for mode in [Validation::Warn, Validation::Ignore] {
+            let sent = check(info(widget()), mode, &doc(), false).expect("sent");
+            assert!(sent.warnings.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_missing_kind_lists_every_reason_and_a_failed_download_is_named() {
+        let err = check(
+            info(json!({"metadata": {"name": "x"}})),
+            Validation::Strict,
+            &doc(),
+            false,
+        )
+        .expect_err("no kind");
+        assert!(
+            err.to_string()
+                .contains("error validating data: [apiVersion not set, kind not set]; "),
+            "{err}"
+        );
+        let failed: ServerSchema =
+            Err("the server has asked for the client to provide credentials".into());
+        let err = check(info(widget()), Validation::Warn, &failed, false).expect_err("no document");
+        assert_eq!(
+            err.to_string(),
+            "error validating \"cr.yaml\": error validating data: failed to download openapi: the server has asked for the client to provide credentials; if you choose to ignore these errors, turn validation off with --validate=false"
+        );
+        // Validation off needs no document.
+        assert!(check(info(widget()), Validation::Ignore, &failed, false).is_ok());
+    }
+
+    /// On a server that validates (the Widget's POST declares `fieldValidation`),
+    /// strict leaves the check to it, unless the caller validates on the client
+    /// whatever the server (kubectl 1.17's rolling-update).
+    #[test]
+    fn a_server_that_validates_is_left_to_it_unless_the_client_always_does() {
+        let mut text: serde_json::Value =
+            serde_json::from_slice(include_bytes!("openapi/testdata-v1.20.json")).expect("json");
+        text["paths"]["/apis/v19.example.com/v1/namespaces/{namespace}/widgets"]["post"]
+            ["parameters"]
+            .as_array_mut()
+            .expect("parameters")
+            .push(json!({"name": "fieldValidation", "in": "query", "type": "string"}));
+        let new: ServerSchema = Ok(Arc::new(Published::v2(Arc::new(
+            OpenApiV2::from_json(&serde_json::to_vec(&text).expect("json")).expect("doc"),
+        ))));
+        assert!(check(info(widget()), Validation::Strict, &new, false).is_ok());
+        assert!(check(info(widget()), Validation::Strict, &new, true).is_err());
+    }
+
+    #[test]
+    fn klog_lines_have_klog_s_header() {
+        let line = klog_warning("schema.go:145", "m");
+        let re =
+            regex_lite::Regex::new(r"^W\d{4} \d\d:\d\d:\d\d\.\d{6} [ \d]{7,} schema\.go:145\] m$")
+                .expect("regex");
+        assert!(re.is_match(&line), "{line}");
+    }
+}
