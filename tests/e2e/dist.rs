@@ -311,3 +311,144 @@ fn completion_is_silent_when_the_cluster_is_unreachable() {
     let out = kubectl(&["__complete", "rolling-update", ""], &broken);
     assert_eq!(candidates(&out).0, Vec::<String>::new());
 }
+
+/// The commands of the ```sh block after `<!-- recipe: NAME -->` in
+/// docs/install-in-ci.md, one per line.
+fn recipe(name: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let doc =
+        std::fs::read_to_string(root.join("docs/install-in-ci.md")).expect("docs/install-in-ci.md");
+    let marker = format!("<!-- recipe: {name} -->");
+    let after = doc
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("docs/install-in-ci.md has no {marker}"))
+        .1;
+    let block = after
+        .split_once("```sh\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .unwrap_or_else(|| panic!("no ```sh block after {marker}"))
+        .0;
+    block.lines().map(str::to_owned).collect()
+}
+
+/// `NAME=value` of a recipe.
+fn assignment<'a>(lines: &'a [String], name: &str) -> &'a str {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("the recipe sets {name}"))
+}
+
+/// Runs `script` with bash in `dir`, with `env` and a minimal PATH.
+fn bash(dir: &Path, script: &str, env: &[(&str, &Path)], path: &str) -> Output {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run bash");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn the_install_in_ci_recipes_work() {
+    // The archives and manifests `cargo xtask dist` made for the install above.
+    let dist = installed().with_extension("dist");
+    let work = tests::harness::target_bin_dir().join("e2e-recipes");
+    let _ = std::fs::remove_dir_all(&work);
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+
+    // From the release archives: every line but the downloads, on copies of them.
+    let lines = recipe("archives");
+    let archive = format!(
+        "kubeplug-{}-{}.tar.gz",
+        assignment(&lines, "VERSION"),
+        assignment(&lines, "TARGET")
+    );
+    assert!(
+        dist.join(&archive).is_file(),
+        "docs/install-in-ci.md installs {archive}, which `cargo xtask dist` did not build (in {})",
+        dist.display()
+    );
+    let script: String = lines
+        .iter()
+        .filter(|l| !l.trim_start().starts_with("curl "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let sums = std::fs::read_to_string(dist.join("sha256sums.txt")).unwrap();
+    for (case, sums) in [
+        ("good", sums.clone()),
+        // A digest that does not match: the job must stop before installing.
+        ("tampered", sums.replace(&sums[..8], "00000000")),
+    ] {
+        let dir = work.join(case);
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::copy(dist.join(&archive), dir.join(&archive)).unwrap();
+        std::fs::write(dir.join("sha256sums.txt"), sums).unwrap();
+        let out = bash(&dir, &script, &[("HOME", &home)], system_path);
+        if case == "tampered" {
+            assert_ne!(out.code, 0, "a wrong checksum fails the recipe:\n{out:?}");
+            assert!(!home.join(".local/bin/kubectl-run_pod").exists());
+            continue;
+        }
+        assert_eq!(out.code, 0, "{out:?}");
+        for plugin in PLUGINS {
+            let installed = home.join(".local/bin").join(plugin_binary(plugin));
+            assert!(
+                out.stdout.contains(&installed.display().to_string()),
+                "kubectl plugin list shows {}:\n{out:?}",
+                installed.display()
+            );
+        }
+    }
+
+    // With krew: the index lines replaced by installs from the manifests and the
+    // archive (`--manifest`/`--archive`: krew still checks the digest).
+    let krew = tests::krew_binary();
+    assert!(
+        krew.is_file(),
+        "{} is missing: run `cargo xtask testenv`",
+        krew.display()
+    );
+    let mut script = String::new();
+    for line in recipe("krew") {
+        if line.contains("krew index add") {
+            continue;
+        }
+        if line.contains("krew install kubeplug/") {
+            for plugin in PLUGINS {
+                script.push_str(&format!(
+                    "kubectl krew install --manifest=\"$DIST/krew/{plugin}.yaml\" --archive=\"$DIST/{archive}\"\n"
+                ));
+            }
+            continue;
+        }
+        script.push_str(&line);
+        script.push('\n');
+    }
+    let dir = work.join("krew");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = format!("{}:{system_path}", krew.parent().unwrap().display());
+    let out = bash(&dir, &script, &[("HOME", &home), ("DIST", &dist)], &path);
+    assert_eq!(out.code, 0, "{out:?}");
+    for plugin in PLUGINS {
+        let installed = home.join(".krew/bin").join(plugin_binary(plugin));
+        assert!(
+            out.stdout.contains(&installed.display().to_string()),
+            "kubectl plugin list shows {}:\n{out:?}",
+            installed.display()
+        );
+    }
+}

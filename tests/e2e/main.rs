@@ -44,6 +44,8 @@
 //!   as a person types (issue 33).
 //! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl
 //!   (issue 34).
+//! - `in_cluster`: the plugins as a CI step in a pod: a ServiceAccount's rotated
+//!   token, RBAC, no kubeconfig, output through pipes, SIGTERM (issue 30).
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -55,6 +57,7 @@ mod credentials;
 mod dist;
 mod fidelity;
 mod hostile;
+mod in_cluster;
 mod interactive;
 mod kubelet;
 mod node;

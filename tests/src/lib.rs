@@ -17,4 +17,4 @@ pub mod faults;
 pub mod harness;
 pub mod node;
 /// The state file, from [`localcluster`] (which xtask links instead of this crate).
-pub use localcluster::state;
+pub use localcluster::{krew_binary, state};

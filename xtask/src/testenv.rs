@@ -5,7 +5,9 @@
 //!   kube-scheduler, kubectl and etcd from their published Go modules, pinned by the
 //!   wrapper modules in `xtask/testenv/` (about 20 minutes on two cores, once);
 //! - 1.20.2 (`debian`): kube-apiserver and kube-controller-manager from Debian's
-//!   source package, etcd from Debian (about ten minutes, once).
+//!   source package, etcd from Debian (about ten minutes, once);
+//! - krew, from its Go module (a minute, once), for the test of the install-in-CI
+//!   recipe.
 //!
 //! Each lands in its own user cache directory ([`Release::cache_dir`]), outside the
 //! repository, and is built once per machine: every step is skipped when its result is
@@ -16,7 +18,7 @@ mod modules;
 
 use std::path::Path;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use localcluster::{Binaries, Release};
 
 use crate::flags;
@@ -32,6 +34,34 @@ pub fn run(flags: &flags::Testenv) -> anyhow::Result<()> {
     for release in releases {
         ensure(release, flags.force)?;
     }
+    ensure_krew()
+}
+
+/// krew, which the e2e test of the install-in-CI recipe (`docs/install-in-ci.md`) runs:
+/// built once per machine from its published Go module, as the current control plane
+/// is (no registry here ships krew's binary), into the cache beside it.
+fn ensure_krew() -> anyhow::Result<()> {
+    let binary = localcluster::krew_binary();
+    if binary.is_file() {
+        return Ok(());
+    }
+    let bin = binary.parent().context("krew's directory")?;
+    std::fs::create_dir_all(bin).with_context(|| format!("cannot create {}", bin.display()))?;
+    let go = modules::go_command()?;
+    let module = format!("sigs.k8s.io/krew/cmd/krew@{}", localcluster::KREW_VERSION);
+    eprintln!("testenv: building krew ({module})");
+    crate::run::run(
+        std::process::Command::new(go)
+            .args(["install", &module])
+            .env("GOBIN", bin)
+            // A go.work or GOFLAGS of the machine's must not change the build.
+            .env("GOWORK", "off")
+            .env_remove("GOFLAGS")
+            .current_dir(bin),
+    )?;
+    std::fs::rename(bin.join("krew"), &binary)
+        .with_context(|| format!("cannot move krew to {}", binary.display()))?;
+    eprintln!("testenv: krew {}", binary.display());
     Ok(())
 }
 

@@ -215,9 +215,11 @@ fn write_temp(text: &str, json: bool) -> anyhow::Result<NamedTempFile> {
 /// The editor to run, chosen as kubectl's `editor.NewDefaultEditor` chooses it.
 #[derive(Debug, PartialEq, Eq)]
 enum Editor {
-    /// A bare program name, run with the file as its one argument.
+    /// A program name, or a command line without quotes or backslashes
+    /// (`code --wait`), which kubectl splits at each space: run directly, with
+    /// the file as its last argument.
     Program(String),
-    /// A command line with spaces (`code --wait`), run by the shell.
+    /// A command line with quotes or backslashes, run by the shell.
     Shell(String),
 }
 
@@ -231,7 +233,7 @@ impl Editor {
             .map(|v| v.trim().to_string())
             .find(|v| !v.is_empty())
             .unwrap_or_else(|| if windows { "notepad" } else { "vi" }.to_string());
-        if editor.contains(char::is_whitespace) {
+        if editor.contains(' ') && editor.contains(['"', '\'', '\\']) {
             Editor::Shell(editor)
         } else {
             Editor::Program(editor)
@@ -244,21 +246,16 @@ impl Editor {
         }
     }
 
-    /// The program that must be on PATH; `None` when the shell has to find it (a
-    /// quoted path such as `"C:\Program Files\…" --wait`).
-    fn program(&self) -> Option<&str> {
-        let first = self.text().split_whitespace().next()?;
-        (!first.starts_with(['"', '\''])).then_some(first)
-    }
-
     /// The process to start for `path`: the program itself, or on Unix `sh -c` with
     /// the path as `$1` (so no quoting of the path is ever needed) and on Windows
     /// `cmd /C` with the path quoted, as kubectl does (cmd has no `$1`).
     fn command(&self, path: &Path) -> std::process::Command {
         match self {
-            Editor::Program(program) => {
-                let mut cmd = std::process::Command::new(program);
-                cmd.arg(path);
+            Editor::Program(line) => {
+                // Go's strings.Split: two spaces make an empty argument, as in kubectl.
+                let mut words = line.split(' ');
+                let mut cmd = std::process::Command::new(words.next().unwrap_or_default());
+                cmd.args(words).arg(path);
                 cmd
             }
             #[cfg(not(windows))]
@@ -288,16 +285,19 @@ impl Editor {
 fn run_editor(path: &Path) -> anyhow::Result<()> {
     let editor = Editor::choose(|v| std::env::var(v).ok(), cfg!(windows));
     let text = editor.text();
-    if let Some(program) = editor.program() {
-        which::which(program).with_context(|| {
-            format!("unable to launch the editor {text:?}: {program:?} was not found in PATH")
-        })?;
+    // kubectl's two messages (`editor.Launch`): a program name that PATH does not
+    // hold (Go's `exec.ErrNotFound`) cannot be launched; anything else that fails —
+    // a path that cannot be run, the shell of an editor line, an editor exiting
+    // non-zero — is a problem with the editor. No cause is appended, as in kubectl.
+    if let Editor::Program(line) = &editor
+        && let Some(program) = line.split(' ').next()
+        && !program.contains('/')
+        && which::which(program).is_err()
+    {
+        anyhow::bail!("unable to launch the editor {text:?}");
     }
-    let status = editor
-        .command(path)
-        .status()
-        .with_context(|| format!("unable to launch the editor {text:?}"))?;
-    if !status.success() {
+    let ran = editor.command(path).status();
+    if !ran.is_ok_and(|status| status.success()) {
         anyhow::bail!("there was a problem with the editor {text:?}");
     }
     Ok(())

@@ -83,13 +83,7 @@ impl Release {
 
     /// The user cache directory this release's binaries are kept in.
     pub fn cache_dir(self) -> PathBuf {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(|| std::env::temp_dir().join("kubeplug-cache"));
-        base.join("kubeplug")
-            .join(format!("kubernetes-{}", self.version()))
+        cache_root().join(format!("kubernetes-{}", self.version()))
     }
 
     /// Where `cargo xtask testenv` puts this release's programs.
@@ -219,6 +213,28 @@ fn executable(path: &Path) -> Option<PathBuf> {
 #[cfg(not(unix))]
 fn executable(path: &Path) -> Option<PathBuf> {
     path.is_file().then(|| path.to_path_buf())
+}
+
+/// The user cache directory of everything `cargo xtask testenv` builds
+/// (`$XDG_CACHE_HOME/kubeplug`, else `~/.cache/kubeplug`).
+pub fn cache_root() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| std::env::temp_dir().join("kubeplug-cache"))
+        .join("kubeplug")
+}
+
+/// The krew release the install-in-CI test runs (`docs/install-in-ci.md`).
+pub const KREW_VERSION: &str = "v0.4.3";
+
+/// Where `cargo xtask testenv` puts krew, under the name kubectl runs it by.
+pub fn krew_binary() -> PathBuf {
+    cache_root()
+        .join(format!("krew-{KREW_VERSION}"))
+        .join("bin")
+        .join("kubectl-krew")
 }
 
 #[cfg(test)]

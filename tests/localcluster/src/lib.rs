@@ -18,7 +18,10 @@ pub mod steering;
 
 use std::path::Path;
 
-pub use binaries::{Binaries, NotInstalled, RELEASE_ENV, Release, UnknownRelease};
+pub use binaries::{
+    Binaries, KREW_VERSION, NotInstalled, RELEASE_ENV, Release, UnknownRelease, cache_root,
+    krew_binary,
+};
 
 /// Builds a client for one context of a kubeconfig file.
 pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {

@@ -118,6 +118,8 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         kubelet_version: release.version().to_string(),
         // The release's own scheduler binds pods where there is one.
         bind_pods: !with_scheduler,
+        // Pods reach the API server where it listens (in-cluster clients).
+        api_server: Some(plane.endpoints.server.clone()),
         ..Default::default()
     };
     let mut node = tokio::spawn(tests::node::run(client.clone(), node_config, async move {

@@ -46,6 +46,8 @@
 //! | [`sim.kubeplug.io/exit-code`](steering::EXIT_CODE) | `"K"` | containers terminate with exit code K (default 0 when only exit-after is set) |
 //! | [`sim.kubeplug.io/exit-after-ms`](steering::EXIT_AFTER_MS) | `"N"` | … N ms after each start (default 0 when only exit-code is set) |
 //! | [`sim.kubeplug.io/ignore-sigterm`](steering::IGNORE_SIGTERM) | `"true"` | deletion waits for the whole grace period, then SIGKILL (exit code 137) |
+//! | [`sim.kubeplug.io/token-refresh-after-ms`](process::volumes::TOKEN_REFRESH_AFTER_MS) | `"N"` | process pods: the service-account token is requested again N ms after the last one, not at 80% of its lifetime |
+//! | [`sim.kubeplug.io/token-bound-secret`](process::volumes::TOKEN_BOUND_SECRET) | `"NAME"` | process pods: the first token is bound to Secret NAME (deleting it revokes that token), later ones to the pod |
 //! | *(no annotation)* an image whose registry host ends in `.invalid` ([`pull`]) | `registry.invalid/web:2` | the image does not exist: the container is never created; `ErrImagePull` with containerd's `… lookup registry.invalid: no such host` for 1 s after each pull, then `ImagePullBackOff` (`Back-off pulling image "…": ErrImagePull: …`) for the crash-loop back-off below, then the next pull; events `Pulling`, `Failed`, `BackOff` as the kubelet posts them. `.invalid` is reserved (RFC 2606), so a real runtime fails the same way; a test fixes it by using another image |
 //!
 //! Terminations follow the pod's `restartPolicy` like a kubelet: reason
@@ -67,8 +69,12 @@
 //!   [`process`] runtime: real child processes, real exit codes, output kept
 //!   for `kubectl logs`, stdin and terminals for `kubectl attach`; its
 //!   containers without a command idle until the pod is deleted. Of the
-//!   steering annotations only `ready-after-ms` and `never-ready` apply
-//!   (readiness has no process to ask);
+//!   steering annotations only `ready-after-ms`, `never-ready` and the two
+//!   token ones apply (readiness has no process to ask). With
+//!   [`NodeSimConfig::api_server`] its containers get `KUBERNETES_SERVICE_HOST`
+//!   and `_PORT` and the pod's projected volumes (the service-account token,
+//!   refreshed as a kubelet refreshes it) in a mount namespace of their own
+//!   ([`process::volumes`]);
 //! - every other pod, and any pod with an `exit-code`, `exit-after-ms` or
 //!   `ignore-sigterm` annotation (the script wins over the command), runs on
 //!   the timer-based [`SimulatedRuntime`] described above; its logs are empty
@@ -120,6 +126,11 @@ pub struct NodeSimConfig {
     /// Bind unscheduled pods ([`scheduler`]): for a control plane without a
     /// kube-scheduler. With one, the real scheduler binds them.
     pub bind_pods: bool,
+    /// The API server's URL (`https://127.0.0.1:PORT`) as the containers
+    /// reach it: with it, process containers get `KUBERNETES_SERVICE_HOST`
+    /// and `_PORT` and their projected volumes, the service-account token
+    /// among them ([`process::volumes`]); without it, neither.
+    pub api_server: Option<String>,
 }
 
 impl Default for NodeSimConfig {
@@ -134,6 +145,7 @@ impl Default for NodeSimConfig {
             heartbeat: Duration::from_secs(10),
             kubelet_version: "v1.20.2".to_owned(),
             bind_pods: true,
+            api_server: None,
         }
     }
 }
@@ -168,11 +180,15 @@ pub async fn run(
         .context("cannot create the pods' scratch directory")?;
     let registry = Arc::new(process::Registry::default());
     let server = tokio::spawn(server::serve(listener, Arc::clone(&registry)));
-    let runtime = Arc::new(process::NodeRuntime::new(
+    let mut runtime = process::NodeRuntime::new(
         config.default_ready_after,
         registry,
         scratch.path().to_owned(),
-    ));
+    );
+    if let Some(server) = &config.api_server {
+        runtime = runtime.with_api(api_access(&client, server)?);
+    }
+    let runtime = Arc::new(runtime);
     let result = run_with_runtime(client, config, runtime, shutdown).await;
     server.abort();
     result
@@ -217,6 +233,24 @@ pub async fn run_with_runtime(
         .await;
     heartbeat.abort();
     Ok(())
+}
+
+/// The API server as pods reach it, from its URL.
+fn api_access(client: &kube::Client, server: &str) -> anyhow::Result<process::volumes::Api> {
+    let uri: http::Uri = server
+        .parse()
+        .with_context(|| format!("invalid API server URL {server:?}"))?;
+    let host = uri
+        .host()
+        .with_context(|| format!("no host in the API server URL {server:?}"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    Ok(process::volumes::Api {
+        client: client.clone(),
+        host,
+        port: uri.port_u16().unwrap_or(443),
+    })
 }
 
 fn kubelet_info(config: &NodeSimConfig) -> nodes::KubeletInfo {

@@ -85,7 +85,7 @@ pub(super) fn build(release: Release) -> anyhow::Result<()> {
 }
 
 /// `go` from `PATH`, new enough to switch toolchains when a go.mod asks for it.
-fn go_command() -> anyhow::Result<String> {
+pub(super) fn go_command() -> anyhow::Result<String> {
     let Some(version) = output("go", &["env", "GOVERSION"]) else {
         bail!(
             "the current Kubernetes release is built from its Go modules, and `go` is not on PATH; install Go 1.21 or newer"

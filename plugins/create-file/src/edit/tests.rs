@@ -28,16 +28,21 @@ fn the_editor_defaults_to_vi_and_to_notepad_on_windows_like_kubectl() {
 }
 
 #[test]
-fn kube_editor_wins_over_editor_and_a_command_line_goes_through_the_shell() {
+fn kube_editor_wins_over_editor_and_only_a_quoted_line_goes_through_the_shell() {
     let both = [("KUBE_EDITOR", "nano"), ("EDITOR", "emacs")];
     assert_eq!(
         Editor::choose(env(&both), false),
         Editor::Program("nano".into())
     );
+    // Spaces alone: split at each space and run directly, as kubectl does (so a
+    // missing program is "unable to launch", not the shell's failure).
     let editor = Editor::choose(env(&[("EDITOR", " code --wait ")]), true);
-    assert_eq!(editor, Editor::Shell("code --wait".into()));
-    assert_eq!(editor.program(), Some("code"));
-    // A quoted path is the shell's to resolve, not PATH's.
+    assert_eq!(editor, Editor::Program("code --wait".into()));
+    let cmd = editor.command(Path::new("/tmp/f.yaml"));
+    assert_eq!(cmd.get_program(), "code");
+    let args: Vec<_> = cmd.get_args().collect();
+    assert_eq!(args, ["--wait", "/tmp/f.yaml"]);
+    // Quotes or backslashes: the shell's to resolve.
     let quoted = Editor::choose(
         env(&[(
             "EDITOR",
@@ -45,7 +50,7 @@ fn kube_editor_wins_over_editor_and_a_command_line_goes_through_the_shell() {
         )]),
         true,
     );
-    assert_eq!(quoted.program(), None);
+    assert!(matches!(quoted, Editor::Shell(_)), "{quoted:?}");
 }
 
 #[cfg(unix)]

@@ -18,6 +18,12 @@
 //!   reason `Completed`/`Error` (`StartError`, exit code 128, when the
 //!   program cannot be started), and restarted per `restartPolicy` with the
 //!   simulated runtime's crash-loop back-off.
+//! - With the API server given ([`NodeRuntime::with_api`]): the `kubernetes`
+//!   Service's variables (`KUBERNETES_SERVICE_HOST`, …, the loopback API
+//!   server) come before the container's `env`, and the pod's projected
+//!   volumes are written (the containers wait in `ContainerCreating` until
+//!   they are), refreshed, and bound at their mount paths in each process's
+//!   own mount namespace ([`volumes`]).
 //! - Readiness: a running container becomes ready after the node's default
 //!   delay (or `sim.kubeplug.io/ready-after-ms`; never with
 //!   `sim.kubeplug.io/never-ready`).
@@ -33,6 +39,7 @@
 
 pub mod io;
 pub mod spawn;
+pub mod volumes;
 mod watchdog;
 
 use std::collections::HashMap;
@@ -47,6 +54,7 @@ use k8s_openapi::jiff::Timestamp;
 use tokio::sync::{Notify, mpsc, watch};
 
 use self::io::Run;
+use self::volumes::{Api, Mounts, Volumes};
 use super::runtime::{
     ContainerObservation, ContainerRunState, PodObservation, PodRuntime, RestartPolicy, Runtime,
     Termination,
@@ -101,8 +109,19 @@ impl NodeRuntime {
                 scratch,
                 default_ready_after,
                 backoff: RestartBackoff::default(),
+                api: None,
             },
         }
+    }
+
+    /// Gives the process runtime the API server, as pods reach it: the
+    /// containers get `KUBERNETES_SERVICE_HOST`/`_PORT` and their projected
+    /// volumes (the service-account token), see [`volumes`]. Without it they
+    /// get neither.
+    #[must_use]
+    pub fn with_api(mut self, api: Api) -> Self {
+        self.processes.api = Some(api);
+        self
     }
 }
 
@@ -180,6 +199,9 @@ pub struct ContainerHandle {
     pub env: Vec<(String, String)>,
     /// The pod's scratch directory.
     pub dir: PathBuf,
+    /// The container's projected volumes, bound at their paths in a mount
+    /// namespace of each process's own (exec'd ones too).
+    pub mounts: Mounts,
     /// (previous, current) run.
     runs: Mutex<Runs>,
     /// Bumped when a run starts.
@@ -243,6 +265,8 @@ pub struct ProcessRuntime {
     scratch: PathBuf,
     default_ready_after: Duration,
     backoff: RestartBackoff,
+    /// The API server, for the containers' environment and volumes.
+    api: Option<Api>,
 }
 
 impl Runtime for ProcessRuntime {
@@ -263,14 +287,25 @@ impl Runtime for ProcessRuntime {
             .prefix(&format!("{namespace}_{name}_"))
             .tempdir_in(&self.scratch)?;
 
+        let volumes = self
+            .api
+            .as_ref()
+            .map(|_| Volumes::of(pod, dir.path()))
+            .filter(|v| !v.is_empty());
+        let service_env = self.api.as_ref().map(Api::service_env).unwrap_or_default();
         let make = |c: &Container| {
-            let env = container_env(pod, c, dir.path());
+            let env = container_env(pod, c, dir.path(), &service_env);
+            let mounts = volumes
+                .as_ref()
+                .map(|v| v.mounts_for(c))
+                .unwrap_or_default();
             let handle = Arc::new(ContainerHandle {
                 name: c.name.clone(),
                 tty: c.tty.unwrap_or(false),
                 stdin: c.stdin.unwrap_or(false),
                 env,
                 dir: dir.path().to_owned(),
+                mounts,
                 runs: Mutex::default(),
                 started: watch::Sender::new(0),
             });
@@ -325,7 +360,8 @@ impl Runtime for ProcessRuntime {
             backoff: self.backoff,
             stop: stop_rx,
         };
-        let task = tokio::spawn(supervisor.run(init, app));
+        let volumes = volumes.zip(self.api.clone());
+        let task = tokio::spawn(supervisor.run(init, app, volumes));
         tracing::debug!(pod = %format!("{namespace}/{name}"), ?started_at, "starting pod on processes");
         Ok(Box::new(ProcessPod {
             shared,
@@ -370,8 +406,14 @@ fn container_id(pod_uid: &str, container: &str, run: u32) -> String {
     format!("process://{}", hex_digest(&(pod_uid, container, run)))
 }
 
-/// The environment of a container's processes.
-fn container_env(pod: &Pod, c: &Container, dir: &Path) -> Vec<(String, String)> {
+/// The environment of a container's processes: the basics, the
+/// `kubernetes` Service's variables (`service`), then the container's `env`.
+fn container_env(
+    pod: &Pod,
+    c: &Container,
+    dir: &Path,
+    service: &[(String, String)],
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vec![
         ("PATH".into(), CONTAINER_PATH.into()),
         (
@@ -380,6 +422,7 @@ fn container_env(pod: &Pod, c: &Container, dir: &Path) -> Vec<(String, String)> 
         ),
         ("HOME".into(), dir.display().to_string()),
     ];
+    env.extend(service.iter().cloned());
     if c.tty.unwrap_or(false) {
         env.push(("TERM".into(), "xterm".into()));
     }
@@ -497,7 +540,28 @@ enum Outcome {
 }
 
 impl Supervisor {
-    async fn run(self, init: Vec<Plan>, app: Vec<Plan>) {
+    /// Writes the pod's volumes (when it has any), then runs its containers
+    /// while the volumes' tokens are kept fresh.
+    async fn run(self, init: Vec<Plan>, app: Vec<Plan>, volumes: Option<(Volumes, Api)>) {
+        let Some((volumes, api)) = volumes else {
+            return self.containers(init, app).await;
+        };
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let writer = volumes.run(api, move || {
+            let _ = ready_tx.send(());
+        });
+        let containers = async {
+            if ready_rx.await.is_ok() {
+                self.containers(init, app).await;
+            }
+        };
+        tokio::select! {
+            () = containers => {}
+            () = writer => {}
+        }
+    }
+
+    async fn containers(self, init: Vec<Plan>, app: Vec<Plan>) {
         let this = Arc::new(self);
         for (index, plan) in init.iter().enumerate() {
             // Init containers restart on failure unless the policy is Never.
@@ -619,6 +683,7 @@ impl Supervisor {
             argv: &plan.argv,
             env: &plan.handle.env,
             dir: &plan.handle.dir,
+            mounts: &plan.handle.mounts,
             tty: plan.handle.tty,
             stdin: wants_stdin,
         };

@@ -23,6 +23,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::io::{Input, Run, Stream};
+use super::volumes::{Mounts, PreparedMounts};
 
 /// What to start.
 pub struct Spec<'a> {
@@ -32,6 +33,8 @@ pub struct Spec<'a> {
     pub env: &'a [(String, String)],
     /// Working directory.
     pub dir: &'a Path,
+    /// Volumes bound in a mount namespace of the process's own.
+    pub mounts: &'a Mounts,
     /// Allocate a pseudo-terminal.
     pub tty: bool,
     /// Keep stdin open for attach/exec input.
@@ -66,6 +69,7 @@ pub fn spawn(
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(spec.dir);
+    let mounts = spec.mounts.prepare()?;
 
     let mut readers = Vec::new();
     let child = if spec.tty {
@@ -74,7 +78,7 @@ pub fn spawn(
         cmd.stdin(Stdio::from(slave.try_clone()?))
             .stdout(Stdio::from(slave.try_clone()?))
             .stderr(Stdio::from(slave));
-        prepare(&mut cmd, true);
+        prepare(&mut cmd, true, mounts);
         let child = cmd.spawn()?;
         // The parent's copies of the terminal's slave side are closed now
         // (the Command owned them), so reads on the master end with EIO
@@ -92,7 +96,7 @@ pub fn spawn(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        prepare(&mut cmd, false);
+        prepare(&mut cmd, false, mounts);
         let mut child = cmd.spawn()?;
         if let Some(out) = child.stdout.take() {
             readers.push(pump(
@@ -231,13 +235,15 @@ fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
 
 /// Between fork and exec: die with the node, and get a process group of
 /// its own (a session with the terminal as controlling tty when `tty`), so
-/// that signals reach the whole container, shells' children included.
-fn prepare(cmd: &mut Command, tty: bool) {
+/// that signals reach the whole container, shells' children included; then
+/// the container's volumes in a mount namespace of its own
+/// ([`PreparedMounts::enter`]).
+fn prepare(cmd: &mut Command, tty: bool, mounts: PreparedMounts) {
     use std::os::unix::process::CommandExt;
     #[allow(unsafe_code)]
     // SAFETY: the closure runs between fork and exec and only calls
-    // async-signal-safe system calls (prctl, setsid, setpgid, ioctl) that
-    // touch no memory of the parent.
+    // async-signal-safe system calls (prctl, setsid, setpgid, ioctl,
+    // unshare, mount) that touch no memory of the parent.
     unsafe {
         cmd.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -253,7 +259,7 @@ fn prepare(cmd: &mut Command, tty: bool) {
             } else if libc::setpgid(0, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            mounts.enter()
         });
     }
 }

@@ -71,6 +71,7 @@ fn env_expands_references_like_the_kubelet() {
             .map(|s| s.containers[0].clone())
             .unwrap_or_default(),
         Path::new("/x"),
+        &[],
     );
     let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     assert_eq!(get("A"), Some("1"));

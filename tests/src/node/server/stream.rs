@@ -120,6 +120,7 @@ pub(super) async fn handle(
             argv: &argv,
             env: &handle.env,
             dir: &handle.dir,
+            mounts: &handle.mounts,
             tty,
             stdin: wanted.stdin,
         };
