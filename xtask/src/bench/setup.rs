@@ -304,6 +304,30 @@ pub async fn delete_namespaces(client: &Client) -> anyhow::Result<usize> {
     Ok(list.items.len())
 }
 
+/// Deletes the benchmark's namespaces and waits (up to `limit`) until they are gone,
+/// so that the next case starts on an empty node: the simulated node, like a
+/// kubelet, takes 110 pods, and a current server's scheduler leaves the rest
+/// Pending (the rolling-update cases alone create up to 36 pods per run).
+pub async fn clear_namespaces(client: &Client, limit: Duration) -> anyhow::Result<()> {
+    delete_namespaces(client).await?;
+    let api: Api<Namespace> = Api::all(client.clone());
+    let started = Instant::now();
+    loop {
+        let left = api
+            .list(&ListParams::default().labels(&format!("{LABEL}=true")))
+            .await?
+            .items
+            .len();
+        if left == 0 {
+            return Ok(());
+        }
+        if started.elapsed() > limit {
+            bail!("{left} benchmark namespaces still terminating after {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// `v1.20.2` or the like.
 pub async fn server_version(client: &Client) -> anyhow::Result<String> {
     Ok(client.apiserver_version().await?.git_version)
