@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use syn::visit::Visit;
 
+mod cycles;
+
 /// `cargo xtask tidy`.
 pub fn run() -> anyhow::Result<()> {
     let root = crate::project_root();
@@ -56,6 +58,7 @@ pub enum Rule {
     ModuleDoc,
     CodeMap,
     DocCitation,
+    ImportCycle,
 }
 
 impl fmt::Display for Rule {
@@ -65,6 +68,7 @@ impl fmt::Display for Rule {
             Rule::ModuleDoc => "module-doc",
             Rule::CodeMap => "code-map",
             Rule::DocCitation => "doc-citation",
+            Rule::ImportCycle => "import-cycle",
         })
     }
 }
@@ -92,6 +96,9 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
         if let Some(layer) = LAYERS.iter().find(|l| rel.starts_with(l.dir)) {
             problems.extend(layering(&rel, &text, layer));
         }
+    }
+    for src in cycles::crate_roots(root)? {
+        problems.extend(cycles::check(root, &src)?);
     }
     let architecture = read(root, "ARCHITECTURE.md")?;
     problems.extend(code_map(root, &architecture)?);

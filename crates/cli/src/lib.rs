@@ -184,7 +184,7 @@ pub fn format_error(err: &anyhow::Error) -> String {
             return message;
         }
     }
-    format!("error: {}", apiclient::error::error_chain(err.as_ref()))
+    format!("error: {}", apiclient::go_net::error_chain(err.as_ref()))
 }
 
 /// The single place where a plugin's outcome becomes an exit code.

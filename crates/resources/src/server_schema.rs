@@ -22,6 +22,21 @@ use crate::openapi::{OpenApiV2, object_kind};
 /// The document, or why it could not be fetched.
 pub type ServerSchema = Result<Arc<OpenApiV2>, String>;
 
+/// The schema `--validate=<mode>` needs from the server whose discovery cache is
+/// `cache`: none when validation is off (the document stays off that path), else the
+/// document or why it could not be fetched.
+pub async fn for_validation(
+    client: &kube::Client,
+    cache: Option<&crate::DiscoveryCache>,
+    mode: crate::Validation,
+) -> Option<crate::ServerSchema> {
+    if mode == crate::Validation::Ignore {
+        return None;
+    }
+    let dir = cache.and_then(|c| crate::openapi::fetch::cache_dir_beside(c.dir()));
+    Some(crate::openapi::fetch::load(client, dir.as_deref()).await)
+}
+
 /// Validates one object against the server's schema in `mode` (then what any mode
 /// needs to send it).
 pub(crate) fn check(

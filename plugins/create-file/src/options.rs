@@ -170,7 +170,7 @@ impl CreateFileOptions {
         let mut builder = self.builder(&self.filenames, &self.selector);
         // kubectl validates against the server's schema (see resources::openapi).
         if let Some(client) = &self.client
-            && let Some(schema) = resources::openapi::fetch::for_validation(
+            && let Some(schema) = resources::server_schema::for_validation(
                 client,
                 self.cache.as_ref(),
                 self.validation,

@@ -28,21 +28,6 @@ pub fn cache_dir_beside(discovery_dir: &Path) -> Option<PathBuf> {
     )
 }
 
-/// The schema `--validate=<mode>` needs from the server whose discovery cache is
-/// `cache`: none when validation is off (the document stays off that path), else the
-/// document or why it could not be fetched.
-pub async fn for_validation(
-    client: &kube::Client,
-    cache: Option<&crate::DiscoveryCache>,
-    mode: crate::Validation,
-) -> Option<crate::ServerSchema> {
-    if mode == crate::Validation::Ignore {
-        return None;
-    }
-    let dir = cache.and_then(|c| cache_dir_beside(c.dir()));
-    Some(load(client, dir.as_deref()).await)
-}
-
 /// Fetches (or revalidates) and reads the document. The error is the reason in
 /// client-go's words, for kubectl's `failed to download openapi: …`.
 pub async fn load(client: &kube::Client, cache: Option<&Path>) -> Result<Arc<OpenApiV2>, String> {
@@ -96,8 +81,8 @@ fn transport(err: &kube::Error) -> String {
         return url_error;
     }
     match err {
-        kube::Error::Service(cause) => apiclient::error::error_chain(cause.as_ref()),
-        other => apiclient::error::error_chain(other),
+        kube::Error::Service(cause) => apiclient::go_net::error_chain(cause.as_ref()),
+        other => apiclient::go_net::error_chain(other),
     }
 }
 
