@@ -172,7 +172,7 @@ fn markdown_files(root: &Path) -> anyhow::Result<Vec<String>> {
     files.extend(walk(
         root,
         &[
-            "crates", "plugins", "xtask", "tests", "fuzz", "bench", ".github",
+            "crates", "plugins", "xtask", "tests", "fuzz", "bench", "docs", ".github",
         ],
         &|name| name.ends_with(".md"),
     )?);
