@@ -32,13 +32,21 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! Besides the Builder's stages (`source`, `url`, `kustomize`, `decode`, `validate`,
+//! [`decorate`], `selector`, `mapper`, `info`, `error`, `builtin`, [`server_schema`]),
+//! the crate holds what the plugins send and check with: [`openapi`] (`--validate`
+//! against the server's document), [`rest`] (the create verb), [`typed`] (typed models
+//! through text) and [`generate`] (run-pod's pure generators). It uses `apiclient`
+//! and `goyaml`; `cli` uses it.
 
 mod builder;
 mod builtin;
 mod decode;
 pub mod decorate;
 mod error;
-pub mod fake;
+#[cfg(test)]
+mod fake;
 mod info;
 mod kustomize;
 mod mapper;
