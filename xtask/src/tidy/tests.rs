@@ -479,3 +479,119 @@ fn an_import_cycle_between_modules_is_reported() {
     ];
     assert_eq!(messages(&cycles::cycles(src, &clean)), Vec::<String>::new());
 }
+
+#[test]
+fn the_bottom_modules_and_the_plugins_rules_are_checked() {
+    let planted = [
+        // apiclient's bottom: error, tls, home, term name nothing above them.
+        (
+            "crates/apiclient/src/error.rs",
+            "use crate::client::Requested;",
+            "crate::client::Requested",
+        ),
+        (
+            "crates/apiclient/src/tls.rs",
+            "fn f() { crate::go_net::failure(); }",
+            "crate::go_net::failure",
+        ),
+        (
+            "crates/apiclient/src/home.rs",
+            "use super::bound::current;",
+            "crate::bound::current",
+        ),
+        (
+            "crates/apiclient/src/term.rs",
+            "use crate::warnings;",
+            "crate::warnings",
+        ),
+        (
+            "crates/resources/src/typed.rs",
+            "use apiclient::client;",
+            "apiclient::client",
+        ),
+        (
+            "crates/goyaml/src/text.rs",
+            "use crate::emit::to_string;",
+            "crate::emit::to_string",
+        ),
+        // create-file: nothing calls back into options; create not into edit.
+        (
+            "plugins/create-file/src/create.rs",
+            "use crate::options::CreateStep;",
+            "crate::options::CreateStep",
+        ),
+        (
+            "plugins/create-file/src/create.rs",
+            "fn f() { crate::edit::run(); }",
+            "crate::edit::run",
+        ),
+        (
+            "plugins/create-file/src/edit/text.rs",
+            "use super::super::options::X;",
+            "crate::options::X",
+        ),
+        (
+            "plugins/run-pod/src/attach.rs",
+            "use crate::options::RunPodOptions;",
+            "crate::options::RunPodOptions",
+        ),
+        // rolling-update's core stays behind its seams.
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use crate::cluster::is_transient;",
+            "crate::cluster::is_transient",
+        ),
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use kube::api::{Api, PostParams};",
+            "kube::api::Api",
+        ),
+        (
+            "plugins/rolling-update/src/prepare.rs",
+            "fn f(_: kube::Client) {}",
+            "kube::Client",
+        ),
+        (
+            "plugins/rolling-update/src/updater.rs",
+            "use crate::cluster::KubeOps;",
+            "crate::cluster::KubeOps",
+        ),
+    ];
+    for (rel, source, named) in planted {
+        let layer = LAYERS
+            .iter()
+            .find(|l| rel.starts_with(l.dir))
+            .unwrap_or_else(|| panic!("{rel}: no layer"));
+        let problems = layering(rel, source, layer);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains(&format!("`{named}`"))),
+            "{rel}: {source}: {:?}",
+            messages(&problems)
+        );
+    }
+    // Clean: downward names.
+    let clean = [
+        ("crates/apiclient/src/error.rs", "use crate::tls::TlsError;"),
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use crate::controller::name;\nuse kube::api::DeleteParams;",
+        ),
+        (
+            "plugins/create-file/src/create.rs",
+            "use crate::order::barrier;",
+        ),
+    ];
+    for (rel, source) in clean {
+        let layer = LAYERS
+            .iter()
+            .find(|l| rel.starts_with(l.dir))
+            .expect("a layer");
+        assert_eq!(
+            messages(&layering(rel, source, layer)),
+            Vec::<String>::new(),
+            "{rel}"
+        );
+    }
+}

@@ -100,8 +100,9 @@ impl HandoverOps for Fake {
         Ok(())
     }
 
+    /// The scripted cluster's answers are statuses: 429 and 5xx are worth a retry.
     fn is_transient(&self, err: &kube::Error) -> bool {
-        crate::cluster::is_transient(err)
+        matches!(err, kube::Error::Api(s) if s.code == 429 || s.code >= 500)
     }
 
     async fn create_rc(
