@@ -146,10 +146,6 @@ fn source_date_epoch() -> u64 {
     .unwrap_or(0)
 }
 
-pub fn human(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1024.0 * 1024.0))
-}
-
 fn pack(
     ws: &Workspace,
     target: &Target,
@@ -190,7 +186,11 @@ fn pack(
                 over.push(name.clone());
             }
         } else {
-            eprintln!("dist: {:<32} {:>10}", name, human(contents.len() as u64));
+            eprintln!(
+                "dist: {:<32} {:>10}",
+                name,
+                crate::size::human(contents.len() as u64)
+            );
         }
         files.push(archive::File {
             name,
@@ -202,7 +202,7 @@ fn pack(
         anyhow::bail!(
             "not packing {}: over the {} budget: {}",
             target.triple,
-            human(crate::size::BUDGET),
+            crate::size::human(crate::size::BUDGET),
             over.join(", ")
         );
     }
@@ -212,7 +212,7 @@ fn pack(
     eprintln!(
         "dist: {:<32} {:>10}  sha256 {}",
         path.file_name().unwrap_or_default().to_string_lossy(),
-        human(bytes.len() as u64),
+        crate::size::human(bytes.len() as u64),
         archive::sha256_hex(&bytes)
     );
     Ok(path)

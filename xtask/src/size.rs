@@ -51,13 +51,14 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
         }
     }
     if !over.is_empty() {
-        bail!(
-            "over the {} budget: {}",
-            crate::dist::human(BUDGET),
-            over.join(", ")
-        );
+        bail!("over the {} budget: {}", human(BUDGET), over.join(", "));
     }
     Ok(())
+}
+
+/// A size in MiB with two decimals, as the budget lines and `dist` print sizes.
+pub fn human(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 fn size_of(path: &Path) -> anyhow::Result<u64> {
@@ -69,14 +70,14 @@ fn size_of(path: &Path) -> anyhow::Result<u64> {
 /// `kubectl-run_pod   8.02 MiB  (budget 6.00 MiB: 2.02 MiB over)`.
 pub fn line(name: &str, bytes: u64) -> String {
     let verdict = if bytes <= BUDGET {
-        format!("{} under", crate::dist::human(BUDGET - bytes))
+        format!("{} under", human(BUDGET - bytes))
     } else {
-        format!("{} over", crate::dist::human(bytes - BUDGET))
+        format!("{} over", human(bytes - BUDGET))
     };
     format!(
         "{name:<32} {:>10}  (budget {}: {verdict})",
-        crate::dist::human(bytes),
-        crate::dist::human(BUDGET)
+        human(bytes),
+        human(BUDGET)
     )
 }
 

@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use syn::visit::Visit;
 
+mod cycles;
+
 /// `cargo xtask tidy`.
 pub fn run() -> anyhow::Result<()> {
     let root = crate::project_root();
@@ -56,6 +58,7 @@ pub enum Rule {
     ModuleDoc,
     CodeMap,
     DocCitation,
+    ImportCycle,
 }
 
 impl fmt::Display for Rule {
@@ -65,6 +68,7 @@ impl fmt::Display for Rule {
             Rule::ModuleDoc => "module-doc",
             Rule::CodeMap => "code-map",
             Rule::DocCitation => "doc-citation",
+            Rule::ImportCycle => "import-cycle",
         })
     }
 }
@@ -92,6 +96,9 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
         if let Some(layer) = LAYERS.iter().find(|l| rel.starts_with(l.dir)) {
             problems.extend(layering(&rel, &text, layer));
         }
+    }
+    for src in cycles::crate_roots(root)? {
+        problems.extend(cycles::check(root, &src)?);
     }
     let architecture = read(root, "ARCHITECTURE.md")?;
     problems.extend(code_map(root, &architecture)?);
@@ -165,7 +172,7 @@ fn markdown_files(root: &Path) -> anyhow::Result<Vec<String>> {
     files.extend(walk(
         root,
         &[
-            "crates", "plugins", "xtask", "tests", "fuzz", "bench", ".github",
+            "crates", "plugins", "xtask", "tests", "fuzz", "bench", "docs", ".github",
         ],
         &|name| name.ends_with(".md"),
     )?);
@@ -201,7 +208,147 @@ struct Layer {
     forbidden_macros: &'static [&'static str],
 }
 
+/// What the bottom modules of `apiclient` (`tls`, `error`, `home`, `term`) may not
+/// name: the rest of their crate. ARCHITECTURE.md's "bottom layer".
+const ABOVE_APICLIENT_BOTTOM: &[&str] = &[
+    "crate::client",
+    "crate::credentials",
+    "crate::go_net",
+    "crate::bound",
+    "crate::retry",
+    "crate::status",
+    "crate::warnings",
+];
+
+/// What rolling-update's pure core (the algorithm behind the `UpdaterOps`,
+/// `PrepareOps` and `HandoverOps` seams, and its pure helpers) may not name: the kube
+/// implementation of the seams, the options above it, and kube's client.
+const ROLLING_UPDATE_CORE: &[&str] = &[
+    "crate::cluster",
+    "crate::options",
+    "crate::file",
+    "kube::Api",
+    "kube::api::Api",
+    "kube::Client",
+    "kube::client",
+    "kube::runtime",
+];
+
 const LAYERS: &[Layer] = &[
+    Layer {
+        dir: "crates/apiclient/src/tls",
+        invariant: "tls is a bottom module: it names nothing else of its crate",
+        forbidden: ABOVE_APICLIENT_BOTTOM,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "crates/apiclient/src/error",
+        invariant: "error is a bottom module: it names nothing of its crate but tls",
+        forbidden: ABOVE_APICLIENT_BOTTOM,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "crates/apiclient/src/home",
+        invariant: "home is a bottom module: it names nothing else of its crate",
+        forbidden: ABOVE_APICLIENT_BOTTOM,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "crates/apiclient/src/term",
+        invariant: "term is a bottom module: it names nothing else of its crate",
+        forbidden: ABOVE_APICLIENT_BOTTOM,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "crates/resources/src/typed",
+        invariant: "typed is a bottom module: no client, no other module of its crate",
+        forbidden: &[
+            "apiclient",
+            "crate::openapi",
+            "crate::rest",
+            "crate::generate",
+            "crate::server_schema",
+            "crate::Builder",
+        ],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "crates/goyaml/src/text",
+        invariant: "text is a bottom module: bytes to text, nothing of the YAML above it",
+        forbidden: &[
+            "crate::emit",
+            "crate::key_order",
+            "crate::to_json",
+            "gotext",
+        ],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/create-file/src/create",
+        invariant: "create-file: options -> create/edit -> create; nothing calls back into options",
+        forbidden: &["crate::options", "crate::edit"],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/create-file/src/edit",
+        invariant: "create-file: options -> create/edit -> create; nothing calls back into options",
+        forbidden: &["crate::options"],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/run-pod/src/create",
+        invariant: "run-pod: options drives create and attach; neither calls back into it",
+        forbidden: &["crate::options"],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/run-pod/src/attach",
+        invariant: "run-pod: options drives create and attach; neither calls back into it",
+        forbidden: &["crate::options"],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/handover",
+        invariant: "rolling-update's core is behind its seams (the hand-over's requests go through HandoverOps): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/updater",
+        invariant: "rolling-update's core is behind its seams (the updater's requests go through UpdaterOps): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/prepare",
+        invariant: "rolling-update's core is behind its seams (the steps before the update go through PrepareOps): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/controller",
+        invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/fencepost",
+        invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/names",
+        invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "plugins/rolling-update/src/validate",
+        invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
     Layer {
         dir: "crates/resources/src/generate/",
         invariant: "generators are pure: no IO, no client, no clap",

@@ -37,27 +37,11 @@ use http::header::AUTHORIZATION;
 use kube::config::AuthInfo;
 use secrecy::ExposeSecret as _;
 
+pub use crate::error::CredentialsError;
 use crate::error::{Error, Result};
 use crate::tls::Identity;
 
 mod exec;
-
-/// A failure to get credentials, with only the command name and exit status in it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CredentialsError(String);
-
-impl CredentialsError {
-    /// client-go's exec authenticator's failure: `getting credentials: {reason}`.
-    fn new(reason: String) -> Self {
-        Self(format!("getting credentials: {reason}"))
-    }
-
-    /// An auth provider's failure, which client-go returns as it is.
-    fn provider(message: &str) -> Self {
-        Self(message.to_string())
-    }
-}
 
 /// client-go's text for a credential plugin that is not on `PATH` (its
 /// `installHintVerboseHelp`).

@@ -70,7 +70,7 @@ pub enum Error {
     InsecureWithCa,
     /// The credential plugin failed ([`crate::credentials`]: no secret in the message).
     #[error("{0}")]
-    Credentials(#[source] crate::credentials::CredentialsError),
+    Credentials(#[source] CredentialsError),
     /// The user's kubeconfig entry, as client-go's `validateAuthInfo` finds it: one
     /// problem is its message, several are kubectl's `Error in configuration:` list
     /// ([`cli::format_error`] prints that one without `error: `).
@@ -90,18 +90,18 @@ pub enum Error {
     /// header value kube refuses).
     #[error("{0}")]
     Client(String),
-    /// `--match-server-version`: `/version` could not be read.
-    #[error("couldn't read version from server: {}", version_reason(.0))]
-    ServerVersionUnreadable(#[source] kube::Error),
+    /// `--match-server-version`: `/version` could not be read. `reason` is Go's
+    /// url.Error for a request that got no answer (`Get "https://…/version?timeout=32s":
+    /// dial tcp …`, `crate::go_net::url_error`), worded where the request was made.
+    #[error("couldn't read version from server: {reason}")]
+    ServerVersionUnreadable {
+        reason: String,
+        #[source]
+        source: kube::Error,
+    },
     /// `--match-server-version`: the server is another version (both in Go's `%#v`).
     #[error("server version ({server}) differs from client version ({client})")]
     ServerVersionMismatch { server: String, client: String },
-}
-
-/// Why `/version` could not be read: Go's url.Error for a request that got no answer
-/// (`Get "https://…/version?timeout=32s": dial tcp …`, `crate::go_net`).
-fn version_reason(err: &kube::Error) -> String {
-    crate::go_net::url_error(err, "/version").unwrap_or_else(|| err.to_string())
 }
 
 fn invalid_auth_info(errors: &[String]) -> String {
@@ -160,45 +160,22 @@ pub fn go_base64(engine: &impl base64::Engine, data: &str) -> Result<Vec<u8>, St
     })
 }
 
-/// Whether `err` itself (not a cause of it) is a request the client could not send or
-/// get an answer to.
-fn is_request_failure(err: &(dyn std::error::Error + 'static)) -> bool {
-    err.is::<crate::client::Requested>()
-        || matches!(
-            err.downcast_ref::<kube::Error>(),
-            Some(kube::Error::Service(_) | kube::Error::HyperError(_))
-        )
+/// A failure to get credentials, with only the command name and exit status in it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CredentialsError(String);
+
+impl CredentialsError {
+    /// client-go's exec authenticator's failure: `getting credentials: {reason}`.
+    pub(crate) fn new(reason: String) -> Self {
+        Self(format!("getting credentials: {reason}"))
+    }
+
+    /// An auth provider's failure, which client-go returns as it is.
+    pub(crate) fn provider(message: &str) -> Self {
+        Self(message.to_string())
+    }
 }
 
 /// Convenience alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// An error and its causes joined by `: `, without repeating a cause whose text its
-/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = String::new();
-    let mut source = Some(err);
-    // kube's error around the request's own (both are the same failure).
-    let mut parent_is_request = false;
-    while let Some(cause) = source {
-        // A request cut by the client's bound: the rule instead of hyper's internals
-        // (and nothing below it).
-        let no_answer = crate::bound::no_answer(cause);
-        // A request that got no answer, under a parent that worded it already in Go's
-        // words (`crate::go_net`): the client stack's own text would only repeat it.
-        let request_failure = is_request_failure(cause);
-        if no_answer.is_none() && !msg.is_empty() && request_failure && !parent_is_request {
-            break;
-        }
-        parent_is_request = request_failure;
-        let last = no_answer.is_some();
-        let text = no_answer.unwrap_or_else(|| cause.to_string());
-        if msg.is_empty() {
-            msg = text;
-        } else if !msg.contains(&text) {
-            msg = format!("{msg}: {text}");
-        }
-        source = if last { None } else { cause.source() };
-    }
-    msg
-}

@@ -140,7 +140,7 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
     // Anything else: the causes below kube's and hyper-util's own plumbing (from the
     // connection's own error when there is one: a proxy's refusal of the tunnel).
     if let Some(dialed) = dialed {
-        return format!("{proxy}{}", crate::error::error_chain(dialed));
+        return format!("{proxy}{}", crate::go_net::error_chain(dialed));
     }
     let below = all
         .iter()
@@ -148,7 +148,7 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
         .and_then(|i| all.get(i + 1))
         .copied()
         .unwrap_or(all[0]);
-    crate::error::error_chain(below)
+    crate::go_net::error_chain(below)
 }
 
 /// Go's `tls` and `crypto/x509` words for a handshake that failed.
@@ -402,6 +402,46 @@ fn fraction(n: u128, per: u128) -> String {
     let width = per.to_string().len() - 1;
     let digits = format!("{rest:0width$}");
     format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
+/// An error and its causes joined by `: `, without repeating a cause whose text its
+/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = String::new();
+    let mut source = Some(err);
+    // kube's error around the request's own (both are the same failure).
+    let mut parent_is_request = false;
+    while let Some(cause) = source {
+        // A request cut by the client's bound: the rule instead of hyper's internals
+        // (and nothing below it).
+        let no_answer = crate::bound::no_answer(cause);
+        // A request that got no answer, under a parent that worded it already in Go's
+        // words (this module): the client stack's own text would only repeat it.
+        let request_failure = is_request_failure(cause);
+        if no_answer.is_none() && !msg.is_empty() && request_failure && !parent_is_request {
+            break;
+        }
+        parent_is_request = request_failure;
+        let last = no_answer.is_some();
+        let text = no_answer.unwrap_or_else(|| cause.to_string());
+        if msg.is_empty() {
+            msg = text;
+        } else if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        source = if last { None } else { cause.source() };
+    }
+    msg
+}
+
+/// Whether `err` itself (not a cause of it) is a request the client could not send or
+/// get an answer to.
+fn is_request_failure(err: &(dyn std::error::Error + 'static)) -> bool {
+    err.is::<crate::client::Requested>()
+        || matches!(
+            err.downcast_ref::<kube::Error>(),
+            Some(kube::Error::Service(_) | kube::Error::HyperError(_))
+        )
 }
 
 #[cfg(test)]

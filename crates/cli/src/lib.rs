@@ -15,6 +15,19 @@
 //! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
 //! - with `--warnings-as-errors`, a command that succeeded but saw server warnings
 //!   prints `error: N warning(s) received` and exits 1 ([`apiclient::warnings`]).
+//!
+//! The crate's modules, the top layer of the library crates (it uses `resources`,
+//! `apiclient`, `goyaml` and `gotext`; none of them uses it):
+//! - the skeleton: `skeleton` ([`run`], [`Plugin`]), `context` ([`Context`]: the
+//!   global flags, the client and the namespace, resolved when first asked for),
+//!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `flag_error` (clap's parse
+//!   errors in pflag's words), [`version`] (`--version`);
+//! - [`flags`]: kubectl's global flags ([`flags::ConfigFlags`]) and the flag groups
+//!   plugins share (`-o`, `--dry-run`, `--record`, `--save-config`, booleans, durations);
+//! - [`printers`]: `-o json|yaml|name|go-template|jsonpath…`, kubectl's typed JSON
+//!   ([`printers::gojson`]) and the `pod/web created` line;
+//! - [`help`]: `--help` in kubectl's layout; [`completion`]: shell completion;
+//! - [`fuzzing`]: the entry points of the `fuzz/` targets.
 
 mod context;
 mod flag_error;
@@ -184,7 +197,7 @@ pub fn format_error(err: &anyhow::Error) -> String {
             return message;
         }
     }
-    format!("error: {}", apiclient::error::error_chain(err.as_ref()))
+    format!("error: {}", apiclient::go_net::error_chain(err.as_ref()))
 }
 
 /// The single place where a plugin's outcome becomes an exit code.

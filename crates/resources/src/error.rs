@@ -4,7 +4,7 @@
 //! reported at the end of a continue-on-error run still names the file and document it
 //! came from. Messages follow kubectl's wording where kubectl has one.
 
-use super::Origin;
+use super::{Info, Origin};
 
 /// The object an error is about, as kubectl names it (boxed in errors to keep them small).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,7 +230,10 @@ pub(super) fn discovery_reason(err: &kube::Error) -> String {
         kube::Error::Api(status) => status.message.clone(),
         // kube's "ServiceError: " names its own plumbing; the cause is what matters
         // (a refused connection, a credential plugin that failed).
-        kube::Error::Service(cause) => apiclient::error::error_chain(cause.as_ref()),
-        other => apiclient::error::error_chain(other),
+        kube::Error::Service(cause) => apiclient::go_net::error_chain(cause.as_ref()),
+        other => apiclient::go_net::error_chain(other),
     }
 }
+
+/// One stage's output: an object, or the error that replaced it (kept in input order).
+pub type Entry = Result<Info, ResourceError>;

@@ -6,11 +6,6 @@ use std::sync::Arc;
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
-use super::ResourceError;
-
-/// One stage's output: an object, or the error that replaced it (kept in input order).
-pub type Entry = Result<Info, ResourceError>;
-
 /// Where an object came from: the source as kubectl names it and the document in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {

@@ -32,18 +32,26 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! Besides the Builder's stages (`source`, `url`, `kustomize`, `decode`, `validate`,
+//! [`decorate`], `selector`, `mapper`, `info`, `error`, `builtin`, [`server_schema`]),
+//! the crate holds what the plugins send and check with: [`openapi`] (`--validate`
+//! against the server's document), [`rest`] (the create verb), [`typed`] (typed models
+//! through text) and [`generate`] (run-pod's pure generators). It uses `apiclient`
+//! and `goyaml`; `cli` uses it.
 
 mod builder;
 mod builtin;
 mod decode;
 pub mod decorate;
 mod error;
-pub mod fake;
+#[cfg(test)]
+mod fake;
 mod info;
 mod kustomize;
 mod mapper;
 mod selector;
-mod server_schema;
+pub mod server_schema;
 mod source;
 mod url;
 mod validate;
@@ -56,8 +64,8 @@ pub mod typed;
 pub use builder::{Builder, FilenameOptions, Visited};
 pub use builtin::mapping_at;
 pub use decode::MAX_YAML_DEPTH;
-pub use error::{ObjectRef, ResourceError};
-pub use info::{Entry, Info, Mapping, Origin};
+pub use error::{Entry, ObjectRef, ResourceError};
+pub use info::{Info, Mapping, Origin};
 pub use mapper::{Discover, DiscoveryCache, NoMapping, RestMapper};
 pub use selector::parse_selector;
 pub use server_schema::{Kinds, SchemaSource, ServerSchema};

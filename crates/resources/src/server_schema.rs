@@ -22,6 +22,8 @@ use super::validate::{Validation, validate};
 use super::{Info, ResourceError};
 use crate::openapi::{Gvk, Published, object_kind};
 
+pub mod on_demand;
+
 /// What the server publishes, or why it could not be fetched.
 pub type ServerSchema = Result<Arc<Published>, String>;
 
@@ -37,10 +39,29 @@ pub struct Kinds {
 
 /// Fetches what validation needs from the server once the build knows the input's
 /// kinds (create-file: OpenAPI v3 for the kinds' endpoints, the v2 document only
-/// when something is validated on the client; `openapi::fetch`).
+/// when something is validated on the client; [`on_demand::OnDemand`]).
 pub trait SchemaSource: Send + Sync {
     /// The schema for `kinds` in `mode` (never `Ignore`: nothing is fetched then).
     fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema>;
+}
+
+/// The schema `--validate=<mode>` needs from the server whose discovery cache is
+/// `cache`: none when validation is off (the document stays off that path), else the
+/// document or why it could not be fetched.
+pub async fn for_validation(
+    client: &kube::Client,
+    cache: Option<&crate::DiscoveryCache>,
+    mode: crate::Validation,
+) -> Option<crate::ServerSchema> {
+    if mode == crate::Validation::Ignore {
+        return None;
+    }
+    let dir = cache.and_then(|c| crate::openapi::fetch::cache_dir_beside(c.dir()));
+    Some(
+        crate::openapi::fetch::load(client, dir.as_deref())
+            .await
+            .map(|doc| Arc::new(Published::v2(doc))),
+    )
 }
 
 /// Validates one object against the server's schema in `mode` (then what any mode

@@ -210,7 +210,7 @@ impl HttpClient {
             let response = self
                 .send(&current, referer.take())
                 .await
-                .map_err(|e| Failure::Retry(apiclient::error::error_chain(&*e)))?;
+                .map_err(|e| Failure::Retry(apiclient::go_net::error_chain(&*e)))?;
             sent += 1;
             // Hand-written, as Go's `http.Client` does it. hyper has no redirect
             // policy, and tower-http's `follow-redirect` (a feature kube's tower-http
@@ -310,7 +310,7 @@ async fn read(response: Response<Incoming>, max_bytes: u64) -> Result<Vec<u8>, F
     let mut body = response.into_body();
     let mut bytes = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Failure::Retry(apiclient::error::error_chain(&e)))?;
+        let frame = frame.map_err(|e| Failure::Retry(apiclient::go_net::error_chain(&e)))?;
         if let Ok(chunk) = frame.into_data() {
             if bytes.len() as u64 + chunk.len() as u64 > max_bytes {
                 return Err(too_big());

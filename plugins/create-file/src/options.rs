@@ -171,10 +171,11 @@ impl CreateFileOptions {
         // kubectl validates against what the server publishes (see resources::openapi),
         // fetched once the input's kinds are known.
         if let Some(client) = &self.client {
-            builder = builder.server_schema_from(resources::openapi::fetch::OnDemand::new(
-                client.clone(),
-                self.cache.as_ref(),
-            ));
+            builder =
+                builder.server_schema_from(resources::server_schema::on_demand::OnDemand::new(
+                    client.clone(),
+                    self.cache.as_ref(),
+                ));
         }
         let visited = builder.build(&mut mapper).await?;
         let create = self.create_step();

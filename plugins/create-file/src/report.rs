@@ -51,7 +51,7 @@ impl Failure {
             other => Self::Other(format!(
                 "error when creating {origin}: {}",
                 apiclient::go_net::request_error(&other)
-                    .unwrap_or_else(|| apiclient::error::error_chain(&other))
+                    .unwrap_or_else(|| apiclient::go_net::error_chain(&other))
             )),
         }
     }

@@ -33,7 +33,7 @@ use errors::is_not_found;
 use watch::{Observer, next_available_at, pod_available};
 
 use crate::controller::{name, replicas, set_replicas};
-use crate::handover;
+use crate::handover::{self, HandoverOps};
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
 };
@@ -406,16 +406,9 @@ impl UpdaterOps for KubeOps {
             self.observer = None; // the old RC is going, and the new one's name too
             // 1.17 raced the old RC's finalizers here; wait for the name to be free.
             let deadline = Instant::now() + config.timeout;
-            crate::handover::wait_gone(&self.rcs, &self.interrupt, &old_name, deadline).await?;
+            handover::wait_gone(self, &old_name, deadline).await?;
             report.line(&format!("Renaming {new_name} to {old_name}"));
-            crate::handover::hand_over(
-                &self.rcs,
-                &self.interrupt,
-                &fresh,
-                &old_name,
-                config.timeout,
-            )
-            .await?;
+            handover::hand_over(self, &fresh, &old_name, config.timeout).await?;
             return Ok(());
         }
 
@@ -440,13 +433,54 @@ impl UpdaterOps for KubeOps {
     }
 }
 
-/// The steps before the update, on a real cluster: the same API objects, interrupt
-/// and bounds as the updater's operations.
-impl PrepareOps for KubeOps {
+/// The hand-over's requests on a real cluster (`handover`'s seam).
+impl HandoverOps for KubeOps {
     fn check_interrupt(&self) -> anyhow::Result<()> {
         Ok(self.interrupt.check()?)
     }
 
+    fn is_transient(&self, err: &kube::Error) -> bool {
+        is_transient(err)
+    }
+
+    async fn create_rc(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> Result<ReplicationController, kube::Error> {
+        self.rcs.create(&PostParams::default(), rc).await
+    }
+
+    async fn find_rc(&mut self, name: &str) -> Result<Option<ReplicationController>, kube::Error> {
+        self.rcs.get_opt(name).await
+    }
+
+    async fn orphan_delete_rc(&mut self, name: &str) -> Result<(), kube::Error> {
+        self.rcs
+            .delete(name, &DeleteParams::orphan())
+            .await
+            .map(drop)
+    }
+
+    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()> {
+        handover::wait_gone(self, name, deadline).await
+    }
+
+    async fn update_rc(
+        &mut self,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController> {
+        update_rc_with_retries(&self.rcs, &self.interrupt, rc, mutate).await
+    }
+
+    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
+        Ok(self.interrupt.sleep_until(until).await?)
+    }
+}
+
+/// The steps before the update, on a real cluster: the same API objects, interrupt
+/// and bounds as the updater's operations.
+impl PrepareOps for KubeOps {
     async fn get_rc(&mut self, name: &str) -> Result<ReplicationController, kube::Error> {
         self.rcs.get(name).await
     }
@@ -457,35 +491,6 @@ impl PrepareOps for KubeOps {
 
     async fn list_rcs(&mut self) -> anyhow::Result<Vec<ReplicationController>> {
         Ok(self.rcs.list(&ListParams::default()).await?.items)
-    }
-
-    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()> {
-        handover::wait_gone(&self.rcs, &self.interrupt, name, deadline).await
-    }
-
-    async fn hand_over(
-        &mut self,
-        new_rc: &ReplicationController,
-        old_name: &str,
-        timeout: Duration,
-    ) -> anyhow::Result<ReplicationController> {
-        handover::hand_over(&self.rcs, &self.interrupt, new_rc, old_name, timeout).await
-    }
-
-    async fn resume_hand_over(
-        &mut self,
-        pending: &ReplicationController,
-        deadline: Instant,
-    ) -> anyhow::Result<ReplicationController> {
-        handover::resume(&self.rcs, &self.interrupt, pending, deadline).await
-    }
-
-    async fn update_rc(
-        &mut self,
-        rc: &ReplicationController,
-        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
-    ) -> anyhow::Result<ReplicationController> {
-        update_rc_with_retries(&self.rcs, &self.interrupt, rc, mutate).await
     }
 
     async fn strip_update_annotations(
@@ -536,10 +541,6 @@ impl PrepareOps for KubeOps {
             ..Default::default()
         };
         Ok(self.rcs.create(&params, rc).await?)
-    }
-
-    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
-        Ok(self.interrupt.sleep_until(until).await?)
     }
 }
 

@@ -19,22 +19,59 @@
 //! A re-run that finds the old name pending resumes at step 2 ([`resume`]); one that
 //! finds no RC under the old name but the new RC still there starts at step 1.
 //!
-//! The pure halves ([`pending_copy`], [`finished`], [`renamed_from`]) are unit tested.
+//! Every request goes through [`HandoverOps`], the seam `cluster::KubeOps` implements
+//! (and `prepare`'s, of which it is a part), so the POST / orphan-delete / PUT
+//! sequence is unit-tested against the scripted cluster of `prepare/tests.rs`, lost
+//! answers and transient failures included; the pure halves ([`pending_copy`],
+//! [`finished`], [`renamed_from`]) are tested here.
 
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use k8s_openapi::api::core::v1::ReplicationController;
-use kube::api::{Api, DeleteParams, PostParams};
 use tokio::time::Instant;
 
-use crate::cluster::{is_transient, update_rc_with_retries};
 use crate::controller::{name, replicas, set_replicas};
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
     SOURCE_ID_ANNOTATION, annotation, set_annotation,
 };
-use cli::interrupt::Interrupt;
+
+/// The requests of the hand-over and the clock they wait on. The API's own errors are
+/// kept where the hand-over tells a step of the flow (an `AlreadyExists`, a 404) or a
+/// failure worth another try ([`Self::is_transient`]) from the others.
+pub trait HandoverOps {
+    /// Fails once the user asked to stop (Ctrl-C, SIGTERM).
+    fn check_interrupt(&self) -> anyhow::Result<()>;
+
+    /// Whether a failed request may succeed if sent again (429, 5xx, no answer).
+    fn is_transient(&self, err: &kube::Error) -> bool;
+
+    /// POSTs `rc`.
+    async fn create_rc(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> Result<ReplicationController, kube::Error>;
+
+    /// GETs the RC `name`, `None` when it does not exist.
+    async fn find_rc(&mut self, name: &str) -> Result<Option<ReplicationController>, kube::Error>;
+
+    /// DELETEs the RC `name` with `propagationPolicy: Orphan`: its pods stay.
+    async fn orphan_delete_rc(&mut self, name: &str) -> Result<(), kube::Error>;
+
+    /// Waits until no RC named `name` exists (one being deleted is gone shortly).
+    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()>;
+
+    /// Applies `mutate` to `rc` and PUTs it, retrying conflicts on fresh copies.
+    async fn update_rc(
+        &mut self,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController>;
+
+    /// Sleeps until `until` (the clock seam; interruptible).
+    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()>;
+}
 
 /// On the pending copy: the name of the RC whose pods it takes over.
 pub const RENAMED_FROM_ANNOTATION: &str = "rolling-update.kubeplug.io/renamed-from";
@@ -126,8 +163,7 @@ pub fn finished(rc: &mut ReplicationController) -> anyhow::Result<()> {
 /// Hands `new_rc`'s pods over to a copy named `old_name` (steps 1–3); `old_name`
 /// must be free. Returns the final RC.
 pub async fn hand_over(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
+    ops: &mut (impl HandoverOps + ?Sized),
     new_rc: &ReplicationController,
     old_name: &str,
     timeout: Duration,
@@ -135,34 +171,35 @@ pub async fn hand_over(
     let deadline = Instant::now() + timeout;
     let copy = pending_copy(new_rc, old_name);
     let pending = loop {
-        interrupt.check()?;
-        match api.create(&PostParams::default(), &copy).await {
+        ops.check_interrupt()?;
+        match ops.create_rc(&copy).await {
             Ok(rc) => break rc,
             Err(kube::Error::Api(s)) if s.is_already_exists() => {
                 // Our own earlier attempt (a lost answer, or a re-run): go on with it.
-                let existing = api.get(old_name).await?;
-                if renamed_from(&existing) != Some(name(new_rc)) {
-                    bail!(
+                let existing = ops.find_rc(old_name).await?;
+                match existing {
+                    Some(existing) if renamed_from(&existing) == Some(name(new_rc)) => {
+                        break existing;
+                    }
+                    _ => bail!(
                         "replicationcontroller {old_name:?} already exists and is not the renamed copy of {:?}",
                         name(new_rc)
-                    );
+                    ),
                 }
-                break existing;
             }
-            Err(e) if is_transient(&e) && Instant::now() < deadline => {
+            Err(e) if ops.is_transient(&e) && Instant::now() < deadline => {
                 tracing::debug!("creating the renamed copy failed, retrying: {e}");
-                interrupt.sleep_until(Instant::now() + POLL).await?;
+                ops.pause_until(Instant::now() + POLL).await?;
             }
             Err(e) => return Err(e.into()),
         }
     };
-    resume(api, interrupt, &pending, deadline).await
+    resume(ops, &pending, deadline).await
 }
 
 /// Steps 2–3 for a pending copy found on the cluster.
 pub async fn resume(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
+    ops: &mut (impl HandoverOps + ?Sized),
     pending: &ReplicationController,
     deadline: Instant,
 ) -> anyhow::Result<ReplicationController> {
@@ -173,18 +210,18 @@ pub async fn resume(
     // is deleted; in the final update below the same change then cannot fail.
     finished(&mut pending.clone())?;
     loop {
-        interrupt.check()?;
-        match api.delete(&from, &DeleteParams::orphan()).await {
-            Ok(_) => break,
+        ops.check_interrupt()?;
+        match ops.orphan_delete_rc(&from).await {
+            Ok(()) => break,
             Err(kube::Error::Api(s)) if s.is_not_found() => break,
-            Err(e) if is_transient(&e) && Instant::now() < deadline => {
-                interrupt.sleep_until(Instant::now() + POLL).await?;
+            Err(e) if ops.is_transient(&e) && Instant::now() < deadline => {
+                ops.pause_until(Instant::now() + POLL).await?;
             }
             Err(e) => return Err(e.into()),
         }
     }
-    wait_gone(api, interrupt, &from, deadline).await?;
-    update_rc_with_retries(api, interrupt, pending, |rc| {
+    ops.wait_rc_gone(&from, deadline).await?;
+    ops.update_rc(pending, &|rc| {
         let _ = finished(rc);
     })
     .await
@@ -193,17 +230,16 @@ pub async fn resume(
 /// Polls until no RC named `rc_name` exists. Polling rather than watching: a watch
 /// error must not end the wait, and this step is short and taken once.
 pub async fn wait_gone(
-    api: &Api<ReplicationController>,
-    interrupt: &Interrupt,
+    ops: &mut (impl HandoverOps + ?Sized),
     rc_name: &str,
     deadline: Instant,
 ) -> anyhow::Result<()> {
     loop {
-        interrupt.check()?;
-        match api.get_opt(rc_name).await {
+        ops.check_interrupt()?;
+        match ops.find_rc(rc_name).await {
             Ok(None) => return Ok(()),
             Ok(Some(_)) => {}
-            Err(e) if is_transient(&e) => {
+            Err(e) if ops.is_transient(&e) => {
                 tracing::debug!("waiting for {rc_name} to be deleted: {e}");
             }
             Err(e) => return Err(e.into()),
@@ -213,7 +249,7 @@ pub async fn wait_gone(
                 "timed out waiting for replicationcontroller {rc_name:?} to be deleted (the garbage collector removes it)"
             );
         }
-        interrupt.sleep_until(Instant::now() + POLL).await?;
+        ops.pause_until(Instant::now() + POLL).await?;
     }
 }
 

@@ -157,7 +157,7 @@ impl RollingUpdateOptions {
         // 1.17 validated against the server's OpenAPI document; without one (no
         // reachable server) the built-in kinds' schema validates, so that a bad file
         // still fails before anything is sent, in the same words.
-        let schema = resources::openapi::fetch::for_validation(&client, cache.as_ref(), mode)
+        let schema = resources::server_schema::for_validation(&client, cache.as_ref(), mode)
             .await
             .and_then(|loaded| loaded.ok().map(Ok));
         // Built-in kinds (ReplicationController among them) are mapped from

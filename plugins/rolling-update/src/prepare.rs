@@ -22,7 +22,7 @@ use crate::controller::{
     current_image, needs_deployment_key, new_controller_from_current, original_deployment_value,
     selectors_differ, set_next_controller, set_replicas,
 };
-use crate::handover;
+use crate::handover::{self, HandoverOps};
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
     source_id_names,
@@ -32,13 +32,11 @@ use crate::updater::{CleanupPolicy, Report};
 /// How often [`finish_scaling`] looks at the RC while its pods come up.
 const SCALING_POLL: Duration = Duration::from_millis(250);
 
-/// The API calls of the steps before the update. Only the interrupt checks the
-/// steps ask for explicitly ([`Self::check_interrupt`]) are theirs; the writes check
-/// it themselves, as every write of the updater does.
-pub trait PrepareOps {
-    /// Fails once the user asked to stop (Ctrl-C, SIGTERM).
-    fn check_interrupt(&self) -> anyhow::Result<()>;
-
+/// The API calls of the steps before the update, the hand-over's among them
+/// ([`HandoverOps`]: the interrupt, the clock, the RC writes). Only the interrupt
+/// checks the steps ask for explicitly (`check_interrupt`) are theirs; the writes
+/// check it themselves, as every write of the updater does.
+pub trait PrepareOps: HandoverOps {
     /// GETs an RC; the API's own error is kept, a 404 being a step of the flow.
     async fn get_rc(&mut self, name: &str) -> Result<ReplicationController, kube::Error>;
 
@@ -47,32 +45,6 @@ pub trait PrepareOps {
 
     /// Every RC of the namespace.
     async fn list_rcs(&mut self) -> anyhow::Result<Vec<ReplicationController>>;
-
-    /// Waits until no RC named `name` exists (one being deleted is gone shortly).
-    async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()>;
-
-    /// The crash-safe hand-over of `new_rc`'s pods to a copy named `old_name`
-    /// (`handover::hand_over`); returns the final RC.
-    async fn hand_over(
-        &mut self,
-        new_rc: &ReplicationController,
-        old_name: &str,
-        timeout: Duration,
-    ) -> anyhow::Result<ReplicationController>;
-
-    /// Finishes a hand-over found pending on the cluster (`handover::resume`).
-    async fn resume_hand_over(
-        &mut self,
-        pending: &ReplicationController,
-        deadline: Instant,
-    ) -> anyhow::Result<ReplicationController>;
-
-    /// Applies `mutate` to `rc` and PUTs it, retrying conflicts on fresh copies.
-    async fn update_rc(
-        &mut self,
-        rc: &ReplicationController,
-        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
-    ) -> anyhow::Result<ReplicationController>;
 
     /// Removes the update annotations: the update is over.
     async fn strip_update_annotations(
@@ -101,9 +73,6 @@ pub trait PrepareOps {
         &mut self,
         rc: &ReplicationController,
     ) -> anyhow::Result<ReplicationController>;
-
-    /// Sleeps until `until` (the clock seam; interruptible).
-    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()>;
 }
 
 /// What the steps need of the command's options (a small value: `options` calls
@@ -213,7 +182,7 @@ pub async fn prepare<O: PrepareOps>(
                 controller::name(&found),
                 plan.old_name
             ));
-            let rc = ops.hand_over(&found, plan.old_name, plan.timeout).await?;
+            let rc = handover::hand_over(ops, &found, plan.old_name, plan.timeout).await?;
             return Ok(Prepared::Finished {
                 rc,
                 operation: "rolling updated".into(),
@@ -464,7 +433,7 @@ async fn finish_hand_over<O: PrepareOps>(
     }
     report.line(&format!("Renaming {from} to {}", plan.old_name));
     let deadline = Instant::now() + plan.timeout;
-    let rc = ops.resume_hand_over(&pending, deadline).await?;
+    let rc = handover::resume(ops, &pending, deadline).await?;
     Ok(Prepared::Finished {
         rc,
         operation: "rolling updated".into(),

@@ -85,6 +85,7 @@
 //! which the nodes advertise, so the API server proxies `pods/log`,
 //! `pods/attach` and `pods/exec` to it.
 
+pub mod backoff;
 pub mod events;
 pub mod ip_pool;
 mod kubelet;

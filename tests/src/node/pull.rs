@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use super::simulated::RestartBackoff;
+use super::backoff::RestartBackoff;
 
 /// The top-level domain of registries that do not exist.
 pub const MISSING_REGISTRY_TLD: &str = ".invalid";

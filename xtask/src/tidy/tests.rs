@@ -409,3 +409,189 @@ fn the_tree_is_tidy() {
         messages(&problems).join("\n")
     );
 }
+
+#[test]
+fn an_import_cycle_between_modules_is_reported() {
+    let src = "crates/core/src";
+    let files = |a: &'static str, b: &'static str| {
+        vec![
+            (
+                "crates/core/src/lib.rs",
+                "//! x\nmod a;\nmod b;\npub use b::Thing;\n",
+            ),
+            ("crates/core/src/a.rs", a),
+            ("crates/core/src/b.rs", b),
+        ]
+    };
+    // Planted: a names b, b names a, directly, through `super::`, through the
+    // crate root's re-export, and only in a function body.
+    let planted = [
+        ("use crate::b::Thing;", "fn f() { crate::a::g(); }"),
+        ("use super::b;", "use super::a::G;"),
+        (
+            "fn f(_: crate::Thing) {}",
+            "fn g() { let _ = crate::a::H; }",
+        ),
+    ];
+    for (a, b) in planted {
+        let problems = cycles::cycles(src, &files(a, b));
+        assert_eq!(problems.len(), 1, "{a} / {b}: {:?}", messages(&problems));
+        let message = &problems[0].to_string();
+        assert!(
+            message.starts_with(
+                "crates/core/src: [import-cycle] import cycle among the modules of the crate"
+            ) && message.contains("a → b (crates/core/src/a.rs:1")
+                && message.contains("b → a (crates/core/src/b.rs:1"),
+            "{message}"
+        );
+    }
+    // A longer circle, one level down: x::p → x::q → x::r → x::p.
+    let deep = [
+        ("crates/core/src/lib.rs", "mod x;"),
+        ("crates/core/src/x/mod.rs", "mod p; mod q; mod r;"),
+        ("crates/core/src/x/p.rs", "use super::q::Q;"),
+        ("crates/core/src/x/q.rs", "use crate::x::r::R;"),
+        ("crates/core/src/x/r.rs", "fn f() { super::p::f(); }"),
+    ];
+    let problems = cycles::cycles(src, &deep);
+    assert_eq!(problems.len(), 1, "{:?}", messages(&problems));
+    assert!(problems[0].message.contains("modules of `crate::x`"));
+    // Clean: one direction only, a child using its parent, a parent its child, and
+    // a test module naming its way back.
+    let clean = [
+        (
+            "crates/core/src/lib.rs",
+            "//! x\nmod a;\nmod b;\npub use a::Thing;\nfn f() { b::g(); }\n",
+        ),
+        (
+            "crates/core/src/a.rs",
+            "pub struct Thing;\n#[cfg(test)]\nmod tests { use crate::b::g; }\n",
+        ),
+        (
+            "crates/core/src/b.rs",
+            "use crate::Thing;\npub fn g(_: Thing) {}\n",
+        ),
+        (
+            "crates/core/src/b/inner.rs",
+            "use super::g;\nuse crate::f;\n",
+        ),
+        ("crates/core/src/a/tests.rs", "use crate::b::g;"),
+    ];
+    assert_eq!(messages(&cycles::cycles(src, &clean)), Vec::<String>::new());
+}
+
+#[test]
+fn the_bottom_modules_and_the_plugins_rules_are_checked() {
+    let planted = [
+        // apiclient's bottom: error, tls, home, term name nothing above them.
+        (
+            "crates/apiclient/src/error.rs",
+            "use crate::client::Requested;",
+            "crate::client::Requested",
+        ),
+        (
+            "crates/apiclient/src/tls.rs",
+            "fn f() { crate::go_net::failure(); }",
+            "crate::go_net::failure",
+        ),
+        (
+            "crates/apiclient/src/home.rs",
+            "use super::bound::current;",
+            "crate::bound::current",
+        ),
+        (
+            "crates/apiclient/src/term.rs",
+            "use crate::warnings;",
+            "crate::warnings",
+        ),
+        (
+            "crates/resources/src/typed.rs",
+            "use apiclient::client;",
+            "apiclient::client",
+        ),
+        (
+            "crates/goyaml/src/text.rs",
+            "use crate::emit::to_string;",
+            "crate::emit::to_string",
+        ),
+        // create-file: nothing calls back into options; create not into edit.
+        (
+            "plugins/create-file/src/create.rs",
+            "use crate::options::CreateStep;",
+            "crate::options::CreateStep",
+        ),
+        (
+            "plugins/create-file/src/create.rs",
+            "fn f() { crate::edit::run(); }",
+            "crate::edit::run",
+        ),
+        (
+            "plugins/create-file/src/edit/text.rs",
+            "use super::super::options::X;",
+            "crate::options::X",
+        ),
+        (
+            "plugins/run-pod/src/attach.rs",
+            "use crate::options::RunPodOptions;",
+            "crate::options::RunPodOptions",
+        ),
+        // rolling-update's core stays behind its seams.
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use crate::cluster::is_transient;",
+            "crate::cluster::is_transient",
+        ),
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use kube::api::{Api, PostParams};",
+            "kube::api::Api",
+        ),
+        (
+            "plugins/rolling-update/src/prepare.rs",
+            "fn f(_: kube::Client) {}",
+            "kube::Client",
+        ),
+        (
+            "plugins/rolling-update/src/updater.rs",
+            "use crate::cluster::KubeOps;",
+            "crate::cluster::KubeOps",
+        ),
+    ];
+    for (rel, source, named) in planted {
+        let layer = LAYERS
+            .iter()
+            .find(|l| rel.starts_with(l.dir))
+            .unwrap_or_else(|| panic!("{rel}: no layer"));
+        let problems = layering(rel, source, layer);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.message.contains(&format!("`{named}`"))),
+            "{rel}: {source}: {:?}",
+            messages(&problems)
+        );
+    }
+    // Clean: downward names.
+    let clean = [
+        ("crates/apiclient/src/error.rs", "use crate::tls::TlsError;"),
+        (
+            "plugins/rolling-update/src/handover.rs",
+            "use crate::controller::name;\nuse kube::api::DeleteParams;",
+        ),
+        (
+            "plugins/create-file/src/create.rs",
+            "use crate::order::barrier;",
+        ),
+    ];
+    for (rel, source) in clean {
+        let layer = LAYERS
+            .iter()
+            .find(|l| rel.starts_with(l.dir))
+            .expect("a layer");
+        assert_eq!(
+            messages(&layering(rel, source, layer)),
+            Vec::<String>::new(),
+            "{rel}"
+        );
+    }
+}

@@ -160,7 +160,7 @@ async fn the_server_is_verified() {
             .await
             .unwrap_err();
         assert!(
-            crate::error::error_chain(&err).contains("invalid peer certificate"),
+            crate::go_net::error_chain(&err).contains("invalid peer certificate"),
             "{err}"
         );
     }

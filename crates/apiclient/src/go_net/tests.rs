@@ -251,10 +251,14 @@ fn an_api_answer_is_not_a_transport_failure() {
 async fn a_worded_failure_is_not_followed_by_the_stack_s_text() {
     let port = closed_port();
     let err = get(&client(&format!("https://127.0.0.1:{port}"), None, None)).await;
-    let err = anyhow::Error::new(crate::error::Error::ServerVersionUnreadable(err));
+    let reason = url_error(&err, "/version").expect("a transport failure");
+    let err = anyhow::Error::new(crate::error::Error::ServerVersionUnreadable {
+        reason,
+        source: err,
+    });
     // `cli::format_error` ends in this line for an error of ours.
     assert_eq!(
-        format!("error: {}", crate::error::error_chain(err.as_ref())),
+        format!("error: {}", crate::go_net::error_chain(err.as_ref())),
         format!(
             "error: couldn't read version from server: Get \"https://127.0.0.1:{port}/version?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
         )

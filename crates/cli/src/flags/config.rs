@@ -673,10 +673,15 @@ impl ConfigFlags {
 async fn check_server_version(config: &Config) -> Result<()> {
     let (credentials, identity) = apiclient::credentials::Credentials::of(config)?;
     let client = apiclient::client::builder(config, credentials, identity)?.build();
-    let server = client
-        .apiserver_version()
-        .await
-        .map_err(Error::ServerVersionUnreadable)?;
+    let server =
+        client
+            .apiserver_version()
+            .await
+            .map_err(|source| Error::ServerVersionUnreadable {
+                reason: apiclient::go_net::url_error(&source, "/version")
+                    .unwrap_or_else(|| source.to_string()),
+                source,
+            })?;
     let client_info = client_version();
     if server.git_version == client_info.git_version
         && server.git_commit == client_info.git_commit

@@ -1,6 +1,6 @@
 //! `/openapi/v2`, fetched once per command and kept on disk beside the discovery
-//! cache (`<cache-dir>/kubeplug/openapi/<host_port>/`), and [`OnDemand`]: OpenAPI v3
-//! first, v2 only when it is needed (the v3 cache sits in the same folder, `v3/`).
+//! cache (`<cache-dir>/kubeplug/openapi/<host_port>/`); the OpenAPI v3 answers are
+//! cached in the same folder (`v3/`, see `crate::server_schema::on_demand`).
 //!
 //! The document is several MB and changes whenever a CRD does, so a time-to-live
 //! would either refetch it often or validate against stale schemas. The server gives
@@ -8,14 +8,10 @@
 //! a few bytes. kubectl keeps it in memory only and fetches it on every command that
 //! validates; nothing here runs when validation is off.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::future::{BoxFuture, join_all};
-
-use super::{OpenApiV2, Published, v3};
-use crate::{Kinds, SchemaSource, ServerSchema, Validation};
+use super::OpenApiV2;
 
 const DOCUMENT: &str = "swagger.json";
 const ETAG: &str = "etag";
@@ -31,132 +27,6 @@ pub fn cache_dir_beside(discovery_dir: &Path) -> Option<PathBuf> {
             .join("openapi")
             .join(server),
     )
-}
-
-/// The schema `--validate=<mode>` needs from the server whose discovery cache is
-/// `cache`: none when validation is off (the document stays off that path), else the
-/// document or why it could not be fetched.
-pub async fn for_validation(
-    client: &kube::Client,
-    cache: Option<&crate::DiscoveryCache>,
-    mode: Validation,
-) -> Option<ServerSchema> {
-    if mode == Validation::Ignore {
-        return None;
-    }
-    let dir = cache.and_then(|c| cache_dir_beside(c.dir()));
-    Some(
-        load(client, dir.as_deref())
-            .await
-            .map(|doc| Arc::new(Published::v2(doc))),
-    )
-}
-
-/// create-file's [`SchemaSource`]: what kubectl 1.37 downloads, once the input's kinds
-/// are known. `GET /openapi/v3` and the documents of the kinds' group-versions (each
-/// from the disk cache while its hash stands, see [`v3`]) say which kinds the server
-/// validates; the v2 document is fetched only when `strict` validates something on
-/// the client (a List's items, a kind the server does not validate). A server without
-/// `/openapi/v3`, or one whose v3 documents cannot be read, is asked through v2
-/// alone, as kubectl falls back to it.
-pub struct OnDemand {
-    client: kube::Client,
-    dir: Option<PathBuf>,
-}
-
-impl OnDemand {
-    /// For the server of `client`, caching beside its discovery cache.
-    pub fn new(client: kube::Client, cache: Option<&crate::DiscoveryCache>) -> Self {
-        Self {
-            client,
-            dir: cache.and_then(|c| cache_dir_beside(c.dir())),
-        }
-    }
-
-    async fn schema(&self, kinds: &Kinds, mode: Validation) -> ServerSchema {
-        // Only `v1` Lists: kubectl answers those without asking v3, and validates
-        // their items against v2.
-        let only_lists = kinds
-            .documents
-            .iter()
-            .all(|(g, v, k)| g.is_empty() && v == "v1" && k == "List");
-        let field_validation = match only_lists {
-            true => None,
-            false => self.field_validation(kinds).await,
-        };
-        let Some(field_validation) = field_validation else {
-            return load(&self.client, self.dir.as_deref())
-                .await
-                .map(|doc| Arc::new(Published::v2(doc)));
-        };
-        let client_side = mode == Validation::Strict
-            && (kinds.lists
-                || kinds
-                    .documents
-                    .iter()
-                    .any(|k| !field_validation.supports(k)));
-        let document = match client_side {
-            true => Some(load(&self.client, self.dir.as_deref()).await),
-            false => None,
-        };
-        Ok(Arc::new(Published::v3(field_validation, document)))
-    }
-
-    /// v3's answers for `kinds`; `None` when the server has no v3 or one of the
-    /// documents could not be read.
-    async fn field_validation(&self, kinds: &Kinds) -> Option<v3::FieldValidation> {
-        let index = get(&self.client, "/openapi/v3").await?;
-        let index = v3::Index::from_json(&index).ok()?;
-        let (listed, unlisted) = v3::plan(&index, &kinds.documents);
-        let fetches = listed.into_iter().map(|(group, version)| {
-            let index = &index;
-            async move {
-                let url = index.url(&group, &version)?;
-                let cached = v3::Index::hash_of(url)
-                    .zip(self.dir.as_ref())
-                    .map(|(hash, dir)| dir.join("v3").join(format!("{hash}.json")));
-                if let Some(patches) = cached.as_deref().and_then(v3::Patches::load) {
-                    return Some(((group, version), patches));
-                }
-                let body = get(&self.client, url).await?;
-                let patches = v3::Patches::from_document(&body, &group, &version).ok()?;
-                if let Some(path) = &cached {
-                    patches.store(path);
-                }
-                Some(((group, version), patches))
-            }
-        });
-        let known: HashMap<_, _> = join_all(fetches).await.into_iter().collect::<Option<_>>()?;
-        let namespace = unlisted
-            && known
-                .get(&(String::new(), "v1".to_string()))
-                .and_then(|core| core.declares("Namespace"))
-                .unwrap_or(false);
-        Some(v3::FieldValidation::new(&index, known, namespace))
-    }
-}
-
-impl SchemaSource for OnDemand {
-    fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema> {
-        Box::pin(self.schema(kinds, mode))
-    }
-}
-
-/// `GET path` as JSON: the body of a success, `None` otherwise (the caller falls
-/// back to what it can do without).
-async fn get(client: &kube::Client, path: &str) -> Option<Vec<u8>> {
-    let request = http::Request::get(path)
-        .header(http::header::ACCEPT, "application/json")
-        .body(kube::client::Body::empty())
-        .ok()?;
-    let response = client.send(request).await.ok()?;
-    let status = response.status();
-    let body = response.into_body().collect_bytes().await.ok()?;
-    if !status.is_success() {
-        tracing::debug!(path, %status, "OpenAPI v3 not read");
-        return None;
-    }
-    Some(body.to_vec())
 }
 
 /// Fetches (or revalidates) and reads the document. The error is the reason in
@@ -212,8 +82,8 @@ fn transport(err: &kube::Error) -> String {
         return url_error;
     }
     match err {
-        kube::Error::Service(cause) => apiclient::error::error_chain(cause.as_ref()),
-        other => apiclient::error::error_chain(other),
+        kube::Error::Service(cause) => apiclient::go_net::error_chain(cause.as_ref()),
+        other => apiclient::go_net::error_chain(other),
     }
 }
 

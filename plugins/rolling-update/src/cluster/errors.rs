@@ -51,7 +51,7 @@ pub fn explain_transport(err: anyhow::Error) -> anyhow::Error {
     let explained = apiclient::go_net::standard_message(transport).unwrap_or_else(|| {
         format!(
             "Unable to connect to the server: {}",
-            apiclient::error::error_chain(transport)
+            apiclient::go_net::error_chain(transport)
         )
     });
     // Alone, it is kubectl's CheckErr line (no `error: `); after a step of ours, part

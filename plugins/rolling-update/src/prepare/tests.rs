@@ -33,6 +33,12 @@ struct Fake {
     /// Pods deleted by someone else between our list and our update of them.
     vanishing: Vec<String>,
     rc_writes: usize,
+    /// Scripted answers to the next POSTs of an RC (front first): the error in place
+    /// of the answer, `applied` when the server stored the RC all the same (a lost
+    /// answer).
+    create_failures: Vec<(kube::Error, bool)>,
+    /// Scripted errors of the next orphan-deletes (front first), nothing applied.
+    delete_failures: Vec<kube::Error>,
 }
 
 impl Fake {
@@ -52,7 +58,15 @@ impl Fake {
             late_pod: None,
             vanishing: Vec::new(),
             rc_writes: 0,
+            create_failures: Vec::new(),
+            delete_failures: Vec::new(),
         }
+    }
+
+    fn status(code: u16, reason: &str) -> kube::Error {
+        kube::Error::Api(Box::new(
+            kube::core::Status::failure(reason, reason).with_code(code),
+        ))
     }
 
     fn not_found(name: &str) -> kube::Error {
@@ -79,11 +93,78 @@ impl Fake {
     }
 }
 
-impl PrepareOps for Fake {
+/// The hand-over's requests: POST (scripted failures first), GET, an orphan-delete
+/// the garbage collector finishes at once, PUT.
+impl HandoverOps for Fake {
     fn check_interrupt(&self) -> anyhow::Result<()> {
         Ok(())
     }
 
+    /// The scripted cluster's answers are statuses: 429 and 5xx are worth a retry.
+    fn is_transient(&self, err: &kube::Error) -> bool {
+        matches!(err, kube::Error::Api(s) if s.code == 429 || s.code >= 500)
+    }
+
+    async fn create_rc(
+        &mut self,
+        rc: &ReplicationController,
+    ) -> Result<ReplicationController, kube::Error> {
+        let name = controller::name(rc).to_string();
+        self.calls.push(format!("create {name}"));
+        if !self.create_failures.is_empty() {
+            let (err, applied) = self.create_failures.remove(0);
+            if applied {
+                self.store(rc.clone());
+            }
+            return Err(err);
+        }
+        if self.rcs.contains_key(&name) {
+            return Err(Self::status(409, "AlreadyExists"));
+        }
+        Ok(self.store(rc.clone()))
+    }
+
+    async fn find_rc(&mut self, name: &str) -> Result<Option<ReplicationController>, kube::Error> {
+        self.calls.push(format!("find {name}"));
+        Ok(self.rcs.get(name).cloned())
+    }
+
+    async fn orphan_delete_rc(&mut self, name: &str) -> Result<(), kube::Error> {
+        self.calls.push(format!("orphan_delete {name}"));
+        if !self.delete_failures.is_empty() {
+            return Err(self.delete_failures.remove(0));
+        }
+        match self.rcs.remove(name) {
+            Some(_) => Ok(()),
+            None => Err(Self::not_found(name)),
+        }
+    }
+
+    async fn wait_rc_gone(&mut self, name: &str, _deadline: Instant) -> anyhow::Result<()> {
+        self.calls.push(format!("wait_gone {name}"));
+        self.rcs.remove(name);
+        Ok(())
+    }
+
+    async fn update_rc(
+        &mut self,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController> {
+        self.calls
+            .push(format!("update_rc {}", controller::name(rc)));
+        let mut rc = rc.clone();
+        mutate(&mut rc);
+        Ok(self.store(rc))
+    }
+
+    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
+        tokio::time::sleep_until(until).await;
+        Ok(())
+    }
+}
+
+impl PrepareOps for Fake {
     async fn get_rc(&mut self, name: &str) -> Result<ReplicationController, kube::Error> {
         self.calls.push(format!("get {name}"));
         let mut rc = self
@@ -113,47 +194,6 @@ impl PrepareOps for Fake {
     async fn list_rcs(&mut self) -> anyhow::Result<Vec<ReplicationController>> {
         self.calls.push("list_rcs".into());
         Ok(self.rcs.values().cloned().collect())
-    }
-
-    async fn wait_rc_gone(&mut self, name: &str, _deadline: Instant) -> anyhow::Result<()> {
-        self.calls.push(format!("wait_gone {name}"));
-        self.rcs.remove(name);
-        Ok(())
-    }
-
-    async fn hand_over(
-        &mut self,
-        new_rc: &ReplicationController,
-        old_name: &str,
-        _timeout: Duration,
-    ) -> anyhow::Result<ReplicationController> {
-        let from = controller::name(new_rc).to_string();
-        self.calls.push(format!("hand_over {from} -> {old_name}"));
-        let mut rc = self.rcs.remove(&from).expect("the RC handed over exists");
-        rc.metadata.name = Some(old_name.to_string());
-        Ok(self.store(rc))
-    }
-
-    async fn resume_hand_over(
-        &mut self,
-        pending: &ReplicationController,
-        _deadline: Instant,
-    ) -> anyhow::Result<ReplicationController> {
-        self.calls
-            .push(format!("resume {}", controller::name(pending)));
-        Ok(pending.clone())
-    }
-
-    async fn update_rc(
-        &mut self,
-        rc: &ReplicationController,
-        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
-    ) -> anyhow::Result<ReplicationController> {
-        self.calls
-            .push(format!("update_rc {}", controller::name(rc)));
-        let mut rc = rc.clone();
-        mutate(&mut rc);
-        Ok(self.store(rc))
     }
 
     async fn strip_update_annotations(
@@ -234,11 +274,6 @@ impl PrepareOps for Fake {
         let mut rc = rc.clone();
         rc.metadata.uid = Some("dry-run-uid".into());
         Ok(rc)
-    }
-
-    async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
-        tokio::time::sleep_until(until).await;
-        Ok(())
     }
 }
 
@@ -353,10 +388,19 @@ async fn a_one_name_update_whose_old_rc_is_gone_is_scaled_up_then_renamed() {
         &fake.calls[..4],
         ["get web", "list_rcs", "scale web-2 3", "get web-2"]
     );
+    // The hand-over: the pending copy, the orphan-delete, the copy made final.
     assert_eq!(
-        fake.calls.last().map(String::as_str),
-        Some("hand_over web-2 -> web")
+        fake.calls[fake.calls.len() - 4..],
+        [
+            "create web",
+            "orphan_delete web-2",
+            "wait_gone web-2",
+            "update_rc web"
+        ]
     );
+    assert_eq!(replicas(&rc), 3);
+    assert_eq!(handover::renamed_from(&rc), None);
+    assert!(!fake.rcs.contains_key("web-2"));
     // Polled every 250 ms until the pods were available, 2 s after the scale.
     let waited = start.elapsed();
     assert!(
@@ -476,8 +520,11 @@ async fn a_two_name_update_whose_old_rc_is_gone_ends_by_removing_the_annotations
 async fn a_pending_hand_over_is_resumed_and_a_rollback_of_it_refused() {
     let pending = rc(
         "web",
-        3,
-        &[(RENAMED_FROM_ANNOTATION, "web-2")],
+        0,
+        &[
+            (RENAMED_FROM_ANNOTATION, "web-2"),
+            (DESIRED_REPLICAS_ANNOTATION, "3"),
+        ],
         &[("app", "web"), (KEY, "2")],
         "nginx:2",
     );
@@ -492,7 +539,15 @@ async fn a_pending_hand_over_is_resumed_and_a_rollback_of_it_refused() {
         "{prepared:?}"
     );
     assert_eq!(lines.0, ["Renaming web-2 to web"]);
-    assert_eq!(fake.calls, ["get web", "resume web"]);
+    assert_eq!(
+        fake.calls,
+        [
+            "get web",
+            "orphan_delete web-2",
+            "wait_gone web-2",
+            "update_rc web"
+        ]
+    );
 
     let mut fake = Fake::new(vec![pending], vec![]);
     let rollback = Plan {
@@ -843,4 +898,114 @@ fn the_new_rc_body_follows_1_17_s_rules_and_carries_the_change_cause() {
     };
     let body = new_controller_body(&rollback, &old, next, false).expect("valid");
     assert_eq!(annotation(&body, cli::flags::CHANGE_CAUSE), None);
+}
+
+/// The RC the hand-over hands over, and the fake holding it (3 pods' worth).
+fn handing_over() -> (ReplicationController, Fake) {
+    let new_rc = rc(
+        "web-2",
+        3,
+        &[(DESIRED_REPLICAS_ANNOTATION, "3")],
+        &[("app", "web"), (KEY, "2")],
+        "nginx:2",
+    );
+    let fake = Fake::new(vec![new_rc.clone()], vec![]);
+    (new_rc, fake)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hand_over_posts_a_pending_copy_orphan_deletes_then_puts_it_final() {
+    let (new_rc, mut fake) = handing_over();
+    let done = handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
+        .await
+        .expect("handed over");
+    assert_eq!(
+        fake.calls,
+        [
+            "create web",
+            "orphan_delete web-2",
+            "wait_gone web-2",
+            "update_rc web"
+        ]
+    );
+    assert_eq!(controller::name(&done), "web");
+    assert_eq!(replicas(&done), 3);
+    assert_eq!(
+        done.spec.as_ref().and_then(|s| s.selector.clone()),
+        new_rc.spec.as_ref().and_then(|s| s.selector.clone())
+    );
+    assert_eq!(handover::renamed_from(&done), None);
+    assert_eq!(fake.rcs.keys().collect::<Vec<_>>(), ["web"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_answer_to_the_copy_s_post_goes_on_with_the_copy_it_created() {
+    let (new_rc, mut fake) = handing_over();
+    // The server stored the copy but its answer was a 504: retried after 200 ms, the
+    // POST meets the copy (AlreadyExists), which is ours.
+    fake.create_failures
+        .push((Fake::status(504, "Timeout"), true));
+    let start = Instant::now();
+    let done = handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
+        .await
+        .expect("handed over");
+    assert_eq!(
+        fake.calls,
+        [
+            "create web",
+            "create web",
+            "find web",
+            "orphan_delete web-2",
+            "wait_gone web-2",
+            "update_rc web"
+        ]
+    );
+    assert_eq!(start.elapsed(), Duration::from_millis(200));
+    assert_eq!(replicas(&done), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transient_delete_failure_is_retried_and_another_rc_under_the_name_refused() {
+    let (new_rc, mut fake) = handing_over();
+    fake.delete_failures
+        .push(Fake::status(429, "TooManyRequests"));
+    handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
+        .await
+        .expect("handed over");
+    assert_eq!(
+        fake.calls[..3],
+        ["create web", "orphan_delete web-2", "orphan_delete web-2"]
+    );
+
+    // Someone else's RC under the old name: nothing is deleted.
+    let (new_rc, mut fake) = handing_over();
+    fake.rcs.insert(
+        "web".into(),
+        rc("web", 1, &[], &[("app", "other")], "other:1"),
+    );
+    let err = handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "replicationcontroller \"web\" already exists and is not the renamed copy of \"web-2\""
+    );
+    assert_eq!(fake.calls, ["create web", "find web"]);
+    assert!(fake.rcs.contains_key("web-2"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_permanent_failure_of_the_post_stops_the_hand_over_before_any_delete() {
+    let (new_rc, mut fake) = handing_over();
+    fake.create_failures
+        .push((Fake::status(403, "Forbidden"), false));
+    let err = handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
+        .await
+        .expect_err("forbidden");
+    assert!(
+        matches!(err.downcast_ref::<kube::Error>(), Some(kube::Error::Api(s)) if s.code == 403),
+        "{err:#}"
+    );
+    assert_eq!(fake.calls, ["create web"]);
+    assert!(fake.rcs.contains_key("web-2"));
 }

@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::jiff::Timestamp;
 
+pub use super::backoff::RestartBackoff;
 use super::pull;
 use super::runtime::{
     ContainerObservation, ContainerRunState, PodObservation, PodRuntime, RestartPolicy, Runtime,
@@ -43,41 +44,6 @@ impl SimulatedRuntime {
             default_ready_after,
             backoff: RestartBackoff::default(),
         }
-    }
-}
-
-/// Crash-loop back-off: `initial * 2^n` before restart n+1, capped at `max`.
-/// Much shorter than a kubelet's 10s..5min so tests see restarts quickly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RestartBackoff {
-    /// Delay before the first restart.
-    pub initial: Duration,
-    /// Upper bound.
-    pub max: Duration,
-}
-
-impl Default for RestartBackoff {
-    fn default() -> Self {
-        Self {
-            initial: Duration::from_millis(200),
-            max: Duration::from_secs(5),
-        }
-    }
-}
-
-impl RestartBackoff {
-    /// Floor on every delay: a zero back-off with a zero run time would make
-    /// [`simulate`] loop without advancing.
-    const FLOOR: Duration = Duration::from_millis(10);
-
-    /// The delay after run number `run` (0-based) ended.
-    pub fn delay(&self, run: u32) -> Duration {
-        let factor = 1u32.checked_shl(run.min(31)).unwrap_or(u32::MAX);
-        self.initial
-            .checked_mul(factor)
-            .unwrap_or(self.max)
-            .min(self.max)
-            .max(Self::FLOOR)
     }
 }
 
