@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, ReplicationController, Secret};
 use k8s_openapi::api::rbac::v1::Role;
@@ -632,20 +633,33 @@ async fn sigterm_to_a_pod_mid_update_then_a_rerun_resumes() {
             out.lock().unwrap()
         )
     });
-    // The node posts the terminated status before it deletes the pod.
-    let ended = tokio::spawn(await_condition(
+    // The node posts the terminated status before it deletes the pod. The watch is
+    // established (its initial list done) before the delete: the plugin exits at once
+    // on SIGTERM, and a watch started after the pod was gone would never see it end.
+    let mut events = kube::runtime::watcher(
         pods.clone(),
-        "step-1",
-        |p: Option<&Pod>| p.and_then(terminated).is_some(),
-    ));
+        kube::runtime::watcher::Config::default().fields("metadata.name=step-1"),
+    )
+    .boxed();
+    while !matches!(
+        events.try_next().await.expect("watch the step's pod"),
+        Some(kube::runtime::watcher::Event::InitDone) | None
+    ) {}
     pods.delete("step-1", &DeleteParams::default().grace_period(5))
         .await
         .unwrap();
-    let ended = tokio::time::timeout(Duration::from_secs(30), ended)
-        .await
-        .expect("the pod ended within 30s")
-        .unwrap()
-        .unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(event) = events.try_next().await.expect("watch the step's pod") {
+            if let kube::runtime::watcher::Event::Apply(pod) = event
+                && terminated(&pod).is_some()
+            {
+                return Some(pod);
+            }
+        }
+        None
+    })
+    .await
+    .expect("the pod ended within 30s");
     let _ = tokio::time::timeout(Duration::from_secs(30), following).await;
     let out = out.lock().unwrap().clone();
     assert_eq!(ended.as_ref().and_then(terminated), Some(143), "{out}");
