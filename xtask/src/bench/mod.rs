@@ -298,6 +298,9 @@ fn restrict(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
+/// Simulated nodes of the benchmark's cluster (see [`LocalCluster::start`]).
+const BENCH_NODES: usize = 3;
+
 /// The local cluster of this benchmark, stopped when dropped (also on errors).
 struct LocalCluster {
     state_dir: PathBuf,
@@ -315,8 +318,16 @@ impl LocalCluster {
         }
         // Throttling applies only to users outside system:masters: every case but the
         // throttled ones runs in that group and is never affected (see cases.rs).
-        let state =
-            crate::cluster::up(&state_dir, release, true, 1, Some(cases::THROTTLE_MUTATING))?;
+        // Three simulated nodes (110 pods each, as kubelets take): a case's runs keep
+        // their namespaces until the case ends, and rolling-update-30's six runs hold
+        // 180 pods; a current server's scheduler keeps the pods beyond capacity Pending.
+        let state = crate::cluster::up(
+            &state_dir,
+            release,
+            true,
+            BENCH_NODES,
+            Some(cases::THROTTLE_MUTATING),
+        )?;
         Ok(Self {
             state_dir,
             kubeconfig: state.kubeconfig,
