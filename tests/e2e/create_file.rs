@@ -795,14 +795,7 @@ async fn aggregated_discovery_cold_is_two_requests_and_warm_none() {
             &file,
         ]);
         out.success();
-        let mut paths: Vec<String> = out
-            .stderr
-            .lines()
-            .filter_map(|l| l.split_once(" GET https://")?.1.split_once('/'))
-            .map(|(_, path)| format!("/{}", path.split(['?', ' ']).next().unwrap_or("")))
-            .collect();
-        paths.sort();
-        paths
+        tests::harness::logged_get_paths(&out.stderr)
     };
     assert_eq!(discovery_gets(), ["/api", "/apis"]);
     assert_eq!(discovery_gets(), Vec::<String>::new());

@@ -357,14 +357,8 @@ async fn on_a_current_server_openapi_v3_decides_and_v2_comes_only_for_lists() {
             .args(["--cache-dir", cache_dir, "-f", file])
             .run();
         out.success();
-        let mut paths: Vec<String> = out
-            .stderr
-            .lines()
-            .filter_map(|l| l.split_once(" GET https://")?.1.split_once('/'))
-            .map(|(_, path)| format!("/{}", path.split(['?', ' ']).next().unwrap_or("")))
-            .filter(|p| p.starts_with("/openapi"))
-            .collect();
-        paths.sort();
+        let mut paths = tests::harness::logged_get_paths(&out.stderr);
+        paths.retain(|p| p.starts_with("/openapi"));
         paths
     };
     assert_eq!(
