@@ -21,45 +21,75 @@
 //! as long as the bound exceeds 60 s. Watches ask the server to end them within the
 //! bound ([`watch_timeout`]), so a quiet watch is renewed by the watcher, never cut.
 
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use http_body_util::BodyExt as _;
+use kube::client::DynBody;
+use tower::BoxError;
 
 /// The bound without `--request-timeout`: kube-apiserver's default request timeout
 /// (60 s) plus 15 s for its `504` to travel back.
 pub const DEFAULT_BOUND: Duration = Duration::from_secs(75);
 
-/// The bound of this process's client and the flag that set it (`None`: none set
-/// yet). Process-wide like the warning writer: the error formatter
-/// ([`cli::format_error`]) names it.
-static BOUND: Mutex<Option<(Duration, &'static str)>> = Mutex::new(None);
-
 /// The flag that bounds requests in every plugin, as in kubectl.
 pub const REQUEST_TIMEOUT_FLAG: &str = "--request-timeout";
+
+/// The bound of one client's requests, as [`bound_requests`] set it: everything the
+/// words of its failed requests need, carried by each of them ([`Bounded`]), so that
+/// those words are a function of the error alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    /// The bound in effect (the read timeout).
+    pub limit: Duration,
+    /// The flag that set it (`--request-timeout`, or rolling-update's `--timeout`).
+    pub flag: &'static str,
+    /// `--request-timeout` as given (not the default, not a command's own bound):
+    /// kubectl's discovery and OpenAPI clients put it in their URLs (`?timeout=2s`),
+    /// which [`crate::go_net::url_error`] repeats.
+    pub request_timeout: Option<Duration>,
+}
+
+impl Bound {
+    /// kubectl's frame (`Unable to connect to the server: …`) around the rule, for a
+    /// request this bound cut. It names the rule, not how long the request waited:
+    /// the connect timeout can be tighter (kube's 30 s).
+    pub fn no_answer(&self) -> String {
+        let Self { limit, flag, .. } = self;
+        if *flag == REQUEST_TIMEOUT_FLAG {
+            format!(
+                "Unable to connect to the server: no answer in time (each request is bounded by {limit:?}: {flag}, or {DEFAULT_BOUND:?} without it)"
+            )
+        } else {
+            format!(
+                "Unable to connect to the server: no answer in time (each request is bounded by {limit:?}: {flag})"
+            )
+        }
+    }
+
+    /// The server-side timeout (`timeoutSeconds`) for a watch under this bound: one
+    /// second below it, so the server ends a quiet watch (and the watcher renews it)
+    /// before the client's read timeout would cut it; at least 1, at most kube's own 290.
+    pub fn watch_timeout(&self) -> u32 {
+        watch_timeout_under(self.limit)
+    }
+
+    /// The layer for [`kube::client::ClientBuilder::with_layer`] that marks every
+    /// failed request of the client, and every failed read of an answer's body, with
+    /// this bound ([`Bounded`]).
+    pub fn layer(self) -> Layer {
+        Layer(self)
+    }
+}
 
 /// Bounds every request of a client built from `config`: `limit` when given (a
 /// command's `--request-timeout`, or a tighter bound such as rolling-update's
 /// `--timeout`, with the flag that set it), else [`DEFAULT_BOUND`]; a timeout already
-/// set lower in `config` (by `--request-timeout`) stays. Returns the bound in effect
-/// (the read timeout).
-pub fn bound_requests(
-    config: &mut kube::Config,
-    limit: Option<(Duration, &'static str)>,
-) -> Duration {
-    let (effective, flag) = apply(config, limit);
-    *BOUND.lock().unwrap_or_else(|e| e.into_inner()) = Some((effective, flag));
-    if let Some((given, REQUEST_TIMEOUT_FLAG)) = limit {
-        *REQUEST_TIMEOUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(given);
-    }
-    effective
-}
-
-/// [`bound_requests`] on `config` alone: the bound in effect and the flag that set it,
-/// recorded nowhere (the tests' entry, which must not change the process's bound
-/// under the error tests running beside them).
-fn apply(
-    config: &mut kube::Config,
-    limit: Option<(Duration, &'static str)>,
-) -> (Duration, &'static str) {
+/// set lower in `config` (by `--request-timeout`) stays. Returns the bound in effect,
+/// whose [`Bound::layer`] goes on the client so that its errors carry it.
+pub fn bound_requests(config: &mut kube::Config, limit: Option<(Duration, &'static str)>) -> Bound {
     let bound = limit
         .map_or(DEFAULT_BOUND, |(d, _)| d)
         .max(Duration::from_millis(1));
@@ -77,37 +107,116 @@ fn apply(
         Some((_, flag)) if effective >= bound => flag,
         _ => REQUEST_TIMEOUT_FLAG,
     };
-    (effective, flag)
-}
-
-/// `--request-timeout` as [`bound_requests`] was given it in this process (not the
-/// default bound): kubectl's discovery and OpenAPI clients put it in their URLs
-/// (`?timeout=2s`), which [`crate::go_net::url_error`] repeats.
-pub fn request_timeout() -> Option<Duration> {
-    *REQUEST_TIMEOUT.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-static REQUEST_TIMEOUT: std::sync::Mutex<Option<Duration>> = std::sync::Mutex::new(None);
-
-/// The bound set by [`bound_requests`] in this process, if any, and its flag.
-fn set() -> Option<(Duration, &'static str)> {
-    *BOUND.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The bound set by [`bound_requests`] in this process, if any.
-pub fn current() -> Option<Duration> {
-    set().map(|(d, _)| d)
-}
-
-/// The server-side timeout (`timeoutSeconds`) for a watch under the bound in effect:
-/// one second below it, so the server ends a quiet watch (and the watcher renews it)
-/// before the client's read timeout would cut it; at least 1, at most kube's own 290.
-pub fn watch_timeout() -> u32 {
-    watch_timeout_under(current().unwrap_or(DEFAULT_BOUND))
+    let request_timeout = match limit {
+        Some((given, REQUEST_TIMEOUT_FLAG)) => Some(given),
+        _ => None,
+    };
+    Bound {
+        limit: effective,
+        flag,
+        request_timeout,
+    }
 }
 
 fn watch_timeout_under(bound: Duration) -> u32 {
     u32::try_from(bound.as_secs().saturating_sub(1).clamp(1, 290)).unwrap_or(290)
+}
+
+/// A failed request (or answer body) of a client under `bound`. Its text is its
+/// cause's: the words are [`no_answer`]'s and [`crate::go_net`]'s, read from the
+/// fields.
+#[derive(Debug)]
+pub struct Bounded {
+    pub bound: Bound,
+    source: BoxError,
+}
+
+impl Bounded {
+    /// `source`, a failure of a request under `bound`.
+    pub fn new(bound: Bound, source: impl Into<BoxError>) -> Self {
+        Self {
+            bound,
+            source: source.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Bounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for Bounded {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.source.as_ref())
+    }
+}
+
+/// The [`Bounded`] that `err` or one of its causes is, if any: the bound of the client
+/// whose request failed.
+pub fn bound_of(err: &(dyn std::error::Error + 'static)) -> Option<Bound> {
+    let mut cause = Some(err);
+    while let Some(e) = cause {
+        if let Some(bounded) = e.downcast_ref::<Bounded>() {
+            return Some(bounded.bound);
+        }
+        cause = e.source();
+    }
+    None
+}
+
+/// See [`Bound::layer`].
+#[derive(Debug, Clone, Copy)]
+pub struct Layer(Bound);
+
+impl<S> tower::Layer<S> for Layer {
+    type Service = Service<S>;
+
+    fn layer(&self, inner: S) -> Service<S> {
+        Service {
+            inner,
+            bound: self.0,
+        }
+    }
+}
+
+/// The service of [`Layer`].
+#[derive(Debug, Clone)]
+pub struct Service<S> {
+    inner: S,
+    bound: Bound,
+}
+
+impl<S, R> tower::Service<R> for Service<S>
+where
+    S: tower::Service<R, Response = http::Response<Box<DynBody>>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<Box<DynBody>>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let bound = self.bound;
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            match response.await {
+                // A body read cut by the read timeout fails here, after the answer
+                // began: marked too.
+                Ok(response) => Ok(response.map(|body| {
+                    Box::new(body.map_err(move |e| BoxError::from(Bounded::new(bound, e))))
+                        as Box<DynBody>
+                })),
+                Err(e) => Err(Box::new(Bounded::new(bound, e)) as BoxError),
+            }
+        })
+    }
 }
 
 /// Whether `err` (any cause of it) is a request cut by the bound: hyper-timeout's
@@ -125,10 +234,9 @@ pub fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// kubectl's words for a request cut by the bound (`Unable to connect to the server:
-/// …`), when `err` itself is a kube transport error that timed out: the one wording
-/// for every plugin and flag. It names the rule, not how long this request waited:
-/// the connect timeout can be tighter (kube's 30 s).
+/// kubectl's words for a request cut by the bound ([`Bound::no_answer`]), when `err`
+/// itself is a kube transport error that timed out under a bounded client: the one
+/// wording for every plugin and flag, from the bound the error carries.
 pub fn no_answer(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     let kube_err = err.downcast_ref::<kube::Error>()?;
     if !matches!(
@@ -138,16 +246,7 @@ pub fn no_answer(err: &(dyn std::error::Error + 'static)) -> Option<String> {
     {
         return None;
     }
-    let (bound, flag) = set()?;
-    Some(if flag == REQUEST_TIMEOUT_FLAG {
-        format!(
-            "Unable to connect to the server: no answer in time (each request is bounded by {bound:?}: {flag}, or {DEFAULT_BOUND:?} without it)"
-        )
-    } else {
-        format!(
-            "Unable to connect to the server: no answer in time (each request is bounded by {bound:?}: {flag})"
-        )
-    })
+    Some(bound_of(kube_err)?.no_answer())
 }
 
 #[cfg(test)]
@@ -166,7 +265,7 @@ mod tests {
     #[test]
     fn without_a_limit_the_default_bounds_reads_writes_and_connects() {
         let mut c = config();
-        assert_eq!(apply(&mut c, None).0, DEFAULT_BOUND);
+        assert_eq!(bound_requests(&mut c, None).limit, DEFAULT_BOUND);
         assert_eq!(c.read_timeout, Some(DEFAULT_BOUND));
         assert_eq!(c.write_timeout, Some(DEFAULT_BOUND));
         // kube's 30 s connect timeout is already tighter.
@@ -180,7 +279,10 @@ mod tests {
     fn a_limit_replaces_the_default_and_a_tighter_setting_stays() {
         let mut c = config();
         let five = Duration::from_secs(5);
-        assert_eq!(apply(&mut c, Some((five, "--timeout"))).0, five);
+        assert_eq!(
+            bound_requests(&mut c, Some((five, "--timeout"))).limit,
+            five
+        );
         assert_eq!(
             (c.connect_timeout, c.read_timeout, c.write_timeout),
             (Some(five), Some(five), Some(five))
@@ -193,7 +295,7 @@ mod tests {
         c.read_timeout = Some(ten_min);
         c.write_timeout = Some(ten_min);
         assert_eq!(
-            apply(&mut c, Some((ten_min, REQUEST_TIMEOUT_FLAG))).0,
+            bound_requests(&mut c, Some((ten_min, REQUEST_TIMEOUT_FLAG))).limit,
             ten_min
         );
         assert_eq!(c.write_timeout, Some(ten_min));
@@ -201,9 +303,137 @@ mod tests {
         let mut c = config();
         c.read_timeout = Some(Duration::from_secs(3));
         assert_eq!(
-            apply(&mut c, Some((Duration::from_secs(300), "--timeout"))).0,
+            bound_requests(&mut c, Some((Duration::from_secs(300), "--timeout"))).limit,
             Duration::from_secs(3)
         );
+    }
+
+    fn cut(bound: Bound) -> kube::Error {
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
+        kube::Error::Service(Box::new(Bounded::new(bound, io)))
+    }
+
+    #[test]
+    fn the_words_of_a_cut_request_are_its_bound_s() {
+        let given = Bound {
+            limit: Duration::from_secs(2),
+            flag: REQUEST_TIMEOUT_FLAG,
+            request_timeout: Some(Duration::from_secs(2)),
+        };
+        assert_eq!(
+            given.no_answer(),
+            "Unable to connect to the server: no answer in time (each request is bounded by 2s: --request-timeout, or 75s without it)"
+        );
+        let own = Bound {
+            limit: Duration::from_secs(300),
+            flag: "--timeout",
+            request_timeout: None,
+        };
+        assert_eq!(
+            own.no_answer(),
+            "Unable to connect to the server: no answer in time (each request is bounded by 300s: --timeout)"
+        );
+        // Two clients' errors side by side, each in its own words: nothing is read
+        // from the process.
+        assert_eq!(no_answer(&cut(given)), Some(given.no_answer()));
+        assert_eq!(no_answer(&cut(own)), Some(own.no_answer()));
+    }
+
+    #[test]
+    fn the_bound_in_effect_names_the_flag_that_set_it() {
+        // Without a limit: the default, named by the flag that would change it.
+        let bound = bound_requests(&mut config(), None);
+        assert_eq!(
+            bound,
+            Bound {
+                limit: DEFAULT_BOUND,
+                flag: REQUEST_TIMEOUT_FLAG,
+                request_timeout: None,
+            }
+        );
+        assert_eq!(
+            bound.no_answer(),
+            "Unable to connect to the server: no answer in time (each request is bounded by 75s: --request-timeout, or 75s without it)"
+        );
+        // --request-timeout=2s: the URLs' timeout too.
+        let two = Duration::from_secs(2);
+        let bound = bound_requests(&mut config(), Some((two, REQUEST_TIMEOUT_FLAG)));
+        assert_eq!((bound.limit, bound.request_timeout), (two, Some(two)));
+        // rolling-update's --timeout=5m under --request-timeout=3s (set by to_config):
+        // the tighter --request-timeout cuts, but the URLs keep kubectl's default.
+        let mut c = config();
+        c.read_timeout = Some(Duration::from_secs(3));
+        let bound = bound_requests(&mut c, Some((Duration::from_secs(300), "--timeout")));
+        assert_eq!(
+            bound,
+            Bound {
+                limit: Duration::from_secs(3),
+                flag: REQUEST_TIMEOUT_FLAG,
+                request_timeout: None,
+            }
+        );
+        assert_eq!(bound.watch_timeout(), 2);
+    }
+
+    #[test]
+    fn only_a_bounded_request_that_timed_out_reads_as_cut() {
+        let bound = bound_requests(&mut config(), Some((Duration::from_secs(5), "--timeout")));
+        assert!(no_answer(&cut(bound)).is_some());
+        // The same timeout from a client without the bound's layer: Go's words apply.
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
+        assert_eq!(no_answer(&kube::Error::Service(Box::new(io))), None);
+        // A bounded request that failed otherwise.
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let err = kube::Error::Service(Box::new(Bounded::new(bound, refused)));
+        assert_eq!(no_answer(&err), None);
+        assert_eq!(bound_of(&err), Some(bound));
+        // The mark itself is worded by the kube error above it, and reads as its cause.
+        let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
+        let bounded = Bounded::new(bound, io);
+        assert_eq!(no_answer(&bounded), None);
+        assert_eq!(bounded.to_string(), "connection error: timed out");
+    }
+
+    /// The layer marks a failed request and a failed read of an answer's body.
+    #[tokio::test]
+    async fn the_layer_marks_failed_requests_and_bodies() {
+        use tower::{Layer as _, ServiceExt as _};
+
+        /// A body whose first read fails, as a read cut by the timeout does.
+        struct Cut;
+        impl hyper::body::Body for Cut {
+            type Data = hyper::body::Bytes;
+            type Error = BoxError;
+            fn poll_frame(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Option<Result<hyper::body::Frame<hyper::body::Bytes>, BoxError>>>
+            {
+                Poll::Ready(Some(Err(std::io::Error::from(
+                    std::io::ErrorKind::TimedOut,
+                )
+                .into())))
+            }
+        }
+
+        let bound = bound_requests(&mut config(), Some((Duration::from_secs(5), "--timeout")));
+        let failing = tower::service_fn(|_: ()| async {
+            Err::<http::Response<Box<DynBody>>, BoxError>(
+                std::io::Error::from(std::io::ErrorKind::TimedOut).into(),
+            )
+        });
+        let Err(err) = bound.layer().layer(failing).oneshot(()).await else {
+            panic!("the request fails");
+        };
+        assert_eq!(bound_of(err.as_ref()), Some(bound));
+        assert!(is_timeout(err.as_ref()));
+
+        let answering = tower::service_fn(|_: ()| async {
+            Ok::<_, BoxError>(http::Response::new(Box::new(Cut) as Box<DynBody>))
+        });
+        let response = bound.layer().layer(answering).oneshot(()).await.unwrap();
+        let err = response.into_body().collect().await.unwrap_err();
+        assert_eq!(bound_of(err.as_ref()), Some(bound));
     }
 
     #[test]

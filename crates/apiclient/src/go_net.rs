@@ -13,7 +13,9 @@
 //!
 //! What the client stack does not carry is added where the connection and the request
 //! are made ([`crate::client::connect::Dialed`]: the address dialled and whether it was
-//! a proxy; [`crate::client::Requested`]: the method and URL). What cannot be known is
+//! a proxy; [`crate::client::Requested`]: the method and URL; [`crate::bound::Bounded`]:
+//! the client's bound and `--request-timeout`), so that every wording here is a
+//! function of the error alone. What cannot be known is
 //! decided here and listed in the README: the resolver a DNS failure names is the first
 //! `nameserver` of `/etc/resolv.conf` (Go's pure resolver, which kubectl's Linux builds
 //! use, names the server that answered, normally that one); a reset connection has no
@@ -22,6 +24,7 @@
 
 use std::error::Error as StdError;
 
+use crate::bound::Bounded;
 use crate::client::Requested;
 use crate::client::connect::Dialed;
 
@@ -61,6 +64,7 @@ fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'stat
 pub fn is_transport(err: &(dyn StdError + 'static)) -> bool {
     chain(err).iter().any(|e| {
         e.is::<Requested>()
+            || e.is::<Bounded>()
             || e.is::<Dialed>()
             || matches!(
                 e.downcast_ref::<kube::Error>(),
@@ -344,13 +348,18 @@ pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
 /// Go's `url.Error` for a failed request to `path` of the server (`Get
 /// "https://host:port/api?timeout=32s": dial tcp …`), with the URL kubectl's client
 /// would have asked: the server of the request that failed, `path`, and the discovery
-/// and OpenAPI clients' `timeout` parameter (`--request-timeout`, else 32 s).
-/// `None` when `err` is no transport failure; a request cut by the client's bound
-/// keeps the project's wording.
+/// and OpenAPI clients' `timeout` parameter (`--request-timeout` as the client's
+/// bound carried it in `err`, else 32 s). `None` when `err` is no transport failure; a
+/// request cut by the client's bound keeps the project's wording.
 pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
-    if let Some(no_answer) = chain(err).iter().find_map(|e| crate::bound::no_answer(*e)) {
+    let all = chain(err);
+    if let Some(no_answer) = all.iter().find_map(|e| crate::bound::no_answer(*e)) {
         return Some(no_answer);
     }
+    let request_timeout = all
+        .iter()
+        .find_map(|e| e.downcast_ref::<Bounded>())
+        .and_then(|b| b.bound.request_timeout);
     let failure = failure(err)?;
     let Some((_, uri)) = &failure.request else {
         return Some(failure.text);
@@ -360,7 +369,7 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
         uri.scheme_str().unwrap_or("https"),
         uri.authority().map_or("", |a| a.as_str())
     );
-    let timeout = crate::bound::request_timeout().map_or_else(|| "32s".to_string(), go_duration);
+    let timeout = request_timeout.map_or_else(|| "32s".to_string(), go_duration);
     Some(format!(
         "Get \"{server}{path}?timeout={timeout}\": {}",
         failure.text
@@ -437,7 +446,8 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
 /// Whether `err` itself (not a cause of it) is a request the client could not send or
 /// get an answer to.
 fn is_request_failure(err: &(dyn std::error::Error + 'static)) -> bool {
-    err.is::<crate::client::Requested>()
+    err.is::<Requested>()
+        || err.is::<Bounded>()
         || matches!(
             err.downcast_ref::<kube::Error>(),
             Some(kube::Error::Service(_) | kube::Error::HyperError(_))

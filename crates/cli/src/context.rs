@@ -11,6 +11,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
+use apiclient::bound::Bound;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 use kube::{Client, Config};
@@ -27,7 +28,7 @@ pub struct Context {
     flags: ConfigFlags,
     record: RecordFlags,
     config: OnceCell<Config>,
-    client: OnceCell<Client>,
+    client: OnceCell<(Client, Bound)>,
     request_bound: Option<(Duration, &'static str)>,
     /// Standard output. Not locked for the whole run: run-pod's attach writes through
     /// tokio's stdout from another thread, and would wait forever on a lock held here.
@@ -166,11 +167,22 @@ impl Context {
     /// The client, built once: the one place a plugin's client is made (its retries,
     /// warnings and credential layers come from [`ConfigFlags::client`]).
     pub async fn client(&self) -> Result<Client> {
-        let client = self
-            .client
+        Ok(self.built().await?.0.clone())
+    }
+
+    /// The bound on every request of [`Self::client`] (building the client if it is
+    /// not yet): what a watch's server-side timeout stays below
+    /// ([`apiclient::bound::Bound::watch_timeout`]).
+    pub async fn bound(&self) -> Result<Bound> {
+        Ok(self.built().await?.1)
+    }
+
+    /// The client and its bound, built once.
+    async fn built(&self) -> Result<&(Client, Bound)> {
+        self.client
             .get_or_try_init(|| async {
                 let mut config = self.config().await?.clone();
-                // Every request is bounded (see rest::bound): a command's own bound
+                // Every request is bounded (see apiclient::bound): a command's own bound
                 // (rolling-update's --timeout), else --request-timeout, else the default.
                 let limit = match self.request_bound {
                     Some(bound) => Some(bound),
@@ -179,10 +191,9 @@ impl Context {
                         .request_timeout()?
                         .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG)),
                 };
-                apiclient::bound::bound_requests(&mut config, limit);
-                anyhow::Ok(self.flags.client(config)?)
+                let bound = apiclient::bound::bound_requests(&mut config, limit);
+                anyhow::Ok((self.flags.client(config, bound)?, bound))
             })
-            .await?;
-        Ok(client.clone())
+            .await
     }
 }

@@ -191,7 +191,9 @@ pub fn format_error(err: &anyhow::Error) -> String {
         if let Some(apiclient::go_net::Unreachable(message)) = cause.downcast_ref() {
             return message.clone();
         }
-        if (cause.is::<kube::Error>() || cause.is::<apiclient::client::Requested>())
+        if (cause.is::<kube::Error>()
+            || cause.is::<apiclient::client::Requested>()
+            || cause.is::<apiclient::bound::Bounded>())
             && let Some(message) = apiclient::go_net::standard_message(cause)
         {
             return message;

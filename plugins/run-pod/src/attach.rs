@@ -66,6 +66,9 @@ pub struct Session {
     pub remove: bool,
     /// `--pod-running-timeout`.
     pub timeout: Duration,
+    /// The server-side timeout of each watch, below the client's bound
+    /// ([`apiclient::bound::Bound::watch_timeout`]).
+    pub watch_timeout: u32,
     /// How `--rm` deletes.
     pub deletion: Deletion,
 }
@@ -111,7 +114,16 @@ impl Session {
         // While it waits, the pod's scheduling or waiting reason goes to stderr
         // (issue 31): kubectl says nothing until its timeout.
         let why = Some(&mut *err as &mut dyn Write);
-        match wait_for_pod(&pods, &name, self.timeout, running_and_ready, why).await? {
+        match wait_for_pod(
+            &pods,
+            &name,
+            self.timeout,
+            self.watch_timeout,
+            running_and_ready,
+            why,
+        )
+        .await?
+        {
             Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
             Waited::Ready(pod) => {
                 if let Err(e) = self.attach(&pods, &pod, err).await {
@@ -135,7 +147,16 @@ impl Session {
         } else {
             |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
         };
-        let pod = match wait_for_pod(&pods, &name, self.timeout, finished, None).await? {
+        let pod = match wait_for_pod(
+            &pods,
+            &name,
+            self.timeout,
+            self.watch_timeout,
+            finished,
+            None,
+        )
+        .await?
+        {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
         exit_code_of(&pod)
@@ -576,19 +597,21 @@ pub fn running_and_ready(pod: &Pod) -> Result<bool, ()> {
 }
 
 /// Watches pod `name` until `condition` holds (`Ok(true)`) or reports completion
-/// (`Err(())`), or `timeout` passes. A deleted pod is kubectl's NotFound error.
+/// (`Err(())`), or `timeout` passes (each watch request asking the server for
+/// `watch_timeout`). A deleted pod is kubectl's NotFound error.
 /// With `why`, a wait that stalls says why there (see [`Why`]).
 async fn wait_for_pod(
     pods: &Api<Pod>,
     name: &str,
     timeout: Duration,
+    watch_timeout: u32,
     condition: impl Fn(&Pod) -> Result<bool, ()>,
     mut why: Option<&mut dyn Write>,
 ) -> Result<Waited> {
     // The server ends each watch before the client's read bound could cut a quiet one.
     let config = watcher::Config::default()
         .fields(&format!("metadata.name={name}"))
-        .timeout(apiclient::bound::watch_timeout());
+        .timeout(watch_timeout);
     let mut events = std::pin::pin!(watcher::watcher(pods.clone(), config));
     let wait = async {
         let mut stall = Why::default();

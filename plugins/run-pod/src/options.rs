@@ -412,6 +412,7 @@ impl RunPodOptions {
     async fn run_online(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
         let (namespace, _enforce) = ctx.namespace().await?;
         let client = ctx.client().await?;
+        let watch_timeout = ctx.bound().await?.watch_timeout();
         let generator = self.generator(&v, ctx).await?;
         let (out, err) = (&mut ctx.stdout, &mut ctx.stderr);
         let (obj, service) = self.build_objects(&v, generator, None)?;
@@ -454,6 +455,7 @@ impl RunPodOptions {
                 restart_policy: v.restart_policy.clone(),
                 remove: self.remove,
                 timeout: v.pod_running_timeout,
+                watch_timeout,
                 deletion: crate::attach::Deletion {
                     cascade: self.cascade.clone(),
                 },

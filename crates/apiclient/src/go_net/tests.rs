@@ -264,3 +264,115 @@ async fn a_worded_failure_is_not_followed_by_the_stack_s_text() {
         )
     );
 }
+
+/// The plugins' client for `server` under `limit` ([`crate::bound`]), with the bound's
+/// layer on it, as `cli::Context::client` builds it.
+fn bounded_client(server: &str, limit: (std::time::Duration, &'static str)) -> kube::Client {
+    let mut config = kube::Config::new(server.parse().expect("url"));
+    let bound = crate::bound::bound_requests(&mut config, Some(limit));
+    let (credentials, identity) =
+        crate::credentials::Credentials::of(&config).expect("credentials");
+    crate::client::builder(&config, credentials, identity)
+        .expect("builder")
+        .with_layer(&bound.layer())
+        .build()
+}
+
+/// The URL's `timeout` is the `--request-timeout` the failed request's client carried,
+/// not a value of the process: two clients side by side keep their own.
+#[tokio::test]
+async fn the_url_s_timeout_is_the_failed_client_s_request_timeout() {
+    use std::time::Duration;
+    let port = closed_port();
+    let server = format!("http://127.0.0.1:{port}");
+    let given = bounded_client(
+        &server,
+        (Duration::from_secs(2), crate::bound::REQUEST_TIMEOUT_FLAG),
+    );
+    let own = bounded_client(&server, (Duration::from_secs(300), "--timeout"));
+    let (given, own) = (get(&given).await, get(&own).await);
+    let refused = format!("dial tcp 127.0.0.1:{port}: connect: connection refused");
+    assert_eq!(
+        url_error(&given, "/api"),
+        Some(format!(
+            "Get \"http://127.0.0.1:{port}/api?timeout=2s\": {refused}"
+        ))
+    );
+    assert_eq!(
+        url_error(&own, "/api"),
+        Some(format!(
+            "Get \"http://127.0.0.1:{port}/api?timeout=32s\": {refused}"
+        ))
+    );
+    // The bound's mark changes nothing else of the words.
+    assert_eq!(
+        standard_message(&given),
+        Some(format!(
+            "The connection to the server 127.0.0.1:{port} was refused - did you specify the right host or port?"
+        ))
+    );
+}
+
+/// A server that accepts connections and then says nothing (a paused API server),
+/// or stops in the middle of its answer's body: each request is cut by its client's
+/// bound and worded from the bound the error carries.
+#[tokio::test]
+async fn a_request_cut_by_the_bound_is_worded_from_its_bound() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    // Every other connection gets the start of an answer whose body never comes.
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        for n in 0.. {
+            let Ok((mut conn, _)) = listener.accept().await else {
+                return;
+            };
+            if n % 2 == 1 {
+                let mut request = [0; 4096];
+                let _ = conn.read(&mut request).await;
+                let _ = conn
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"kind\"")
+                    .await;
+            }
+            held.push(conn);
+        }
+    });
+    let server = format!("http://127.0.0.1:{port}");
+    let silent = get(&bounded_client(
+        &server,
+        (
+            Duration::from_millis(300),
+            crate::bound::REQUEST_TIMEOUT_FLAG,
+        ),
+    ))
+    .await;
+    let words = "Unable to connect to the server: no answer in time (each request is bounded by 300ms: --request-timeout, or 75s without it)";
+    assert_eq!(standard_message(&silent).as_deref(), Some(words));
+    assert_eq!(url_error(&silent, "/api").as_deref(), Some(words));
+    assert_eq!(request_error(&silent), None);
+    assert_eq!(
+        error_chain(anyhow::Error::new(silent).context("listing pods").as_ref()),
+        format!("listing pods: {words}")
+    );
+    let midway = get(&bounded_client(
+        &server,
+        (Duration::from_millis(400), "--timeout"),
+    ))
+    .await;
+    // Cut in the body: the request itself had its answer (no `Requested` mark).
+    assert_eq!(
+        failure(&midway).map(|f| f.request),
+        Some(None),
+        "{midway:?}"
+    );
+    assert_eq!(
+        standard_message(&midway).as_deref(),
+        Some(
+            "Unable to connect to the server: no answer in time (each request is bounded by 400ms: --timeout)"
+        )
+    );
+}

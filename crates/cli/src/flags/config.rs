@@ -641,25 +641,32 @@ impl ConfigFlags {
         Ok(())
     }
 
-    /// Builds a [`Client`] from the flags. No request is sent.
+    /// Builds a [`Client`] from the flags, its requests bounded by `--request-timeout`
+    /// or the default ([`apiclient::bound`]). No request is sent.
     pub async fn to_client(&self) -> Result<Client> {
-        let config = self.to_config().await?;
-        self.client(config)
+        let mut config = self.to_config().await?;
+        let limit = self
+            .request_timeout()?
+            .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG));
+        let bound = apiclient::bound::bound_requests(&mut config, limit);
+        self.client(config, bound)
     }
 
-    /// The client of a command for `config` (from [`Self::to_config`]): our stack
-    /// ([`apiclient::client`], with the user's [`apiclient::credentials`]) plus client-go's
+    /// The client of a command for `config` (from [`Self::to_config`], bounded by
+    /// `bound`, whose layer marks each failed request with it for the error's words):
+    /// our stack ([`apiclient::client`], with the user's [`apiclient::credentials`]) plus client-go's
     /// retries of `429` and `5xx` answers that carry `Retry-After`
     /// ([`apiclient::retry`]) and the API server's warnings shown as kubectl shows
     /// them ([`apiclient::warnings`]), which also records `--warnings-as-errors` for
     /// `cli::finish`. Runs the user's exec plugin, if it has one; sends no request.
-    pub fn client(&self, config: Config) -> Result<Client> {
+    pub fn client(&self, config: Config, bound: apiclient::bound::Bound) -> Result<Client> {
         apiclient::warnings::set_as_errors(self.warnings_as_errors);
         let (credentials, identity) = apiclient::credentials::Credentials::of(&config)?;
         let builder = apiclient::client::builder(&config, credentials, identity)?;
         // Warnings outermost: like client-go, only the answer that stands is read for
         // them, not the retried ones.
         Ok(builder
+            .with_layer(&bound.layer())
             .with_layer(&apiclient::retry::layer())
             .with_layer(&apiclient::warnings::layer())
             .build())

@@ -2,10 +2,9 @@
 //!
 //! - [`helper`]: cli-runtime's `resource.Helper` for dynamic objects (create with
 //!   dry-run and field manager, raw POST), used by `create-file`.
-//! - [`bound`]: the bound on every request of a client (`--request-timeout`, or a
-//!   default that a paused server cannot outwait).
-//! - [`retry`]: client-go's retries of `429` and `5xx` answers with `Retry-After`, a
-//!   layer on every plugin's client.
+//!
+//! The bound on every request of a client and client-go's retries are the API
+//! client's (`apiclient::bound`, `apiclient::retry`).
 
 pub mod helper;
 

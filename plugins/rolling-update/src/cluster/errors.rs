@@ -86,9 +86,14 @@ mod tests {
     fn transport_errors_are_worded_like_kubectl() {
         use std::time::Duration;
         let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
-        apiclient::bound::bound_requests(&mut config, Some((Duration::from_secs(5), "--timeout")));
+        let bound = apiclient::bound::bound_requests(
+            &mut config,
+            Some((Duration::from_secs(5), "--timeout")),
+        );
+        // A request cut by the client's bound carries the bound (its layer's mark).
         let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
-        let err = anyhow::Error::new(kube::Error::Service(Box::new(io)))
+        let cut = apiclient::bound::Bounded::new(bound, io);
+        let err = anyhow::Error::new(kube::Error::Service(Box::new(cut)))
             .context("scaling replicationcontroller \"web-1\"");
         assert_eq!(
             explain_transport(err).to_string(),
