@@ -69,17 +69,7 @@ pub struct ConfigFlags {
     pub client_key: Option<PathBuf>,
 
     /// If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure
-    #[arg(
-        long,
-        global = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
-        value_name = "BOOL",
-        hide_default_value = true,
-        value_parser = super::parse_go_bool
-    )]
+    #[arg(long, global = true, value_name = "BOOL")]
     pub insecure_skip_tls_verify: bool,
 
     /// Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used
@@ -95,17 +85,7 @@ pub struct ConfigFlags {
     pub cache_dir: Option<PathBuf>,
 
     /// Treat warnings received from the server as errors and exit with a non-zero exit code
-    #[arg(
-        long,
-        global = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
-        value_name = "BOOL",
-        hide_default_value = true,
-        value_parser = super::parse_go_bool
-    )]
+    #[arg(long, global = true, value_name = "BOOL")]
     pub warnings_as_errors: bool,
 
     /// number for the log level verbosity
@@ -127,33 +107,13 @@ pub struct ConfigFlags {
     pub password: Option<String>,
 
     /// Require server version to match client version
-    #[arg(
-        long,
-        global = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
-        value_name = "BOOL",
-        hide_default_value = true,
-        value_parser = super::parse_go_bool
-    )]
+    #[arg(long, global = true, value_name = "BOOL")]
     pub match_server_version: bool,
 
     // Always in effect: the client never asks for compressed responses (kube's `gzip`
     // feature is off), so there is nothing to opt out of.
     /// If true, opt-out of response compression for all requests to the server
-    #[arg(
-        long,
-        global = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
-        value_name = "BOOL",
-        hide_default_value = true,
-        value_parser = super::parse_go_bool
-    )]
+    #[arg(long, global = true, value_name = "BOOL")]
     pub disable_compression: bool,
 
     // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl

@@ -60,26 +60,14 @@ pub struct PrintFlags {
     #[arg(
         long = "allow-missing-template-keys",
         help = "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.",
-        // `Set`, not clap's `SetTrue` for a bool, so that the default reads `true`
-        // in the help.
-        action = clap::ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "true",
-        default_missing_value = "true",
-        value_parser = crate::flags::parse_go_bool
+        default_value = "true"
     )]
     pub allow_missing_template_keys: bool,
 
     /// `--show-managed-fields`.
     #[arg(
         long = "show-managed-fields",
-        help = "If true, keep the managedFields when printing objects in JSON or YAML format.",
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
-        value_parser = crate::flags::parse_go_bool
+        help = "If true, keep the managedFields when printing objects in JSON or YAML format."
     )]
     pub show_managed_fields: bool,
 }

@@ -28,20 +28,15 @@ pub const DEPRECATION: &str =
 /// Flags whose values never go into the annotation.
 const CLASSIFIED: [&str; 2] = ["token", "password"];
 
-/// `--record` (hidden), with pflag's boolean syntax spelled out (`--record=false`) so
-/// that commands built without [`crate::flags::go_bool_flags`] get it too. Call
+/// `--record` (hidden), a switch that the command's [`crate::flags::go_bool_flags`]
+/// gives pflag's boolean syntax (`--record=false`), as every switch. Call
 /// [`RecordFlags::complete`] with the matches after parsing.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RecordFlags {
     #[arg(
         long,
         hide = true,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value = "false",
-        default_missing_value = "true",
         value_name = "BOOL",
-        value_parser = crate::flags::parse_go_bool,
         help = "Record current kubectl command in the resource annotation. If set to false, do not record the command. If set to true, record the command. If not set, default to updating the existing annotation value only if one already exists."
     )]
     pub record: bool,

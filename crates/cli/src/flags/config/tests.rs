@@ -320,35 +320,34 @@ fn debug_output_never_shows_the_token() {
     assert!(!format!("{flags:?}").contains("s3cr3t"));
 }
 
+/// The global flags parsed from `args` as a plugin's command parses them: its switches
+/// given pflag's boolean syntax by `go_bool_flags`.
+fn parse_flags(args: &[&str]) -> Result<ConfigFlags, clap::Error> {
+    use clap::{Args as _, FromArgMatches as _};
+    let cmd = crate::flags::go_bool_flags(ConfigFlags::augment_args(clap::Command::new("x")));
+    let matches = cmd.try_get_matches_from(std::iter::once("x").chain(args.iter().copied()))?;
+    ConfigFlags::from_arg_matches(&matches)
+}
+
 #[test]
 fn insecure_flag_takes_go_booleans() {
-    use clap::Parser;
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        config: ConfigFlags,
-    }
-    let parse =
-        |args: &[&str]| Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()));
+    let parse = parse_flags;
     assert!(
         parse(&["--insecure-skip-tls-verify"])
             .unwrap()
-            .config
             .insecure_skip_tls_verify
     );
     assert!(
         parse(&["--insecure-skip-tls-verify=true"])
             .unwrap()
-            .config
             .insecure_skip_tls_verify
     );
     assert!(
         !parse(&["--insecure-skip-tls-verify=false"])
             .unwrap()
-            .config
             .insecure_skip_tls_verify
     );
-    assert!(!parse(&[]).unwrap().config.insecure_skip_tls_verify);
+    assert!(!parse(&[]).unwrap().insecure_skip_tls_verify);
     assert!(parse(&["--insecure-skip-tls-verify=maybe"]).is_err());
 }
 
@@ -404,17 +403,7 @@ async fn basic_auth_on_a_token_user_is_refused_as_client_go_does() {
 
 #[test]
 fn go_runtime_flags_are_checked_as_kubectl_checks_them() {
-    use clap::Parser;
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        config: ConfigFlags,
-    }
-    let parse = |args: &[&str]| {
-        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
-            .map(|c| c.config)
-            .map_err(|e| e.to_string())
-    };
+    let parse = |args: &[&str]| parse_flags(args).map_err(|e| e.to_string());
     let defaults = parse(&[]).unwrap();
     assert_eq!(defaults.profile, "none");
     assert_eq!(defaults.profile_output, "profile.pprof");
