@@ -2,15 +2,12 @@
 //! kubectl 1.17's order (the README's "kubectl 1.17's flow"), with the deliberate
 //! improvements listed in `--help`.
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::Api;
 
 use crate::cluster::{CannotProgress, KubeOps, Stall};
 use crate::controller;
-use crate::fencepost::IntOrPercent;
 use crate::file::{FileSource, read_new_controller};
 use crate::flags::Args;
 use crate::hint::Hints;
@@ -18,7 +15,7 @@ use crate::output::{Console, dry_run_summary, render};
 use crate::prepare::{Plan, Prepared, prepare};
 use crate::updater::{RollingUpdater, UpdaterConfig};
 use crate::validate::validate_arguments;
-use cli::flags::{DryRunStrategy, PrintFlags};
+use cli::flags::DryRunStrategy;
 use cli::interrupt::{Interrupt, Interrupted};
 use cli::{Context, Stopped, UsageErrors};
 use resources::{DiscoveryCache, RestMapper, Validation};
@@ -29,55 +26,37 @@ pub const COMMAND: &str = "kubectl rolling-update";
 /// The command, for `cli::run`: complete and validate (no cluster needed),
 /// then the client, `-f`, the signal handlers, and [`RollingUpdateOptions::run`].
 pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::ExitCode> {
-    let mut options = RollingUpdateOptions::complete(&args, &ctx)?;
+    let options = RollingUpdateOptions::complete(args, &ctx)?;
     options.validate()?;
     // No request may outlast --timeout: against a paused or black-holed API server
     // every request would otherwise wait for kube's 295 s read timeout (or forever for
     // a connection that never answers). Watches ask the server to end them before it.
-    ctx.bound_requests(options.timeout, "--timeout");
+    ctx.bound_requests(options.flags.timeout, "--timeout");
     // `-f` objects are always held to this namespace (see file.rs), so whether -n was
     // explicit does not matter here.
     let (namespace, _explicit) = ctx.namespace().await?;
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    options.hints = Hints::new(COMMAND, &argv, &options.args, &namespace);
+    let hints = Hints::new(COMMAND, &argv, &options.flags.args, &namespace);
     let cache = ctx.discovery_cache().await?;
     let client = ctx.client().await?;
     // -f is read before Ctrl-C is caught: nothing has been changed yet.
     let from_file = options.read_file(client.clone(), cache, &namespace).await?;
-    let interrupt = ctx.install_interrupt(options.hints.text(options.rollback));
+    let interrupt = ctx.install_interrupt(hints.text(options.flags.rollback));
     options
-        .run(client, from_file, &namespace, interrupt, ctx.stdout)
+        .run(client, from_file, &namespace, &hints, interrupt, ctx.stdout)
         .await?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// Everything the command needs, resolved from the flags.
-#[derive(Debug, Clone)]
+/// Everything the command needs: the flags as parsed, and what kubectl's `Complete`
+/// resolves from them. What depends on the cluster (the namespace, and the resume
+/// hints that name it) is given to [`Self::run`] once known.
+#[derive(Debug)]
 pub struct RollingUpdateOptions {
-    pub args: Vec<String>,
-    pub old_name: String,
-    /// One name given: the new RC is renamed to the old name at the end.
-    pub keep_old_name: bool,
-    pub filenames: Vec<String>,
-    /// `--validate`: schema validation of the `-f` object.
-    pub validate_schema: bool,
-    pub image: String,
-    pub deployment_key: String,
-    pub container: String,
-    pub pull_policy: String,
-    pub rollback: bool,
-    pub update_period: Duration,
-    pub poll_interval: Duration,
-    pub timeout: Duration,
+    /// The command line.
+    pub flags: Args,
+    /// `--dry-run`, resolved.
     pub dry_run: DryRunStrategy,
-    pub print: PrintFlags,
-    pub max_surge: IntOrPercent,
-    pub max_unavailable: IntOrPercent,
-    pub min_ready_seconds: i32,
-    /// `--fail-fast`: end a stalled update whose cause cannot fix itself.
-    pub fail_fast: bool,
-    /// What to print when the run is stopped; set once the namespace is known.
-    pub hints: Hints,
     /// `--record`'s change cause, for the new RC.
     pub change_cause: Option<String>,
 }
@@ -85,48 +64,42 @@ pub struct RollingUpdateOptions {
 impl RollingUpdateOptions {
     /// kubectl's `Complete`: reads flags only (`ctx` carries `--record`), never fails
     /// on bad arguments (a bad `--dry-run` was refused while parsing).
-    pub fn complete(args: &Args, ctx: &Context) -> anyhow::Result<Self> {
+    pub fn complete(flags: Args, ctx: &Context) -> anyhow::Result<Self> {
         // A sink: the boolean spellings are this command's syntax (see flags.rs).
-        let dry_run = args.dry_run.to_strategy(&mut std::io::sink())?;
+        let dry_run = flags.dry_run.to_strategy(&mut std::io::sink())?;
         Ok(RollingUpdateOptions {
-            args: args.args.clone(),
-            old_name: args.args.first().cloned().unwrap_or_default(),
-            keep_old_name: args.args.len() == 1,
-            filenames: args.filenames.clone(),
-            validate_schema: args.validate,
-            image: args.image.clone(),
-            deployment_key: args.deployment_label_key.clone(),
-            container: args.container.clone(),
-            pull_policy: args.image_pull_policy.clone(),
-            rollback: args.rollback,
-            update_period: args.update_period,
-            poll_interval: args.poll_interval,
-            timeout: args.timeout,
+            flags,
             dry_run,
-            print: args.print.clone(),
-            max_surge: args.max_surge.clone(),
-            max_unavailable: args.max_unavailable.clone(),
-            min_ready_seconds: args.min_ready_seconds,
-            fail_fast: args.fail_fast,
-            hints: Hints::new(COMMAND, &[], &[], ""),
             change_cause: ctx.recorder().map(|r| r.change_cause().to_string()),
         })
+    }
+
+    /// The controller being updated (the first name).
+    fn old_name(&self) -> &str {
+        self.flags.args.first().map_or("", String::as_str)
+    }
+
+    /// One name given: the new RC is renamed to the old name at the end.
+    fn keep_old_name(&self) -> bool {
+        self.flags.args.len() == 1
     }
 
     /// kubectl's `Validate`, plus an early check of `-o` (1.17 only noticed a bad
     /// format after the whole update had run).
     pub fn validate(&self) -> anyhow::Result<()> {
+        let flags = &self.flags;
         let errors = validate_arguments(
-            &self.deployment_key,
-            &self.filenames,
-            &self.image,
-            self.rollback,
-            &self.args,
+            &flags.deployment_label_key,
+            &flags.filenames,
+            &flags.image,
+            flags.rollback,
+            &flags.args,
         );
         if !errors.is_empty() {
             return Err(UsageErrors(errors.into_iter().map(String::from).collect()).into());
         }
-        self.print
+        flags
+            .print
             .to_printer("rolling updated", DryRunStrategy::None)?;
         Ok(())
     }
@@ -146,10 +119,10 @@ impl RollingUpdateOptions {
         cache: Option<DiscoveryCache>,
         namespace: &str,
     ) -> anyhow::Result<Option<(ReplicationController, bool)>> {
-        let Some(filename) = self.filenames.first() else {
+        let Some(filename) = self.flags.filenames.first() else {
             return Ok(None);
         };
-        let mode = if self.validate_schema {
+        let mode = if self.flags.validate {
             Validation::Strict
         } else {
             Validation::Ignore
@@ -166,7 +139,7 @@ impl RollingUpdateOptions {
         let mut mapper = RestMapper::for_client(client, cache).prefer_builtins(true);
         let source = FileSource {
             filename,
-            validate: self.validate_schema,
+            validate: self.flags.validate,
             schema,
             namespace,
             stdin: None,
@@ -174,13 +147,15 @@ impl RollingUpdateOptions {
         Ok(Some(read_new_controller(source, &mut mapper).await?))
     }
 
-    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned, `stdout`
-    /// where the progress lines and the result go.
+    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned, `hints`
+    /// what to print if the run is stopped, `stdout` where the progress lines and the
+    /// result go.
     pub async fn run(
         &self,
         client: Client,
         from_file: Option<(ReplicationController, bool)>,
         namespace: &str,
+        hints: &Hints,
         interrupt: Interrupt,
         stdout: Box<dyn std::io::Write + Send>,
     ) -> anyhow::Result<()> {
@@ -190,7 +165,8 @@ impl RollingUpdateOptions {
             .await;
         console.finish();
         result.map_err(|err| {
-            self.explain_stall(self.explain_interrupt(crate::cluster::explain_transport(err)))
+            let err = crate::cluster::explain_transport(err);
+            self.explain_stall(self.explain_interrupt(err, hints), hints)
         })
     }
 
@@ -208,17 +184,17 @@ impl RollingUpdateOptions {
             rcs.clone(),
             pods,
             interrupt.clone(),
-            self.poll_interval,
-            self.timeout,
+            self.flags.poll_interval,
+            self.flags.timeout,
         );
         ops.stall = Some(Stall::new(
             Api::namespaced(client, namespace),
-            self.fail_fast,
+            self.flags.fail_fast,
             console.stderr_sink(),
         ));
         // Below the client's read timeout (main.rs bounds it by --timeout), so the
         // server ends a quiet watch before the client would cut it.
-        ops.watch_timeout = u32::try_from(self.timeout.as_secs().saturating_sub(1))
+        ops.watch_timeout = u32::try_from(self.flags.timeout.as_secs().saturating_sub(1))
             .unwrap_or(290)
             .clamp(1, 290);
 
@@ -231,7 +207,7 @@ impl RollingUpdateOptions {
                     return self.print_final(console, &rc, &operation);
                 }
                 Prepared::DryRun { old_rc, new_rc } => {
-                    console.print(&dry_run_summary(&old_rc, &new_rc, &self.print)?);
+                    console.print(&dry_run_summary(&old_rc, &new_rc, &self.flags.print)?);
                     return Ok(());
                 }
                 Prepared::Update {
@@ -245,21 +221,21 @@ impl RollingUpdateOptions {
         let config = UpdaterConfig {
             old_rc,
             new_rc: new_rc.clone(),
-            update_period: self.update_period,
-            timeout: self.timeout,
-            min_ready_seconds: self.min_ready_seconds,
+            update_period: self.flags.update_period,
+            timeout: self.flags.timeout,
+            min_ready_seconds: self.flags.min_ready_seconds,
             cleanup_policy,
-            max_unavailable: self.max_unavailable.clone(),
-            max_surge: self.max_surge.clone(),
+            max_unavailable: self.flags.max_unavailable.clone(),
+            max_surge: self.flags.max_surge.clone(),
         };
         RollingUpdater::new(ops).update(&config, console).await?;
         console.finish();
 
         // 12. The final object.
-        let (final_name, operation) = if self.keep_old_name || self.rollback {
+        let (final_name, operation) = if self.keep_old_name() || self.flags.rollback {
             // A two-name rollback ends with the original RC; 1.17 fetched the RC it
             // had just deleted and could fail with NotFound here.
-            (self.old_name.clone(), "rolling updated".to_string())
+            (self.old_name().to_string(), "rolling updated".to_string())
         } else {
             let n = controller::name(&new_rc).to_string();
             (n.clone(), format!("rolling updated to {n:?}"))
@@ -271,18 +247,19 @@ impl RollingUpdateOptions {
 
     /// What the steps before the update need of the options.
     fn plan<'a>(&'a self, namespace: &'a str) -> Plan<'a> {
+        let flags = &self.flags;
         Plan {
-            args: &self.args,
-            old_name: &self.old_name,
-            keep_old_name: self.keep_old_name,
-            filename: self.filenames.first().map_or("", String::as_str),
-            image: &self.image,
-            container: &self.container,
-            pull_policy: &self.pull_policy,
-            deployment_key: &self.deployment_key,
-            rollback: self.rollback,
+            args: &flags.args,
+            old_name: self.old_name(),
+            keep_old_name: self.keep_old_name(),
+            filename: flags.filenames.first().map_or("", String::as_str),
+            image: &flags.image,
+            container: &flags.container,
+            pull_policy: &flags.image_pull_policy,
+            deployment_key: &flags.deployment_label_key,
+            rollback: flags.rollback,
             dry_run: self.dry_run,
-            timeout: self.timeout,
+            timeout: flags.timeout,
             change_cause: self.change_cause.as_deref(),
             namespace,
         }
@@ -296,7 +273,7 @@ impl RollingUpdateOptions {
         operation: &str,
     ) -> anyhow::Result<()> {
         console.finish();
-        let printer = self.print.to_typed_printer(
+        let printer = self.flags.print.to_typed_printer(
             operation,
             DryRunStrategy::None,
             // kubectl 1.17's structs: a zero creationTimestamp is `null`.
@@ -308,26 +285,26 @@ impl RollingUpdateOptions {
 
     /// Turns an update that cannot progress into its error and the resume hint,
     /// as an interruption is (exit 1: the update failed).
-    fn explain_stall(&self, err: anyhow::Error) -> anyhow::Error {
+    fn explain_stall(&self, err: anyhow::Error, hints: &Hints) -> anyhow::Error {
         let Some(cause) = err.chain().find_map(|c| c.downcast_ref::<CannotProgress>()) else {
             return err;
         };
         Stopped {
             message: format!("error: {cause}"),
-            hint: self.hints.text(self.rollback),
+            hint: hints.text(self.flags.rollback),
             exit_code: 1,
         }
         .into()
     }
 
     /// Turns an interruption into the message that tells the user how to go on.
-    fn explain_interrupt(&self, err: anyhow::Error) -> anyhow::Error {
+    fn explain_interrupt(&self, err: anyhow::Error, hints: &Hints) -> anyhow::Error {
         let Some(interrupted) = err.chain().find_map(|c| c.downcast_ref::<Interrupted>()) else {
             return err;
         };
         Stopped {
             message: format!("error: {interrupted}"),
-            hint: self.hints.text(self.rollback),
+            hint: hints.text(self.flags.rollback),
             exit_code: cli::interrupt::exit_code(interrupted.signal),
         }
         .into()
