@@ -125,9 +125,11 @@ fn watch_timeout_under(bound: Duration) -> u32 {
 /// A failed request (or answer body) of a client under `bound`. Its text is its
 /// cause's: the words are [`no_answer`]'s and [`crate::go_net`]'s, read from the
 /// fields.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
 pub struct Bounded {
     pub bound: Bound,
+    #[source]
     source: BoxError,
 }
 
@@ -138,18 +140,6 @@ impl Bounded {
             bound,
             source: source.into(),
         }
-    }
-}
-
-impl std::fmt::Display for Bounded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.source.fmt(f)
-    }
-}
-
-impl std::error::Error for Bounded {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(self.source.as_ref())
     }
 }
 

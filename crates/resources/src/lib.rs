@@ -34,7 +34,8 @@
 //! ```
 //!
 //! Besides the Builder's stages (`source`, `url`, `kustomize`, `decode`, `validate`,
-//! [`decorate`], `selector`, `mapper`, `info`, `error`, `builtin`, [`server_schema`]),
+//! [`decorate`], `selector`, `mapper`, `info`, `error`, `builtin`, [`server_schema`])
+//! and the on-disk caches' one atomic write (`cache_file`),
 //! the crate holds what the plugins send and check with: [`openapi`] (`--validate`
 //! against the server's document), [`rest`] (the create verb), [`typed`] (typed models
 //! through text) and [`generate`] (run-pod's pure generators). It uses `apiclient`
@@ -42,6 +43,7 @@
 
 mod builder;
 mod builtin;
+mod cache_file;
 mod decode;
 pub mod decorate;
 mod error;

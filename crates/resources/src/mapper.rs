@@ -184,20 +184,11 @@ impl DiscoveryCache {
         serde_json::from_slice(&std::fs::read(&path).ok()?).ok()
     }
 
-    /// Stores a list atomically (write a temporary file, then rename), so concurrent
-    /// runs never read half a file. Failures only cost a future cache miss.
+    /// Stores a list atomically ([`crate::cache_file`]), so concurrent runs never read
+    /// half a file. Failures only cost a future cache miss.
     fn store(&self, group_version: &str, list: &APIResourceList) {
-        let path = self.file(group_version);
-        let result = (|| -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            serde_json::to_writer(&mut tmp, list)?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            Ok(())
-        })();
-        if let Err(e) = result {
-            tracing::debug!(path = %path.display(), error = %e, "could not write the discovery cache");
+        if let Ok(bytes) = serde_json::to_vec(list) {
+            crate::cache_file::store(&self.file(group_version), &bytes, "discovery cache");
         }
     }
 }

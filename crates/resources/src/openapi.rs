@@ -41,6 +41,13 @@ pub struct OpenApiV2 {
 /// Group, version and kind.
 pub type Gvk = (String, String, String);
 
+/// kubectl's verifiers, v2's and v3's alike: a `v1` `List` never takes
+/// `fieldValidation` (it is never sent as one: its items are, each asked about as
+/// itself), so its answer needs no document.
+pub fn is_v1_list(group: &str, version: &str, kind: &str) -> bool {
+    group.is_empty() && version == "v1" && kind == "List"
+}
+
 /// What the server publishes for validation: which kinds it validates itself (v3's
 /// answers, or the v2 document's on a server without v3), and the v2 document for
 /// what is validated on the client (fetched only when something is, or why it could
@@ -147,7 +154,7 @@ impl OpenApiV2 {
     /// document; a kind of a group-version the document lacks (a custom resource the
     /// document does not know yet) as the Namespace's POST says.
     pub fn supports_field_validation(&self, group: &str, version: &str, kind: &str) -> bool {
-        if group.is_empty() && version == "v1" && kind == "List" {
+        if is_v1_list(group, version, kind) {
             return false;
         }
         let key = (group.to_string(), version.to_string(), kind.to_string());

@@ -164,10 +164,7 @@ impl RollingUpdateOptions {
             .run_inner(client, from_file, namespace, &interrupt, &mut console)
             .await;
         console.finish();
-        result.map_err(|err| {
-            let err = crate::cluster::explain_transport(err);
-            self.explain_stall(self.explain_interrupt(err, hints), hints)
-        })
+        result.map_err(|err| self.explain_stop(crate::cluster::explain_transport(err), hints))
     }
 
     async fn run_inner(
@@ -283,29 +280,28 @@ impl RollingUpdateOptions {
         Ok(())
     }
 
-    /// Turns an update that cannot progress into its error and the resume hint,
-    /// as an interruption is (exit 1: the update failed).
-    fn explain_stall(&self, err: anyhow::Error, hints: &Hints) -> anyhow::Error {
-        let Some(cause) = err.chain().find_map(|c| c.downcast_ref::<CannotProgress>()) else {
+    /// Turns an interruption (the signal's exit code) or an update that cannot
+    /// progress (exit 1: the update failed) into its message and the hint that tells
+    /// the user how to go on; any other error stays as it is.
+    fn explain_stop(&self, err: anyhow::Error, hints: &Hints) -> anyhow::Error {
+        let find = |err: &anyhow::Error| {
+            let interrupted = err.chain().find_map(|c| c.downcast_ref::<Interrupted>());
+            if let Some(interrupted) = interrupted {
+                return Some((
+                    format!("error: {interrupted}"),
+                    cli::interrupt::exit_code(interrupted.signal),
+                ));
+            }
+            let stalled = err.chain().find_map(|c| c.downcast_ref::<CannotProgress>());
+            stalled.map(|cause| (format!("error: {cause}"), 1))
+        };
+        let Some((message, exit_code)) = find(&err) else {
             return err;
         };
         Stopped {
-            message: format!("error: {cause}"),
+            message,
             hint: hints.text(self.flags.rollback),
-            exit_code: 1,
-        }
-        .into()
-    }
-
-    /// Turns an interruption into the message that tells the user how to go on.
-    fn explain_interrupt(&self, err: anyhow::Error, hints: &Hints) -> anyhow::Error {
-        let Some(interrupted) = err.chain().find_map(|c| c.downcast_ref::<Interrupted>()) else {
-            return err;
-        };
-        Stopped {
-            message: format!("error: {interrupted}"),
-            hint: hints.text(self.flags.rollback),
-            exit_code: cli::interrupt::exit_code(interrupted.signal),
+            exit_code,
         }
         .into()
     }

@@ -104,22 +104,16 @@ fn refusal(code: u16, body: &[u8]) -> String {
     }
 }
 
-/// Writes the document, then its ETag, each atomically: a reader sees either the old
-/// pair, or a new document with the old ETag (a `200` next time, never a wrong `304`
-/// match: the ETag is written last). Failures only cost a future download.
+/// Writes the document, then its ETag, each atomically ([`crate::cache_file`]), the
+/// old ETag removed first: a reader sees either the old pair, or a new document
+/// without an ETag or with the new one (a `200` next time, never a wrong `304` match:
+/// the ETag is written last, and only after its document). Failures only cost a
+/// future download.
 fn store(dir: &Path, body: &[u8], etag: &str) {
-    let result = (|| -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let _ = std::fs::remove_file(dir.join(ETAG));
-        for (name, bytes) in [(DOCUMENT, body), (ETAG, etag.as_bytes())] {
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            std::io::Write::write_all(&mut tmp, bytes)?;
-            tmp.persist(dir.join(name)).map_err(|e| e.error)?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        tracing::debug!(dir = %dir.display(), error = %e, "could not write the OpenAPI cache");
+    let _ = std::fs::remove_file(dir.join(ETAG));
+    let what = "OpenAPI cache";
+    if crate::cache_file::store(&dir.join(DOCUMENT), body, what) {
+        crate::cache_file::store(&dir.join(ETAG), etag.as_bytes(), what);
     }
 }
 

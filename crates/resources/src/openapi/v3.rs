@@ -11,7 +11,8 @@
 //! anywhere meant the whole document (2.4 MB on 1.37) again.
 //!
 //! kubectl's answers, kept here:
-//! - a `v1` `List`: never (its items are validated on the client);
+//! - a `v1` `List`: never (its items are validated on the client;
+//!   [`super::is_v1_list`], v2's rule too);
 //! - a kind whose group-version the index lists: as that kind's PATCH says; a kind
 //!   without a PATCH there (a typed list such as `ConfigMapList`) never;
 //! - a kind of a group-version the index lacks (a custom resource the server has not
@@ -168,19 +169,11 @@ impl Patches {
         serde_json::from_slice(&std::fs::read(path).ok()?).ok()
     }
 
-    /// Writes the entry atomically; a failure only costs a future download.
+    /// Writes the entry atomically ([`crate::cache_file`]); a failure only costs a
+    /// future download.
     pub fn store(&self, path: &Path) {
-        let result = (|| -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-            std::io::Write::write_all(&mut tmp, &bytes)?;
-            tmp.persist(path).map_err(|e| e.error)?;
-            Ok(())
-        })();
-        if let Err(e) = result {
-            tracing::debug!(path = %path.display(), error = %e, "could not write the OpenAPI v3 cache");
+        if let Ok(bytes) = serde_json::to_vec(self) {
+            crate::cache_file::store(path, &bytes, "OpenAPI v3 cache");
         }
     }
 }
@@ -210,7 +203,7 @@ impl FieldValidation {
 
     /// Whether the server validates `kind`'s fields (see the module docs).
     pub fn supports(&self, (group, version, kind): &Gvk) -> bool {
-        if group.is_empty() && version == "v1" && kind == "List" {
+        if super::is_v1_list(group, version, kind) {
             return false;
         }
         let gv = (group.clone(), version.clone());
@@ -234,7 +227,7 @@ pub fn plan<'a>(
     let mut listed = HashSet::new();
     let mut unlisted = false;
     for (group, version, kind) in gvks {
-        if group.is_empty() && version == "v1" && kind == "List" {
+        if super::is_v1_list(group, version, kind) {
             continue;
         }
         if index.url(group, version).is_some() {

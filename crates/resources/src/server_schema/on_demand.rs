@@ -40,7 +40,7 @@ impl OnDemand {
         let only_lists = kinds
             .documents
             .iter()
-            .all(|(g, v, k)| g.is_empty() && v == "v1" && k == "List");
+            .all(|(g, v, k)| crate::openapi::is_v1_list(g, v, k));
         let field_validation = match only_lists {
             true => None,
             false => self.field_validation(kinds).await,
