@@ -238,14 +238,14 @@ fn server_name(name: &rustls::pki_types::ServerName<'_>) -> String {
 }
 
 /// Go's `time.RFC3339` of a UTC instant (`2020-01-01T00:00:00Z`).
+/// jiff's `Display` of a whole-second `Timestamp` is exactly that form, and is linked
+/// anyway; its `strftime` would add 19 KB of formatter to every plugin for this one
+/// line (measured 2026-11-27, docs/binary-size.md).
 fn rfc3339(secs: u64) -> String {
     i64::try_from(secs)
         .ok()
         .and_then(|s| jiff::Timestamp::from_second(s).ok())
-        .map_or_else(
-            || secs.to_string(),
-            |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        )
+        .map_or_else(|| secs.to_string(), |t| t.to_string())
 }
 
 /// Go's `tls.alert` texts for the alerts a server sends about a client certificate

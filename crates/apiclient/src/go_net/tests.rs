@@ -376,3 +376,10 @@ async fn a_request_cut_by_the_bound_is_worded_from_its_bound() {
         )
     );
 }
+
+#[test]
+fn times_read_as_go_s_rfc3339() {
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(1_577_836_800), "2020-01-01T00:00:00Z");
+    assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+}
