@@ -341,6 +341,8 @@ mod tests {
                     cpu: *w,
                     max_rss_kib: rss,
                     requests: None,
+                    traffic: None,
+                    cache_bytes: None,
                 })
                 .collect(),
         }
@@ -357,6 +359,9 @@ mod tests {
             notes: vec![],
             seconds: 1.0,
             link: Link::default(),
+            cell: None,
+            size: None,
+            kubectl_fewer: None,
         }
     }
 
@@ -393,6 +398,7 @@ mod tests {
             started: "2026-11-22 01:40 UTC".into(),
             environment: vec![],
             runs: 2,
+            matrix_runs: 3,
             cases: vec![
                 case("help-run-pod", None, measured(0.002, 0.05)),
                 case(
