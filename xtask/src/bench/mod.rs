@@ -186,15 +186,15 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     let mut results = Vec::new();
     for (i, case) in selected.iter().enumerate() {
         eprintln!(
-            "bench: [{}/{}] {}: {}",
+            "bench: [{}/{}, {} in] {}: {}",
             i + 1,
             selected.len(),
+            report::secs(started.elapsed().as_secs_f64()),
             case.name,
             case.title
         );
         let case_started = Instant::now();
         let mut result = bench.case(case);
-        result.seconds = case_started.elapsed().as_secs_f64();
         match &result.outcome {
             Outcome::Measured { .. } => eprintln!(
                 "bench:   ratio ours/theirs {}",
@@ -206,14 +206,16 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             Outcome::Skipped(why) => eprintln!("bench:   skipped: {why}"),
             Outcome::Failed(why) => eprintln!("bench:   failed: {why}"),
         }
-        results.push(result);
-        // Each case on an empty node, outside its own measured time.
+        // Each case on an empty node, outside its measured runs (but in the case's
+        // time, which says what a case costs the whole benchmark).
         if let Err(e) = bench.runtime.block_on(setup::clear_namespaces(
             &bench.client,
             Duration::from_secs(120),
         )) {
             eprintln!("bench:   could not clear the case's namespaces: {e:#}");
         }
+        result.seconds = case_started.elapsed().as_secs_f64();
+        results.push(result);
     }
     if flags.existing {
         match bench

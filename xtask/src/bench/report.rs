@@ -194,7 +194,7 @@ fn time_spent(w: &mut String, report: &Report) {
         cases += case.seconds;
         let _ = writeln!(
             w,
-            "| {} (set-up, warm-up, runs, counting) | {} |",
+            "| {} (set-up, warm-up, runs, counting, clean-up) | {} |",
             case.name,
             secs(case.seconds)
         );

@@ -170,7 +170,7 @@ fn time_spent_adds_up_to_the_whole() {
     for row in [
         "| release build | 95.00 s |",
         "| cluster start, incl. its supervisor's debug build (during the release build) | 5.25 s |",
-        "| rolling-update-10 (set-up, warm-up, runs, counting) | 60.00 s |",
+        "| rolling-update-10 (set-up, warm-up, runs, counting, clean-up) | 60.00 s |",
         // 312.5 - 95 - 0 (the cluster started within the build) - 62.5 in the cases
         "| everything else (launcher, report, chart, cluster stop) | 155.00 s |",
         "| **whole benchmark** | **312.50 s** |",
