@@ -286,8 +286,10 @@ fn matrix(w: &mut String, report: &Report) {
          included) and TCP connections by the proxy. Round trips: the wall time in units of the RTT, and those \
          the RTT added (wall − the same cell's wall at 0 ms, ÷ RTT). The RTT-bound limit is the least time any \
          client needs: {} handshake round trips, then one per {} requests in flight (ours) or per request \
-         (kubectl); it counts no discovery or OpenAPI round trip, cold or warm. rolling-update's baseline is \
-         the ideal (one readiness delay per step, no API latency) at every RTT.\n",
+         (kubectl); it counts no discovery or OpenAPI round trip, cold or warm, and no time in the server or \
+         the client, which the 0 ms cell shows: the round trips the RTT added are what compares with the \
+         limit's. rolling-update's baseline is the ideal (one readiness delay per step, no API latency) at \
+         every RTT.\n",
         super::cases::HANDSHAKE_ROUND_TRIPS,
         super::cases::IN_FLIGHT
     );
