@@ -28,7 +28,12 @@ pub fn draw(report: &Report, path: &Path) -> anyhow::Result<()> {
         .draw_text(
             &format!(
                 "kubeplug vs kubectl — {} (median of {} runs)",
-                report.started, report.runs
+                report.started,
+                if report.cases.iter().any(|c| c.cell.is_none()) {
+                    report.runs
+                } else {
+                    report.matrix_runs
+                }
             ),
             &(FONT, 26).into_font().color(&BLACK),
             (20, 12),

@@ -281,7 +281,7 @@ fn matrix(w: &mut String, report: &Report) {
         "Each cell runs both sides through the loopback latency proxy (`localcluster::latency`; at 0 ms it adds \
          no delay and only counts). **Cold**: every measured run starts with a new, empty cache directory \
          (`KUBECACHEDIR`, read by kubectl and the plugins for discovery and OpenAPI), as the first run on a new \
-         machine. **Warm**: each side's runs share one cache directory, filled by the cell's warm-up run. \
+         machine (only the client caches: the binaries stay in the page cache). **Warm**: each side's runs share one cache directory, filled by the cell's warm-up run. \
          Medians per side. Requests are counted from the audit log; bytes received (server to client, TLS \
          included) and TCP connections by the proxy. Round trips: the wall time in units of the RTT, and those \
          the RTT added (wall − the same cell's wall at 0 ms, ÷ RTT). The RTT-bound limit is the least time any \
