@@ -231,6 +231,13 @@ fn summary_table(w: &mut String, report: &Report) {
         let wall_ratio = case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into());
         let ours_rss = ours.rss_kib().map(|s| kib(s.median)).unwrap_or_default();
         let (theirs_wall, cpu, rss, requests) = match theirs {
+            // A matrix cell where kubectl did not run (see the matrix's notes).
+            Baseline::Kubectl(t) if t.samples.is_empty() => (
+                "not run".into(),
+                "—".into(),
+                ours_rss,
+                format!("{} / —", requests_median(ours)),
+            ),
             Baseline::Kubectl(t) => (
                 t.wall().map(|s| secs(s.median)).unwrap_or_default(),
                 opt_ratio(ours.cpu(), t.cpu()),

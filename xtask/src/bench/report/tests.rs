@@ -439,6 +439,12 @@ fn the_matrix_table_shows_round_trips_bytes_connections_and_targets() {
         md.contains("- create-file-500-100ms-warm: kubectl is not run here: reasons"),
         "{md}"
     );
+    assert!(
+        md.contains(
+            "| create-file-500-100ms-warm | 2.00 s | not run | **—** | — | 10.0 MiB | 502 / — |"
+        ),
+        "{md}"
+    );
     // Every target, met or missed, with the measured number.
     assert!(
         md.contains("- create-file-500-25ms-warm: wall time within 1.2× of the RTT-bound limit (0.450 s) — met (1.11× the limit)"),
