@@ -357,12 +357,13 @@ async fn an_update_sends_only_the_requests_it_needs() {
         ],
         "{requests:#?}"
     );
-    // The pods' labels, one PATCH each, all between the two writes of the old RC.
+    // The pods' labels, one PUT each (pods are `update`d, as in 1.17: the permission
+    // users grant), all between the two writes of the old RC.
     let marks: Vec<usize> = (0..requests.len())
         .filter(|&i| requests[i] == r("PATCH", rc_web))
         .collect();
     let pods: Vec<usize> = (0..requests.len())
-        .filter(|&i| requests[i] == r("PATCH", "pods/POD"))
+        .filter(|&i| requests[i] == r("PUT", "pods/POD"))
         .collect();
     assert_eq!(pods.len(), 3, "{requests:#?}");
     assert!(

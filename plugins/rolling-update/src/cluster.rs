@@ -23,7 +23,9 @@ mod writes;
 pub use stall::{CannotProgress, Sink, Stall};
 
 pub use errors::{explain_transport, is_transient};
-pub use writes::{patch_pod, patch_rc, record_original_replicas, strip_update_annotations};
+pub use writes::{
+    patch_rc, record_original_replicas, strip_update_annotations, update_pod_with_retries,
+};
 
 use std::time::Duration;
 
@@ -627,14 +629,14 @@ impl PrepareOps for KubeOps {
             .items)
     }
 
-    async fn patch_pods(
+    async fn update_pods(
         &mut self,
         pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
     ) -> Vec<anyhow::Result<Pod>> {
         let (api, interrupt) = (&self.pods, &self.interrupt);
         futures::stream::iter(pods)
-            .map(|pod| async move { patch_pod(api, interrupt, pod, mutate).await })
+            .map(|pod| async move { update_pod_with_retries(api, interrupt, pod, mutate).await })
             .buffered(PARALLEL_POD_WRITES)
             .collect()
             .await

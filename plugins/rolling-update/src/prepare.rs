@@ -58,10 +58,10 @@ pub trait PrepareOps: HandoverOps {
     /// The pods matching a label selector.
     async fn list_pods(&mut self, selector: &str) -> anyhow::Result<Vec<Pod>>;
 
-    /// Applies the change `mutate` makes to each pod to the server's copy (merge
-    /// patches, which cannot conflict), several at a time: nothing waits for one
-    /// pod's answer before another's request. One result per pod, in order.
-    async fn patch_pods(
+    /// Applies `mutate` to each pod and PUTs it, retrying conflicts on fresh copies,
+    /// several pods at a time: no pod's request waits for another's answer. One
+    /// result per pod, in order.
+    async fn update_pods(
         &mut self,
         pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
@@ -331,9 +331,10 @@ pub async fn prepare<O: PrepareOps>(
         .unwrap_or_default()
         .to_string();
     // 1.17 ignored this update's error and failed later with a confusing
-    // annotation message; ours reports failures.
+    // annotation message; ours reports failures. The patch is the change from the
+    // server's copy, `old_rc` (`original` carries it already).
     let original = ops
-        .patch_rc(&original, &|rc| {
+        .patch_rc(&old_rc, &|rc| {
             set_annotation(rc, SOURCE_ID_ANNOTATION, source.clone());
             set_annotation(rc, DESIRED_REPLICAS_ANNOTATION, desired.clone());
         })
@@ -520,7 +521,7 @@ async fn mark_old_controller<O: PrepareOps>(
     let selector = controller::selector_string(&rc);
     let pods = ops.list_pods(&selector).await?;
     let labelled = ops
-        .patch_pods(&pods, &|p| {
+        .update_pods(&pods, &|p| {
             p.metadata
                 .labels
                 .get_or_insert_with(Default::default)

@@ -1,9 +1,11 @@
-//! Writes that survive conflicts. Most of the update's writes are changes that do not
-//! depend on what the server holds (an annotation, a label, the hand-over's last step):
-//! they are sent as JSON merge patches ([`patch_rc`], [`patch_pod`]), which apply to the
+//! Writes that survive conflicts. Most of the update's writes to an RC are changes that
+//! do not depend on what the server holds (an annotation, a label, the hand-over's last
+//! step): they are sent as JSON merge patches ([`patch_rc`]), which apply to the
 //! server's current copy and so cannot conflict, where kubectl 1.17's
 //! `updateRcWithRetries` PUT the copy it had, and paid a GET and a second PUT whenever
 //! the RC manager had written the status in between (after every spec change it does).
+//! Pods stay with 1.17's PUT and its retries ([`update_pod_with_retries`]): the
+//! permission users grant for them is `update`, not `patch`.
 //! The one write whose value comes from the object, `original-replicas`, is a JSON
 //! patch that tests the replica count it records ([`record_original_replicas`]), with
 //! 1.17's GET-modify-PUT loop ([`update_rc_with_retries`]) behind it.
@@ -20,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::errors::is_conflict;
 use crate::controller::{name, replicas};
+use crate::merge::change;
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
     SOURCE_ID_ANNOTATION, set_annotation,
@@ -39,6 +42,17 @@ pub async fn update_rc_with_retries(
     mutate: impl Fn(&mut ReplicationController),
 ) -> anyhow::Result<ReplicationController> {
     update_with_retries(api, interrupt, rc, mutate).await
+}
+
+/// The same for a pod's labels (the old RC's pods get the deployment key). A PUT, not a
+/// patch, as in 1.17: the permission the README lists for pods is `update`.
+pub async fn update_pod_with_retries(
+    api: &Api<Pod>,
+    interrupt: &Interrupt,
+    pod: &Pod,
+    mutate: impl Fn(&mut Pod),
+) -> anyhow::Result<Pod> {
+    update_with_retries(api, interrupt, pod, mutate).await
 }
 
 /// The loop above for any kind, named in its messages by its plural.
@@ -74,50 +88,6 @@ where
     Err(anyhow!("too many conflicts updating {kind} {name:?}"))
 }
 
-/// The JSON merge patch (RFC 7386) that turns `before` into `after`: the members
-/// `after` changes or adds, `null` for those it removes; `None` when they are equal.
-/// Hand-written: json-patch's `diff` makes RFC 6902 operations whose paths fail once
-/// the server's copy has moved on (a map it no longer has), where a merge patch
-/// applies to whatever copy the server holds, as a retry on a fresh copy would.
-pub fn merge_diff(before: &Value, after: &Value) -> Option<Value> {
-    if before == after {
-        return None;
-    }
-    let (Value::Object(b), Value::Object(a)) = (before, after) else {
-        return Some(after.clone());
-    };
-    let mut patch = Map::new();
-    for (key, value) in a {
-        match b.get(key) {
-            Some(old) => {
-                if let Some(d) = merge_diff(old, value) {
-                    patch.insert(key.clone(), d);
-                }
-            }
-            None => {
-                patch.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    for key in b.keys().filter(|k| !a.contains_key(*k)) {
-        patch.insert(key.clone(), Value::Null);
-    }
-    Some(Value::Object(patch))
-}
-
-/// The merge patch of what `mutate` changes in `object`, or `None` for no change.
-fn change<K: Serialize + Clone>(
-    object: &K,
-    mutate: impl Fn(&mut K),
-) -> anyhow::Result<Option<Value>> {
-    let mut changed = object.clone();
-    mutate(&mut changed);
-    Ok(merge_diff(
-        &serde_json::to_value(object)?,
-        &serde_json::to_value(&changed)?,
-    ))
-}
-
 /// Applies the change `mutate` makes to `rc` to the server's copy, as one merge patch
 /// with `rc`'s uid in it (the API server refuses to change a uid, so the patch cannot
 /// land on another RC of the same name). Returns `rc` itself, without a request, when
@@ -131,35 +101,16 @@ pub async fn patch_rc(
     let Some(mut patch) = change(rc, mutate)? else {
         return Ok(rc.clone());
     };
-    if let (Some(uid), Some(Value::Object(p))) = (&rc.metadata.uid, Some(&mut patch)) {
-        let meta = p
+    if let (Some(uid), Value::Object(p)) = (&rc.metadata.uid, &mut patch)
+        && let Value::Object(meta) = p
             .entry("metadata")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert("uid".into(), Value::String(uid.clone()));
-        }
+            .or_insert_with(|| Value::Object(Map::new()))
+    {
+        meta.insert("uid".into(), Value::String(uid.clone()));
     }
     interrupt.check()?;
     Ok(api
         .patch(name(rc), &PatchParams::default(), &Patch::Merge(&patch))
-        .await?)
-}
-
-/// The same for a pod, without the uid: kubectl 1.17 labelled whatever pod held the
-/// name when its retry fetched it again.
-pub async fn patch_pod(
-    api: &Api<Pod>,
-    interrupt: &Interrupt,
-    pod: &Pod,
-    mutate: impl Fn(&mut Pod),
-) -> anyhow::Result<Pod> {
-    let Some(patch) = change(pod, mutate)? else {
-        return Ok(pod.clone());
-    };
-    interrupt.check()?;
-    let name = pod.metadata.name.as_deref().unwrap_or_default();
-    Ok(api
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await?)
 }
 
@@ -231,25 +182,6 @@ pub fn strip(rc: &mut ReplicationController) {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn merge_diffs() {
-        let before = json!({"metadata": {"name": "web", "annotations": {"a": "1", "b": "2"}},
-                            "spec": {"replicas": 3, "selector": {"app": "web"}}});
-        assert_eq!(merge_diff(&before, &before), None);
-        let after = json!({"metadata": {"name": "web", "annotations": {"a": "1", "c": "3"}},
-                           "spec": {"replicas": 4, "selector": {"app": "web", "k": "v"}}});
-        assert_eq!(
-            merge_diff(&before, &after),
-            Some(json!({"metadata": {"annotations": {"b": null, "c": "3"}},
-                        "spec": {"replicas": 4, "selector": {"k": "v"}}}))
-        );
-        // A map that goes away entirely, and arrays, which merge patches replace whole.
-        assert_eq!(
-            merge_diff(&json!({"a": {"x": 1}, "l": [1, 2]}), &json!({"l": [1]})),
-            Some(json!({"a": null, "l": [1]}))
-        );
-    }
 
     #[test]
     fn the_annotations_go_away_in_one_patch() {

@@ -79,6 +79,27 @@ impl Fake {
         ))
     }
 
+    /// A write as `KubeOps` sends it: the merge patch of what `mutate` changes in `rc`
+    /// (nothing sent, nor recorded as `call`, when it changes nothing), applied to the
+    /// stored copy as the API server applies it, so a caller that hands in a copy it
+    /// already changed writes nothing.
+    fn merge_patch(
+        &mut self,
+        call: &str,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController> {
+        let name = controller::name(rc).to_string();
+        let Some(patch) = crate::merge::change(rc, mutate)? else {
+            return Ok(rc.clone());
+        };
+        self.calls.push(format!("{call} {name}"));
+        let stored = self.rcs.get(&name).ok_or_else(|| Self::not_found(&name))?;
+        let mut value = serde_json::to_value(stored)?;
+        json_patch::merge(&mut value, &patch);
+        Ok(self.store(serde_json::from_value(value)?))
+    }
+
     fn store(&mut self, rc: ReplicationController) -> ReplicationController {
         self.rc_writes += 1;
         if self.rc_writes == 2
@@ -151,11 +172,7 @@ impl HandoverOps for Fake {
         rc: &ReplicationController,
         mutate: &(dyn Fn(&mut ReplicationController) + Sync),
     ) -> anyhow::Result<ReplicationController> {
-        self.calls
-            .push(format!("patch_rc {}", controller::name(rc)));
-        let mut rc = rc.clone();
-        mutate(&mut rc);
-        Ok(self.store(rc))
+        self.merge_patch("patch_rc", rc, mutate)
     }
 
     async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -200,14 +217,13 @@ impl PrepareOps for Fake {
         &mut self,
         rc: &ReplicationController,
     ) -> anyhow::Result<ReplicationController> {
-        self.calls.push(format!("strip {}", controller::name(rc)));
-        let mut rc = rc.clone();
-        if let Some(a) = rc.metadata.annotations.as_mut() {
-            a.remove(SOURCE_ID_ANNOTATION);
-            a.remove(DESIRED_REPLICAS_ANNOTATION);
-            a.remove(NEXT_CONTROLLER_ANNOTATION);
-        }
-        Ok(self.store(rc))
+        self.merge_patch("strip", rc, &|rc| {
+            if let Some(a) = rc.metadata.annotations.as_mut() {
+                a.remove(SOURCE_ID_ANNOTATION);
+                a.remove(DESIRED_REPLICAS_ANNOTATION);
+                a.remove(NEXT_CONTROLLER_ANNOTATION);
+            }
+        })
     }
 
     async fn scale_rc(&mut self, name: &str, replicas: i32) -> anyhow::Result<()> {
@@ -238,7 +254,7 @@ impl PrepareOps for Fake {
             .collect())
     }
 
-    async fn patch_pods(
+    async fn update_pods(
         &mut self,
         pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
@@ -246,7 +262,7 @@ impl PrepareOps for Fake {
         let mut results = Vec::new();
         for pod in pods {
             let name = pod.metadata.name.clone().unwrap_or_default();
-            self.calls.push(format!("patch_pod {name}"));
+            self.calls.push(format!("update_pod {name}"));
             if self.vanishing.contains(&name) {
                 self.pods.remove(&name);
                 let status =
@@ -656,9 +672,9 @@ async fn image_resumes_the_update_in_progress_and_marks_the_old_rc_and_its_pods(
             "get_opt web-next",
             "patch_rc web",
             "list_pods app=web",
-            "patch_pod other",
-            "patch_pod web-a",
-            "patch_pod web-b",
+            "update_pod other",
+            "update_pod web-a",
+            "update_pod web-b",
             "patch_rc web",
             "list_pods app=web",
             "delete_pod web-late",
@@ -688,7 +704,7 @@ async fn a_pod_deleted_between_the_list_and_its_label_is_skipped() {
         matches!(prepared, Ok(Prepared::Update { .. })),
         "{prepared:?}"
     );
-    assert!(fake.calls.contains(&"patch_pod web-b".to_string()));
+    assert!(fake.calls.contains(&"update_pod web-b".to_string()));
     assert!(!fake.pods.contains_key("web-a"));
     for name in ["web-b", "other"] {
         let labels = fake.pods[name].metadata.labels.clone().unwrap_or_default();
@@ -784,9 +800,9 @@ async fn a_new_update_reads_the_old_rc_marks_it_and_leaves_the_new_one_to_the_up
             "get web",
             "patch_rc web",
             "list_pods app=web",
-            "patch_pod web-a",
-            "patch_pod web-b",
-            "patch_pod web-c",
+            "update_pod web-a",
+            "update_pod web-b",
+            "update_pod web-c",
             "patch_rc web",
             "list_pods app=web",
         ]
