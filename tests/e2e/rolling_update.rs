@@ -253,6 +253,148 @@ async fn image_with_one_name_renames_back_and_keeps_pods_available() {
     );
 }
 
+/// The requests of one update, from its `-v=6` log: `(method, path)` with the
+/// namespace cut off, the new RC's hash as `HASH`, pod names as `POD`, and of the query
+/// only whether it is a watch (`?watch`) or a list served from the watch cache
+/// (`?rv=0`).
+fn logged_requests(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let (_, rest) = line.split_once(" INFO ")?;
+            let (method, rest) = rest.split_once(" https://")?;
+            let url = rest.split(' ').next()?;
+            let path = url.split_once("/namespaces/")?.1.split_once('/')?.1;
+            let (path, query) = path.split_once('?').unwrap_or((path, ""));
+            let mut path: String = path
+                .split('/')
+                .map(|part| match part.split_once('-') {
+                    Some((_, h)) if h.len() == 32 => "web-HASH".to_string(),
+                    Some((_, p)) if part.starts_with("web-") && p.len() == 5 => "POD".into(),
+                    _ => part.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            if query.contains("watch=true") {
+                path.push_str("?watch");
+            } else if query.contains("resourceVersion=0") {
+                path.push_str("?rv=0");
+            }
+            Some((method.to_string(), path))
+        })
+        .collect()
+}
+
+/// Issue 32's accounting of an update's requests, on the case the bench runs (one
+/// name, `--image`, an RC whose selector lacks the deployment key): every request is
+/// one the 1.17 flow or the crash safety needs, those whose answers nothing waits for
+/// go out together, and nothing is read that a watch or an earlier answer already
+/// gave. Counts, not times: the README's "Round trips" has the times.
+#[tokio::test]
+async fn an_update_sends_only_the_requests_it_needs() {
+    let cluster = cluster();
+    let ns = cluster.namespace("ru-requests").await;
+    let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
+    create_ready(
+        &rcs,
+        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 3, READY_300MS),
+    )
+    .await;
+    // A poll interval no wait reaches: its safety-net re-lists would add requests.
+    let out = rolling_update(
+        cluster,
+        ns.as_str(),
+        &[
+            "web",
+            &format!("--image={NEW_IMAGE}"),
+            "--update-period=0",
+            "--poll-interval=10m",
+            "-v=6",
+        ],
+    );
+    out.success();
+    let requests = logged_requests(&out.stderr);
+    let r = |m: &str, p: &str| (m.to_string(), p.to_string());
+    let rc_web = "replicationcontrollers/web";
+    let rc_new = "replicationcontrollers/web-HASH";
+    let scale = |rc: &str| r("PATCH", &format!("{rc}/scale"));
+    // The RC requests and the pod lists, in the order they were answered; each
+    // waits for the one before it, but for the create and original-replicas.
+    let sequence: Vec<_> = requests
+        .iter()
+        .filter(|(_, p)| !p.contains('?') && !p.starts_with("pods/"))
+        .cloned()
+        .collect();
+    let start = [
+        r("GET", rc_web),
+        r("PATCH", rc_web),
+        r("GET", "pods"),
+        r("PATCH", rc_web),
+        r("GET", "pods"),
+    ];
+    assert_eq!(sequence[..5], start, "{requests:#?}");
+    // The create and the original-replicas record go out together.
+    let mut together = sequence[5..7].to_vec();
+    together.sort();
+    assert_eq!(
+        together,
+        [r("PATCH", rc_web), r("POST", "replicationcontrollers")],
+        "{requests:#?}"
+    );
+    let steps: Vec<_> = (0..3)
+        .flat_map(|_| [scale(rc_new), scale(rc_web)])
+        .collect();
+    assert_eq!(sequence[7..13], steps, "{requests:#?}");
+    // The cleanup: the old RC goes, the pending copy, the new RC's orphan-delete,
+    // the copy made final; the final RC is printed from that last answer.
+    assert_eq!(
+        sequence[13..],
+        [
+            r("DELETE", rc_web),
+            r("POST", "replicationcontrollers"),
+            r("DELETE", rc_new),
+            r("PATCH", rc_web),
+        ],
+        "{requests:#?}"
+    );
+    // The pods' labels, one PUT each (pods are `update`d, as in 1.17: the permission
+    // users grant), all between the two writes of the old RC.
+    let marks: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i] == r("PATCH", rc_web))
+        .collect();
+    let pods: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i] == r("PUT", "pods/POD"))
+        .collect();
+    assert_eq!(pods.len(), 3, "{requests:#?}");
+    assert!(
+        pods.iter().all(|&i| marks[0] < i && i < marks[1]),
+        "{requests:#?}"
+    );
+    // Four watches (the two RCs by name, their pods by selector), each one list from
+    // the watch cache and one watch: nothing else is read.
+    let mut watches: Vec<_> = requests
+        .iter()
+        .filter(|(_, p)| p.contains('?'))
+        .cloned()
+        .collect();
+    watches.sort();
+    assert_eq!(
+        watches,
+        [
+            r("GET", "pods?rv=0"),
+            r("GET", "pods?rv=0"),
+            r("GET", "pods?watch"),
+            r("GET", "pods?watch"),
+            r("GET", "replicationcontrollers?rv=0"),
+            r("GET", "replicationcontrollers?rv=0"),
+            r("GET", "replicationcontrollers?watch"),
+            r("GET", "replicationcontrollers?watch"),
+        ],
+        "{requests:#?}"
+    );
+    assert_eq!(requests.len(), 5 + 3 + 2 + 8 + 6 + 4, "{requests:#?}");
+}
+
 #[tokio::test]
 async fn image_with_two_names_deletes_the_old_rc() {
     let cluster = cluster();

@@ -182,19 +182,26 @@ pub struct Install {
 
 #[derive(clap::Args, Debug)]
 pub struct Bench {
-    /// Cases to run (all when none is given; --list shows them).
+    /// Cases to run: names from --list, `*` matching any text (`'create-file-500-*'`),
+    /// or `default` for the default set, which is what runs when none is given.
     #[arg(value_name = "CASE")]
     pub cases: Vec<String>,
+    /// Also run the matrix (issue 32): run-pod create, create-file 50/500/5,000 and
+    /// rolling-update 10 at 0, 25 and 100 ms round trip, each with cold and warm
+    /// client caches. Alone: the matrix only; `default --matrix`: both.
+    #[arg(long)]
+    pub matrix: bool,
     /// Use the cluster of KUBECONFIG instead of starting the local one.
     #[arg(long)]
     pub existing: bool,
     /// The apiserver's audit log of the --existing cluster (to count API requests).
     #[arg(long, value_name = "FILE", requires = "existing")]
     pub audit_log: Option<PathBuf>,
-    /// Measured runs per command, after one warm-up run each.
-    #[arg(long, value_name = "N", default_value_t = 5,
+    /// Measured runs per command, after one warm-up run each [default: 5; 3 in the
+    /// matrix's cells, where kubectl may run fewer times, as the report says].
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub runs: u32,
+    pub runs: Option<u32>,
     /// List the cases and exit.
     #[arg(long)]
     pub list: bool,

@@ -338,6 +338,12 @@ const LAYERS: &[Layer] = &[
         forbidden_macros: &[],
     },
     Layer {
+        dir: "plugins/rolling-update/src/merge",
+        invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
+        forbidden: ROLLING_UPDATE_CORE,
+        forbidden_macros: &[],
+    },
+    Layer {
         dir: "plugins/rolling-update/src/names",
         invariant: "rolling-update's core is behind its seams (pure): no kube client, never cluster",
         forbidden: ROLLING_UPDATE_CORE,

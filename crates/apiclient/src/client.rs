@@ -22,12 +22,15 @@
 pub mod connect;
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http_body_util::BodyExt as _;
+use hyper_util::client::legacy::Error as LegacyError;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use kube::client::{Body, ClientBuilder, ConfigExt as _, DynBody};
 use secrecy::ExposeSecret as _;
 use tower::util::BoxService;
@@ -83,25 +86,53 @@ fn builder_with(
         None => env_proxies,
     };
     let connector = connect::Connector::new(proxies, tls.clone());
-    let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
-    let https = match &config.tls_server_name {
-        Some(name) => {
-            let name = rustls::pki_types::ServerName::try_from(name.clone())
-                .map_err(|e| Error::Client(format!("invalid tls-server-name {name:?}: {e}")))?;
-            https
-                .https_or_http()
-                .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name))
-        }
-        None => https.https_or_http(),
+    let server_name = match &config.tls_server_name {
+        Some(name) => Some(
+            rustls::pki_types::ServerName::try_from(name.clone())
+                .map_err(|e| Error::Client(format!("invalid tls-server-name {name:?}: {e}")))?,
+        ),
+        None => None,
     };
-    let mut connector =
-        hyper_timeout::TimeoutConnector::new(https.enable_http1().wrap_connector(connector));
-    connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
-    connector.set_write_timeout(config.write_timeout);
-    connector.set_reset_reader_on_write(config.reset_reader_on_write);
-    let http: hyper_util::client::legacy::Client<_, Body> =
-        hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
+    // Two clients over the same connector: HTTP/2 where the server's ALPN agrees (with
+    // HTTP/1.1 as the fallback), and HTTP/1.1 alone for the upgrades (attach, exec),
+    // which HTTP/2 cannot carry.
+    let timeouts = |versions: Versions| {
+        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls.clone());
+        let https = match &server_name {
+            Some(name) => https.https_or_http().with_server_name_resolver(
+                hyper_rustls::FixedServerNameResolver::new(name.clone()),
+            ),
+            None => https.https_or_http(),
+        };
+        let https = match versions {
+            Versions::Http2OrHttp1 => https
+                .enable_all_versions()
+                .wrap_connector(connector.clone()),
+            Versions::Http1 => https.enable_http1().wrap_connector(connector.clone()),
+        };
+        let mut connector = hyper_timeout::TimeoutConnector::new(https);
+        connector.set_connect_timeout(config.connect_timeout);
+        connector.set_read_timeout(config.read_timeout);
+        connector.set_write_timeout(config.write_timeout);
+        connector.set_reset_reader_on_write(config.reset_reader_on_write);
+        connector
+    };
+    let multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        // client-go's health check of an HTTP/2 connection (its `ReadIdleTimeout` and
+        // `PingTimeout`): a ping after 30 s without a frame, the connection closed when
+        // the answer takes 15 s, so that a request never waits on a connection a NAT
+        // or a load balancer dropped silently.
+        .timer(TokioTimer::new())
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .http2_keep_alive_timeout(Duration::from_secs(15))
+        .build(timeouts(Versions::Http2OrHttp1));
+    let upgrades = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .build(timeouts(Versions::Http1));
+    let http = ByProtocol {
+        multiplexed,
+        upgrades,
+        first: Arc::default(),
+    };
     let extra_headers = config
         .extra_headers_layer()
         .map_err(|e| Error::Client(e.to_string()))?;
@@ -155,6 +186,123 @@ fn load(data: Option<&str>, path: Option<&str>) -> Result<Option<Vec<u8>>> {
                 source,
             }),
         None => Ok(None),
+    }
+}
+
+/// Which protocols a connection's TLS handshake offers (ALPN).
+#[derive(Clone, Copy)]
+enum Versions {
+    Http2OrHttp1,
+    Http1,
+}
+
+/// The connection pool's HTTP client: hyper-util's, over the connector chain the
+/// builder makes (timeouts, TLS, [`connect::Connector`]).
+type HttpClient = hyper_util::client::legacy::Client<
+    hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+    Body,
+>;
+
+/// Sends each request on the client for its protocol: a request that asks for an
+/// upgrade (`Upgrade: websocket`, kube's attach and exec) on HTTP/1.1, whose upgrade
+/// mechanism HTTP/2 does not have (the API server does not take WebSockets over
+/// HTTP/2); everything else on the client that multiplexes over one HTTP/2
+/// connection where the server offers it, as client-go's transport does. The two
+/// pools never share a connection, so an upgrade never waits on a multiplexed one.
+#[derive(Clone)]
+struct ByProtocol {
+    multiplexed: HttpClient,
+    upgrades: HttpClient,
+    first: Arc<FirstAnswer>,
+}
+
+type Answer = std::result::Result<http::Response<hyper::body::Incoming>, LegacyError>;
+
+impl tower::Service<http::Request<Body>> for ByProtocol {
+    type Response = http::Response<hyper::body::Incoming>;
+    type Error = LegacyError;
+    type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // hyper-util's client is always ready: it queues on its pool.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        if request.headers().contains_key(http::header::UPGRADE) {
+            return Box::pin(self.upgrades.request(request));
+        }
+        let client = self.multiplexed.clone();
+        let first = self.first.clone();
+        Box::pin(async move {
+            match first.turn().await {
+                Turn::Go => client.request(request).await,
+                Turn::Lead => {
+                    // Opens the gate when the answer came, and also when this request
+                    // is dropped unanswered (its caller's timeout), so that nobody
+                    // waits for an answer that will never come.
+                    let _opens = OpensOnDrop(first);
+                    client.request(request).await
+                }
+            }
+        })
+    }
+}
+
+/// Until the first request has an answer, the requests that come with it wait for it.
+///
+/// Why: hyper-util's pool learns that a server speaks HTTP/2 only when a connection's
+/// TLS handshake ends (ALPN), so requests sent together at the start (create-file's
+/// discovery and OpenAPI index, or its first creates) would each open a TCP and TLS
+/// connection, of which all but one are closed again: a handshake's round trips and
+/// server work for nothing, most of all on a far-away server. After the first answer
+/// the connection is in the pool, and every later request shares it (or, on a server
+/// without HTTP/2, opens its own HTTP/1.1 connection as before). The wait costs those
+/// first concurrent requests one round trip, once per command; a failed first request
+/// opens the gate too, and each request then meets the failure itself.
+#[derive(Default)]
+struct FirstAnswer {
+    open: AtomicBool,
+    leading: AtomicBool,
+    answered: tokio::sync::Notify,
+}
+
+struct OpensOnDrop(Arc<FirstAnswer>);
+
+impl Drop for OpensOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+enum Turn {
+    /// Send now.
+    Go,
+    /// Send now, and [`FirstAnswer::open`] the gate when the answer came (or the
+    /// request was given up).
+    Lead,
+}
+
+impl FirstAnswer {
+    async fn turn(&self) -> Turn {
+        if self.open.load(Ordering::Acquire) {
+            return Turn::Go;
+        }
+        if !self.leading.swap(true, Ordering::AcqRel) {
+            return Turn::Lead;
+        }
+        loop {
+            let answered = self.answered.notified();
+            if self.open.load(Ordering::Acquire) {
+                return Turn::Go;
+            }
+            answered.await;
+        }
+    }
+
+    fn open(&self) {
+        self.open.store(true, Ordering::Release);
+        self.answered.notify_waiters();
     }
 }
 

@@ -447,6 +447,11 @@ impl Builder {
         let mode = stages.validation;
         if deferred {
             stages.validation = Validation::Ignore;
+            if let Some(source) = &self.schema_source
+                && !may_hold_lists(&streams)
+            {
+                source.prefetch();
+            }
         }
         let mut gvks = std::collections::HashSet::new();
         let mut documents = Vec::new();
@@ -488,6 +493,17 @@ impl Builder {
             mapper: mapper.clone(),
         })
     }
+}
+
+/// Whether some document of `streams` may be a List, from their text: any `List` in
+/// it. A List-only input asks no OpenAPI v3 at all (as kubectl), so the index is not
+/// prefetched for an input that may be one; a word `List` elsewhere only costs the
+/// overlap.
+fn may_hold_lists(streams: &[Stream]) -> bool {
+    streams.iter().any(|stream| match stream {
+        Ok((_, bytes)) => bytes.windows(4).any(|w| w == b"List"),
+        Err(_) => false,
+    })
 }
 
 #[cfg(test)]

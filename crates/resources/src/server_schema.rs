@@ -43,6 +43,12 @@ pub struct Kinds {
 pub trait SchemaSource: Send + Sync {
     /// The schema for `kinds` in `mode` (never `Ignore`: nothing is fetched then).
     fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema>;
+
+    /// Starts now what [`Self::fetch`] will ask whatever the kinds turn out to be, for
+    /// an input that has a document other than a List: the build calls it before
+    /// decoding, so that the request's round trips (and a connection's handshake) pass
+    /// while the input is decoded.
+    fn prefetch(&self) {}
 }
 
 /// The schema `--validate=<mode>` needs from the server whose discovery cache is

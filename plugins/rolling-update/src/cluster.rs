@@ -4,7 +4,10 @@
 //! each RC's selector keep local stores up to date, and every wait is "until the
 //! store satisfies the condition", woken by the next watch event. Decisions read
 //! those stores instead of listing again, so a step costs one PATCH of the scale
-//! subresource plus the watch traffic.
+//! subresource plus the watch traffic, and the cleanup waits for the RCs it deletes
+//! to go through the same watches. Requests whose answers nothing waits for go out
+//! together (the create, the watches and `original-replicas`; the pods' labels).
+//! README's "Round trips" counts what is left.
 //!
 //! Every request is preceded by an interrupt check; waits race the interrupt.
 //!
@@ -20,11 +23,14 @@ mod writes;
 pub use stall::{CannotProgress, Sink, Stall};
 
 pub use errors::{explain_transport, is_transient};
-pub use writes::{strip_update_annotations, update_pod_with_retries, update_rc_with_retries};
+pub use writes::{
+    patch_rc, record_original_replicas, strip_update_annotations, update_pod_with_retries,
+};
 
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::time::Instant;
@@ -34,12 +40,15 @@ use watch::{Observer, next_available_at, pod_available};
 
 use crate::controller::{name, replicas, set_replicas};
 use crate::handover::{self, HandoverOps};
-use crate::names::{
-    DESIRED_REPLICAS_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation,
-};
+use crate::names::{DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, set_annotation};
 use crate::prepare::PrepareOps;
-use crate::updater::{CleanupPolicy, Report, UpdaterConfig, UpdaterOps};
+use crate::updater::{Begun, CleanupPolicy, Report, Target, UpdaterConfig, UpdaterOps};
 use cli::interrupt::Interrupt;
+
+/// Pods relabelled at once when the old RC gets the deployment key. Each request in
+/// flight is a connection of its own (HTTP/1.1); a bound keeps a large RC from opening
+/// hundreds.
+const PARALLEL_POD_WRITES: usize = 16;
 
 /// [`UpdaterOps`] on a real cluster.
 pub struct KubeOps {
@@ -126,6 +135,16 @@ impl KubeOps {
     ) -> anyhow::Result<()> {
         self.observer = None;
         let observer = Observer::start(&self.rcs, &self.pods, old, new, self.watch_timeout);
+        self.watch_ready(observer, old, new).await
+    }
+
+    /// Waits until the watches of `observer` have listed, then keeps them.
+    async fn watch_ready(
+        &mut self,
+        observer: Observer,
+        old: &ReplicationController,
+        new: &ReplicationController,
+    ) -> anyhow::Result<()> {
         tokio::select! {
             r = observer.ready(self.timeout) => r?,
             i = self.interrupt.fired() => return Err(i.into()),
@@ -133,6 +152,62 @@ impl KubeOps {
         self.observer = Some(observer);
         self.watched = Some((old.clone(), new.clone()));
         Ok(())
+    }
+
+    /// Waits until no RC named `rc_name` exists. When the update's watches follow that
+    /// name, their store tells, woken by the watch event of its removal; otherwise (a
+    /// re-run finishing an earlier update, or watches that failed) it is polled. A
+    /// watch that stays quiet for the poll interval is checked with one GET.
+    async fn wait_gone(&mut self, rc_name: &str, deadline: Instant) -> anyhow::Result<()> {
+        let interrupt = self.interrupt.clone();
+        let poll = self.poll();
+        loop {
+            let Some(observer) = self
+                .observer
+                .as_ref()
+                .filter(|o| o.fatal().is_ok() && o.follows(rc_name))
+            else {
+                return handover::wait_gone(self, rc_name, deadline).await;
+            };
+            let mut rc_changes = observer.rc_changes.clone();
+            rc_changes.borrow_and_update();
+            if observer.rc(rc_name).is_none() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "timed out waiting for replicationcontroller {rc_name:?} to be deleted (the garbage collector removes it)"
+                );
+            }
+            let quiet = tokio::select! {
+                _ = rc_changes.changed() => false,
+                _ = tokio::time::sleep_until(deadline.min(Instant::now() + poll)) => true,
+                i = interrupt.fired() => return Err(i.into()),
+            };
+            if quiet {
+                self.interrupt.check()?;
+                match self.rcs.get_opt(rc_name).await {
+                    Ok(None) => return Ok(()),
+                    Ok(Some(_)) => {}
+                    Err(e) if is_transient(&e) => {
+                        tracing::debug!("waiting for {rc_name} to be deleted: {e}");
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+    }
+
+    /// Deletes the RC `rc_name` as 1.17 did (the server's default for a v1 RC: its
+    /// dependents are orphaned), one already gone being fine. Returns whether it is
+    /// still there, being deleted (the garbage collector removes it shortly).
+    async fn delete_rc(&mut self, rc_name: &str) -> anyhow::Result<bool> {
+        self.interrupt.check()?;
+        match self.rcs.delete(rc_name, &DeleteParams::default()).await {
+            Ok(either) => Ok(either.is_left()),
+            Err(e) if is_not_found(&e) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// A wait reached the poll interval without any event: list again.
@@ -206,71 +281,52 @@ enum WaitError {
 }
 
 impl UpdaterOps for KubeOps {
-    async fn get_or_create_target(
+    async fn begin(
         &mut self,
+        old_rc: &ReplicationController,
         new_rc: &ReplicationController,
+        known: Target,
         source_id: &str,
-    ) -> anyhow::Result<(ReplicationController, bool)> {
+        record_original: bool,
+    ) -> anyhow::Result<Begun> {
         self.interrupt.check()?;
-        let existing = match new_rc.metadata.name.as_deref() {
-            Some(n) if !n.is_empty() => self.rcs.get_opt(n).await?,
-            _ => None,
-        };
-        let (target, existed) = match existing {
-            Some(rc) => {
-                let annotations = rc.metadata.annotations.as_ref();
-                let ok = annotations
-                    .and_then(|a| a.get(SOURCE_ID_ANNOTATION))
-                    .is_some_and(|v| v == source_id)
-                    && annotations.is_some_and(|a| a.contains_key(DESIRED_REPLICAS_ANNOTATION));
-                if !ok {
-                    bail!(
-                        "Missing/unexpected annotations for controller {}, expected {source_id} : {}",
-                        name(&rc),
-                        go_map(annotations)
-                    );
-                }
-                (rc, true)
-            }
-            None => {
-                let desired = replicas(new_rc);
-                if desired <= 0 {
-                    bail!(
-                        "Invalid controller spec for {}; required: > 0 replicas, actual: {desired}",
-                        name(new_rc)
-                    );
-                }
-                let mut rc = new_rc.clone();
-                set_annotation(&mut rc, DESIRED_REPLICAS_ANNOTATION, desired.to_string());
-                set_annotation(&mut rc, SOURCE_ID_ANNOTATION, source_id);
-                set_replicas(&mut rc, 0);
-                rc.metadata.namespace = None; // the Api's namespace applies
-                self.interrupt.check()?;
-                (self.rcs.create(&PostParams::default(), &rc).await?, false)
+        // The watch on the target follows its name, so it may start before the
+        // create lands: the create's event arrives on it. The old RC is the one the
+        // steps before read (or wrote): the target's source id names it.
+        let observer = Observer::start(&self.rcs, &self.pods, old_rc, new_rc, self.watch_timeout);
+        let target = find_or_create_target(&self.rcs, &self.interrupt, new_rc, known, source_id);
+        let recorded = async {
+            if record_original {
+                record_original_replicas(&self.rcs, &self.interrupt, old_rc).await
+            } else {
+                Ok(old_rc.clone())
             }
         };
-        // The old RC's identity is the part of the source id before the ':'.
-        let old_name = source_id
-            .rsplit_once(':')
-            .map(|(n, _)| n)
-            .unwrap_or(source_id);
-        self.interrupt.check()?;
-        let old = self.rcs.get(old_name).await?;
-        self.watch(&old, &target).await?;
-        Ok((target, existed))
+        let watching = async {
+            tokio::select! {
+                r = observer.ready(self.timeout) => r,
+                i = self.interrupt.fired() => Err(i.into()),
+            }
+        };
+        // Joined, not raced: a Ctrl-C ends the wait for the watches at once, but the
+        // writes already sent are answered first (the update stops between requests).
+        let (target, recorded, watching) = tokio::join!(target, recorded, watching);
+        let ((target, existed), old_rc) = (target?, recorded?);
+        watching?;
+        self.observer = Some(observer);
+        self.watched = Some((old_rc.clone(), target.clone()));
+        Ok(Begun {
+            target,
+            existed,
+            old_rc,
+        })
     }
 
     async fn record_original_replicas(
         &mut self,
         old_rc: &ReplicationController,
     ) -> anyhow::Result<ReplicationController> {
-        self.interrupt.check()?;
-        let fresh = self.rcs.get(name(old_rc)).await?;
-        update_rc_with_retries(&self.rcs, &self.interrupt, &fresh, |rc| {
-            let n = replicas(rc);
-            set_annotation(rc, ORIGINAL_REPLICAS_ANNOTATION, n.to_string());
-        })
-        .await
+        record_original_replicas(&self.rcs, &self.interrupt, old_rc).await
     }
 
     async fn scale_and_wait(
@@ -375,7 +431,7 @@ impl UpdaterOps for KubeOps {
         new_rc: &ReplicationController,
         config: &UpdaterConfig,
         report: &mut dyn Report,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<ReplicationController> {
         let new_name = name(new_rc).to_string();
         let old_name = name(old_rc).to_string();
         let settled = |rc: &ReplicationController, _active: Option<i32>| {
@@ -385,52 +441,109 @@ impl UpdaterOps for KubeOps {
                 && status.is_some_and(|s| s.replicas == replicas(rc))
         };
         let timed_out = || "timed out waiting for the condition".to_string();
+        // 1.17 waited for the RC manager to observe the last scaling before cleaning up.
+        let settled = self
+            .wait_rc(&new_name, config.timeout, settled)
+            .await
+            .map_err(|e| Self::wait_failed(e, timed_out()))?;
         if config.cleanup_policy == CleanupPolicy::Rename {
             // Unlike 1.17, the update annotations stay on the new RC until the
             // hand-over is done: if we are stopped in between, a re-run finds it
             // through update-source-id (or the pending copy) and finishes it.
-            self.wait_rc(&new_name, config.timeout, settled)
-                .await
-                .map_err(|e| Self::wait_failed(e, timed_out()))?;
-            self.interrupt.check()?;
-            let fresh = self.rcs.get(&new_name).await?;
             report.line(&format!(
                 "Update succeeded. Deleting old controller: {old_name}"
             ));
-            self.interrupt.check()?;
-            match self.rcs.delete(&old_name, &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(e) if is_not_found(&e) => {}
-                Err(e) => return Err(e.into()),
-            }
-            self.observer = None; // the old RC is going, and the new one's name too
+            let deleting = self.delete_rc(&old_name).await?;
             // 1.17 raced the old RC's finalizers here; wait for the name to be free.
+            // The watches stay until the hand-over is done: they see both RCs go.
             let deadline = Instant::now() + config.timeout;
-            handover::wait_gone(self, &old_name, deadline).await?;
+            if deleting {
+                self.wait_gone(&old_name, deadline).await?;
+            }
             report.line(&format!("Renaming {new_name} to {old_name}"));
-            handover::hand_over(self, &fresh, &old_name, config.timeout).await?;
-            return Ok(());
+            let done = handover::hand_over(self, &settled, &old_name, config.timeout).await;
+            self.observer = None;
+            return done;
         }
 
         // 1.17 stripped the annotations first; then a stop before the delete left
         // an RC that a re-run refused ("Missing/unexpected annotations"). Deleting
         // first leaves the annotations that let a re-run recognise and finish it.
-        self.wait_rc(&new_name, config.timeout, settled)
-            .await
-            .map_err(|e| Self::wait_failed(e, timed_out()))?;
         report.line(&format!("Update succeeded. Deleting {old_name}"));
-        self.interrupt.check()?;
-        match self.rcs.delete(&old_name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(e) if is_not_found(&e) => {}
-            Err(e) => return Err(e.into()),
-        }
+        self.delete_rc(&old_name).await?;
         self.observer = None;
-        self.interrupt.check()?;
-        let fresh = self.rcs.get(&new_name).await?;
-        strip_update_annotations(&self.rcs, &self.interrupt, &fresh).await?;
-        Ok(())
+        strip_update_annotations(&self.rcs, &self.interrupt, &settled).await
     }
+}
+
+/// The target of [`UpdaterOps::begin`]: created, or found from an interrupted update
+/// and checked as 1.17 checked it. What `known` says is not asked again: an RC the
+/// steps before found is checked as they read it; one derived for `--image` (whose
+/// name they looked up, or which the old RC did not name) is created at once, and
+/// read only when the create finds it there; one from `-f` is looked up first, so
+/// that resuming it sends no create (whose Pod Security warnings would be printed
+/// again). An RC asking for no replicas is always looked up first, since only a new
+/// one is refused for it.
+async fn find_or_create_target(
+    rcs: &Api<ReplicationController>,
+    interrupt: &Interrupt,
+    new_rc: &ReplicationController,
+    known: Target,
+    source_id: &str,
+) -> anyhow::Result<(ReplicationController, bool)> {
+    let desired = replicas(new_rc);
+    let rc_name = new_rc.metadata.name.clone().unwrap_or_default();
+    let mut create = new_rc.clone();
+    set_annotation(
+        &mut create,
+        DESIRED_REPLICAS_ANNOTATION,
+        desired.to_string(),
+    );
+    set_annotation(&mut create, SOURCE_ID_ANNOTATION, source_id);
+    set_replicas(&mut create, 0);
+    create.metadata.namespace = None; // the Api's namespace applies
+    let existing = match known {
+        Target::Found => Some(new_rc.clone()),
+        Target::Derived if desired > 0 => {
+            interrupt.check()?;
+            match rcs.create(&PostParams::default(), &create).await {
+                Ok(rc) => return Ok((rc, false)),
+                Err(kube::Error::Api(s)) if s.is_already_exists() && !rc_name.is_empty() => {
+                    interrupt.check()?;
+                    rcs.get_opt(&rc_name).await?
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        _ if rc_name.is_empty() => None,
+        _ => {
+            interrupt.check()?;
+            rcs.get_opt(&rc_name).await?
+        }
+    };
+    let Some(rc) = existing else {
+        if desired <= 0 {
+            bail!(
+                "Invalid controller spec for {}; required: > 0 replicas, actual: {desired}",
+                name(new_rc)
+            );
+        }
+        interrupt.check()?;
+        return Ok((rcs.create(&PostParams::default(), &create).await?, false));
+    };
+    let annotations = rc.metadata.annotations.as_ref();
+    let ok = annotations
+        .and_then(|a| a.get(SOURCE_ID_ANNOTATION))
+        .is_some_and(|v| v == source_id)
+        && annotations.is_some_and(|a| a.contains_key(DESIRED_REPLICAS_ANNOTATION));
+    if !ok {
+        bail!(
+            "Missing/unexpected annotations for controller {}, expected {source_id} : {}",
+            name(&rc),
+            go_map(annotations)
+        );
+    }
+    Ok((rc, true))
 }
 
 /// The hand-over's requests on a real cluster (`handover`'s seam).
@@ -462,15 +575,15 @@ impl HandoverOps for KubeOps {
     }
 
     async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()> {
-        handover::wait_gone(self, name, deadline).await
+        self.wait_gone(name, deadline).await
     }
 
-    async fn update_rc(
+    async fn patch_rc(
         &mut self,
         rc: &ReplicationController,
         mutate: &(dyn Fn(&mut ReplicationController) + Sync),
     ) -> anyhow::Result<ReplicationController> {
-        update_rc_with_retries(&self.rcs, &self.interrupt, rc, mutate).await
+        patch_rc(&self.rcs, &self.interrupt, rc, mutate).await
     }
 
     async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -516,12 +629,17 @@ impl PrepareOps for KubeOps {
             .items)
     }
 
-    async fn update_pod(
+    async fn update_pods(
         &mut self,
-        pod: &Pod,
+        pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
-    ) -> anyhow::Result<Pod> {
-        update_pod_with_retries(&self.pods, &self.interrupt, pod, mutate).await
+    ) -> Vec<anyhow::Result<Pod>> {
+        let (api, interrupt) = (&self.pods, &self.interrupt);
+        futures::stream::iter(pods)
+            .map(|pod| async move { update_pod_with_retries(api, interrupt, pod, mutate).await })
+            .buffered(PARALLEL_POD_WRITES)
+            .collect()
+            .await
     }
 
     async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()> {

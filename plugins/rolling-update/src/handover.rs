@@ -13,14 +13,14 @@
 //!    duplicates while the new RC still owns the pods);
 //! 2. orphan-delete the new RC and wait until it is gone (the garbage collector
 //!    removes the owner references before it removes the object);
-//! 3. one PUT turns the copy final: the pods' selector, `replicas: N`, no
+//! 3. one merge patch turns the copy final: the pods' selector, `replicas: N`, no
 //!    record annotations. The RC manager adopts the N orphans and creates nothing.
 //!
 //! A re-run that finds the old name pending resumes at step 2 ([`resume`]); one that
 //! finds no RC under the old name but the new RC still there starts at step 1.
 //!
 //! Every request goes through [`HandoverOps`], the seam `cluster::KubeOps` implements
-//! (and `prepare`'s, of which it is a part), so the POST / orphan-delete / PUT
+//! (and `prepare`'s, of which it is a part), so the POST / orphan-delete / PATCH
 //! sequence is unit-tested against the scripted cluster of `prepare/tests.rs`, lost
 //! answers and transient failures included; the pure halves ([`pending_copy`],
 //! [`finished`], [`renamed_from`]) are tested here.
@@ -62,8 +62,9 @@ pub trait HandoverOps {
     /// Waits until no RC named `name` exists (one being deleted is gone shortly).
     async fn wait_rc_gone(&mut self, name: &str, deadline: Instant) -> anyhow::Result<()>;
 
-    /// Applies `mutate` to `rc` and PUTs it, retrying conflicts on fresh copies.
-    async fn update_rc(
+    /// Applies the change `mutate` makes to `rc` to the server's copy of the same RC
+    /// (its uid): one merge patch, which cannot conflict.
+    async fn patch_rc(
         &mut self,
         rc: &ReplicationController,
         mutate: &(dyn Fn(&mut ReplicationController) + Sync),
@@ -221,7 +222,7 @@ pub async fn resume(
         }
     }
     ops.wait_rc_gone(&from, deadline).await?;
-    ops.update_rc(pending, &|rc| {
+    ops.patch_rc(pending, &|rc| {
         let _ = finished(rc);
     })
     .await

@@ -12,6 +12,7 @@ mod flags;
 mod handover;
 mod help;
 mod hint;
+mod merge;
 mod names;
 mod options;
 mod output;

@@ -197,7 +197,7 @@ impl RollingUpdateOptions {
 
         // 1-8 (2, -f, is already read: see read_file).
         let plan = self.plan(namespace);
-        let (old_rc, new_rc, cleanup_policy) =
+        let (old_rc, new_rc, cleanup_policy, target) =
             match prepare(&plan, &mut ops, console, from_file).await? {
                 Prepared::Nothing => return Ok(()),
                 Prepared::Finished { rc, operation } => {
@@ -211,7 +211,8 @@ impl RollingUpdateOptions {
                     old_rc,
                     new_rc,
                     cleanup,
-                } => (old_rc, new_rc, cleanup),
+                    target,
+                } => (old_rc, new_rc, cleanup, target),
             };
 
         // 9-11. The update itself.
@@ -222,23 +223,20 @@ impl RollingUpdateOptions {
             timeout: self.flags.timeout,
             min_ready_seconds: self.flags.min_ready_seconds,
             cleanup_policy,
+            target,
             max_unavailable: self.flags.max_unavailable.clone(),
             max_surge: self.flags.max_surge.clone(),
         };
-        RollingUpdater::new(ops).update(&config, console).await?;
+        let rc = RollingUpdater::new(ops).update(&config, console).await?;
         console.finish();
 
-        // 12. The final object.
-        let (final_name, operation) = if self.keep_old_name() || self.flags.rollback {
-            // A two-name rollback ends with the original RC; 1.17 fetched the RC it
-            // had just deleted and could fail with NotFound here.
-            (self.old_name().to_string(), "rolling updated".to_string())
+        // 12. The final object, as the update's last write returned it: 1.17 fetched
+        // it again (and a two-name rollback fetched the RC it had just deleted).
+        let operation = if self.keep_old_name() || self.flags.rollback {
+            "rolling updated".to_string()
         } else {
-            let n = controller::name(&new_rc).to_string();
-            (n.clone(), format!("rolling updated to {n:?}"))
+            format!("rolling updated to {:?}", controller::name(&rc))
         };
-        interrupt.check()?;
-        let rc = rcs.get(&final_name).await?;
         self.print_final(console, &rc, &operation)
     }
 

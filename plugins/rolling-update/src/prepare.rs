@@ -27,7 +27,7 @@ use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, SOURCE_ID_ANNOTATION, annotation, find_new_name, set_annotation,
     source_id_names,
 };
-use crate::updater::{CleanupPolicy, Report};
+use crate::updater::{CleanupPolicy, Report, Target};
 
 /// How often [`finish_scaling`] looks at the RC while its pods come up.
 const SCALING_POLL: Duration = Duration::from_millis(250);
@@ -58,12 +58,14 @@ pub trait PrepareOps: HandoverOps {
     /// The pods matching a label selector.
     async fn list_pods(&mut self, selector: &str) -> anyhow::Result<Vec<Pod>>;
 
-    /// Applies `mutate` to `pod` and PUTs it, retrying conflicts on fresh copies.
-    async fn update_pod(
+    /// Applies `mutate` to each pod and PUTs it, retrying conflicts on fresh copies,
+    /// several pods at a time: no pod's request waits for another's answer. One
+    /// result per pod, in order.
+    async fn update_pods(
         &mut self,
-        pod: &Pod,
+        pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
-    ) -> anyhow::Result<Pod>;
+    ) -> Vec<anyhow::Result<Pod>>;
 
     /// Deletes the pod `name`; one already gone is fine.
     async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()>;
@@ -120,6 +122,8 @@ pub enum Prepared {
         old_rc: ReplicationController,
         new_rc: ReplicationController,
         cleanup: CleanupPolicy,
+        /// What these steps know of `new_rc` on the server.
+        target: Target,
     },
 }
 
@@ -136,6 +140,7 @@ pub async fn prepare<O: PrepareOps>(
         Some((rc, defaulted)) => (Some(rc), defaulted),
         None => (None, false),
     };
+    let mut target = Target::Unknown;
 
     // 1. The old RC. When it is missing, an earlier run may have been stopped
     //    after deleting it: with one name, the rename is still to do (1.17 did
@@ -225,9 +230,13 @@ pub async fn prepare<O: PrepareOps>(
                     "Found existing update in progress ({}), resuming.",
                     controller::name(&existing)
                 ));
+                target = Target::Found;
                 existing
             }
-            None => next_from_image(plan, &old_rc, new_name)?,
+            None => {
+                target = Target::Derived;
+                next_from_image(plan, &old_rc, new_name)?
+            }
         };
         let old_value = original_deployment_value(&old_rc);
         let next_name = controller::name(&next).to_string();
@@ -310,6 +319,7 @@ pub async fn prepare<O: PrepareOps>(
             old_rc,
             new_rc,
             cleanup,
+            target,
         });
     }
     let (partial, original, message) = abort_rolling_update(&old_rc, &new_rc)?;
@@ -321,9 +331,10 @@ pub async fn prepare<O: PrepareOps>(
         .unwrap_or_default()
         .to_string();
     // 1.17 ignored this update's error and failed later with a confusing
-    // annotation message; ours retries conflicts and reports failures.
+    // annotation message; ours reports failures. The patch is the change from the
+    // server's copy, `old_rc` (`original` carries it already).
     let original = ops
-        .update_rc(&original, &|rc| {
+        .patch_rc(&old_rc, &|rc| {
             set_annotation(rc, SOURCE_ID_ANNOTATION, source.clone());
             set_annotation(rc, DESIRED_REPLICAS_ANNOTATION, desired.clone());
         })
@@ -332,6 +343,7 @@ pub async fn prepare<O: PrepareOps>(
         old_rc: partial,
         new_rc: original,
         cleanup: CleanupPolicy::Delete,
+        target: Target::Found,
     })
 }
 
@@ -496,26 +508,27 @@ async fn mark_old_controller<O: PrepareOps>(
 ) -> anyhow::Result<ReplicationController> {
     if !needs_deployment_key(old, key) {
         return ops
-            .update_rc(old, &|rc| set_next_controller(rc, next_name))
+            .patch_rc(old, &|rc| set_next_controller(rc, next_name))
             .await;
     }
     let rc = ops
-        .update_rc(old, &|rc| {
+        .patch_rc(old, &|rc| {
             set_next_controller(rc, next_name);
             add_template_label(rc, key, value);
         })
         .await?;
     ops.check_interrupt()?;
     let selector = controller::selector_string(&rc);
-    for pod in &ops.list_pods(&selector).await? {
-        let labelled = ops
-            .update_pod(pod, &|p| {
-                p.metadata
-                    .labels
-                    .get_or_insert_with(Default::default)
-                    .insert(key.to_string(), value.to_string());
-            })
-            .await;
+    let pods = ops.list_pods(&selector).await?;
+    let labelled = ops
+        .update_pods(&pods, &|p| {
+            p.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(key.to_string(), value.to_string());
+        })
+        .await;
+    for (pod, labelled) in pods.iter().zip(labelled) {
         match labelled {
             Ok(_) => {}
             // Deleted since the list (by a user, an eviction, the node): nothing to
@@ -529,7 +542,7 @@ async fn mark_old_controller<O: PrepareOps>(
     }
     let original_selector = selector;
     let rc = ops
-        .update_rc(&rc, &|rc| add_selector_label(rc, key, value))
+        .patch_rc(&rc, &|rc| add_selector_label(rc, key, value))
         .await?;
     // 1.17's `selectorCopy` clean-up: the RC manager may have created a pod from the
     // template it had cached before our first write, i.e. without the key. Such a pod
@@ -564,7 +577,7 @@ async fn mark_old_controller<O: PrepareOps>(
 mod tests;
 
 /// Whether a write failed because its object no longer exists (a 404 anywhere in the
-/// error's chain: the PUT itself, or the re-read after a conflict).
+/// error's chain).
 fn is_gone(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause

@@ -43,8 +43,23 @@ pub struct UpdaterConfig {
     pub timeout: Duration,
     pub min_ready_seconds: i32,
     pub cleanup_policy: CleanupPolicy,
+    /// What the steps before knew of `new_rc` on the server.
+    pub target: Target,
     pub max_unavailable: IntOrPercent,
     pub max_surge: IntOrPercent,
+}
+
+/// What the steps before the update (`prepare`) learnt about the RC the update scales
+/// up, so that the updater asks the server only what they did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Read (or written) on the server by these steps: the copy is current.
+    Found,
+    /// Derived from the old RC for `--image`, its name not found on the server: the
+    /// updater creates it, reading it only if the create finds it there.
+    Derived,
+    /// From `-f`: the updater looks it up, then creates it if it is not there.
+    Unknown,
 }
 
 /// Where progress goes: the classic lines (stdout) and, on a terminal, a bar.
@@ -69,15 +84,22 @@ pub struct Progress {
 /// [`cli::interrupt::Interrupted`] when the user pressed Ctrl-C.
 #[allow(async_fn_in_trait)] // used with concrete types only, never as `dyn`
 pub trait UpdaterOps {
-    /// Finds the target RC of an interrupted update (checking it belongs to
-    /// `source_id`) or creates it with `replicas: 0`. Returns it and whether it existed.
-    async fn get_or_create_target(
+    /// The update's first requests, at once: finds the target RC of an interrupted
+    /// update (checking it belongs to `source_id`) or creates it with `replicas: 0`,
+    /// asking the server only what `known` leaves open; starts watching `old_rc`, the
+    /// target and their pods; and, with `record_original`, records
+    /// `original-replicas` on `old_rc` ([`Self::record_original_replicas`]). Returns
+    /// the target, whether it existed, and the old RC as the recording left it.
+    async fn begin(
         &mut self,
+        old_rc: &ReplicationController,
         new_rc: &ReplicationController,
+        known: Target,
         source_id: &str,
-    ) -> anyhow::Result<(ReplicationController, bool)>;
+        record_original: bool,
+    ) -> anyhow::Result<Begun>;
 
-    /// Records `original-replicas` on the old RC (fresh GET, conflict retries).
+    /// Records `original-replicas` (the replica count `old_rc` has now) on the old RC.
     async fn record_original_replicas(
         &mut self,
         old_rc: &ReplicationController,
@@ -107,15 +129,27 @@ pub trait UpdaterOps {
     /// Sleeps until `until` (the clock seam; interruptible).
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()>;
 
-    /// Strips the update annotations, waits for the new RC to settle, then applies
-    /// the cleanup policy (printing its lines through `report`).
+    /// Waits for the new RC to settle, applies the cleanup policy (printing its lines
+    /// through `report`) and strips the update annotations. Returns the RC that is
+    /// left, as the last write returned it (1.17 fetched it again to print it).
     async fn cleanup(
         &mut self,
         old_rc: &ReplicationController,
         new_rc: &ReplicationController,
         config: &UpdaterConfig,
         report: &mut dyn Report,
-    ) -> anyhow::Result<()>;
+    ) -> anyhow::Result<ReplicationController>;
+}
+
+/// What [`UpdaterOps::begin`] found or made.
+#[derive(Debug, Clone)]
+pub struct Begun {
+    /// The RC the update scales up.
+    pub target: ReplicationController,
+    /// Whether it existed (an interrupted update is resumed).
+    pub existed: bool,
+    /// The old RC, with `original-replicas` when it was recorded.
+    pub old_rc: ReplicationController,
 }
 
 /// The scale-up step: the new RC's next replica count, or `None` for no step.
@@ -191,17 +225,32 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         Self { ops }
     }
 
-    /// Runs the update to completion (kubectl's `Update`).
+    /// Runs the update to completion (kubectl's `Update`); returns the RC that is left.
     pub async fn update(
         &mut self,
         config: &UpdaterConfig,
         report: &mut dyn Report,
-    ) -> anyhow::Result<()> {
-        let mut old_rc = config.old_rc.clone();
-        let source = source_id(&old_rc);
-        let (mut new_rc, existed) = self
+    ) -> anyhow::Result<ReplicationController> {
+        let source = source_id(&config.old_rc);
+        // The original size is what a later --rollback restores: written when this
+        // update starts (a value left by an earlier, finished update would make a
+        // rollback restore a stale size), kept when it is resumed. Without one it is
+        // written either way, so that write goes out with the create; a value already
+        // there is only replaced once the create said the update is a new one.
+        let missing = annotation(&config.old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none();
+        let Begun {
+            target: mut new_rc,
+            existed,
+            mut old_rc,
+        } = self
             .ops
-            .get_or_create_target(&config.new_rc, &source)
+            .begin(
+                &config.old_rc,
+                &config.new_rc,
+                config.target,
+                &source,
+                missing,
+            )
             .await?;
         if existed {
             report.line(&format!(
@@ -218,11 +267,11 @@ impl<O: UpdaterOps> RollingUpdater<O> {
                 name(&new_rc)
             )
         })?;
-
-        // The original size is what a later --rollback restores: written when this
-        // update starts (a value left by an earlier, finished update would make a
-        // rollback restore a stale size), kept when it is resumed.
-        if !existed || annotation(&old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none() {
+        let current = replicas(&old_rc).to_string();
+        if !missing
+            && !existed
+            && annotation(&old_rc, ORIGINAL_REPLICAS_ANNOTATION) != Some(current.as_str())
+        {
             old_rc = self.ops.record_original_replicas(&old_rc).await?;
         }
 

@@ -8,13 +8,17 @@
 //! ([`LatencyProxy::kubeconfig`]). Memory is bounded: each direction of a connection
 //! holds at most [`MAX_QUEUED`] chunks of at most [`CHUNK`] bytes; beyond that the
 //! proxy stops reading, and TCP's flow control slows the sender, as a long link does.
-//! Bandwidth is not limited.
+//! Bandwidth is not limited. The proxy counts what passes ([`LatencyProxy::traffic`]):
+//! connections accepted and bytes each way, for the bench's "bytes received" and
+//! "connections" (one HTTP/2 connection or one per request in flight).
 //!
 //! Runs on its own thread and runtime, so tests may block while it works; stops when
 //! dropped.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
@@ -27,11 +31,43 @@ pub const CHUNK: usize = 64 * 1024;
 /// Chunks in flight per direction of one connection.
 pub const MAX_QUEUED: usize = 64;
 
+/// What has passed through a proxy since it started: subtract two readings to get
+/// one client run's share.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// TCP connections accepted from clients.
+    pub connections: u64,
+    /// Bytes read from the server (what the clients receive; TLS records included).
+    pub received: u64,
+    /// Bytes read from the clients (what they send).
+    pub sent: u64,
+}
+
+impl std::ops::Sub for Traffic {
+    type Output = Traffic;
+    fn sub(self, earlier: Traffic) -> Traffic {
+        Traffic {
+            connections: self.connections.saturating_sub(earlier.connections),
+            received: self.received.saturating_sub(earlier.received),
+            sent: self.sent.saturating_sub(earlier.sent),
+        }
+    }
+}
+
+/// The proxy's running counts, shared with its connection tasks.
+#[derive(Debug, Default)]
+struct Counters {
+    connections: AtomicU64,
+    received: AtomicU64,
+    sent: AtomicU64,
+}
+
 /// The proxy; stops (closing every connection) when dropped.
 pub struct LatencyProxy {
     pub addr: SocketAddr,
     pub upstream: SocketAddr,
     pub rtt: Duration,
+    counters: Arc<Counters>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     dir: tempfile::TempDir,
@@ -55,8 +91,10 @@ impl LatencyProxy {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let one_way = rtt / 2;
+        let counters = Arc::new(Counters::default());
+        let shared = Arc::clone(&counters);
         let (stop_tx, thread) = serve_on_own_thread("latency-proxy", listener, move |listener| {
-            accept_loop(listener, upstream, one_way)
+            accept_loop(listener, upstream, one_way, shared)
         })?;
         let dir = tempfile::Builder::new()
             .prefix("kubeplug-latency-")
@@ -65,10 +103,21 @@ impl LatencyProxy {
             addr,
             upstream,
             rtt,
+            counters,
             stop: Some(stop_tx),
             thread: Some(thread),
             dir,
         })
+    }
+
+    /// Connections and bytes so far. A byte is counted when the proxy reads it, before
+    /// it is passed on, so a client that has exited has been counted in full.
+    pub fn traffic(&self) -> Traffic {
+        Traffic {
+            connections: self.counters.connections.load(Ordering::SeqCst),
+            received: self.counters.received.load(Ordering::SeqCst),
+            sent: self.counters.sent.load(Ordering::SeqCst),
+        }
     }
 
     /// A copy of `kubeconfig` (YAML or JSON) whose servers at the upstream address point
@@ -180,12 +229,19 @@ pub fn server_addr(kc: &kube::config::Kubeconfig) -> anyhow::Result<SocketAddr> 
     .context("the latency proxy forwards to a loopback IP address only")
 }
 
-async fn accept_loop(listener: TcpListener, upstream: SocketAddr, one_way: Duration) {
+async fn accept_loop(
+    listener: TcpListener,
+    upstream: SocketAddr,
+    one_way: Duration,
+    counters: Arc<Counters>,
+) {
     loop {
         let Ok((client, _peer)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        counters.connections.fetch_add(1, Ordering::SeqCst);
+        let counters = Arc::clone(&counters);
         tokio::spawn(async move {
             let Ok(server) = TcpStream::connect(upstream).await else {
                 return;
@@ -195,19 +251,21 @@ async fn accept_loop(listener: TcpListener, upstream: SocketAddr, one_way: Durat
             let (client_read, client_write) = client.into_split();
             let (server_read, server_write) = server.into_split();
             tokio::join!(
-                delayed_copy(client_read, server_write, one_way),
-                delayed_copy(server_read, client_write, one_way),
+                delayed_copy(client_read, server_write, one_way, &counters.sent),
+                delayed_copy(server_read, client_write, one_way, &counters.received),
             );
         });
     }
 }
 
-/// Copies `from` to `to`, each chunk `delay` after it was read; a closed read side
-/// becomes a shut-down write side once everything before it was written.
+/// Copies `from` to `to`, each chunk `delay` after it was read, adding what it reads
+/// to `count`; a closed read side becomes a shut-down write side once everything
+/// before it was written.
 async fn delayed_copy(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     delay: Duration,
+    count: &AtomicU64,
 ) {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(Instant, Vec<u8>)>(MAX_QUEUED);
     let reader = async move {
@@ -216,6 +274,7 @@ async fn delayed_copy(
             match from.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
+                    count.fetch_add(n as u64, Ordering::SeqCst);
                     if tx
                         .send((Instant::now() + delay, buf[..n].to_vec()))
                         .await
@@ -286,6 +345,28 @@ mod tests {
             .expect("read until the echo closes");
         sender.join().expect("sender");
         assert!(received == sent, "the echo differs from what was sent");
+        let len = sent.len() as u64;
+        assert_eq!(
+            proxy.traffic(),
+            Traffic {
+                connections: 1,
+                received: len,
+                sent: len
+            }
+        );
+        let later = Traffic {
+            connections: 3,
+            received: len + 10,
+            sent: len,
+        };
+        assert_eq!(
+            later - proxy.traffic(),
+            Traffic {
+                connections: 2,
+                received: 10,
+                sent: 0
+            }
+        );
         // The delay is the tool's whole point: at least one round trip was added.
         assert!(started.elapsed() >= rtt, "no latency added");
     }

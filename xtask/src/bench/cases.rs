@@ -11,7 +11,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::model::{Series, Target};
+use super::model::{Cache, Cell, Series, Target};
+
+pub mod matrix;
 
 /// Readiness delay of the rolling-update pods on the simulated node.
 pub const READY_AFTER_MS: u64 = 300;
@@ -43,10 +45,10 @@ pub enum Kind {
     RollingUpdate { replicas: u32 },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Case {
-    pub name: &'static str,
-    pub title: &'static str,
+    pub name: String,
+    pub title: String,
     /// Round trip added by a loopback latency proxy (`localcluster::latency`) in front
     /// of the API server, for both sides; 0: none.
     pub rtt_ms: u32,
@@ -55,6 +57,10 @@ pub struct Case {
     /// [`THROTTLE_MUTATING`] mutating request(s) in flight (`cluster up` with
     /// `--throttle-mutating`; `system:masters`, which every other case uses, is exempt).
     pub throttled: bool,
+    /// A cell of the matrix (issue 32): its coordinates, which set its client caches
+    /// (cold or warm) and put it behind the latency proxy even at 0 ms, to count
+    /// connections and bytes. `None`: a case of the default set.
+    pub cell: Option<Cell>,
     pub kind: Kind,
 }
 
@@ -84,6 +90,9 @@ impl Case {
     /// pay it once per object, ours once per `--concurrency` objects), and none for a
     /// far rolling-update.
     pub fn targets(&self) -> Vec<Target> {
+        if let Some(cell) = self.cell {
+            return matrix::targets(cell, self.kind, self.rtt_bound(IN_FLIGHT));
+        }
         // rolling-update's baseline is the ideal without latency: its target does not
         // carry over to a far-away server.
         if self.rtt_ms > 0 && matches!(self.kind, Kind::RollingUpdate { .. }) {
@@ -139,6 +148,42 @@ impl Case {
     }
 }
 
+impl Case {
+    /// Whether both sides go through a latency proxy: every case with a round trip,
+    /// and every matrix cell (at 0 ms too, so that bytes and connections are counted
+    /// alike in every cell).
+    pub fn proxied(&self) -> bool {
+        self.rtt_ms > 0 || self.cell.is_some()
+    }
+
+    /// The client caches of the measured runs: a cell's, else warm (the warm-up fills
+    /// them).
+    pub fn cache(&self) -> Cache {
+        self.cell.map_or(Cache::Warm, |c| c.cache)
+    }
+
+    /// How long one run may take before it is killed: the kind's allowance on
+    /// loopback, plus twice the round trips a one-at-a-time client needs at this
+    /// latency (kubectl's creates), so that a far cell is never cut short.
+    pub fn timeout(&self) -> Duration {
+        let sequential = match self.kind {
+            Kind::CreateFile { objects } => objects + 50,
+            Kind::RollingUpdate { replicas } => 20 * replicas + 50,
+            _ => 50,
+        };
+        self.kind.timeout() + Duration::from_millis(u64::from(self.rtt_ms)) * (2 * sequential)
+    }
+
+    /// How many measured runs kubectl gets in this case, given `runs` for ours, and
+    /// why when fewer (see [`matrix::kubectl_runs`]).
+    pub fn kubectl_runs(&self, runs: usize) -> (usize, Option<String>) {
+        match self.cell {
+            Some(cell) => matrix::kubectl_runs(cell, self.rtt_bound(1), runs),
+            None => (runs, None),
+        }
+    }
+}
+
 /// `requests` sent `in_flight` at a time over a link of round trip `rtt`, after the
 /// connection's handshakes: (handshakes + ⌈requests / in_flight⌉) round trips. A
 /// lower bound on the wall time, whatever the client.
@@ -151,135 +196,159 @@ pub const CREATE_FILE: &str = "kubectl-create_file";
 pub const ROLLING_UPDATE: &str = "kubectl-rolling_update";
 pub const BINARIES: [&str; 3] = [RUN_POD, CREATE_FILE, ROLLING_UPDATE];
 
-/// Every case, in report order.
+/// Every case: the default set, then the matrix's cells.
 pub fn all() -> Vec<Case> {
+    let mut cases = default_set();
+    cases.extend(matrix::cases());
+    cases
+}
+
+/// The cases `cargo xtask bench` runs without arguments, in report order.
+pub fn default_set() -> Vec<Case> {
     vec![
         Case {
-            name: "help-run-pod",
-            title: "`--help` start-up: run-pod vs `kubectl run --help`",
+            name: "help-run-pod".into(),
+            title: "`--help` start-up: run-pod vs `kubectl run --help`".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::Help {
                 binary: RUN_POD,
                 kubectl: &["run", "--help"],
             },
         },
         Case {
-            name: "help-create-file",
-            title: "`--help` start-up: create-file vs `kubectl create --help`",
+            name: "help-create-file".into(),
+            title: "`--help` start-up: create-file vs `kubectl create --help`".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::Help {
                 binary: CREATE_FILE,
                 kubectl: &["create", "--help"],
             },
         },
         Case {
-            name: "help-rolling-update",
-            title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            name: "help-rolling-update".into(),
+            title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::Help {
                 binary: ROLLING_UPDATE,
                 kubectl: &["rollout", "--help"],
             },
         },
         Case {
-            name: "run-pod-dry-run",
-            title: "run-pod client dry run vs `kubectl run` (no server contact expected)",
+            name: "run-pod-dry-run".into(),
+            title: "run-pod client dry run vs `kubectl run` (no server contact expected)".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RunPodDryRun { via_kubectl: false },
         },
         Case {
-            name: "run-pod-dry-run-via-kubectl",
-            title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)",
+            name: "run-pod-dry-run-via-kubectl".into(),
+            title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RunPodDryRun { via_kubectl: true },
         },
         Case {
-            name: "run-pod-create",
-            title: "run-pod real create vs `kubectl run` (one POST expected)",
+            name: "run-pod-create".into(),
+            title: "run-pod real create vs `kubectl run` (one POST expected)".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RunPodCreate,
         },
         Case {
-            name: "create-file-50",
-            title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`",
+            name: "create-file-50".into(),
+            title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::CreateFile { objects: 50 },
         },
         Case {
-            name: "create-file-500",
-            title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`",
+            name: "create-file-500".into(),
+            title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
-            name: "create-file-5000",
-            title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`",
+            name: "create-file-5000".into(),
+            title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::CreateFile { objects: 5000 },
         },
         Case {
-            name: "create-file-500-throttled",
-            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            name: "create-file-500-throttled".into(),
+            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)".into(),
             rtt_ms: 0,
             throttled: true,
+            cell: None,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
-            name: "create-file-5000-throttled",
-            title: "create-file: 5,000 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            name: "create-file-5000-throttled".into(),
+            title: "create-file: 5,000 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)".into(),
             rtt_ms: 0,
             throttled: true,
+            cell: None,
             kind: Kind::CreateFile { objects: 5000 },
         },
         Case {
-            name: "run-pod-create-25ms",
-            title: "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)",
+            name: "run-pod-create-25ms".into(),
+            title: "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)".into(),
             rtt_ms: 25,
             throttled: false,
+            cell: None,
             kind: Kind::RunPodCreate,
         },
         Case {
-            name: "create-file-500-25ms",
-            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)",
+            name: "create-file-500-25ms".into(),
+            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)".into(),
             rtt_ms: 25,
             throttled: false,
+            cell: None,
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
-            name: "rolling-update-3",
-            title: "rolling-update of 3 replicas vs the ideal",
+            name: "rolling-update-3".into(),
+            title: "rolling-update of 3 replicas vs the ideal".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RollingUpdate { replicas: 3 },
         },
         Case {
-            name: "rolling-update-10",
-            title: "rolling-update of 10 replicas vs the ideal",
+            name: "rolling-update-10".into(),
+            title: "rolling-update of 10 replicas vs the ideal".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RollingUpdate { replicas: 10 },
         },
         Case {
-            name: "rolling-update-30",
-            title: "rolling-update of 30 replicas vs the ideal",
+            name: "rolling-update-30".into(),
+            title: "rolling-update of 30 replicas vs the ideal".into(),
             rtt_ms: 0,
             throttled: false,
+            cell: None,
             kind: Kind::RollingUpdate { replicas: 30 },
         },
         Case {
-            name: "rolling-update-10-25ms",
-            title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)",
+            name: "rolling-update-10-25ms".into(),
+            title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)".into(),
             rtt_ms: 25,
             throttled: false,
+            cell: None,
             kind: Kind::RollingUpdate { replicas: 10 },
         },
     ]
@@ -542,7 +611,7 @@ mod tests {
     #[test]
     fn case_names_are_unique_and_valid_in_namespaces() {
         let cases = all();
-        let mut names: Vec<_> = cases.iter().map(|c| c.name).collect();
+        let mut names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), cases.len());
@@ -558,10 +627,12 @@ mod tests {
 
     #[test]
     fn far_cases_are_listed_with_their_round_trip() {
-        let cases = all();
+        let cases = default_set();
         let far: Vec<_> = cases.iter().filter(|c| c.rtt_ms > 0).collect();
         assert_eq!(
-            far.iter().map(|c| (c.name, c.rtt_ms)).collect::<Vec<_>>(),
+            far.iter()
+                .map(|c| (c.name.as_str(), c.rtt_ms))
+                .collect::<Vec<_>>(),
             vec![
                 ("run-pod-create-25ms", 25),
                 ("create-file-500-25ms", 25),
@@ -582,10 +653,13 @@ mod tests {
 
     #[test]
     fn throttled_cases_ask_for_each_object_once_within_1_5x_of_kubectl() {
-        let cases = all();
+        let cases = default_set();
         let throttled: Vec<_> = cases.iter().filter(|c| c.throttled).collect();
         assert_eq!(
-            throttled.iter().map(|c| c.name).collect::<Vec<_>>(),
+            throttled
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
             vec!["create-file-500-throttled", "create-file-5000-throttled"]
         );
         for case in throttled {

@@ -28,14 +28,35 @@ pub fn draw(report: &Report, path: &Path) -> anyhow::Result<()> {
         .draw_text(
             &format!(
                 "kubeplug vs kubectl — {} (median of {} runs)",
-                report.started, report.runs
+                report.started,
+                if report.cases.iter().any(|c| c.cell.is_none()) {
+                    report.runs
+                } else {
+                    report.matrix_runs
+                }
             ),
             &(FONT, 26).into_font().color(&BLACK),
             (20, 12),
         )
         .map_err(err)?;
     let panels = body.split_evenly((2, 2));
-    ratios(&panels[0], &report.cases)?;
+    // The matrix's 30 cells have their table in results.md; beside the default set
+    // they would crowd its bars past reading, so the bars are the default set's when
+    // it ran, else the matrix's.
+    let default_set: Vec<CaseResult> = report
+        .cases
+        .iter()
+        .filter(|c| c.cell.is_none())
+        .cloned()
+        .collect();
+    ratios(
+        &panels[0],
+        if default_set.is_empty() {
+            &report.cases
+        } else {
+            &default_set
+        },
+    )?;
     growth(
         &panels[1],
         &report.cases,
@@ -341,6 +362,8 @@ mod tests {
                     cpu: *w,
                     max_rss_kib: rss,
                     requests: None,
+                    traffic: None,
+                    cache_bytes: None,
                 })
                 .collect(),
         }
@@ -357,6 +380,9 @@ mod tests {
             notes: vec![],
             seconds: 1.0,
             link: Link::default(),
+            cell: None,
+            size: None,
+            kubectl_fewer: None,
         }
     }
 
@@ -393,6 +419,7 @@ mod tests {
             started: "2026-11-22 01:40 UTC".into(),
             environment: vec![],
             runs: 2,
+            matrix_runs: 3,
             cases: vec![
                 case("help-run-pod", None, measured(0.002, 0.05)),
                 case(

@@ -50,11 +50,11 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     let catalogue = cases::all();
     if flags.list {
         for case in &catalogue {
-            println!("{:<30} {}", case.name, case.title);
+            println!("{:<32} {}", case.name, case.title);
         }
         return Ok(());
     }
-    let selected = select(&catalogue, &flags.cases)?;
+    let selected = select(&catalogue, &flags.cases, flags.matrix)?;
     let started = Instant::now();
     let now = jiff::Timestamp::now();
     let out_dir = match &flags.out {
@@ -167,7 +167,7 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     .map(|r| report::kib(r.max_rss_kib as f64))
     .unwrap_or_else(|e| format!("unknown ({e:#})"));
     let bench = Bench {
-        runs: flags.runs as usize,
+        runs: flags.runs.map(|n| n as usize),
         launcher,
         work: work.path().to_path_buf(),
         env_bin_dir: bin_dir.clone(),
@@ -179,20 +179,22 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
         audit,
         base_kubeconfig: base_path.clone(),
         latency: std::cell::RefCell::new(None),
+        timeout: std::cell::Cell::new(Duration::from_secs(60)),
+        cache_is_cold: std::cell::Cell::new(false),
         throttled: std::cell::Cell::new(false),
     };
     let mut results = Vec::new();
     for (i, case) in selected.iter().enumerate() {
         eprintln!(
-            "bench: [{}/{}] {}: {}",
+            "bench: [{}/{}, {} in] {}: {}",
             i + 1,
             selected.len(),
+            report::secs(started.elapsed().as_secs_f64()),
             case.name,
             case.title
         );
         let case_started = Instant::now();
         let mut result = bench.case(case);
-        result.seconds = case_started.elapsed().as_secs_f64();
         match &result.outcome {
             Outcome::Measured { .. } => eprintln!(
                 "bench:   ratio ours/theirs {}",
@@ -204,14 +206,16 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             Outcome::Skipped(why) => eprintln!("bench:   skipped: {why}"),
             Outcome::Failed(why) => eprintln!("bench:   failed: {why}"),
         }
-        results.push(result);
-        // Each case on an empty node, outside its own measured time.
+        // Each case on an empty node, outside its measured runs (but in the case's
+        // time, which says what a case costs the whole benchmark).
         if let Err(e) = bench.runtime.block_on(setup::clear_namespaces(
             &bench.client,
             Duration::from_secs(120),
         )) {
             eprintln!("bench:   could not clear the case's namespaces: {e:#}");
         }
+        result.seconds = case_started.elapsed().as_secs_f64();
+        results.push(result);
     }
     if flags.existing {
         match bench
@@ -247,7 +251,8 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             ));
             env
         },
-        runs: flags.runs,
+        runs: flags.runs.map_or(DEFAULT_RUNS as u32, |n| n),
+        matrix_runs: flags.runs.map_or(cases::matrix::DEFAULT_RUNS as u32, |n| n),
         cases: results,
         binaries,
         kubectl_size,
@@ -272,25 +277,77 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The cases named on the command line (all when none), in catalogue order.
-fn select<'a>(catalogue: &'a [Case], names: &[String]) -> anyhow::Result<Vec<&'a Case>> {
-    if let Some(unknown) = names
-        .iter()
-        .find(|n| !catalogue.iter().any(|c| c.name == n.as_str()))
-    {
+/// Measured runs per command in the default set, unless `--runs`.
+const DEFAULT_RUNS: usize = 5;
+
+/// The cases named on the command line, in catalogue order: names or patterns with
+/// `*` (see [`glob`]), `default` for the default set, and with `matrix` every cell
+/// of the matrix. Nothing named and no matrix: the default set.
+fn select<'a>(
+    catalogue: &'a [Case],
+    names: &[String],
+    matrix: bool,
+) -> anyhow::Result<Vec<&'a Case>> {
+    let pick = |name: &str, case: &Case| match name {
+        "default" => case.cell.is_none(),
+        pattern => glob(pattern, &case.name),
+    };
+    if let Some(unknown) = names.iter().find(|n| !catalogue.iter().any(|c| pick(n, c))) {
         bail!(
-            "unknown case {unknown:?}; the cases are: {}",
+            "no case matches {unknown:?}; the cases are `default` (the default set) and: {}",
             catalogue
                 .iter()
-                .map(|c| c.name)
+                .map(|c| c.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         );
     }
+    let nothing_named = names.is_empty() && !matrix;
     Ok(catalogue
         .iter()
-        .filter(|c| names.is_empty() || names.iter().any(|n| n == c.name))
+        .filter(|c| {
+            (nothing_named && c.cell.is_none())
+                || (matrix && c.cell.is_some())
+                || names.iter().any(|n| pick(n, c))
+        })
         .collect())
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any text (perhaps none)
+/// and everything else for itself. Hand-written: the case names are short and `*`
+/// is the only wildcard worth having, not worth a crate.
+fn glob(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The bytes of the files under `dir` (a cache directory after a run).
+fn dir_bytes(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            total += dir_bytes(&entry.path())?;
+        } else if kind.is_file() {
+            total += entry.metadata()?.len();
+        }
+    }
+    Ok(total)
 }
 
 fn restrict(path: &Path) -> std::io::Result<()> {
@@ -345,7 +402,8 @@ impl Drop for LocalCluster {
 }
 
 struct Bench {
-    runs: usize,
+    /// `--runs`, else [`DEFAULT_RUNS`] (default set) or the matrix's default (cells).
+    runs: Option<usize>,
     launcher: PathBuf,
     work: PathBuf,
     env_bin_dir: PathBuf,
@@ -357,8 +415,12 @@ struct Bench {
     audit: Option<audit::Log>,
     /// The kubeconfig of the cluster, for latency proxies to find its server.
     base_kubeconfig: PathBuf,
-    /// The latency proxy of the case being run (cases with `rtt_ms`).
+    /// The latency proxy of the case being run (cases with `rtt_ms`, matrix cells).
     latency: std::cell::RefCell<Option<localcluster::latency::LatencyProxy>>,
+    /// The case being run's timeout per command (see [`Case::timeout`]).
+    timeout: std::cell::Cell<Duration>,
+    /// Whether the case being run has cold caches (its runs' cache sizes are kept).
+    cache_is_cold: std::cell::Cell<bool>,
     /// Whether the case being run is a throttled one (its identity's group).
     throttled: std::cell::Cell<bool>,
 }
@@ -378,12 +440,21 @@ impl Bench {
         }
     }
 
+    /// Measured runs per command of ours in `case`.
+    fn runs(&self, case: &Case) -> usize {
+        self.runs.unwrap_or(if case.cell.is_some() {
+            cases::matrix::DEFAULT_RUNS
+        } else {
+            DEFAULT_RUNS
+        })
+    }
+
     fn case(&self, case: &Case) -> CaseResult {
         let mut result = CaseResult {
             name: case.name.to_string(),
             title: case.title.to_string(),
-            // The cost-growth series is the plain loopback one.
-            series: (case.rtt_ms == 0 && !case.throttled)
+            // The cost-growth series is the plain loopback one (not the matrix's).
+            series: (case.rtt_ms == 0 && !case.throttled && case.cell.is_none())
                 .then(|| case.kind.series())
                 .flatten(),
             outcome: Outcome::Skipped("not run".into()),
@@ -397,8 +468,13 @@ impl Bench {
                 bound_theirs: case.rtt_bound(1).map(|d| d.as_secs_f64()),
                 throttled: case.throttled,
             },
+            cell: case.cell,
+            size: case.kind.size(),
+            kubectl_fewer: None,
         };
         self.throttled.set(case.throttled);
+        self.timeout.set(case.timeout());
+        self.cache_is_cold.set(case.cache() == model::Cache::Cold);
         if case.throttled {
             result.notes.push(format!(
                 "both sides run as an identity outside system:masters (group {}, bound to cluster-admin), \
@@ -431,17 +507,24 @@ impl Bench {
     /// For a case with a round trip: the latency proxy both sides go through, and the
     /// RTT-bound limit in the notes.
     fn far(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<()> {
-        if case.rtt_ms == 0 {
+        if !case.proxied() {
             return Ok(());
         }
         let rtt = Duration::from_millis(case.rtt_ms.into());
         let proxy =
             localcluster::latency::LatencyProxy::for_kubeconfig(&self.base_kubeconfig, rtt)?;
-        result.notes.push(format!(
-            "both sides talk to the API server through a loopback TCP proxy adding {} ms per round trip \
-             (localcluster::latency); the in-process ceiling is not measured at this latency",
-            case.rtt_ms
-        ));
+        result.notes.push(if case.rtt_ms == 0 {
+            "both sides talk to the API server through a loopback TCP proxy adding no delay \
+             (localcluster::latency), which counts their connections and the bytes they receive"
+                .to_string()
+        } else {
+            format!(
+                "both sides talk to the API server through a loopback TCP proxy adding {} ms per round trip \
+                 (localcluster::latency), which also counts their connections and the bytes they receive; \
+                 the in-process ceiling is not measured at this latency",
+                case.rtt_ms
+            )
+        });
         if let Some(limit) = case.rtt_bound(cases::IN_FLIGHT) {
             result.notes.push(format!(
                 "RTT-bound limit at {} in flight: {} ({} handshake round trips + one per \
@@ -501,13 +584,44 @@ impl Bench {
                 },
             )
             .is_some();
+        let runs = self.runs(case);
+        let (theirs_runs, fewer) = if has_theirs {
+            case.kubectl_runs(runs)
+        } else {
+            (0, None)
+        };
+        if let Some(why) = &fewer {
+            result.notes.push(why.clone());
+            result.kubectl_fewer = Some(why.clone());
+        }
+        // kubectl's warm-up only where it has measured runs to warm up for.
+        let run_theirs = has_theirs && theirs_runs > 0;
         let namespace = |side: char, run: &str| format!("kb-{}-{side}{run}", case.name);
+        let cache = case.cache();
+        result.notes.push(match cache {
+            model::Cache::Cold => "cold caches: each measured run gets its own new, empty cache directory \
+                 (`KUBECACHEDIR`, which both kubectl and the plugins read for their discovery and OpenAPI \
+                 caches), as a first run on a new machine; the warm-up used another one"
+                .to_string(),
+            model::Cache::Warm => "warm caches: each side's runs share one cache directory of this case \
+                 (`KUBECACHEDIR`), which its warm-up run filled"
+                .to_string(),
+        });
+        // The cache directory of a run: per side, and per run when cold.
+        let cache_dir = |side: char, run: &str| -> PathBuf {
+            let dir = self.work.join("cache").join(&case.name);
+            match cache {
+                model::Cache::Warm => dir.join(side.to_string()),
+                model::Cache::Cold => dir.join(format!("{side}{run}")),
+            }
+        };
 
         // The ceiling first: it is worth reporting even while our plugin is not there.
         // (Not through a latency proxy: it is the loopback ceiling.)
         if let Kind::CreateFile { objects } = kind
             && case.rtt_ms == 0
             && !case.throttled
+            && case.cell.is_none()
         {
             match self.ceiling(case, objects) {
                 Ok(c) => result.ceiling = Some(c),
@@ -517,7 +631,7 @@ impl Bench {
 
         // Warm-up: one run each, which also tells whether the case works at all.
         let mut warm = vec![namespace('a', "w")];
-        if has_theirs {
+        if run_theirs {
             warm.push(namespace('b', "w"));
         }
         self.prepare(warm_kind, &warm)?;
@@ -529,7 +643,11 @@ impl Bench {
         };
         let ours_cmd = warm_kind.ours(&self.env(), &run_ctx);
         eprintln!("bench:   $ {}", ours_cmd.display);
-        if let Err(f) = self.run_one(&ours_cmd, warm_kind, &format!("{}-aw", case.name))? {
+        if let Err(f) = self.run_one(
+            &ours_cmd,
+            &format!("{}-aw", case.name),
+            &cache_dir('a', "w"),
+        )? {
             return Ok(if measure::looks_unimplemented(f.exit, &f.message) {
                 Outcome::Skipped(format!(
                     "plugin not implemented ({} / {})",
@@ -543,15 +661,17 @@ impl Bench {
             });
         }
         let theirs_cmd = if has_theirs {
-            let (ns, m) = ctx(&warm[1]);
+            let (ns, m) = ctx(warm.get(1).unwrap_or(&warm[0]));
             let run_ctx = RunCtx {
                 namespace: &ns,
                 manifests: m.as_deref(),
             };
             let cmd = warm_kind.theirs(&self.env(), &run_ctx);
-            if let Some(cmd) = &cmd {
+            if let Some(cmd) = cmd.as_ref().filter(|_| run_theirs) {
                 eprintln!("bench:   $ {}", cmd.display);
-                if let Err(f) = self.run_one(cmd, warm_kind, &format!("{}-bw", case.name))? {
+                if let Err(f) =
+                    self.run_one(cmd, &format!("{}-bw", case.name), &cache_dir('b', "w"))?
+                {
                     return Ok(Outcome::Failed(format!(
                         "kubectl: `{}`: {} / {}",
                         cmd.display, f.exit, f.message
@@ -565,9 +685,9 @@ impl Bench {
 
         // Everything the measured runs need, before any clock starts.
         let mut names = Vec::new();
-        for i in 1..=self.runs {
+        for i in 1..=runs {
             names.push(namespace('a', &i.to_string()));
-            if has_theirs {
+            if i <= theirs_runs {
                 names.push(namespace('b', &i.to_string()));
             }
         }
@@ -578,8 +698,8 @@ impl Bench {
         // The report shows the first measured run's command lines (not the warm-up's,
         // whose input may be smaller).
         let mut shown: (Option<String>, Option<String>) = (None, None);
-        for i in 1..=self.runs {
-            eprint!("bench:   run {i}/{}: ours", self.runs);
+        for i in 1..=runs {
+            eprint!("bench:   run {i}/{runs}: ours");
             let ns = namespace('a', &i.to_string());
             let cmd = kind.ours(
                 &self.env(),
@@ -589,9 +709,14 @@ impl Bench {
                 },
             );
             shown.0.get_or_insert_with(|| cmd.display.clone());
-            ours.push(self.measured(&cmd, kind, &format!("{}-a{i}", case.name), &ns)?);
+            ours.push(self.measured(
+                &cmd,
+                kind,
+                &format!("{}-a{i}", case.name),
+                &ns,
+                &cache_dir('a', &i.to_string()),
+            )?);
             if has_theirs {
-                eprint!(", kubectl");
                 let ns = namespace('b', &i.to_string());
                 if let Some(cmd) = kind.theirs(
                     &self.env(),
@@ -601,7 +726,16 @@ impl Bench {
                     },
                 ) {
                     shown.1.get_or_insert_with(|| cmd.display.clone());
-                    theirs.push(self.measured(&cmd, kind, &format!("{}-b{i}", case.name), &ns)?);
+                    if i <= theirs_runs {
+                        eprint!(", kubectl");
+                        theirs.push(self.measured(
+                            &cmd,
+                            kind,
+                            &format!("{}-b{i}", case.name),
+                            &ns,
+                            &cache_dir('b', &i.to_string()),
+                        )?);
+                    }
                 }
             }
             eprintln!();
@@ -651,12 +785,13 @@ impl Bench {
         })
     }
 
-    /// Runs once; `Ok(Err(..))` when the command itself failed.
+    /// Runs once with its client caches in `cache` (`KUBECACHEDIR`); `Ok(Err(..))`
+    /// when the command itself failed.
     fn run_one(
         &self,
         cmd: &Invocation,
-        kind: Kind,
         identity: &str,
+        cache: &Path,
     ) -> anyhow::Result<Result<measure::Run, RunFailure>> {
         let mut kubeconfig = if self.throttled.get() {
             self.identities
@@ -669,12 +804,16 @@ impl Bench {
         }
         let scratch = self.work.join("scratch");
         std::fs::create_dir_all(&scratch)?;
+        std::fs::create_dir_all(cache)?;
         let mut command = Command::new(&cmd.program);
-        command.args(&cmd.args).env("KUBECONFIG", &kubeconfig);
+        command
+            .args(&cmd.args)
+            .env("KUBECONFIG", &kubeconfig)
+            .env("KUBECACHEDIR", cache);
         if let Some(path) = &cmd.path {
             command.env("PATH", path);
         }
-        let run = measure::run(&self.launcher, &command, &scratch, kind.timeout())?;
+        let run = measure::run(&self.launcher, &command, &scratch, self.timeout.get())?;
         if run.exit.success() {
             Ok(Ok(run))
         } else {
@@ -685,27 +824,41 @@ impl Bench {
         }
     }
 
-    /// One measured run, then (off the clock) a check that it did the work: a command
-    /// that exits 0 without creating anything must not look fast.
+    /// One measured run (with the proxy's connections and bytes during it, and for a
+    /// cold run what it left in its cache), then (off the clock) a check that it did
+    /// the work: a command that exits 0 without creating anything must not look fast.
     fn measured(
         &self,
         cmd: &Invocation,
         kind: Kind,
         identity: &str,
         namespace: &str,
+        cache: &Path,
     ) -> anyhow::Result<Sample> {
-        let result = self.run_one(cmd, kind, identity)?;
+        let traffic = || self.latency.borrow().as_ref().map(|p| p.traffic());
+        let before = traffic();
+        let result = self.run_one(cmd, identity, cache)?;
+        let traffic = match (before, traffic()) {
+            (Some(before), Some(after)) => Some(after - before),
+            _ => None,
+        };
         if result.is_ok() {
             self.runtime
                 .block_on(setup::verify(&self.client, kind, namespace))
                 .with_context(|| format!("`{}` exited 0 but", cmd.display))?;
         }
+        let cold = self
+            .cache_is_cold
+            .get()
+            .then(|| dir_bytes(cache).unwrap_or(0));
         match result {
             Ok(run) => Ok(Sample {
                 wall: run.wall.as_secs_f64(),
                 cpu: (run.user + run.sys).as_secs_f64(),
                 max_rss_kib: run.max_rss_kib,
                 requests: None,
+                traffic,
+                cache_bytes: cold,
             }),
             Err(f) => bail!(
                 "`{}` failed in a measured run: {} / {}",
@@ -856,8 +1009,10 @@ fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
         "Ours is our release binary run directly; `run-pod-dry-run-via-kubectl` shows what kubectl's plugin \
          lookup adds (kubectl starts, finds `kubectl-run_pod` on PATH and execs it)."
             .to_string(),
-        "Both sides run with the same kubeconfig user and the same warm discovery caches (the warm-up run fills \
-         kubectl's `~/.kube/cache`); output goes to a file."
+        "Both sides run with the same kubeconfig user; each run's client caches (discovery, OpenAPI) are in a \
+         directory of the bench's own, given as `KUBECACHEDIR` (read by kubectl and the plugins alike): warm \
+         (filled by the case's warm-up run) except in the matrix's cold cells, where every run starts empty. \
+         Output goes to a file."
             .to_string(),
         "Requests are attributed exactly: each run's kubeconfig impersonates a unique user \
          (`as: kubeplug-bench-<case>-<a|b><run>`, group system:masters) and the audit log records it per request; \
@@ -886,4 +1041,58 @@ fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
         notes.push("No audit log was available: requests were not counted (`--audit-log FILE` with `--existing`).".into());
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_case_names() {
+        assert!(glob("create-file-500", "create-file-500"));
+        assert!(!glob("create-file-500", "create-file-5000"));
+        assert!(glob("create-file-500-*", "create-file-500-25ms-cold"));
+        assert!(!glob("create-file-500-*", "create-file-5000-25ms-cold"));
+        assert!(glob("*-25ms-cold", "run-pod-create-25ms-cold"));
+        assert!(glob("*-100ms-*", "rolling-update-10-100ms-warm"));
+        assert!(!glob("*-100ms-*", "rolling-update-10-25ms-warm"));
+        assert!(glob("*", "anything"));
+        assert!(glob("a*a", "aa"));
+        assert!(!glob("a*a", "a"));
+    }
+
+    #[test]
+    fn selection_keeps_the_default_set_and_adds_the_matrix_on_request() {
+        let catalogue = cases::all();
+        let names = |names: &[&str], matrix: bool| -> Vec<String> {
+            let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            select(&catalogue, &names, matrix)
+                .unwrap()
+                .into_iter()
+                .map(|c| c.name.clone())
+                .collect()
+        };
+        let default: Vec<String> = cases::default_set().into_iter().map(|c| c.name).collect();
+        assert_eq!(names(&[], false), default, "no argument: the default set");
+        assert_eq!(names(&["default"], false), default);
+        let matrix = names(&[], true);
+        assert_eq!(matrix.len(), 30);
+        assert!(
+            matrix
+                .iter()
+                .all(|n| n.ends_with("-cold") || n.ends_with("-warm"))
+        );
+        assert_eq!(names(&["default"], true).len(), default.len() + 30);
+        assert_eq!(
+            names(&["create-file-50-25ms-cold", "run-pod-create"], false),
+            ["run-pod-create", "create-file-50-25ms-cold"],
+            "catalogue order"
+        );
+        assert_eq!(names(&["*-100ms-cold"], false).len(), 5);
+        let err = select(&catalogue, &["create-file-7".into()], false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("no case matches \"create-file-7\""), "{err}");
+    }
 }

@@ -5,6 +5,36 @@ use std::collections::BTreeMap;
 
 use super::stats::{self, Summary};
 
+pub use localcluster::latency::Traffic;
+
+/// A matrix cell's client caches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    /// Each measured run starts from its own empty cache directory (`KUBECACHEDIR`),
+    /// as the first run on a new machine does.
+    Cold,
+    /// The runs share one cache directory per side, filled by the warm-up run.
+    Warm,
+}
+
+impl Cache {
+    pub fn word(self) -> &'static str {
+        match self {
+            Cache::Cold => "cold",
+            Cache::Warm => "warm",
+        }
+    }
+}
+
+/// Where a case sits in the matrix (issue 32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    /// The case without its round trip and cache (`create-file-500`).
+    pub base: &'static str,
+    pub rtt_ms: u32,
+    pub cache: Cache,
+}
+
 /// API requests one run made, as the apiserver's audit log saw them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Requests {
@@ -39,6 +69,11 @@ pub struct Sample {
     pub max_rss_kib: u64,
     /// `None` when requests could not be counted (no audit log).
     pub requests: Option<Requests>,
+    /// Connections and bytes through the latency proxy (`None`: not proxied).
+    pub traffic: Option<Traffic>,
+    /// Bytes in the run's cache directory afterwards (cold runs only: what a first
+    /// run stores).
+    pub cache_bytes: Option<u64>,
 }
 
 /// The measured runs of one command.
@@ -73,6 +108,24 @@ impl Side {
             .map(|s| s.requests.as_ref().map(|r| r.total as f64))
             .collect();
         stats::summarize(&counts?)
+    }
+    /// The median of a per-run traffic count (`None` unless every run was proxied).
+    pub fn traffic(&self, f: fn(&Traffic) -> u64) -> Option<f64> {
+        let v: Option<Vec<f64>> = self
+            .samples
+            .iter()
+            .map(|s| s.traffic.as_ref().map(|t| f(t) as f64))
+            .collect();
+        stats::summarize(&v?).map(|s| s.median)
+    }
+    /// The median bytes a cold run left in its cache directory.
+    pub fn cache_bytes(&self) -> Option<f64> {
+        let v: Option<Vec<f64>> = self
+            .samples
+            .iter()
+            .map(|s| s.cache_bytes.map(|b| b as f64))
+            .collect();
+        stats::summarize(&v?).map(|s| s.median)
     }
     /// The request breakdown of the last run (the runs of one command make the same
     /// requests; the last one is past every warm-up effect).
@@ -127,6 +180,8 @@ pub enum Target {
     CreatedExactly(u64),
     /// Our median wall time within `ratio` × the RTT-bound limit `bound` (seconds).
     RttBoundAtMost { ratio: f64, bound: f64 },
+    /// Every run of ours opened at most this many TCP connections (latency proxy).
+    ConnectionsAtMost(u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,6 +226,7 @@ impl Target {
                 "wall time within {ratio}× of the RTT-bound limit ({:.3} s)",
                 bound
             ),
+            Target::ConnectionsAtMost(n) => format!("at most {n} TCP connection per run"),
         }
     }
 
@@ -233,6 +289,20 @@ impl Target {
                     None => Verdict::Unknown("the limit is zero".into()),
                 },
             },
+            Target::ConnectionsAtMost(want) => {
+                let per_run: Option<Vec<u64>> = ours
+                    .samples
+                    .iter()
+                    .map(|s| s.traffic.map(|t| t.connections))
+                    .collect();
+                match per_run {
+                    None => Verdict::Unknown("connections were not counted (no proxy)".into()),
+                    Some(c) if c.iter().all(|&n| n <= want) => {
+                        Verdict::Met(format!("connections per run: {c:?}"))
+                    }
+                    Some(c) => Verdict::Missed(format!("connections per run: {c:?} > {want}")),
+                }
+            }
             Target::RequestsAtMost { objects, slack } => match per_run() {
                 None => uncounted(),
                 Some(runs) => {
@@ -270,6 +340,12 @@ pub struct CaseResult {
     /// Seconds the case took in all: set-up, warm-up, measured runs, counting.
     pub seconds: f64,
     pub link: Link,
+    /// The matrix cell this case is (`None`: a case of the default set).
+    pub cell: Option<Cell>,
+    /// The input size (objects, replicas) where the case has one.
+    pub size: Option<u32>,
+    /// Why kubectl ran fewer times than ours here, or not at all.
+    pub kubectl_fewer: Option<String>,
 }
 
 /// How a case reaches the API server: the round trip a latency proxy adds and the
@@ -294,6 +370,12 @@ impl CaseResult {
             .collect()
     }
 
+    /// The case's input size (objects, replicas), from its matrix cell's kind or
+    /// its cost-growth series.
+    pub fn series_size(&self) -> Option<u32> {
+        self.size.or(self.series.map(|s| s.size))
+    }
+
     /// Median wall ratio ours / baseline.
     pub fn wall_ratio(&self) -> Option<f64> {
         match &self.outcome {
@@ -301,6 +383,71 @@ impl CaseResult {
             _ => None,
         }
     }
+}
+
+/// issue 32: a cold first run within this factor of the warm run, at 25 ms.
+pub const COLD_OVER_WARM_AT_MOST: f64 = 1.5;
+/// The round trip at which cold is compared with warm.
+pub const COLD_OVER_WARM_RTT_MS: u32 = 25;
+/// Every release binary at most this big (issue 21's budget, kept by issue 32).
+pub const BINARY_BUDGET: u64 = 6 * 1024 * 1024;
+
+/// The matrix's targets that span cells or the whole run, each with its verdict:
+/// cold over warm at [`COLD_OVER_WARM_RTT_MS`] per case of the matrix, and the binary
+/// budget. (Targets of one cell are that cell's own, see [`CaseResult::verdicts`].)
+pub fn matrix_verdicts(cases: &[CaseResult], binaries: &[BinarySize]) -> Vec<(String, Verdict)> {
+    let mut out = Vec::new();
+    let mut bases: Vec<&'static str> = Vec::new();
+    for base in cases.iter().filter_map(|c| c.cell.map(|c| c.base)) {
+        if !bases.contains(&base) {
+            bases.push(base);
+        }
+    }
+    let wall = |base: &str, cache: Cache| -> Option<Result<f64, String>> {
+        let c = cases.iter().find(|c| {
+            c.cell.is_some_and(|cell| {
+                cell.base == base && cell.rtt_ms == COLD_OVER_WARM_RTT_MS && cell.cache == cache
+            })
+        })?;
+        Some(match &c.outcome {
+            Outcome::Measured { ours, .. } => ours
+                .wall()
+                .map(|s| s.median)
+                .ok_or_else(|| format!("{}: no wall time", c.name)),
+            Outcome::Skipped(why) | Outcome::Failed(why) => Err(format!("{}: {why}", c.name)),
+        })
+    };
+    for base in bases {
+        let (Some(cold), Some(warm)) = (wall(base, Cache::Cold), wall(base, Cache::Warm)) else {
+            continue;
+        };
+        let what = format!(
+            "{base}: cold first run within {COLD_OVER_WARM_AT_MOST}× the warm run at {COLD_OVER_WARM_RTT_MS} ms"
+        );
+        let verdict = match (cold, warm) {
+            (Ok(c), Ok(w)) => match stats::ratio(c, w) {
+                Some(r) if r <= COLD_OVER_WARM_AT_MOST => {
+                    Verdict::Met(format!("cold {c:.3} s / warm {w:.3} s = {r:.2}×"))
+                }
+                Some(r) => Verdict::Missed(format!(
+                    "cold {c:.3} s / warm {w:.3} s = {r:.2}× > {COLD_OVER_WARM_AT_MOST}×"
+                )),
+                None => Verdict::Unknown("the warm run took no time".into()),
+            },
+            (Err(e), _) | (_, Err(e)) => Verdict::Unknown(format!("not measured: {e}")),
+        };
+        out.push((what, verdict));
+    }
+    for b in binaries {
+        let mib = b.bytes as f64 / 1024.0 / 1024.0;
+        let verdict = if b.bytes <= BINARY_BUDGET {
+            Verdict::Met(format!("{mib:.2} MiB"))
+        } else {
+            Verdict::Missed(format!("{mib:.2} MiB > 6 MiB"))
+        };
+        out.push((format!("`{}` at most 6 MiB", b.name), verdict));
+    }
+    out
 }
 
 /// The size of one release binary.
@@ -317,7 +464,10 @@ pub struct Report {
     pub started: String,
     /// `(what, value)` lines: machine, kubectl and server versions, commit…
     pub environment: Vec<(String, String)>,
+    /// Measured runs per command in the default set's cases…
     pub runs: u32,
+    /// … and in the matrix's cells (kubectl fewer where a cell says so).
+    pub matrix_runs: u32,
     pub cases: Vec<CaseResult>,
     pub binaries: Vec<BinarySize>,
     pub kubectl_size: Option<BinarySize>,
@@ -343,6 +493,8 @@ mod tests {
                 by_kind: kinds.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
                 ..Requests::default()
             }),
+            traffic: None,
+            cache_bytes: None,
         }
     }
 
@@ -431,6 +583,118 @@ mod tests {
             v,
             Verdict::Unknown("not measured: plugin not implemented".into())
         );
+    }
+
+    fn with_connections(mut s: Side, per_run: &[u64]) -> Side {
+        for (sample, n) in s.samples.iter_mut().zip(per_run) {
+            sample.traffic = Some(Traffic {
+                connections: *n,
+                received: 1000,
+                sent: 100,
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn connections_are_counted_per_run() {
+        let t = Target::ConnectionsAtMost(1);
+        let outcome = measured(side(&[1.0, 1.0], None), side(&[1.0], None));
+        assert!(matches!(t.evaluate(&outcome), Verdict::Unknown(_)));
+        let outcome = measured(
+            with_connections(side(&[1.0, 1.0], None), &[1, 1]),
+            side(&[1.0], None),
+        );
+        assert_eq!(
+            t.evaluate(&outcome),
+            Verdict::Met("connections per run: [1, 1]".into())
+        );
+        let outcome = measured(
+            with_connections(side(&[1.0, 1.0], None), &[1, 3]),
+            side(&[1.0], None),
+        );
+        assert!(matches!(t.evaluate(&outcome), Verdict::Missed(_)));
+        let ours = with_connections(side(&[1.0, 2.0, 3.0], None), &[1, 5, 3]);
+        assert_eq!(ours.traffic(|t| t.connections), Some(3.0));
+        assert_eq!(ours.traffic(|t| t.received), Some(1000.0));
+        assert_eq!(side(&[1.0], None).traffic(|t| t.received), None);
+    }
+
+    fn cell_result(base: &'static str, rtt_ms: u32, cache: Cache, outcome: Outcome) -> CaseResult {
+        CaseResult {
+            name: format!("{base}-{rtt_ms}ms-{}", cache.word()),
+            title: String::new(),
+            series: None,
+            outcome,
+            targets: vec![],
+            ceiling: None,
+            notes: vec![],
+            seconds: 1.0,
+            link: Link::default(),
+            cell: Some(Cell {
+                base,
+                rtt_ms,
+                cache,
+            }),
+            size: None,
+            kubectl_fewer: None,
+        }
+    }
+
+    #[test]
+    fn cold_is_compared_with_warm_at_25ms_and_binaries_with_the_budget() {
+        let run = |walls: &[f64]| measured(side(walls, None), side(&[9.0], None));
+        let cases = vec![
+            // At 0 ms cold is far slower, but only 25 ms counts.
+            cell_result("create-file-500", 0, Cache::Cold, run(&[3.0])),
+            cell_result("create-file-500", 0, Cache::Warm, run(&[1.0])),
+            cell_result("create-file-500", 25, Cache::Cold, run(&[1.2, 1.4, 1.3])),
+            cell_result("create-file-500", 25, Cache::Warm, run(&[1.0])),
+            cell_result("run-pod-create", 25, Cache::Cold, run(&[0.4])),
+            cell_result("run-pod-create", 25, Cache::Warm, run(&[0.2])),
+            cell_result(
+                "rolling-update-10",
+                25,
+                Cache::Cold,
+                Outcome::Failed("boom".into()),
+            ),
+            cell_result("rolling-update-10", 25, Cache::Warm, run(&[4.0])),
+            // Only one side of the pair: no verdict.
+            cell_result("create-file-50", 25, Cache::Warm, run(&[0.5])),
+        ];
+        let binaries = vec![
+            BinarySize {
+                name: "kubectl-run_pod".into(),
+                bytes: 5 * 1024 * 1024,
+            },
+            BinarySize {
+                name: "kubectl-create_file".into(),
+                bytes: 6 * 1024 * 1024 + 1,
+            },
+        ];
+        let v = matrix_verdicts(&cases, &binaries);
+        let names: Vec<&str> = v.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "create-file-500: cold first run within 1.5× the warm run at 25 ms",
+                "run-pod-create: cold first run within 1.5× the warm run at 25 ms",
+                "rolling-update-10: cold first run within 1.5× the warm run at 25 ms",
+                "`kubectl-run_pod` at most 6 MiB",
+                "`kubectl-create_file` at most 6 MiB",
+            ]
+        );
+        assert_eq!(
+            v[0].1,
+            Verdict::Met("cold 1.300 s / warm 1.000 s = 1.30×".into())
+        );
+        assert!(matches!(v[1].1, Verdict::Missed(_)), "{:?}", v[1].1);
+        assert_eq!(
+            v[2].1,
+            Verdict::Unknown("not measured: rolling-update-10-25ms-cold: boom".into())
+        );
+        assert_eq!(v[3].1, Verdict::Met("5.00 MiB".into()));
+        assert!(matches!(v[4].1, Verdict::Missed(_)));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Baseline, CaseResult, Outcome, Report, Requests, Side, Verdict};
+use super::model::{
+    self, Baseline, Cache, CaseResult, Outcome, Report, Requests, Side, Traffic, Verdict,
+};
 use super::stats::{self, Summary};
 
 /// `0.85 ms`, `54.2 ms`, `2.31 s`.
@@ -99,11 +101,23 @@ pub fn render(report: &Report) -> String {
     for (k, v) in &report.environment {
         let _ = writeln!(w, "| {k} | {v} |");
     }
-    let _ = writeln!(
-        w,
-        "| runs | {} measured per command, after one warm-up each, alternating ours/kubectl |",
-        report.runs
-    );
+    let has_matrix = report.cases.iter().any(|c| c.cell.is_some());
+    let has_default = report.cases.iter().any(|c| c.cell.is_none());
+    if has_default {
+        let _ = writeln!(
+            w,
+            "| runs | {} measured per command, after one warm-up each, alternating ours/kubectl |",
+            report.runs
+        );
+    }
+    if has_matrix {
+        let _ = writeln!(
+            w,
+            "| runs in the matrix | {} measured per command, after one warm-up each, alternating ours/kubectl; \
+             kubectl fewer where its creates take minutes (see the matrix) |",
+            report.matrix_runs
+        );
+    }
     if let Some(b) = report.build_seconds {
         let _ = writeln!(
             w,
@@ -112,7 +126,7 @@ pub fn render(report: &Report) -> String {
         );
     }
     let _ = writeln!(w, "| whole benchmark | {} |", secs(report.total_seconds));
-    if report.runs < 5 {
+    if (has_default && report.runs < 5) || (has_matrix && report.matrix_runs < 3) {
         let _ = writeln!(
             w,
             "\n**Fewer than 5 runs per command: the spread below means little.**"
@@ -120,6 +134,7 @@ pub fn render(report: &Report) -> String {
     }
 
     summary_table(w, report);
+    matrix(w, report);
     links(w, report);
     sizes(w, report);
     growth(w, report);
@@ -179,7 +194,7 @@ fn time_spent(w: &mut String, report: &Report) {
         cases += case.seconds;
         let _ = writeln!(
             w,
-            "| {} (set-up, warm-up, runs, counting) | {} |",
+            "| {} (set-up, warm-up, runs, counting, clean-up) | {} |",
             case.name,
             secs(case.seconds)
         );
@@ -216,6 +231,13 @@ fn summary_table(w: &mut String, report: &Report) {
         let wall_ratio = case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into());
         let ours_rss = ours.rss_kib().map(|s| kib(s.median)).unwrap_or_default();
         let (theirs_wall, cpu, rss, requests) = match theirs {
+            // A matrix cell where kubectl did not run (see the matrix's notes).
+            Baseline::Kubectl(t) if t.samples.is_empty() => (
+                "not run".into(),
+                "—".into(),
+                ours_rss,
+                format!("{} / —", requests_median(ours)),
+            ),
             Baseline::Kubectl(t) => (
                 t.wall().map(|s| secs(s.median)).unwrap_or_default(),
                 opt_ratio(ours.cpu(), t.cpu()),
@@ -241,6 +263,219 @@ fn summary_table(w: &mut String, report: &Report) {
     }
 }
 
+/// Bytes → `12.3 KiB`, `4.56 MiB` (what a run received).
+pub fn traffic_bytes(b: f64) -> String {
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", b / 1024.0 / 1024.0)
+    } else {
+        format!("{:.1} KiB", b / 1024.0)
+    }
+}
+
+/// The matrix (issue 32): one row per cell, then every target of its cells and
+/// those across cells, met or missed.
+fn matrix(w: &mut String, report: &Report) {
+    let cells: Vec<&CaseResult> = report.cases.iter().filter(|c| c.cell.is_some()).collect();
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "\n## Matrix: round trip × cold or warm caches (issue 32)\n"
+    );
+    let _ = writeln!(
+        w,
+        "Each cell runs both sides through the loopback latency proxy (`localcluster::latency`; at 0 ms it adds \
+         no delay and only counts). **Cold**: every measured run starts with a new, empty cache directory \
+         (`KUBECACHEDIR`, read by kubectl and the plugins for discovery and OpenAPI), as the first run on a new \
+         machine (only the client caches: the binaries stay in the page cache). **Warm**: each side's runs share one cache directory, filled by the cell's warm-up run. \
+         Medians per side. Requests are counted from the audit log; bytes received (server to client, TLS \
+         included) and TCP connections by the proxy. Round trips: the wall time in units of the RTT, and those \
+         the RTT added (wall − the same cell's wall at 0 ms, ÷ RTT). The RTT-bound limit is the least time any \
+         client needs: {} handshake round trips, then one per {} requests in flight (ours) or per request \
+         (kubectl); it counts no discovery or OpenAPI round trip, cold or warm, and no time in the server or \
+         the client, which the 0 ms cell shows: the round trips the RTT added are what compares with the \
+         limit's. rolling-update's baseline is the ideal (one readiness delay per step, no API latency) at \
+         every RTT.\n",
+        super::cases::HANDSHAKE_ROUND_TRIPS,
+        super::cases::IN_FLIGHT
+    );
+    let _ = writeln!(
+        w,
+        "| case | RTT | caches | ours | kubectl or ideal | ratio | requests ours / kubectl | round trips ours: wall ÷ RTT / added | RTT-bound limit (ours) | ours ÷ limit | bytes received ours / kubectl | connections ours / kubectl | cache after a cold run ours / kubectl |"
+    );
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map(f).unwrap_or_else(|| "—".into());
+    for case in &cells {
+        let Some(cell) = case.cell else { continue };
+        let rtt = format!("{} ms", cell.rtt_ms);
+        let Outcome::Measured { ours, theirs } = &case.outcome else {
+            let _ = writeln!(
+                w,
+                "| {} | {rtt} | {} | {} | | | | | | | | | |",
+                cell.base,
+                cell.cache.word(),
+                status(&case.outcome).unwrap_or_default()
+            );
+            continue;
+        };
+        let wall = ours.wall().map(|s| s.median);
+        let kubectl = match theirs {
+            Baseline::Kubectl(t) => Some(t),
+            Baseline::Ideal { .. } => None,
+        };
+        let theirs_wall = match theirs {
+            Baseline::Kubectl(t) => match t.wall() {
+                Some(s) => secs(s.median),
+                None => match case.link.bound_theirs {
+                    Some(b) => format!("not run (≥ {}, its limit)", secs(b)),
+                    None => "not run".into(),
+                },
+            },
+            Baseline::Ideal { wall, .. } => format!("{} (ideal)", secs(*wall)),
+        };
+        let pair = |o: String, t: Option<String>| match t {
+            Some(t) => format!("{o} / {t}"),
+            None => format!("{o} / —"),
+        };
+        let requests = pair(
+            opt(median_of(ours, |r| r.total), count),
+            kubectl.map(|t| opt(median_of(t, |r| r.total), count)),
+        );
+        let bytes_in = pair(
+            opt(ours.traffic(|t: &Traffic| t.received), traffic_bytes),
+            kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.received), traffic_bytes)),
+        );
+        let conns = pair(
+            opt(ours.traffic(|t: &Traffic| t.connections), count),
+            kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.connections), count)),
+        );
+        let cache = if cell.cache == Cache::Cold {
+            pair(
+                opt(ours.cache_bytes(), traffic_bytes),
+                kubectl.map(|t| opt(t.cache_bytes(), traffic_bytes)),
+            )
+        } else {
+            "—".into()
+        };
+        let (trips, limit, within) = if cell.rtt_ms > 0 {
+            let r = f64::from(cell.rtt_ms) / 1000.0;
+            let added = loopback_wall(report, case)
+                .zip(wall)
+                .map(|(zero, w)| format!("{:.1}", (w - zero) / r))
+                .unwrap_or_else(|| "—".into());
+            (
+                format!(
+                    "{} / {added}",
+                    wall.map(|w| format!("{:.1}", w / r)).unwrap_or_default()
+                ),
+                case.link
+                    .bound_ours
+                    .map(|b| format!("{} ({:.0} RTT)", secs(b), b / r))
+                    .unwrap_or_else(|| "—".into()),
+                match (wall, case.link.bound_ours) {
+                    (Some(w), Some(b)) => stats::ratio(w, b)
+                        .map(|x| format!("{x:.2}×"))
+                        .unwrap_or_else(|| "—".into()),
+                    _ => "—".into(),
+                },
+            )
+        } else {
+            ("—".into(), "—".into(), "—".into())
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {rtt} | {} | {} | {theirs_wall} | {} | {requests} | {trips} | {limit} | {within} | {bytes_in} | {conns} | {cache} |",
+            cell.base,
+            cell.cache.word(),
+            opt(wall, secs),
+            case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into()),
+        );
+    }
+    // Sequential round trips per replica moved, for the rolling update.
+    for case in &cells {
+        let Some(cell) = case.cell else { continue };
+        if !cell.base.starts_with("rolling-update") || cell.rtt_ms == 0 {
+            continue;
+        }
+        let (Outcome::Measured { ours, .. }, Some(zero)) =
+            (&case.outcome, loopback_wall(report, case))
+        else {
+            continue;
+        };
+        let (Some(wall), Some(replicas)) = (ours.wall(), case.series_size()) else {
+            continue;
+        };
+        let added = (wall.median - zero) / (f64::from(cell.rtt_ms) / 1000.0);
+        let _ = writeln!(
+            w,
+            "\n{} at {} ms, {} caches: {added:.1} round trips added by the RTT, {:.1} per replica moved.",
+            cell.base,
+            cell.rtt_ms,
+            cell.cache.word(),
+            added / f64::from(replicas.max(1))
+        );
+    }
+    let notes: Vec<String> = cells
+        .iter()
+        .filter_map(|c| {
+            c.kubectl_fewer
+                .as_ref()
+                .map(|why| format!("{}: {why}", c.name))
+        })
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nkubectl runs fewer times where its one-at-a-time creates would take minutes (the matrix must \
+             fit in about 15 minutes on a 2-core machine):\n"
+        );
+        for n in notes {
+            let _ = writeln!(w, "- {n}");
+        }
+    }
+
+    let _ = writeln!(w, "\n### Targets of the matrix\n");
+    for case in &cells {
+        for (t, v) in case.verdicts() {
+            let _ = writeln!(
+                w,
+                "- {}: {} — {} ({})",
+                case.name,
+                t.describe(),
+                mark(&v),
+                v.detail()
+            );
+        }
+    }
+    for (what, v) in model::matrix_verdicts(&report.cases, &report.binaries) {
+        let _ = writeln!(w, "- {what} — {} ({})", mark(&v), v.detail());
+    }
+}
+
+fn mark(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Met(_) => "met",
+        Verdict::Missed(_) => "**MISSED**",
+        Verdict::Unknown(_) => "unknown",
+    }
+}
+
+/// Our median wall time in the same cell at 0 ms (same case, same caches).
+fn loopback_wall(report: &Report, case: &CaseResult) -> Option<f64> {
+    let cell = case.cell?;
+    report.cases.iter().find_map(|c| {
+        let other = c.cell?;
+        if other.base != cell.base || other.cache != cell.cache || other.rtt_ms != 0 {
+            return None;
+        }
+        match &c.outcome {
+            Outcome::Measured { ours, .. } => ours.wall().map(|s| s.median),
+            _ => None,
+        }
+    })
+}
+
 /// The median of a per-run request count (`None` when requests were not counted).
 fn median_of(side: &Side, f: fn(&Requests) -> u64) -> Option<f64> {
     let counts: Option<Vec<f64>> = side
@@ -255,10 +490,11 @@ fn median_of(side: &Side, f: fn(&Requests) -> u64) -> Option<f64> {
 /// creates, and where the wall time stands against the link: round trips (wall ÷ RTT)
 /// and the RTT-bound limit (handshakes + ⌈N / in-flight⌉ round trips).
 fn links(w: &mut String, report: &Report) {
+    // The matrix's cells have their own table.
     let cases: Vec<&CaseResult> = report
         .cases
         .iter()
-        .filter(|c| c.link.rtt > 0.0 || c.link.throttled)
+        .filter(|c| c.cell.is_none() && (c.link.rtt > 0.0 || c.link.throttled))
         .collect();
     if cases.is_empty() {
         return;
@@ -328,17 +564,25 @@ fn sizes(w: &mut String, report: &Report) {
         return;
     }
     let _ = writeln!(w, "\n## Binary size (release build, stripped)\n");
-    let _ = writeln!(w, "| binary | size | ratio to kubectl |\n|---|---|---|");
+    let _ = writeln!(
+        w,
+        "| binary | size | ratio to kubectl | budget 6 MiB |\n|---|---|---|---|"
+    );
     let kubectl = report.kubectl_size.as_ref().map(|k| k.bytes);
     for b in &report.binaries {
         let r = kubectl
             .and_then(|k| stats::ratio(b.bytes as f64, k as f64))
             .map(ratio)
             .unwrap_or_else(|| "—".into());
-        let _ = writeln!(w, "| {} | {} | {r} |", b.name, bytes(b.bytes));
+        let budget = if b.bytes <= model::BINARY_BUDGET {
+            "met"
+        } else {
+            "**MISSED**"
+        };
+        let _ = writeln!(w, "| {} | {} | {r} | {budget} |", b.name, bytes(b.bytes));
     }
     if let Some(k) = &report.kubectl_size {
-        let _ = writeln!(w, "| {} | {} | 1× |", k.name, bytes(k.bytes));
+        let _ = writeln!(w, "| {} | {} | 1× | — |", k.name, bytes(k.bytes));
     }
 }
 
@@ -511,12 +755,13 @@ fn details(w: &mut String, case: &CaseResult) {
         }
     }
     for (t, v) in case.verdicts() {
-        let mark = match v {
-            Verdict::Met(_) => "met",
-            Verdict::Missed(_) => "**MISSED**",
-            Verdict::Unknown(_) => "unknown",
-        };
-        let _ = writeln!(w, "- target: {} — {mark} ({})", t.describe(), v.detail());
+        let _ = writeln!(
+            w,
+            "- target: {} — {} ({})",
+            t.describe(),
+            mark(&v),
+            v.detail()
+        );
     }
     if let Some(c) = case.ceiling {
         let _ = writeln!(

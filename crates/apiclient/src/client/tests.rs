@@ -335,3 +335,171 @@ fn unusable_settings_are_refused_before_any_request() {
         "illegal base64 data at input byte 0"
     );
 }
+
+/// What a [`serve_http`] server saw: the connections it accepted, and each request's
+/// protocol version, path and `Upgrade` header.
+#[derive(Default)]
+struct Seen {
+    connections: std::sync::atomic::AtomicUsize,
+    requests: Mutex<Vec<(http::Version, String, bool)>>,
+}
+
+/// A real HTTP server over TLS on loopback (hyper's, HTTP/2 or HTTP/1.1 as the TLS
+/// handshake's ALPN decides) whose ALPN offers `alpn`; answers every request with
+/// `/version`'s body after `delay`.
+async fn serve_http(
+    mut config: rustls::ServerConfig,
+    alpn: &[&[u8]],
+    delay: std::time::Duration,
+) -> (u16, Arc<Seen>) {
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Seen::default());
+    let shared = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            shared
+                .connections
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let acceptor = acceptor.clone();
+            let seen = shared.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(sock).await else {
+                    return;
+                };
+                let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+                let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                    let seen = seen.clone();
+                    async move {
+                        seen.requests.lock().unwrap().push((
+                            request.version(),
+                            request.uri().path().to_string(),
+                            request.headers().contains_key(http::header::UPGRADE),
+                        ));
+                        tokio::time::sleep(delay).await;
+                        let body = http_body_util::Full::new(bytes::Bytes::from(VERSION));
+                        Ok::<_, std::convert::Infallible>(http::Response::new(body))
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(tls);
+                let _ = if h2 {
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(io, service)
+                        .await
+                } else {
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await
+                };
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// `n` `GET /version` at once.
+async fn concurrently(client: &kube::Client, n: usize) {
+    let all = (0..n).map(|_| client.apiserver_version());
+    for answer in futures::future::join_all(all).await {
+        assert_eq!(answer.expect("answered").git_version, "v1.32.0");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_requests_share_one_http2_connection() {
+    let pki = pki();
+    let (port, seen) = serve_http(
+        pki.server.clone(),
+        &[b"h2", b"http/1.1"],
+        std::time::Duration::from_millis(50),
+    )
+    .await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    // Sent together before any connection exists, and again once it does.
+    concurrently(&client, 16).await;
+    concurrently(&client, 16).await;
+    assert_eq!(
+        seen.connections.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    let requests = seen.requests.lock().unwrap();
+    assert_eq!(requests.len(), 32);
+    assert!(
+        requests.iter().all(|(v, _, _)| *v == http::Version::HTTP_2),
+        "{requests:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_without_http2_is_spoken_to_in_http1() {
+    let pki = pki();
+    let (port, seen) = serve_http(
+        pki.server.clone(),
+        &[b"http/1.1"],
+        std::time::Duration::from_millis(50),
+    )
+    .await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    concurrently(&client, 4).await;
+    let requests = seen.requests.lock().unwrap();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        requests
+            .iter()
+            .all(|(v, _, _)| *v == http::Version::HTTP_11),
+        "{requests:?}"
+    );
+    // HTTP/1.1 is one request at a time per connection: the ones sent together after
+    // the first answer each had their own.
+    assert!(seen.connections.load(std::sync::atomic::Ordering::SeqCst) >= 2);
+}
+
+#[tokio::test]
+async fn an_upgrade_goes_on_its_own_http1_connection() {
+    let pki = pki();
+    let (port, seen) = serve_http(
+        pki.server.clone(),
+        &[b"h2", b"http/1.1"],
+        std::time::Duration::ZERO,
+    )
+    .await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    concurrently(&client, 2).await;
+    // What kube's attach and exec send (the server answers 200 instead of 101 here:
+    // the protocol the request went out on is what is checked).
+    let upgrade = http::Request::get("/api/v1/namespaces/ns/pods/p/attach")
+        .header(http::header::CONNECTION, "Upgrade")
+        .header(http::header::UPGRADE, "websocket")
+        .header(http::header::SEC_WEBSOCKET_VERSION, "13")
+        .header(http::header::SEC_WEBSOCKET_KEY, "dGhlIHNhbXBsZSBub25jZQ==")
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let response = client.send(upgrade).await.expect("answered");
+    assert_eq!(response.version(), http::Version::HTTP_11);
+    concurrently(&client, 2).await;
+    let requests = seen.requests.lock().unwrap();
+    let versions: Vec<_> = requests
+        .iter()
+        .map(|(v, p, u)| (*v, p.as_str(), *u))
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            (http::Version::HTTP_2, "/version", false),
+            (http::Version::HTTP_2, "/version", false),
+            (
+                http::Version::HTTP_11,
+                "/api/v1/namespaces/ns/pods/p/attach",
+                true
+            ),
+            (http::Version::HTTP_2, "/version", false),
+            (http::Version::HTTP_2, "/version", false),
+        ]
+    );
+    assert_eq!(
+        seen.connections.load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+}

@@ -404,3 +404,61 @@ async fn a_schema_source_hears_the_input_s_kinds_and_its_schema_validates() {
         ]
     );
 }
+
+/// The source is told to start what every input but a List-only one needs before the
+/// input is decoded, and is not told for an input that may hold a List (which asks no
+/// OpenAPI v3, as with kubectl) or when nothing is validated.
+#[tokio::test]
+async fn a_schema_source_prefetches_unless_the_input_may_be_lists() {
+    use crate::openapi::{OpenApiV2, Published};
+    use crate::{Kinds, SchemaSource, ServerSchema};
+    use futures::future::BoxFuture;
+    use std::sync::{Arc, Mutex};
+
+    struct Recording(Arc<Mutex<Vec<&'static str>>>);
+    impl SchemaSource for Recording {
+        fn fetch<'a>(&'a self, _: &'a Kinds, _: Validation) -> BoxFuture<'a, ServerSchema> {
+            self.0.lock().expect("lock").push("fetch");
+            let doc = OpenApiV2::from_json(include_bytes!("../openapi/testdata-v1.20.json"))
+                .expect("doc");
+            Box::pin(async move { Ok(Arc::new(Published::v2(Arc::new(doc)))) })
+        }
+        fn prefetch(&self) {
+            self.0.lock().expect("lock").push("prefetch");
+        }
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plain = write(
+        dir.path(),
+        "plain.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    let list = write(
+        dir.path(),
+        "list.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n",
+    );
+    let fake = FakeDiscovery::standard();
+    let calls = |file: &str, mode: Validation| {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let builder = Builder::new()
+            .schema(mode)
+            .server_schema_from(Recording(heard.clone()))
+            .continue_on_error()
+            .filename_param(false, &files(vec![file.to_string()]))
+            .flatten();
+        let fake = &fake;
+        async move {
+            builder.build(&mut mapper(fake)).await.expect("build");
+            heard.lock().expect("lock").clone()
+        }
+    };
+    assert_eq!(
+        calls(&plain, Validation::Strict).await,
+        ["prefetch", "fetch"]
+    );
+    assert_eq!(calls(&plain, Validation::Warn).await, ["prefetch", "fetch"]);
+    assert_eq!(calls(&list, Validation::Strict).await, ["fetch"]);
+    assert!(calls(&plain, Validation::Ignore).await.is_empty());
+}

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::future::{BoxFuture, join_all};
 
@@ -23,6 +23,8 @@ use crate::openapi::{Published, v3};
 pub struct OnDemand {
     client: kube::Client,
     dir: Option<PathBuf>,
+    /// `GET /openapi/v3`, started by [`SchemaSource::prefetch`].
+    index: Mutex<Option<tokio::task::JoinHandle<Option<Vec<u8>>>>>,
 }
 
 impl OnDemand {
@@ -31,6 +33,7 @@ impl OnDemand {
         Self {
             client,
             dir: cache.and_then(|c| cache_dir_beside(c.dir())),
+            index: Mutex::default(),
         }
     }
 
@@ -66,7 +69,11 @@ impl OnDemand {
     /// v3's answers for `kinds`; `None` when the server has no v3 or one of the
     /// documents could not be read.
     async fn field_validation(&self, kinds: &Kinds) -> Option<v3::FieldValidation> {
-        let index = get(&self.client, "/openapi/v3").await?;
+        let prefetched = self.index.lock().ok().and_then(|mut i| i.take());
+        let index = match prefetched {
+            Some(started) => started.await.ok().flatten()?,
+            None => get(&self.client, INDEX).await?,
+        };
         let index = v3::Index::from_json(&index).ok()?;
         let (listed, unlisted) = v3::plan(&index, &kinds.documents);
         let fetches = listed.into_iter().map(|(group, version)| {
@@ -101,7 +108,26 @@ impl SchemaSource for OnDemand {
     fn fetch<'a>(&'a self, kinds: &'a Kinds, mode: Validation) -> BoxFuture<'a, ServerSchema> {
         Box::pin(self.schema(kinds, mode))
     }
+
+    /// The v3 index, which every input but a List-only one needs: on a task of its own
+    /// (the runtime has worker threads), so that it progresses while the build
+    /// decodes on this one.
+    fn prefetch(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Ok(mut index) = self.index.lock() else {
+            return;
+        };
+        if index.is_none() {
+            let client = self.client.clone();
+            *index = Some(runtime.spawn(async move { get(&client, INDEX).await }));
+        }
+    }
 }
+
+/// OpenAPI v3's index of the group-versions' documents.
+const INDEX: &str = "/openapi/v3";
 
 /// `GET path` as JSON: the body of a success, `None` otherwise (the caller falls
 /// back to what it can do without).

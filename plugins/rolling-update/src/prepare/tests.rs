@@ -79,6 +79,27 @@ impl Fake {
         ))
     }
 
+    /// A write as `KubeOps` sends it: the merge patch of what `mutate` changes in `rc`
+    /// (nothing sent, nor recorded as `call`, when it changes nothing), applied to the
+    /// stored copy as the API server applies it, so a caller that hands in a copy it
+    /// already changed writes nothing.
+    fn merge_patch(
+        &mut self,
+        call: &str,
+        rc: &ReplicationController,
+        mutate: &(dyn Fn(&mut ReplicationController) + Sync),
+    ) -> anyhow::Result<ReplicationController> {
+        let name = controller::name(rc).to_string();
+        let Some(patch) = crate::merge::change(rc, mutate)? else {
+            return Ok(rc.clone());
+        };
+        self.calls.push(format!("{call} {name}"));
+        let stored = self.rcs.get(&name).ok_or_else(|| Self::not_found(&name))?;
+        let mut value = serde_json::to_value(stored)?;
+        json_patch::merge(&mut value, &patch);
+        Ok(self.store(serde_json::from_value(value)?))
+    }
+
     fn store(&mut self, rc: ReplicationController) -> ReplicationController {
         self.rc_writes += 1;
         if self.rc_writes == 2
@@ -94,7 +115,7 @@ impl Fake {
 }
 
 /// The hand-over's requests: POST (scripted failures first), GET, an orphan-delete
-/// the garbage collector finishes at once, PUT.
+/// the garbage collector finishes at once, PATCH.
 impl HandoverOps for Fake {
     fn check_interrupt(&self) -> anyhow::Result<()> {
         Ok(())
@@ -146,16 +167,12 @@ impl HandoverOps for Fake {
         Ok(())
     }
 
-    async fn update_rc(
+    async fn patch_rc(
         &mut self,
         rc: &ReplicationController,
         mutate: &(dyn Fn(&mut ReplicationController) + Sync),
     ) -> anyhow::Result<ReplicationController> {
-        self.calls
-            .push(format!("update_rc {}", controller::name(rc)));
-        let mut rc = rc.clone();
-        mutate(&mut rc);
-        Ok(self.store(rc))
+        self.merge_patch("patch_rc", rc, mutate)
     }
 
     async fn pause_until(&mut self, until: Instant) -> anyhow::Result<()> {
@@ -200,14 +217,13 @@ impl PrepareOps for Fake {
         &mut self,
         rc: &ReplicationController,
     ) -> anyhow::Result<ReplicationController> {
-        self.calls.push(format!("strip {}", controller::name(rc)));
-        let mut rc = rc.clone();
-        if let Some(a) = rc.metadata.annotations.as_mut() {
-            a.remove(SOURCE_ID_ANNOTATION);
-            a.remove(DESIRED_REPLICAS_ANNOTATION);
-            a.remove(NEXT_CONTROLLER_ANNOTATION);
-        }
-        Ok(self.store(rc))
+        self.merge_patch("strip", rc, &|rc| {
+            if let Some(a) = rc.metadata.annotations.as_mut() {
+                a.remove(SOURCE_ID_ANNOTATION);
+                a.remove(DESIRED_REPLICAS_ANNOTATION);
+                a.remove(NEXT_CONTROLLER_ANNOTATION);
+            }
+        })
     }
 
     async fn scale_rc(&mut self, name: &str, replicas: i32) -> anyhow::Result<()> {
@@ -238,25 +254,29 @@ impl PrepareOps for Fake {
             .collect())
     }
 
-    async fn update_pod(
+    async fn update_pods(
         &mut self,
-        pod: &Pod,
+        pods: &[Pod],
         mutate: &(dyn Fn(&mut Pod) + Sync),
-    ) -> anyhow::Result<Pod> {
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        self.calls.push(format!("update_pod {name}"));
-        if self.vanishing.contains(&name) {
-            self.pods.remove(&name);
-            let status =
-                kube::core::Status::failure(&format!("pods {name:?} not found"), "NotFound")
-                    .with_code(404);
-            return Err(anyhow::Error::new(kube::Error::Api(Box::new(status)))
-                .context(format!("updating pod {name}")));
+    ) -> Vec<anyhow::Result<Pod>> {
+        let mut results = Vec::new();
+        for pod in pods {
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            self.calls.push(format!("update_pod {name}"));
+            if self.vanishing.contains(&name) {
+                self.pods.remove(&name);
+                let status =
+                    kube::core::Status::failure(&format!("pods {name:?} not found"), "NotFound")
+                        .with_code(404);
+                results.push(Err(anyhow::Error::new(kube::Error::Api(Box::new(status)))));
+                continue;
+            }
+            let mut pod = pod.clone();
+            mutate(&mut pod);
+            self.pods.insert(name, pod.clone());
+            results.push(Ok(pod));
         }
-        let mut pod = pod.clone();
-        mutate(&mut pod);
-        self.pods.insert(name, pod.clone());
-        Ok(pod)
+        results
     }
 
     async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()> {
@@ -395,7 +415,7 @@ async fn a_one_name_update_whose_old_rc_is_gone_is_scaled_up_then_renamed() {
             "create web",
             "orphan_delete web-2",
             "wait_gone web-2",
-            "update_rc web"
+            "patch_rc web"
         ]
     );
     assert_eq!(replicas(&rc), 3);
@@ -545,7 +565,7 @@ async fn a_pending_hand_over_is_resumed_and_a_rollback_of_it_refused() {
             "get web",
             "orphan_delete web-2",
             "wait_gone web-2",
-            "update_rc web"
+            "patch_rc web"
         ]
     );
 
@@ -629,12 +649,14 @@ async fn image_resumes_the_update_in_progress_and_marks_the_old_rc_and_its_pods(
         old_rc,
         new_rc,
         cleanup,
+        target,
     } = prepared
     else {
         panic!("no update: {prepared:?}");
     };
     assert_eq!(controller::name(&new_rc), "web-next");
     assert_eq!(cleanup, CleanupPolicy::Rename);
+    assert_eq!(target, Target::Found, "the updater need not read it again");
     let key_value = controller::selector(&old_rc)
         .get(KEY)
         .cloned()
@@ -648,12 +670,12 @@ async fn image_resumes_the_update_in_progress_and_marks_the_old_rc_and_its_pods(
         [
             "get web",
             "get_opt web-next",
-            "update_rc web",
+            "patch_rc web",
             "list_pods app=web",
             "update_pod other",
             "update_pod web-a",
             "update_pod web-b",
-            "update_rc web",
+            "patch_rc web",
             "list_pods app=web",
             "delete_pod web-late",
         ]
@@ -746,6 +768,74 @@ async fn image_without_a_change_needs_a_pull_policy_and_a_dry_run_writes_nothing
     assert_eq!(fake.calls, ["get web"]);
 }
 
+/// The requests before a new update, in order: with `--image` the old RC is marked
+/// (next-controller-id and the deployment key on its template, then its pods all at
+/// once, then its selector, then the clean-up list); with `-f` only the old RC is read.
+/// The new RC is left to the updater, which creates an `--image` one at once and looks
+/// a `-f` one up first.
+#[tokio::test(start_paused = true)]
+async fn a_new_update_reads_the_old_rc_marks_it_and_leaves_the_new_one_to_the_updater() {
+    let old = rc("web", 3, &[], &[("app", "web")], "nginx:1");
+    let pods: Vec<Pod> = ["web-a", "web-b", "web-c"]
+        .into_iter()
+        .map(|n| pod(n, &[("app", "web")], Some("uid-web")))
+        .collect();
+    let args = args(&["web"]);
+    let image = Plan {
+        image: "nginx:2",
+        ..plan(&args)
+    };
+    let mut fake = Fake::new(vec![old], pods);
+    let prepared = prepare(&image, &mut fake, &mut Lines::default(), None)
+        .await
+        .expect("prepared");
+    let Prepared::Update { new_rc, target, .. } = prepared else {
+        panic!("no update: {prepared:?}");
+    };
+    assert_eq!(target, Target::Derived);
+    assert!(!fake.rcs.contains_key(controller::name(&new_rc)));
+    assert_eq!(
+        fake.calls,
+        [
+            "get web",
+            "patch_rc web",
+            "list_pods app=web",
+            "update_pod web-a",
+            "update_pod web-b",
+            "update_pod web-c",
+            "patch_rc web",
+            "list_pods app=web",
+        ]
+    );
+
+    let from_file = rc("web-v2", 3, &[], &[("app", "web"), ("v", "2")], "nginx:2");
+    let file = Plan {
+        filename: "web-v2.yaml",
+        ..plan(&args)
+    };
+    let old = rc("web", 3, &[], &[("app", "web"), ("v", "1")], "nginx:1");
+    let mut fake = Fake::new(vec![old], vec![]);
+    let prepared = prepare(
+        &file,
+        &mut fake,
+        &mut Lines::default(),
+        Some((from_file, false)),
+    )
+    .await
+    .expect("prepared");
+    assert!(
+        matches!(
+            prepared,
+            Prepared::Update {
+                target: Target::Unknown,
+                ..
+            }
+        ),
+        "{prepared:?}"
+    );
+    assert_eq!(fake.calls, ["get web"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_server_dry_run_asks_the_server_to_default_a_new_rc() {
     let old = rc("web", 2, &[], &[("app", "web"), ("v", "1")], "nginx:1");
@@ -809,6 +899,7 @@ async fn a_rollback_swaps_the_pair_and_finishes_when_the_partial_rc_is_gone() {
         old_rc,
         new_rc,
         cleanup,
+        target,
     } = prepared
     else {
         panic!("no update: {prepared:?}");
@@ -818,13 +909,14 @@ async fn a_rollback_swaps_the_pair_and_finishes_when_the_partial_rc_is_gone() {
         ("web-next", "web")
     );
     assert_eq!(cleanup, CleanupPolicy::Delete);
+    assert_eq!(target, Target::Found);
     assert_eq!(annotation(&new_rc, DESIRED_REPLICAS_ANNOTATION), Some("3"));
     assert_eq!(
         annotation(&new_rc, SOURCE_ID_ANNOTATION),
         Some("web-next:uid-web-next")
     );
     assert_eq!(lines.0, ["Setting \"web\" replicas to 3"]);
-    assert_eq!(fake.calls, ["get web", "get_opt web-next", "update_rc web"]);
+    assert_eq!(fake.calls, ["get web", "get_opt web-next", "patch_rc web"]);
 
     // Stopped after the partial RC was deleted: only the annotations are left.
     let left = rc(
@@ -914,7 +1006,7 @@ fn handing_over() -> (ReplicationController, Fake) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_hand_over_posts_a_pending_copy_orphan_deletes_then_puts_it_final() {
+async fn the_hand_over_posts_a_pending_copy_orphan_deletes_then_patches_it_final() {
     let (new_rc, mut fake) = handing_over();
     let done = handover::hand_over(&mut fake, &new_rc, "web", Duration::from_secs(60))
         .await
@@ -925,7 +1017,7 @@ async fn the_hand_over_posts_a_pending_copy_orphan_deletes_then_puts_it_final() 
             "create web",
             "orphan_delete web-2",
             "wait_gone web-2",
-            "update_rc web"
+            "patch_rc web"
         ]
     );
     assert_eq!(controller::name(&done), "web");
@@ -957,7 +1049,7 @@ async fn a_lost_answer_to_the_copy_s_post_goes_on_with_the_copy_it_created() {
             "find web",
             "orphan_delete web-2",
             "wait_gone web-2",
-            "update_rc web"
+            "patch_rc web"
         ]
     );
     assert_eq!(start.elapsed(), Duration::from_millis(200));

@@ -100,13 +100,25 @@ impl Sim {
 }
 
 impl UpdaterOps for Sim {
-    async fn get_or_create_target(
+    async fn begin(
         &mut self,
+        old_rc: &ReplicationController,
         new_rc: &ReplicationController,
+        _known: Target,
         source_id: &str,
-    ) -> anyhow::Result<(ReplicationController, bool)> {
-        self.calls.push(format!("get_or_create {source_id}"));
-        Ok((new_rc.clone(), self.existed))
+        record_original: bool,
+    ) -> anyhow::Result<Begun> {
+        self.calls
+            .push(format!("begin {source_id} record={record_original}"));
+        Ok(Begun {
+            target: new_rc.clone(),
+            existed: self.existed,
+            old_rc: if record_original {
+                recorded(old_rc)
+            } else {
+                old_rc.clone()
+            },
+        })
     }
 
     async fn record_original_replicas(
@@ -114,13 +126,7 @@ impl UpdaterOps for Sim {
         old_rc: &ReplicationController,
     ) -> anyhow::Result<ReplicationController> {
         self.calls.push("record_original_replicas".into());
-        let mut rc = old_rc.clone();
-        crate::names::set_annotation(
-            &mut rc,
-            ORIGINAL_REPLICAS_ANNOTATION,
-            replicas(old_rc).to_string(),
-        );
-        Ok(rc)
+        Ok(recorded(old_rc))
     }
 
     async fn scale_and_wait(
@@ -180,13 +186,24 @@ impl UpdaterOps for Sim {
     async fn cleanup(
         &mut self,
         _old: &ReplicationController,
-        _new: &ReplicationController,
+        new: &ReplicationController,
         config: &UpdaterConfig,
         _report: &mut dyn Report,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<ReplicationController> {
         self.cleaned_up = Some(config.cleanup_policy);
-        Ok(())
+        Ok(new.clone())
     }
+}
+
+/// `old_rc` with `original-replicas` set to its replica count.
+fn recorded(old_rc: &ReplicationController) -> ReplicationController {
+    let mut rc = old_rc.clone();
+    crate::names::set_annotation(
+        &mut rc,
+        ORIGINAL_REPLICAS_ANNOTATION,
+        replicas(old_rc).to_string(),
+    );
+    rc
 }
 
 #[derive(Default)]
@@ -212,6 +229,7 @@ fn config(
         timeout: Duration::from_secs(300),
         min_ready_seconds: 0,
         cleanup_policy: CleanupPolicy::Delete,
+        target: Target::Derived,
         max_unavailable: unavail,
         max_surge: surge,
     }
@@ -221,7 +239,7 @@ struct Outcome {
     output: String,
     sim: Sim,
     elapsed: Duration,
-    result: anyhow::Result<()>,
+    result: anyhow::Result<ReplicationController>,
 }
 
 async fn run(config: UpdaterConfig, existed: bool, ready_delay: Duration) -> Outcome {
@@ -556,27 +574,43 @@ async fn no_progress_times_out_with_kubectl_message() {
 
 #[tokio::test(start_paused = true)]
 async fn records_original_replicas_when_the_update_starts_and_keeps_it_on_resume() {
-    let cfg = config(old_rc(1, None), new_rc(0, "1"), Int(0), Int(1));
-    let out = run(cfg, false, Duration::ZERO).await;
-    assert!(out.result.is_ok());
-    assert_eq!(
-        out.sim.calls.first().map(String::as_str),
-        Some(&*format!("get_or_create foo-v1:{UID}"))
-    );
-    assert_eq!(
-        out.sim.calls.get(1).map(String::as_str),
-        Some("record_original_replicas")
-    );
-    // A value left by an earlier, finished update is stale: a new update rewrites it.
+    let begin = |record: bool| format!("begin foo-v1:{UID} record={record}");
+    // None yet: recorded with the update's first requests, whether it starts or
+    // resumes (a resumed update whose start was stopped before it recorded).
+    for existed in [false, true] {
+        let cfg = config(old_rc(1, None), new_rc(0, "1"), Int(0), Int(1));
+        let out = run(cfg, existed, Duration::ZERO).await;
+        assert!(out.result.is_ok());
+        assert_eq!(out.sim.calls[0], begin(true), "existed: {existed}");
+        assert!(
+            !out.sim
+                .calls
+                .iter()
+                .any(|c| c == "record_original_replicas")
+        );
+    }
+    // A value left by an earlier, finished update is stale: a new update rewrites it,
+    // once the create said it is a new one.
     let cfg = config(old_rc(1, Some(5)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
+    assert_eq!(out.sim.calls[0], begin(false));
     assert_eq!(
         out.sim.calls.get(1).map(String::as_str),
         Some("record_original_replicas")
     );
-    // A resumed update keeps what its start recorded.
+    // ... unless it is the count already: nothing to write.
     let cfg = config(old_rc(1, Some(1)), new_rc(0, "1"), Int(0), Int(1));
+    let out = run(cfg, false, Duration::ZERO).await;
+    assert!(
+        !out.sim
+            .calls
+            .iter()
+            .any(|c| c == "record_original_replicas")
+    );
+    // A resumed update keeps what its start recorded.
+    let cfg = config(old_rc(1, Some(5)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, true, Duration::ZERO).await;
+    assert_eq!(out.sim.calls[0], begin(false));
     assert!(
         !out.sim
             .calls
@@ -610,7 +644,7 @@ async fn rollback_of_a_half_done_update() {
     cfg.cleanup_policy = CleanupPolicy::Delete;
     let out = run(cfg, true, Duration::from_secs(1)).await;
     assert!(out.result.is_ok(), "{:?}", out.result);
-    assert_eq!(out.sim.calls[0], "get_or_create foo-v1:partial-uid");
+    assert_eq!(out.sim.calls[0], "begin foo-v1:partial-uid record=true");
     assert_eq!(
         out.output,
         "Continuing update with existing controller foo-v2.

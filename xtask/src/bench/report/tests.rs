@@ -1,7 +1,9 @@
 //! The report's formatting and layout, on hand-made results.
 
 use super::*;
-use crate::bench::model::{BinarySize, Link, Requests, Sample, Series, Target};
+use crate::bench::model::{
+    BinarySize, Cache, Cell, Link, Requests, Sample, Series, Target, Traffic,
+};
 
 fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
     Sample {
@@ -13,6 +15,8 @@ fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
             by_kind: [(k.to_string(), n)].into_iter().collect(),
             ..Requests::default()
         }),
+        traffic: None,
+        cache_bytes: None,
     }
 }
 
@@ -28,6 +32,7 @@ fn report() -> Report {
         started: "2026-11-22 01:40 UTC".into(),
         environment: vec![("kubectl".into(), "v1.32.4".into())],
         runs: 5,
+        matrix_runs: 3,
         cases: vec![
             CaseResult {
                 name: "run-pod-dry-run".into(),
@@ -42,6 +47,9 @@ fn report() -> Report {
                 notes: vec![],
                 seconds: 2.0,
                 link: Link::default(),
+                cell: None,
+                size: None,
+                kubectl_fewer: None,
             },
             CaseResult {
                 name: "create-file-500".into(),
@@ -53,6 +61,9 @@ fn report() -> Report {
                 notes: vec![],
                 seconds: 0.5,
                 link: Link::default(),
+                cell: None,
+                size: None,
+                kubectl_fewer: None,
             },
             CaseResult {
                 name: "rolling-update-10".into(),
@@ -67,6 +78,9 @@ fn report() -> Report {
                 notes: vec!["pods ready 300 ms after start".into()],
                 seconds: 60.0,
                 link: Link::default(),
+                cell: None,
+                size: None,
+                kubectl_fewer: None,
             },
         ],
         binaries: vec![BinarySize { name: "kubectl-run_pod".into(), bytes: 5 * 1024 * 1024 }],
@@ -156,7 +170,7 @@ fn time_spent_adds_up_to_the_whole() {
     for row in [
         "| release build | 95.00 s |",
         "| cluster start, incl. its supervisor's debug build (during the release build) | 5.25 s |",
-        "| rolling-update-10 (set-up, warm-up, runs, counting) | 60.00 s |",
+        "| rolling-update-10 (set-up, warm-up, runs, counting, clean-up) | 60.00 s |",
         // 312.5 - 95 - 0 (the cluster started within the build) - 62.5 in the cases
         "| everything else (launcher, report, chart, cluster stop) | 155.00 s |",
         "| **whole benchmark** | **312.50 s** |",
@@ -201,6 +215,9 @@ fn memory_growth_compares_smallest_and_largest_measured_sizes() {
         notes: vec![],
         seconds: 1.0,
         link: Link::default(),
+        cell: None,
+        size: None,
+        kubectl_fewer: None,
     };
     let cases = vec![case(5000, 15_000), case(50, 10_000), case(500, 11_000)];
     assert_eq!(memory_growth(&cases, "create-file"), Some((50, 5000, 1.5)));
@@ -242,6 +259,9 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
             bound_theirs: Some(12.55),
             throttled: false,
         },
+        cell: None,
+        size: None,
+        kubectl_fewer: None,
     });
     let mut throttled = side(
         "kubectl-create_file",
@@ -275,6 +295,9 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
             throttled: true,
             ..Link::default()
         },
+        cell: None,
+        size: None,
+        kubectl_fewer: None,
     });
     let md = render(&r);
     assert!(md.contains("## Far away and throttled"), "{md}");
@@ -305,4 +328,144 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
     );
     // Cases on a plain link are not in that table.
     assert!(!md.contains("| run-pod-dry-run | ours |"), "{md}");
+}
+
+/// A matrix cell of create-file-500 with every run's traffic and cache counted.
+fn cell(rtt_ms: u32, cache: Cache, ours_wall: f64, theirs: Option<f64>) -> CaseResult {
+    let traffic = |connections, received| Traffic {
+        connections,
+        received,
+        sent: 1,
+    };
+    let mut ours = side(
+        "kubectl-create_file -f m",
+        &[ours_wall],
+        10240,
+        Some(("create configmaps", 502)),
+    );
+    ours.samples[0].traffic = Some(traffic(1, 300 * 1024));
+    let mut kubectl = side(
+        "kubectl create -f m",
+        theirs.as_slice(),
+        40960,
+        Some(("create configmaps", 505)),
+    );
+    for s in &mut kubectl.samples {
+        s.traffic = Some(traffic(2, 3 * 1024 * 1024));
+    }
+    if cache == Cache::Cold {
+        ours.samples[0].cache_bytes = Some(20 * 1024);
+        for s in &mut kubectl.samples {
+            s.cache_bytes = Some(5 * 1024 * 1024);
+        }
+    }
+    let rtt = f64::from(rtt_ms) / 1000.0;
+    CaseResult {
+        name: format!("create-file-500-{rtt_ms}ms-{}", cache.word()),
+        title: "500".into(),
+        series: None,
+        outcome: Outcome::Measured {
+            ours,
+            theirs: Baseline::Kubectl(kubectl),
+        },
+        targets: if rtt_ms == 25 {
+            vec![Target::RttBoundAtMost {
+                ratio: 1.2,
+                bound: 0.45,
+            }]
+        } else {
+            vec![]
+        },
+        ceiling: None,
+        notes: vec![],
+        seconds: 10.0,
+        link: Link {
+            rtt,
+            bound_ours: (rtt_ms > 0).then_some(18.0 * rtt),
+            bound_theirs: (rtt_ms > 0).then_some(502.0 * rtt),
+            throttled: false,
+        },
+        cell: Some(Cell {
+            base: "create-file-500",
+            rtt_ms,
+            cache,
+        }),
+        size: Some(500),
+        kubectl_fewer: theirs
+            .is_none()
+            .then(|| "kubectl is not run here: reasons".to_string()),
+    }
+}
+
+#[test]
+fn the_matrix_table_shows_round_trips_bytes_connections_and_targets() {
+    let mut r = report();
+    r.cases = vec![
+        cell(0, Cache::Warm, 0.3, Some(1.1)),
+        cell(25, Cache::Cold, 0.6, Some(16.0)),
+        cell(25, Cache::Warm, 0.5, Some(15.0)),
+        cell(100, Cache::Warm, 2.0, None),
+    ];
+    let md = render(&r);
+    assert!(
+        md.contains("## Matrix: round trip × cold or warm caches"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| runs in the matrix | 3 measured per command"),
+        "{md}"
+    );
+    // At 0 ms: no round trips, but bytes and connections.
+    assert!(
+        md.contains("| create-file-500 | 0 ms | warm | 300.0 ms | 1.10 s | 0.27× | 502 / 505 | — | — | — | 300.0 KiB / 3.00 MiB | 1 / 2 | — |"),
+        "{md}"
+    );
+    // 500 ms at 25 ms: 20 round trips, 8 of them added over the 0 ms cell's 300 ms.
+    assert!(
+        md.contains("| create-file-500 | 25 ms | warm | 500.0 ms | 15.00 s | 0.033× | 502 / 505 | 20.0 / 8.0 | 450.0 ms (18 RTT) | 1.11× | 300.0 KiB / 3.00 MiB | 1 / 2 | — |"),
+        "{md}"
+    );
+    // A cold cell without a 0 ms cold cell: no "added"; its cache sizes.
+    assert!(
+        md.contains("| create-file-500 | 25 ms | cold | 600.0 ms | 16.00 s | 0.037× | 502 / 505 | 24.0 / — | 450.0 ms (18 RTT) | 1.33× | 300.0 KiB / 3.00 MiB | 1 / 2 | 20.0 KiB / 5.00 MiB |"),
+        "{md}"
+    );
+    // kubectl not run: its limit instead, and why.
+    assert!(
+        md.contains("| create-file-500 | 100 ms | warm | 2.00 s | not run (≥ 50.20 s, its limit) | — | 502 / — |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- create-file-500-100ms-warm: kubectl is not run here: reasons"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| create-file-500-100ms-warm | 2.00 s | not run | **—** | — | 10.0 MiB | 502 / — |"
+        ),
+        "{md}"
+    );
+    // Every target, met or missed, with the measured number.
+    assert!(
+        md.contains("- create-file-500-25ms-warm: wall time within 1.2× of the RTT-bound limit (0.450 s) — met (1.11× the limit)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- create-file-500-25ms-cold: wall time within 1.2× of the RTT-bound limit (0.450 s) — **MISSED** (1.33× the limit > 1.2×)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- create-file-500: cold first run within 1.5× the warm run at 25 ms — met (cold 0.600 s / warm 0.500 s = 1.20×)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- `kubectl-run_pod` at most 6 MiB — met (5.00 MiB)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| kubectl-run_pod | 5.00 MiB | 0.10× | met |"),
+        "{md}"
+    );
+    // Matrix cells stay out of the far-away table.
+    assert!(!md.contains("## Far away and throttled"), "{md}");
 }
