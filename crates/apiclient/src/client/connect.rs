@@ -103,6 +103,11 @@ impl Connector {
         let mut tcp = HttpConnector::new();
         // https destinations reach the TCP connector too, under the TLS layer.
         tcp.enforce_http(false);
+        // As Go's dialer (TCP_NODELAY on every connection). Without it, HTTP/2's
+        // separate HEADERS and DATA writes meet Nagle's algorithm and the server's
+        // delayed ACK: one create after another took 44 ms each on loopback instead
+        // of a few (measured: 500 creates one at a time, 22.5 s).
+        tcp.set_nodelay(true);
         let to_proxy = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
