@@ -572,6 +572,11 @@ async fn no_progress_times_out_with_kubectl_message() {
     );
 }
 
+/// Whether the update wrote `original-replicas` on its own (not with `begin`).
+fn wrote_original_replicas(calls: &[String]) -> bool {
+    calls.iter().any(|c| c == "record_original_replicas")
+}
+
 #[tokio::test(start_paused = true)]
 async fn records_original_replicas_when_the_update_starts_and_keeps_it_on_resume() {
     let begin = |record: bool| format!("begin foo-v1:{UID} record={record}");
@@ -582,12 +587,7 @@ async fn records_original_replicas_when_the_update_starts_and_keeps_it_on_resume
         let out = run(cfg, existed, Duration::ZERO).await;
         assert!(out.result.is_ok());
         assert_eq!(out.sim.calls[0], begin(true), "existed: {existed}");
-        assert!(
-            !out.sim
-                .calls
-                .iter()
-                .any(|c| c == "record_original_replicas")
-        );
+        assert!(!wrote_original_replicas(&out.sim.calls));
     }
     // A value left by an earlier, finished update is stale: a new update rewrites it,
     // once the create said it is a new one.
@@ -601,22 +601,12 @@ async fn records_original_replicas_when_the_update_starts_and_keeps_it_on_resume
     // ... unless it is the count already: nothing to write.
     let cfg = config(old_rc(1, Some(1)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, false, Duration::ZERO).await;
-    assert!(
-        !out.sim
-            .calls
-            .iter()
-            .any(|c| c == "record_original_replicas")
-    );
+    assert!(!wrote_original_replicas(&out.sim.calls));
     // A resumed update keeps what its start recorded.
     let cfg = config(old_rc(1, Some(5)), new_rc(0, "1"), Int(0), Int(1));
     let out = run(cfg, true, Duration::ZERO).await;
     assert_eq!(out.sim.calls[0], begin(false));
-    assert!(
-        !out.sim
-            .calls
-            .iter()
-            .any(|c| c == "record_original_replicas")
-    );
+    assert!(!wrote_original_replicas(&out.sim.calls));
 }
 
 #[tokio::test(start_paused = true)]
