@@ -24,17 +24,54 @@ use localcluster::{Binaries, Release};
 use crate::flags;
 use crate::run::output;
 
-pub(crate) use debian::as_root;
+pub(crate) use debian::{APT_OPTS, as_root};
 
 pub fn run(flags: &flags::Testenv) -> anyhow::Result<()> {
     let releases = match flags.kubernetes.as_deref() {
         None | Some("all") => Release::ALL.to_vec(),
         Some(name) => vec![Release::parse(name)?],
     };
-    for release in releases {
-        ensure(release, flags.force)?;
-    }
-    ensure_krew()
+    // Each release and krew build on a thread of their own: the downloads (Go modules,
+    // Debian's packages and source) of one overlap the other's compiling. The go
+    // commands share Go's build and module caches, which are safe for concurrent use.
+    std::thread::scope(|scope| {
+        let builds: Vec<_> = releases
+            .into_iter()
+            .map(|release| {
+                let name = format!("Kubernetes {release}");
+                (
+                    name,
+                    scope.spawn(move || timed(|| ensure(release, flags.force))),
+                )
+            })
+            .chain([("krew".to_string(), scope.spawn(|| timed(ensure_krew)))])
+            .collect();
+        let mut failed = Vec::new();
+        for (name, build) in builds {
+            match build.join() {
+                Ok((Ok(()), took)) => {
+                    eprintln!("testenv: {name} ready after {}", minutes(took));
+                }
+                Ok((Err(e), _)) => failed.push(format!("{name}: {e:#}")),
+                Err(_) => failed.push(format!("{name}: the build panicked")),
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            bail!("testenv failed:\n{}", failed.join("\n"))
+        }
+    })
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, std::time::Duration) {
+    let start = std::time::Instant::now();
+    (f(), start.elapsed())
+}
+
+fn minutes(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    format!("{} min {:02} s", secs / 60, secs % 60)
 }
 
 /// krew, which the e2e test of the install-in-CI recipe (`docs/install-in-ci.md`) runs:

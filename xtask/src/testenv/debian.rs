@@ -36,12 +36,16 @@ const APT_PACKAGES: [&str; 5] = [
 const DEBIAN_GO_BIN: &str = "/usr/lib/go/bin";
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/kubeplug-deb-src.sources";
 const REFLECT2_SRC: &str = "/usr/share/gocode/src/github.com/modern-go/reflect2";
-// apt must never wait forever on a mirror that does not answer.
-const APT_OPTS: [&str; 4] = [
+// apt must never wait forever on a mirror that does not answer; and it waits (up to
+// five minutes) for the dpkg lock instead of failing at once, since `cargo xtask test`
+// builds this release beside the lints, whose Python tools may install a package too.
+pub(crate) const APT_OPTS: [&str; 6] = [
     "-o",
     "Acquire::http::Timeout=60",
     "-o",
     "Acquire::Retries=3",
+    "-o",
+    "DPkg::Lock::Timeout=300",
 ];
 
 pub(super) fn build() -> anyhow::Result<()> {
