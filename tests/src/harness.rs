@@ -82,6 +82,23 @@ pub fn cluster() -> &'static Cluster {
     }
 }
 
+/// Gives this process, and so every process the tests start, the SIGINT and SIGQUIT
+/// dispositions a terminal gives. A command started in the background of a
+/// non-interactive shell (`nohup cargo xtask test &`, some CI runners) has both
+/// ignored, and an ignored signal stays ignored across `exec`: the plugins would then
+/// outlive the Ctrl-C the tests send where they rely on its default action (create-file
+/// has no handler; rolling-update installs its own only after reading `-f -`), though
+/// from a terminal they end at once.
+fn terminal_signal_dispositions() {
+    #[allow(unsafe_code)]
+    // SAFETY: `signal` with SIG_DFL installs no handler and touches no memory of ours;
+    // it runs once, as the shared cluster starts.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+    }
+}
+
 /// The directory cargo put this workspace's binaries in (`target/debug`), found from
 /// the test executable (`target/debug/deps/e2e-…`), as ripgrep and trycmd do.
 pub fn target_bin_dir() -> PathBuf {
@@ -170,6 +187,7 @@ pub fn throttled_cluster() -> &'static Cluster {
 }
 
 fn start() -> Result<Cluster, String> {
+    terminal_signal_dispositions();
     let bin_dir = target_bin_dir();
     let plugin_dir = plugin_dir(&bin_dir)?;
 

@@ -210,18 +210,13 @@ where
 }
 
 /// Whether `err` (any cause of it) is a request cut by the bound: hyper-timeout's
-/// connect, read and write timeouts are all `io::ErrorKind::TimedOut`.
+/// connect, read and write timeouts are all `io::ErrorKind::TimedOut`, over HTTP/2
+/// inside the `h2::Error` every stream of the timed-out connection fails with.
 pub fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(err);
-    while let Some(e) = cause {
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::TimedOut
-        {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
+    crate::causes::chain(err).iter().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+    })
 }
 
 /// kubectl's words for a request cut by the bound ([`Bound::no_answer`]), when `err`

@@ -25,6 +25,7 @@
 use std::error::Error as StdError;
 
 use crate::bound::Bounded;
+use crate::causes::chain;
 use crate::client::Requested;
 use crate::client::connect::Dialed;
 
@@ -39,24 +40,6 @@ pub struct Failure {
     pub refused: bool,
     /// The request's method and URL, when the failure came from a request.
     pub request: Option<(http::Method, http::Uri)>,
-}
-
-/// Every error of `err`'s chain, looking into `io::Error`s too (whose `source()`
-/// skips the error they wrap, where rustls and hyper-util put theirs).
-fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
-    let mut all = Vec::new();
-    let mut next = Some(err);
-    while let Some(e) = next {
-        all.push(e);
-        next = match e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            Some(inner) => Some(inner as &(dyn StdError + 'static)),
-            None => e.source(),
-        };
-    }
-    all
 }
 
 /// Whether `err` is a failure to reach the server at all (no HTTP answer), as opposed

@@ -9,12 +9,15 @@
 //! - [`retry`]: client-go's retries of `429` and `5xx` answers with `Retry-After`.
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr.
 //! - [`go_net`]: transport errors (hyper, rustls, the OS) in Go's words.
+//! - [`causes`]: a transport error's causes down to the `io::Error` (through `io::Error`
+//!   and `h2::Error`, whose `source()` stops short).
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
 //! - [`error`]: this crate's error type, and `error_chain`.
 //! - [`home`]: the home directory as client-go finds it.
 //! - [`term`]: whether stderr gets colour.
 
 pub mod bound;
+pub mod causes;
 pub mod client;
 pub mod credentials;
 pub mod error;
