@@ -376,5 +376,22 @@ where
     }
 }
 
+/// The plugins' client for `config` under `limit` ([`crate::bound`]), with the bound's
+/// layer on it as `cli::Context::client` puts it there, and the bound: for the tests of
+/// how a cut request is worded.
+#[cfg(test)]
+pub(crate) fn bounded(
+    mut config: kube::Config,
+    limit: (std::time::Duration, &'static str),
+) -> (kube::Client, crate::bound::Bound) {
+    let bound = crate::bound::bound_requests(&mut config, Some(limit));
+    let (credentials, identity) = Credentials::of(&config).expect("credentials");
+    let client = builder(&config, credentials, identity)
+        .expect("builder")
+        .with_layer(&bound.layer())
+        .build();
+    (client, bound)
+}
+
 #[cfg(test)]
 mod tests;

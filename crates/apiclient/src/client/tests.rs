@@ -538,19 +538,13 @@ async fn an_http2_answer_cut_after_its_headers_is_worded_from_the_bound() {
         true,
     )
     .await;
-    let mut config = config(port, &pki, identified(&pki));
-    let bound = crate::bound::bound_requests(
-        &mut config,
-        Some((
+    let (client, bound) = bounded(
+        config(port, &pki, identified(&pki)),
+        (
             std::time::Duration::from_secs(1),
             crate::bound::REQUEST_TIMEOUT_FLAG,
-        )),
+        ),
     );
-    let (credentials, identity) = Credentials::of(&config).unwrap();
-    let client = builder(&config, credentials, identity)
-        .unwrap()
-        .with_layer(&bound.layer())
-        .build();
     let err = client
         .apiserver_version()
         .await

@@ -268,14 +268,7 @@ async fn a_worded_failure_is_not_followed_by_the_stack_s_text() {
 /// The plugins' client for `server` under `limit` ([`crate::bound`]), with the bound's
 /// layer on it, as `cli::Context::client` builds it.
 fn bounded_client(server: &str, limit: (std::time::Duration, &'static str)) -> kube::Client {
-    let mut config = kube::Config::new(server.parse().expect("url"));
-    let bound = crate::bound::bound_requests(&mut config, Some(limit));
-    let (credentials, identity) =
-        crate::credentials::Credentials::of(&config).expect("credentials");
-    crate::client::builder(&config, credentials, identity)
-        .expect("builder")
-        .with_layer(&bound.layer())
-        .build()
+    crate::client::bounded(kube::Config::new(server.parse().expect("url")), limit).0
 }
 
 /// The URL's `timeout` is the `--request-timeout` the failed request's client carried,
