@@ -6,7 +6,7 @@
 //! texts from each crate's published sources in cargo's registry cache (its `LICENSE*`,
 //! `LICENCE*`, `COPYING*`, `NOTICE*` files, or its `license-file`). Identical texts are
 //! written once, followed by the crates they cover. The Go template port's notice
-//! (`crates/gotext/src/gotemplate/LICENSE-GO`) comes first.
+//! (`shared/gotext/src/gotemplate/LICENSE-GO`) comes first.
 //!
 //! Written here rather than with cargo-about: that would be another tool to compile on
 //! every machine, for what is a walk over `cargo metadata` and a few file reads.
@@ -81,7 +81,7 @@ pub fn third_party(plugins: &[&str], triple: &str) -> anyhow::Result<String> {
     let metadata: Metadata = serde_json::from_slice(&out.stdout)?;
     let shipped = linked_packages(&metadata, plugins)?;
     let go = std::fs::read_to_string(
-        crate::project_root().join("crates/gotext/src/gotemplate/LICENSE-GO"),
+        crate::project_root().join("shared/gotext/src/gotemplate/LICENSE-GO"),
     )
     .context("the Go notice of the template port")?;
     Ok(render(triple, &go, &shipped))
@@ -168,7 +168,7 @@ fn render(triple: &str, go: &str, shipped: &[&Package]) -> String {
          kubeplug's own code is under the Apache License 2.0 (LICENSE). The binaries\n\
          also contain the software below, under the licences given.\n\n\
          ======================================================================\n\
-         Go text/template (ported in crates/gotext/src/gotemplate), BSD-3-Clause\n\
+         Go text/template (ported in shared/gotext/src/gotemplate), BSD-3-Clause\n\
          ======================================================================\n\n{go}\n"
     );
     out.push_str(&format!(

@@ -33,7 +33,7 @@ struct Evidence {
 /// The crates whose modules are checked: each source directory with a crate root.
 pub(super) fn crate_roots(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
-    for parent in ["crates", "plugins"] {
+    for parent in ["shared", "plugins"] {
         let dir = root.join(parent);
         if !dir.is_dir() {
             continue;

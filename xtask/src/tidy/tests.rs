@@ -10,13 +10,13 @@ fn messages(problems: &[Problem]) -> Vec<String> {
     problems.iter().map(ToString::to_string).collect()
 }
 
-const GENERATE: &str = "crates/resources/src/generate/";
-const PRINTERS: &str = "crates/cli/src/printers/";
-const FLAGS: &str = "crates/cli/src/flags/";
+const GENERATE: &str = "shared/resources/src/generate/";
+const PRINTERS: &str = "shared/cli/src/printers/";
+const FLAGS: &str = "shared/cli/src/flags/";
 
 #[test]
 fn generators_may_not_import_io_or_the_client() {
-    let rel = "crates/resources/src/generate/pod.rs";
+    let rel = "shared/resources/src/generate/pod.rs";
     let planted = [
         ("use std::fs;", "std::fs"),
         (
@@ -77,7 +77,7 @@ fn f(_: &Pod, _: BTreeMap<String, String>) -> Result<String, Error> {
 
 #[test]
 fn printers_may_not_write_to_stdout_or_stderr() {
-    let rel = "crates/cli/src/printers/json.rs";
+    let rel = "shared/cli/src/printers/json.rs";
     let planted = [
         ("fn f() { println!(\"x\"); }", "`println!`"),
         ("fn f() { print!(\"x\"); }", "`print!`"),
@@ -125,27 +125,27 @@ fn print(out: &mut dyn Write) -> io::Result<()> {
 fn flags_may_not_reach_up_into_resource_or_cli() {
     let planted = [
         (
-            "crates/cli/src/flags/config.rs",
+            "shared/cli/src/flags/config.rs",
             "use crate::resource::DiscoveryCache;",
             "crate::resource::DiscoveryCache",
         ),
         (
-            "crates/cli/src/flags/config.rs",
+            "shared/cli/src/flags/config.rs",
             "fn f() { crate::cli::finish(); }",
             "crate::cli::finish",
         ),
         (
-            "crates/cli/src/flags/config/tests.rs",
+            "shared/cli/src/flags/config/tests.rs",
             "use super::super::super::cli;",
             "crate::cli",
         ),
         (
-            "crates/cli/src/flags/mod.rs",
+            "shared/cli/src/flags/mod.rs",
             "use super::resource::Builder;",
             "crate::resource::Builder",
         ),
         (
-            "crates/cli/src/flags/print.rs",
+            "shared/cli/src/flags/print.rs",
             "mod inner { use super::super::super::resource::Info; }",
             "crate::resource::Info",
         ),
@@ -164,7 +164,7 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
     let clean = "//! Flags.\nuse crate::printers::Printer;\nuse super::Error;\nfn f() { crate::home::dir(); }\n";
     assert_eq!(
         messages(&layering(
-            "crates/cli/src/flags/print.rs",
+            "shared/cli/src/flags/print.rs",
             clean,
             layer(FLAGS)
         )),
@@ -176,17 +176,17 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
 fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
     let planted = [
         (
-            "crates/resources/src/error.rs",
+            "shared/resources/src/error.rs",
             "fn f(e: &E) -> String { crate::cli::error_chain(e) }",
             "crate::cli::error_chain",
         ),
         (
-            "crates/resources/src/mapper.rs",
+            "shared/resources/src/mapper.rs",
             "use crate::flags::ConfigFlags;",
             "crate::flags::ConfigFlags",
         ),
         (
-            "crates/resources/src/rest/helper.rs",
+            "shared/resources/src/rest/helper.rs",
             "fn f() { crate::cli::install_crypto_provider(); }",
             "crate::cli::install_crypto_provider",
         ),
@@ -208,9 +208,9 @@ fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
     let clean = "//! Below.\nuse crate::error::error_chain;\nfn f() { crate::tls::install_crypto_provider(); }\n";
     assert_eq!(
         messages(&layering(
-            "crates/resources/src/rest/helper.rs",
+            "shared/resources/src/rest/helper.rs",
             clean,
-            layer("crates/resources/src/rest/")
+            layer("shared/resources/src/rest/")
         )),
         Vec::<String>::new()
     );
@@ -218,36 +218,39 @@ fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
 
 #[test]
 fn an_unparsable_file_of_a_layer_is_reported() {
-    let problems = layering("crates/cli/src/flags/x.rs", "fn (", layer(FLAGS));
+    let problems = layering("shared/cli/src/flags/x.rs", "fn (", layer(FLAGS));
     assert_eq!(problems.len(), 1);
     assert!(problems[0].message.contains("cannot be parsed"));
 }
 
 #[test]
 fn module_paths_follow_the_file_layout() {
-    assert_eq!(module_path("shared/src/lib.rs"), ["crate"]);
+    assert_eq!(module_path("shared/cli/src/lib.rs"), ["crate"]);
     assert_eq!(
-        module_path("crates/cli/src/flags/mod.rs"),
+        module_path("shared/cli/src/flags/mod.rs"),
         ["crate", "flags"]
     );
     assert_eq!(
-        module_path("crates/cli/src/flags/config/tests.rs"),
+        module_path("shared/cli/src/flags/config/tests.rs"),
         ["crate", "flags", "config", "tests"]
     );
 }
 
 #[test]
 fn every_rust_file_opens_with_a_module_doc() {
-    let missing = module_doc("shared/src/x.rs", "use std::fs;\n").expect("a problem");
+    let missing = module_doc("shared/cli/src/x.rs", "use std::fs;\n").expect("a problem");
     assert_eq!(missing.rule, Rule::ModuleDoc);
     assert_eq!(
         missing.to_string(),
-        "shared/src/x.rs:1: [module-doc] the file does not open with a `//!` line saying what it is for"
+        "shared/cli/src/x.rs:1: [module-doc] the file does not open with a `//!` line saying what it is for"
     );
-    assert!(module_doc("shared/src/x.rs", "/// Item doc.\nfn f() {}\n").is_some());
-    assert!(module_doc("shared/src/x.rs", "").is_some());
+    assert!(module_doc("shared/cli/src/x.rs", "/// Item doc.\nfn f() {}\n").is_some());
+    assert!(module_doc("shared/cli/src/x.rs", "").is_some());
     assert_eq!(
-        module_doc("shared/src/x.rs", "\n//! What it is for.\nuse std::fs;\n"),
+        module_doc(
+            "shared/cli/src/x.rs",
+            "\n//! What it is for.\nuse std::fs;\n"
+        ),
         None
     );
 }
@@ -263,18 +266,18 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-const MAP: &str = "# Architecture\n\n## Code map\n\n### `crates/core/` — the core\n- `cli`: the edge.\n- `printers/`: output; `printers/go_fmt` too.\n\n### `plugins/*` — one binary each\n- `run-pod`: `args`, `options`.\n- `create-file`: `edit`.\n\n## Cross-cutting\n`forgotten` is not in the map.\n";
+const MAP: &str = "# Architecture\n\n## Code map\n\n### `shared/core/` — the core\n- `cli`: the edge.\n- `printers/`: output; `printers/go_fmt` too.\n\n### `plugins/*` — one binary each\n- `run-pod`: `args`, `options`.\n- `create-file`: `edit`.\n\n## Cross-cutting\n`forgotten` is not in the map.\n";
 
 #[test]
 fn every_module_is_in_the_code_map() {
     let dir = tree(&[
         ("ARCHITECTURE.md", MAP),
-        ("crates/core/src/lib.rs", "//! x"),
-        ("crates/core/src/cli.rs", "//! x"),
-        ("crates/core/src/cli/flag_error.rs", "//! x"),
-        ("crates/core/src/printers/mod.rs", "//! x"),
-        ("crates/core/src/forgotten.rs", "//! x"),
-        ("crates/core/src/tests.rs", "//! x"),
+        ("shared/core/src/lib.rs", "//! x"),
+        ("shared/core/src/cli.rs", "//! x"),
+        ("shared/core/src/cli/flag_error.rs", "//! x"),
+        ("shared/core/src/printers/mod.rs", "//! x"),
+        ("shared/core/src/forgotten.rs", "//! x"),
+        ("shared/core/src/tests.rs", "//! x"),
         ("plugins/run-pod/src/main.rs", "//! x"),
         ("plugins/run-pod/src/args.rs", "//! x"),
         ("plugins/run-pod/src/options/tests.rs", "//! x"),
@@ -287,7 +290,7 @@ fn every_module_is_in_the_code_map() {
     let messages = messages(&problems);
     assert_eq!(messages.len(), 3, "{messages:#?}");
     assert!(
-        messages[0].contains("module `forgotten` (crates/core/src/forgotten)"),
+        messages[0].contains("module `forgotten` (shared/core/src/forgotten)"),
         "{messages:#?}"
     );
     assert!(
@@ -299,7 +302,7 @@ fn every_module_is_in_the_code_map() {
         "{messages:#?}"
     );
 
-    std::fs::remove_file(dir.path().join("crates/core/src/forgotten.rs")).expect("rm");
+    std::fs::remove_file(dir.path().join("shared/core/src/forgotten.rs")).expect("rm");
     std::fs::remove_file(dir.path().join("plugins/run-pod/src/edit.rs")).expect("rm");
     std::fs::remove_dir_all(dir.path().join("plugins/rolling-update")).expect("rm");
     assert_eq!(
@@ -312,7 +315,7 @@ fn every_module_is_in_the_code_map() {
 #[test]
 fn docs_cite_only_files_of_the_repository() {
     let dir = tree(&[
-        ("shared/src/lib.rs", "//! x"),
+        ("shared/cli/src/lib.rs", "//! x"),
         ("plugins/run-pod/src/main.rs", "//! x"),
         ("fuzz/corpus/quantity/seed", ""),
         ("fuzz/.gitignore", "target\nartifacts\n"),
@@ -321,8 +324,8 @@ fn docs_cite_only_files_of_the_repository() {
     let planted = [
         (
             "README.md",
-            "See `shared/src/missing.rs` for it.",
-            "`shared/src/missing.rs`",
+            "See `shared/cli/src/missing.rs` for it.",
+            "`shared/cli/src/missing.rs`",
         ),
         (
             "README.md",
@@ -331,8 +334,8 @@ fn docs_cite_only_files_of_the_repository() {
         ),
         (
             "README.md",
-            "As [1.17 did](../shared/specs/rolling-update-1.17.md).",
-            "`../shared/specs/rolling-update-1.17.md`",
+            "As [1.17 did](../notes/specs/rolling-update-1.17.md).",
+            "`../notes/specs/rolling-update-1.17.md`",
         ),
         (
             "README.md",
@@ -351,12 +354,12 @@ fn docs_cite_only_files_of_the_repository() {
         ),
         (
             "plugins/run-pod/README.md",
-            "See ../../../shared/specs/x.md.",
-            "`../../../shared/specs/x.md`",
+            "See ../../../notes/specs/x.md.",
+            "`../../../notes/specs/x.md`",
         ),
         (
             "README.md",
-            "At `shared/src/lib.rs:12`, `plugins/nope/src/`.",
+            "At `shared/cli/src/lib.rs:12`, `plugins/nope/src/`.",
             "`plugins/nope/src/`",
         ),
     ];
@@ -370,11 +373,11 @@ fn docs_cite_only_files_of_the_repository() {
             messages(&problems)
         );
     }
-    let clean = "# Clean\n\n`shared/src/lib.rs:3`, [main](plugins/run-pod/src/main.rs), \
+    let clean = "# Clean\n\n`shared/cli/src/lib.rs:3`, [main](plugins/run-pod/src/main.rs), \
         [web](https://example.com/x.md), [here](#clean), `fuzz/corpus/<target>/`, \
         `plugins/*/src/*.rs`, `target/dist`, `kubectl run`, `a/b` (not a repo path), \
         `cli::flags::ConfigFlags`, `fuzz/artifacts/<target>/` (ignored output).\n\n\
-        ```sh\ncat shared/src/nothing.rs\ncd fuzz && ls ../target/fuzz\n```\n";
+        ```sh\ncat shared/cli/src/nothing.rs\ncd fuzz && ls ../target/fuzz\n```\n";
     assert_eq!(
         messages(&doc_citations(root, "README.md", clean)),
         Vec::<String>::new()
@@ -383,7 +386,7 @@ fn docs_cite_only_files_of_the_repository() {
         messages(&doc_citations(
             root,
             "plugins/run-pod/README.md",
-            "`src/main.rs`, [lib](../../shared/src/lib.rs)"
+            "`src/main.rs`, [lib](../../shared/cli/src/lib.rs)"
         )),
         Vec::<String>::new()
     );
@@ -391,7 +394,7 @@ fn docs_cite_only_files_of_the_repository() {
 
 #[test]
 fn the_machine_s_shared_directory_is_refused_even_in_a_shell_block() {
-    let dir = tree(&[("shared/src/lib.rs", "//! x")]);
+    let dir = tree(&[("shared/cli/src/lib.rs", "//! x")]);
     let text = "Setup:\n\n```sh\ncat /work/shared/specs/x.md\n```\n";
     let problems = doc_citations(dir.path(), "CONTRIBUTING.md", text);
     assert_eq!(problems.len(), 1, "{:?}", messages(&problems));
@@ -412,15 +415,15 @@ fn the_tree_is_tidy() {
 
 #[test]
 fn an_import_cycle_between_modules_is_reported() {
-    let src = "crates/core/src";
+    let src = "shared/core/src";
     let files = |a: &'static str, b: &'static str| {
         vec![
             (
-                "crates/core/src/lib.rs",
+                "shared/core/src/lib.rs",
                 "//! x\nmod a;\nmod b;\npub use b::Thing;\n",
             ),
-            ("crates/core/src/a.rs", a),
-            ("crates/core/src/b.rs", b),
+            ("shared/core/src/a.rs", a),
+            ("shared/core/src/b.rs", b),
         ]
     };
     // Planted: a names b, b names a, directly, through `super::`, through the
@@ -439,19 +442,19 @@ fn an_import_cycle_between_modules_is_reported() {
         let message = &problems[0].to_string();
         assert!(
             message.starts_with(
-                "crates/core/src: [import-cycle] import cycle among the modules of the crate"
-            ) && message.contains("a → b (crates/core/src/a.rs:1")
-                && message.contains("b → a (crates/core/src/b.rs:1"),
+                "shared/core/src: [import-cycle] import cycle among the modules of the crate"
+            ) && message.contains("a → b (shared/core/src/a.rs:1")
+                && message.contains("b → a (shared/core/src/b.rs:1"),
             "{message}"
         );
     }
     // A longer circle, one level down: x::p → x::q → x::r → x::p.
     let deep = [
-        ("crates/core/src/lib.rs", "mod x;"),
-        ("crates/core/src/x/mod.rs", "mod p; mod q; mod r;"),
-        ("crates/core/src/x/p.rs", "use super::q::Q;"),
-        ("crates/core/src/x/q.rs", "use crate::x::r::R;"),
-        ("crates/core/src/x/r.rs", "fn f() { super::p::f(); }"),
+        ("shared/core/src/lib.rs", "mod x;"),
+        ("shared/core/src/x/mod.rs", "mod p; mod q; mod r;"),
+        ("shared/core/src/x/p.rs", "use super::q::Q;"),
+        ("shared/core/src/x/q.rs", "use crate::x::r::R;"),
+        ("shared/core/src/x/r.rs", "fn f() { super::p::f(); }"),
     ];
     let problems = cycles::cycles(src, &deep);
     assert_eq!(problems.len(), 1, "{:?}", messages(&problems));
@@ -460,22 +463,22 @@ fn an_import_cycle_between_modules_is_reported() {
     // a test module naming its way back.
     let clean = [
         (
-            "crates/core/src/lib.rs",
+            "shared/core/src/lib.rs",
             "//! x\nmod a;\nmod b;\npub use a::Thing;\nfn f() { b::g(); }\n",
         ),
         (
-            "crates/core/src/a.rs",
+            "shared/core/src/a.rs",
             "pub struct Thing;\n#[cfg(test)]\nmod tests { use crate::b::g; }\n",
         ),
         (
-            "crates/core/src/b.rs",
+            "shared/core/src/b.rs",
             "use crate::Thing;\npub fn g(_: Thing) {}\n",
         ),
         (
-            "crates/core/src/b/inner.rs",
+            "shared/core/src/b/inner.rs",
             "use super::g;\nuse crate::f;\n",
         ),
-        ("crates/core/src/a/tests.rs", "use crate::b::g;"),
+        ("shared/core/src/a/tests.rs", "use crate::b::g;"),
     ];
     assert_eq!(messages(&cycles::cycles(src, &clean)), Vec::<String>::new());
 }
@@ -485,32 +488,32 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
     let planted = [
         // apiclient's bottom: error, tls, home, term name nothing above them.
         (
-            "crates/apiclient/src/error.rs",
+            "shared/apiclient/src/error.rs",
             "use crate::client::Requested;",
             "crate::client::Requested",
         ),
         (
-            "crates/apiclient/src/tls.rs",
+            "shared/apiclient/src/tls.rs",
             "fn f() { crate::go_net::failure(); }",
             "crate::go_net::failure",
         ),
         (
-            "crates/apiclient/src/home.rs",
+            "shared/apiclient/src/home.rs",
             "use super::bound::current;",
             "crate::bound::current",
         ),
         (
-            "crates/apiclient/src/term.rs",
+            "shared/apiclient/src/term.rs",
             "use crate::warnings;",
             "crate::warnings",
         ),
         (
-            "crates/resources/src/typed.rs",
+            "shared/resources/src/typed.rs",
             "use apiclient::client;",
             "apiclient::client",
         ),
         (
-            "crates/goyaml/src/text.rs",
+            "shared/goyaml/src/text.rs",
             "use crate::emit::to_string;",
             "crate::emit::to_string",
         ),
@@ -573,7 +576,7 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
     }
     // Clean: downward names.
     let clean = [
-        ("crates/apiclient/src/error.rs", "use crate::tls::TlsError;"),
+        ("shared/apiclient/src/error.rs", "use crate::tls::TlsError;"),
         (
             "plugins/rolling-update/src/handover.rs",
             "use crate::controller::name;\nuse kube::api::DeleteParams;",

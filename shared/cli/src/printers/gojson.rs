@@ -13,7 +13,7 @@
 //! (`create -f`): maps, keys sorted, as [`super::go_fmt::json`] writes them.
 //!
 //! [`Typed`] is that encoding of a JSON value whose `apiVersion` and `kind` name one of
-//! the types of the generated table (`table.rs`, written by `crates/cli/gojson-gen`
+//! the types of the generated table (`table.rs`, written by `shared/cli/gojson-gen`
 //! through Go's reflection over the same structs; see CONTRIBUTING.md, "Generated
 //! files"): [`Typed::to_json`] in Go's order, [`Typed::to_value`] as a JSON value with
 //! the same content, for the printers that sort keys anyway (YAML: sigs.k8s.io/yaml

@@ -1,6 +1,6 @@
 //! `--version`: the build's version, git commit and build date, worded as
 //! `kubectl version --client` (`Client Version: v1.32.4`) with the commit and date
-//! that kubectl keeps for `-o yaml`. The values come from `crates/cli/build.rs`.
+//! that kubectl keeps for `-o yaml`. The values come from `shared/cli/build.rs`.
 
 /// The workspace version (all plugins share it).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
