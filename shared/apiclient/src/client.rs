@@ -20,6 +20,8 @@
 //! [`kube::Client`] above this service.
 
 pub mod connect;
+mod deadline;
+pub mod resend;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -112,9 +114,16 @@ fn builder_with(
         };
         let mut connector = hyper_timeout::TimeoutConnector::new(https);
         connector.set_connect_timeout(config.connect_timeout);
-        connector.set_read_timeout(config.read_timeout);
-        connector.set_write_timeout(config.write_timeout);
-        connector.set_reset_reader_on_write(config.reset_reader_on_write);
+        // The multiplexed connection's reads and writes are not bounded as a whole:
+        // each request is ([`deadline`]), and the PING checks the connection. An
+        // upgrade has its HTTP/1.1 connection to itself, so there the connection's
+        // timeouts are the request's (reads counted from the last write, so that
+        // kube's WebSocket pings keep a quiet attach open).
+        if let Versions::Http1 = versions {
+            connector.set_read_timeout(config.read_timeout);
+            connector.set_write_timeout(config.write_timeout);
+            connector.set_reset_reader_on_write(config.reset_reader_on_write);
+        }
         connector
     };
     let multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
@@ -132,6 +141,9 @@ fn builder_with(
         multiplexed,
         upgrades,
         first: Arc::default(),
+        // `bound::bound_requests` set it to the bound; without it (kube's default) a
+        // request waits as long as the server takes, as kubectl's does.
+        limit: config.read_timeout,
     };
     let extra_headers = config
         .extra_headers_layer()
@@ -209,19 +221,23 @@ type HttpClient = hyper_util::client::legacy::Client<
 /// HTTP/2); everything else on the client that multiplexes over one HTTP/2
 /// connection where the server offers it, as client-go's transport does. The two
 /// pools never share a connection, so an upgrade never waits on a multiplexed one.
+///
+/// Each request is bounded on its own ([`deadline`]) and, on the multiplexed client,
+/// sent again while the server provably did not process it ([`resend`]).
 #[derive(Clone)]
 struct ByProtocol {
     multiplexed: HttpClient,
     upgrades: HttpClient,
     first: Arc<FirstAnswer>,
+    limit: Option<Duration>,
 }
 
 type Answer = std::result::Result<http::Response<hyper::body::Incoming>, LegacyError>;
 
 impl tower::Service<http::Request<Body>> for ByProtocol {
-    type Response = http::Response<hyper::body::Incoming>;
-    type Error = LegacyError;
-    type Future = Pin<Box<dyn Future<Output = Answer> + Send>>;
+    type Response = http::Response<deadline::Idle<hyper::body::Incoming>>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         // hyper-util's client is always ready: it queues on its pool.
@@ -229,23 +245,13 @@ impl tower::Service<http::Request<Body>> for ByProtocol {
     }
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let limit = self.limit;
         if request.headers().contains_key(http::header::UPGRADE) {
-            return Box::pin(self.upgrades.request(request));
+            return Box::pin(deadline::bound(limit, self.upgrades.request(request)));
         }
         let client = self.multiplexed.clone();
         let first = self.first.clone();
-        Box::pin(async move {
-            match first.turn().await {
-                Turn::Go => client.request(request).await,
-                Turn::Lead => {
-                    // Opens the gate when the answer came, and also when this request
-                    // is dropped unanswered (its caller's timeout), so that nobody
-                    // waits for an answer that will never come.
-                    let _opens = OpensOnDrop(first);
-                    client.request(request).await
-                }
-            }
-        })
+        Box::pin(deadline::bound(limit, resend::send(client, first, request)))
     }
 }
 
@@ -260,6 +266,9 @@ impl tower::Service<http::Request<Body>> for ByProtocol {
 /// without HTTP/2, opens its own HTTP/1.1 connection as before). The wait costs those
 /// first concurrent requests one round trip, once per command; a failed first request
 /// opens the gate too, and each request then meets the failure itself.
+///
+/// The gate closes again when the server sends GOAWAY ([`resend`]): the requests it
+/// refused would otherwise each open a connection to be sent again on.
 #[derive(Default)]
 struct FirstAnswer {
     open: AtomicBool,
@@ -303,6 +312,28 @@ impl FirstAnswer {
     fn open(&self) {
         self.open.store(true, Ordering::Release);
         self.answered.notify_waiters();
+    }
+
+    /// Closes the gate if it is open: the next request leads, the others wait for
+    /// its answer.
+    fn close(&self) {
+        if self.open.swap(false, Ordering::AcqRel) {
+            self.leading.store(false, Ordering::Release);
+        }
+    }
+
+    /// `send` (a request) through the gate.
+    async fn through<F: Future>(self: &Arc<Self>, send: F) -> F::Output {
+        match self.turn().await {
+            Turn::Go => send.await,
+            Turn::Lead => {
+                // Opens the gate when the answer came, and also when this request is
+                // dropped unanswered (its bound, or its caller gave up), so that
+                // nobody waits for an answer that will never come.
+                let _opens = OpensOnDrop(self.clone());
+                send.await
+            }
+        }
     }
 }
 

@@ -74,23 +74,23 @@ fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
         "use of closed network connection",
         "unexpected end of file",
     ];
-    let mut next = Some(error);
-    while let Some(e) = next {
+    // Through `causes::chain`, which looks into HTTP/2's errors: a stream at or below a
+    // GOAWAY's last-stream-id whose connection then closed fails as h2's broken pipe,
+    // Go's "http2: server sent GOAWAY and closed the connection", which it counts too.
+    crate::causes::chain(error).iter().any(|e| {
         if let Some(io) = e.downcast_ref::<std::io::Error>()
             && matches!(
                 io.kind(),
-                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::UnexpectedEof
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::BrokenPipe
             )
         {
             return true;
         }
         let text = e.to_string().to_ascii_lowercase();
-        if MESSAGES.iter().any(|m| text.contains(m)) {
-            return true;
-        }
-        next = e.source();
-    }
-    false
+        MESSAGES.iter().any(|m| text.contains(m))
+    })
 }
 
 /// client-go's `retryAfterSeconds`: the first `Retry-After` value as a Go `Atoi`

@@ -559,3 +559,247 @@ async fn an_http2_answer_cut_after_its_headers_is_worded_from_the_bound() {
         "{err:?}"
     );
 }
+
+/// What a hand-written HTTP/2 server does on its first connection ([`serve_frames`]);
+/// later connections answer every request.
+#[derive(Clone, Copy)]
+enum FirstConnection {
+    /// Answers the first request; once `more` further requests have arrived, sends
+    /// GOAWAY(NO_ERROR) with `last` as the last-stream-id, answers the streams below
+    /// `last` (not `last` itself, which then fails with the connection: it may have
+    /// been processed), and closes the connection.
+    GoAway { more: usize, last: u32 },
+    /// Resets the `nth` request (1-based) with REFUSED_STREAM and answers the rest.
+    Refuse { nth: usize },
+}
+
+/// The streams each connection of [`serve_frames`] received, by connection.
+type Received = Arc<Mutex<Vec<Vec<u32>>>>;
+
+/// An HTTP/2 server over TLS on loopback whose frames are written by hand, because
+/// no server library lets a test choose a GOAWAY's last-stream-id below streams it
+/// received, or refuse one stream: the faults Go's transport recovers from.
+async fn serve_frames(mut config: rustls::ServerConfig, first: FirstConnection) -> (u16, Received) {
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let received: Received = Arc::default();
+    let all = received.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let Ok(tls) = acceptor.accept(sock).await else {
+                continue;
+            };
+            let index = {
+                let mut all = all.lock().unwrap();
+                all.push(Vec::new());
+                all.len() - 1
+            };
+            let plan = (index == 0).then_some(first);
+            tokio::spawn(frames(tls, plan, all.clone(), index));
+        }
+    });
+    (port, received)
+}
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const GOAWAY: u8 = 0x7;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+const ACK: u8 = 0x1;
+
+async fn frame<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    kind: u8,
+    flags: u8,
+    stream: u32,
+    payload: &[u8],
+) {
+    let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+    let mut head = vec![len[1], len[2], len[3], kind, flags];
+    head.extend(stream.to_be_bytes());
+    let _ = w.write_all(&head).await;
+    let _ = w.write_all(payload).await;
+    let _ = w.flush().await;
+}
+
+/// `200` (HPACK's static index 8) and `/version`'s body.
+async fn answer<W: tokio::io::AsyncWrite + Unpin>(w: &mut W, stream: u32) {
+    frame(w, HEADERS, END_HEADERS, stream, &[0x88]).await;
+    frame(w, DATA, END_STREAM, stream, VERSION.as_bytes()).await;
+}
+
+/// One connection of [`serve_frames`]: the client's preface and frames read, the
+/// complete requests (their streams) answered by `plan`.
+async fn frames<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    mut io: S,
+    plan: Option<FirstConnection>,
+    received: Received,
+    index: usize,
+) {
+    let mut preface = [0u8; 24];
+    if io.read_exact(&mut preface).await.is_err() {
+        return;
+    }
+    frame(&mut io, SETTINGS, 0, 0, &[]).await;
+    let mut held = Vec::new();
+    let mut count = 0;
+    loop {
+        let mut head = [0u8; 9];
+        if io.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let (kind, flags) = (head[3], head[4]);
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        let mut payload = vec![0u8; len];
+        if io.read_exact(&mut payload).await.is_err() {
+            return;
+        }
+        if kind == SETTINGS && flags & ACK == 0 {
+            frame(&mut io, SETTINGS, ACK, 0, &[]).await;
+        }
+        let complete = matches!(kind, HEADERS | DATA) && flags & END_STREAM != 0;
+        if !complete {
+            continue;
+        }
+        received.lock().unwrap()[index].push(stream);
+        count += 1;
+        match plan {
+            Some(FirstConnection::Refuse { nth }) if count == nth => {
+                frame(&mut io, RST_STREAM, 0, stream, &7u32.to_be_bytes()).await;
+            }
+            Some(FirstConnection::GoAway { more, last }) if count > 1 => {
+                held.push(stream);
+                if held.len() == more {
+                    let mut payload = last.to_be_bytes().to_vec();
+                    payload.extend(0u32.to_be_bytes());
+                    frame(&mut io, GOAWAY, 0, 0, &payload).await;
+                    for &s in held.iter().filter(|&&s| s < last) {
+                        answer(&mut io, s).await;
+                    }
+                    let _ = io.shutdown().await;
+                    return;
+                }
+            }
+            _ => answer(&mut io, stream).await,
+        }
+    }
+}
+
+/// A POST of `/api/v1/namespaces/ns/configmaps` (a create: a write, which nothing
+/// may send twice unless the server provably did not process it).
+async fn create(client: &kube::Client) -> std::result::Result<String, kube::Error> {
+    let request = http::Request::post("/api/v1/namespaces/ns/configmaps")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(br#"{"kind":"ConfigMap"}"#.to_vec())
+        .unwrap();
+    client.request_text(request).await
+}
+
+/// Go's transport: the creates above a GOAWAY's last-stream-id were never processed
+/// and are sent again, on a new connection; the one at the last-stream-id may have
+/// been (its connection closed before its answer) and fails, never sent again.
+#[tokio::test]
+async fn creates_above_a_goaway_s_last_stream_go_again_on_a_new_connection() {
+    let pki = pki();
+    // Stream 1 alone (the first answer's gate), then 3…17; GOAWAY(last=7): 3 and 5
+    // answered, 7 cut with the connection, 9…17 never processed.
+    let (port, received) = serve_frames(
+        pki.server.clone(),
+        FirstConnection::GoAway { more: 8, last: 7 },
+    )
+    .await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    create(&client).await.expect("the first create");
+    let answers = futures::future::join_all((0..8).map(|_| create(&client))).await;
+    let failed: Vec<_> = answers.iter().filter_map(|a| a.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "{answers:?}");
+    assert!(!resend::unprocessed(failed[0]), "{:?}", failed[0]);
+    let mut received = received.lock().unwrap().clone();
+    assert_eq!(received.len(), 2, "one new connection: {received:?}");
+    received[0].sort_unstable();
+    assert_eq!(received[0], [1, 3, 5, 7, 9, 11, 13, 15, 17]);
+    // The five never processed, each once, on the new connection.
+    assert_eq!(received[1].len(), 5, "{received:?}");
+}
+
+/// A stream the server refused (REFUSED_STREAM) was not processed: sent again, once.
+#[tokio::test]
+async fn a_refused_stream_goes_again() {
+    let pki = pki();
+    let (port, received) =
+        serve_frames(pki.server.clone(), FirstConnection::Refuse { nth: 3 }).await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    create(&client).await.expect("the first create");
+    for answer in futures::future::join_all((0..4).map(|_| create(&client))).await {
+        answer.expect("every create answered");
+    }
+    let requests: usize = received.lock().unwrap().iter().map(Vec::len).sum();
+    assert_eq!(requests, 6, "five creates, one of them twice");
+}
+
+/// One stream the server holds is cut at the bound, in the bound's words, while the
+/// others on the same connection are answered.
+#[tokio::test]
+async fn a_held_stream_is_cut_at_its_bound_and_the_others_go_on() {
+    let pki = pki();
+    let mut server = pki.server.clone();
+    server.alpn_protocols = vec![b"h2".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let Ok(tls) = acceptor.accept(sock).await else {
+                continue;
+            };
+            let service = hyper::service::service_fn(|request: http::Request<_>| async move {
+                if request.uri().path() == "/held" {
+                    futures::future::pending::<()>().await;
+                }
+                // Slower than the bound in all, each within it.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Full::new(
+                    bytes::Bytes::from(VERSION),
+                )))
+            });
+            tokio::spawn(
+                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service),
+            );
+        }
+    });
+    let (client, bound) = bounded(
+        config(port, &pki, identified(&pki)),
+        (
+            std::time::Duration::from_secs(1),
+            crate::bound::REQUEST_TIMEOUT_FLAG,
+        ),
+    );
+    client.apiserver_version().await.expect("the first answer");
+    let held = async {
+        let request = http::Request::get("/held").body(Vec::new()).unwrap();
+        client.request_text(request).await
+    };
+    let others = async {
+        for _ in 0..6 {
+            concurrently(&client, 4).await;
+        }
+    };
+    let (held, ()) = tokio::join!(held, others);
+    let err = held.expect_err("the held stream is cut");
+    assert_eq!(
+        crate::bound::no_answer(&err),
+        Some(bound.no_answer()),
+        "{err:?}"
+    );
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
