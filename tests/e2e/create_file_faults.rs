@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams};
-use tests::faults::proxy::{ApiProxy, Inject};
+use tests::faults::proxy::{ApiProxy, Inject, StreamFault, Transport};
 use tests::harness::{
     ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster, throttled_cluster,
 };
@@ -60,14 +60,22 @@ fn through(proxy: &ApiProxy, args: &[&str], input: &str) -> Output {
 /// kubectl's client retries and creates all 300; so must create-file, once each.
 #[tokio::test]
 async fn every_third_write_throttled_all_created_as_with_kubectl() {
+    for over in Transport::BOTH {
+        every_third_write_throttled_over(over).await;
+    }
+}
+
+async fn every_third_write_throttled_over(over: Transport) {
     const N: usize = 300;
-    let ns = cluster().namespace("cf-throttled").await;
-    let reference = cluster().namespace("cf-throttled-kubectl").await;
+    let ns = cluster().namespace(&format!("cf-throttled-{over}")).await;
+    let reference = cluster()
+        .namespace(&format!("cf-throttled-{over}-kubectl"))
+        .await;
     let input = configmaps("cm", N);
     // One proxy each, so each sees exactly every third of its own writes throttled;
     // the two run side by side (each spends most of its time waiting out 429s).
     let throttling = || {
-        let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+        let proxy = ApiProxy::start_over(&cluster().kubeconfig, over).expect("proxy");
         proxy.inject(Some(Inject::Throttle {
             every: 3,
             retry_after: 1,
@@ -103,9 +111,15 @@ async fn every_third_write_throttled_all_created_as_with_kubectl() {
 /// (kubectl would print `AlreadyExists` for it and exit 1).
 #[tokio::test]
 async fn a_create_applied_but_answered_504_is_created_once_and_reported_once() {
+    for over in Transport::BOTH {
+        lost_answers_over(over).await;
+    }
+}
+
+async fn lost_answers_over(over: Transport) {
     const N: usize = 60;
-    let ns = cluster().namespace("cf-lost-answer").await;
-    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    let ns = cluster().namespace(&format!("cf-lost-answer-{over}")).await;
+    let proxy = ApiProxy::start_over(&cluster().kubeconfig, over).expect("proxy");
     proxy.inject(Some(Inject::LoseAnswer {
         every: 5,
         retry_after: 0,
@@ -132,7 +146,9 @@ async fn a_create_applied_but_answered_504_is_created_once_and_reported_once() {
 
     // The reference: kubectl's client retries the same way and reports the
     // AlreadyExists it then meets.
-    let reference = cluster().namespace("cf-lost-answer-kubectl").await;
+    let reference = cluster()
+        .namespace(&format!("cf-lost-answer-{over}-kubectl"))
+        .await;
     let kubectl = through(
         &proxy,
         &["create", "-n", reference.as_str()],
@@ -487,4 +503,142 @@ async fn wait_list(
             Err(e) => panic!("the API server did not come back: {e}"),
         }
     }
+}
+
+/// Runs create-file of `n` ConfigMaps named `prefix-NNNN` through `proxy` (offering
+/// HTTP/2) into a new namespace; the output and the namespace.
+async fn create_through(
+    proxy: &ApiProxy,
+    prefix: &str,
+    n: usize,
+    extra: &[&str],
+) -> (Output, tests::harness::TestNamespace) {
+    let ns = cluster().namespace(&format!("cf-h2-{prefix}")).await;
+    let mut args = vec!["create-file", "-n", ns.as_str()];
+    args.extend(extra);
+    let out = through(proxy, &args, &configmaps(prefix, n));
+    (out, ns)
+}
+
+/// Every object created once (the server's list), reported once (stdout), exit 0.
+async fn each_once(out: &Output, ns: &str, prefix: &str, n: usize) {
+    out.success();
+    let want = expected(prefix, n);
+    let reported: Vec<String> = out.stdout.lines().map(str::to_string).collect();
+    assert_eq!(
+        reported,
+        want.iter()
+            .map(|n| format!("configmap/{n} created"))
+            .collect::<Vec<_>>(),
+        "stderr: {}",
+        out.stderr
+    );
+    assert_eq!(configmap_names(ns).await, want);
+}
+
+/// A create the server refused with `RST_STREAM(REFUSED_STREAM)` was not processed:
+/// the client sends it again, and it is created and reported once.
+#[tokio::test]
+async fn a_refused_stream_is_sent_again_created_once_and_reported_once() {
+    const N: usize = 60;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    proxy.arm(None);
+    proxy.stream_fault(Some(StreamFault::Refuse { nth: 10 }));
+    let (out, ns) = create_through(&proxy, "refused", N, &[]).await;
+    each_once(&out, ns.as_str(), "refused", N).await;
+    assert_eq!(proxy.writes().len(), N, "one applied write per object");
+}
+
+/// The connection shuts down with GOAWAY while creates are in flight: the ones the
+/// server has are answered, the ones after it go on a new connection, each object
+/// created and reported once.
+#[tokio::test]
+async fn a_goaway_with_creates_in_flight_loses_none() {
+    const N: usize = 300;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    proxy.arm(None);
+    proxy.stream_fault(Some(StreamFault::GoAway { nth: 50 }));
+    let (out, ns) = create_through(&proxy, "goaway", N, &[]).await;
+    each_once(&out, ns.as_str(), "goaway", N).await;
+    assert_eq!(proxy.writes().len(), N, "one applied write per object");
+}
+
+/// A server whose stream limit (`SETTINGS_MAX_CONCURRENT_STREAMS`) is below
+/// create-file's concurrency: the creates queue behind it, none lost or doubled.
+#[tokio::test]
+async fn a_stream_limit_below_our_concurrency_loses_nothing() {
+    const N: usize = 200;
+    let proxy =
+        ApiProxy::start_with(&cluster().kubeconfig, Transport::Http2, Some(2)).expect("proxy");
+    proxy.arm(None);
+    let (out, ns) = create_through(&proxy, "limit", N, &[]).await;
+    each_once(&out, ns.as_str(), "limit", N).await;
+    assert_eq!(proxy.writes().len(), N, "one applied write per object");
+}
+
+/// The server stops answering one create while the others on the connection go on:
+/// `--request-timeout` cuts that one alone, in the bound's words; every other object
+/// is created and reported, and the command ends.
+#[tokio::test]
+async fn a_held_stream_is_cut_at_the_request_timeout_and_the_rest_go_on() {
+    const N: usize = 40;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    proxy.arm(None);
+    proxy.stream_fault(Some(StreamFault::Hold { nth: 5 }));
+    let (out, ns) = create_through(&proxy, "held", N, &["--request-timeout=3s"]).await;
+    assert_eq!(
+        out.code, 1,
+        "stdout: {}\nstderr: {}",
+        out.stdout, out.stderr
+    );
+    assert_eq!(proxy.held(), 1);
+    assert!(
+        out.stderr
+            .contains("no answer in time (each request is bounded by 3s: --request-timeout"),
+        "stderr: {}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1, "one failure: {}", out.stderr);
+    // The held create never reached the server; every other one did, once.
+    let created = configmap_names(ns.as_str()).await;
+    assert_eq!(created.len(), N - 1, "{created:?}");
+    assert_eq!(out.stdout.lines().count(), N - 1, "{}", out.stdout);
+    assert_eq!(proxy.writes().len(), N - 1);
+}
+
+/// The connection is reset with 32 creates in flight (create-file's concurrency),
+/// each applied by the server and none answered: each may have been processed, so
+/// none is sent again. Each is reported once, as a failure, and every other object
+/// is created and reported once; the server holds each object once.
+#[tokio::test]
+async fn a_reset_with_32_creates_in_flight_sends_none_of_them_again() {
+    const N: usize = 100;
+    const IN_FLIGHT: usize = 32;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).expect("proxy");
+    proxy.arm(None);
+    proxy.stream_fault(Some(StreamFault::Reset {
+        in_flight: IN_FLIGHT,
+    }));
+    let (out, ns) = create_through(&proxy, "reset", N, &[]).await;
+    assert_eq!(
+        out.code, 1,
+        "stdout: {}\nstderr: {}",
+        out.stdout, out.stderr
+    );
+    assert!(!out.stderr.contains("AlreadyExists"), "{}", out.stderr);
+    assert_eq!(
+        out.stdout.lines().count(),
+        N - IN_FLIGHT,
+        "stdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
+    assert_eq!(
+        out.stderr.lines().count(),
+        IN_FLIGHT,
+        "one failure each: {}",
+        out.stderr
+    );
+    assert_eq!(configmap_names(ns.as_str()).await, expected("reset", N));
+    assert_eq!(proxy.writes().len(), N, "one applied write per object");
 }

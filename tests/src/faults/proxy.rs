@@ -9,10 +9,13 @@
 //! server's state is exactly "k writes applied", whatever the client was doing
 //! concurrently.
 //!
-//! Each downstream connection gets its own upstream TLS connection (HTTP/1.1 is one
-//! request at a time per connection, so the mapping is 1:1 and watches stream
-//! through untouched). The proxy runs on its own thread and runtime: tests block on
-//! `Child::wait` while it works.
+//! It speaks the [`Transport`] a test asks for: HTTP/2 offered by ALPN with HTTP/1.1
+//! beside it, as kube-apiserver does (what the plugins use), or HTTP/1.1 alone (the
+//! fallback every client also has). Each downstream connection gets its own upstream
+//! TLS connection in the protocol the client chose (HTTP/1.1 is one request at a time
+//! per connection, so the mapping is 1:1; HTTP/2 multiplexes both sides; watches
+//! stream through untouched either way). The proxy runs on its own thread and
+//! runtime: tests block on `Child::wait` while it works.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,12 +28,43 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 type Body = BoxBody<Bytes, hyper::Error>;
+
+/// The protocols the proxy offers its clients (ALPN), as a test parameter: the fault
+/// matrices run over both, HTTP/2 first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// `h2` and `http/1.1`, as kube-apiserver offers them: the plugins speak HTTP/2.
+    Http2,
+    /// `http/1.1` only: the fallback.
+    Http1,
+}
+
+impl Transport {
+    /// Both, in the order the matrices run them.
+    pub const BOTH: [Transport; 2] = [Transport::Http2, Transport::Http1];
+
+    fn alpn(self) -> Vec<Vec<u8>> {
+        match self {
+            Transport::Http2 => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+            Transport::Http1 => vec![b"http/1.1".to_vec()],
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Transport::Http2 => "h2",
+            Transport::Http1 => "h1",
+        })
+    }
+}
 
 /// One write the server applied, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +102,39 @@ pub enum Inject {
     LoseAnswer { every: usize, retry_after: u64 },
 }
 
+/// What only HTTP/2 can do to one request (the proxy must offer [`Transport::Http2`]
+/// and the client choose it): the `nth` write it sees (counted over every write
+/// since [`ApiProxy::stream_fault`], from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFault {
+    /// Reset with `RST_STREAM(REFUSED_STREAM)`, not forwarded: the server says it
+    /// did not process it, and a client may send it again whatever its method.
+    Refuse { nth: usize },
+    /// Forwarded, and the connection it came on then shuts down gracefully: GOAWAY
+    /// (the streams the server has go on to their answers, a stream the client opens
+    /// after it is refused by the client's own HTTP/2 stack), as kube-apiserver does
+    /// on shutdown and with `--goaway-chance`.
+    GoAway { nth: usize },
+    /// Never forwarded, never answered: a server that stops answering one stream
+    /// while the others on the connection go on.
+    Hold { nth: usize },
+    /// Writes are forwarded, and their answers held until `in_flight` of them are
+    /// on one connection; then that connection is reset (TCP RST): writes the
+    /// server applied, whose answers the client never gets.
+    Reset { in_flight: usize },
+}
+
+impl StreamFault {
+    fn nth(self) -> usize {
+        match self {
+            StreamFault::Refuse { nth }
+            | StreamFault::GoAway { nth }
+            | StreamFault::Hold { nth } => nth,
+            StreamFault::Reset { .. } => 0,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Shared {
     writes: Mutex<Vec<Write>>,
@@ -78,6 +145,10 @@ struct Shared {
     stall_watches: std::sync::atomic::AtomicBool,
     /// The injection and the writes seen since it was set.
     inject: Mutex<Option<(Inject, usize)>>,
+    /// The stream fault and the writes seen since it was set.
+    stream_fault: Mutex<Option<(StreamFault, usize)>>,
+    /// Writes held ([`StreamFault::Hold`]) so far.
+    held: std::sync::atomic::AtomicUsize,
 }
 
 /// The proxy; stops when dropped.
@@ -91,16 +162,35 @@ pub struct ApiProxy {
     _dir: tempfile::TempDir,
 }
 
-/// What the proxy needs to reach the real server.
+/// What the proxy needs to reach the real server: a connector per protocol, so that
+/// the upstream connection speaks what the client chose downstream.
 struct Upstream {
     addr: SocketAddr,
-    connector: TlsConnector,
+    http1: TlsConnector,
+    http2: TlsConnector,
 }
 
 impl ApiProxy {
     /// Starts a proxy in front of the cluster of `kubeconfig` (its current context,
-    /// which must use a bearer token, as `kubeplug-cluster`'s admin context does).
+    /// which must use a bearer token, as `kubeplug-cluster`'s admin context does),
+    /// offering HTTP/2 as kube-apiserver does.
     pub fn start(kubeconfig: &Path) -> anyhow::Result<Self> {
+        Self::start_over(kubeconfig, Transport::Http2)
+    }
+
+    /// [`Self::start`] offering `transport`.
+    pub fn start_over(kubeconfig: &Path, transport: Transport) -> anyhow::Result<Self> {
+        Self::start_with(kubeconfig, transport, None)
+    }
+
+    /// [`Self::start_over`], announcing `max_streams` as its HTTP/2
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` (kube-apiserver's default is 100; a lower one
+    /// makes a client queue its requests behind the limit).
+    pub fn start_with(
+        kubeconfig: &Path,
+        transport: Transport,
+        max_streams: Option<u32>,
+    ) -> anyhow::Result<Self> {
         let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
         let context_name = kc
             .current_context
@@ -141,10 +231,9 @@ impl ApiProxy {
         let dir = tempfile::Builder::new()
             .prefix("kubeplug-proxy-")
             .tempdir()?;
-        let (acceptor, proxy_ca) = acceptor()?;
+        let (acceptor, proxy_ca) = acceptor(transport)?;
         let ca_file = dir.path().join("ca.crt");
         std::fs::write(&ca_file, proxy_ca)?;
-        let connector = connector(&upstream_ca)?;
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
@@ -166,12 +255,13 @@ impl ApiProxy {
         let shared = Arc::new(Shared::default());
         let upstream = Arc::new(Upstream {
             addr: upstream_addr,
-            connector,
+            http1: connector(&upstream_ca, Transport::Http1)?,
+            http2: connector(&upstream_ca, Transport::Http2)?,
         });
         let thread_shared = Arc::clone(&shared);
         let (stop_tx, thread) =
             localcluster::latency::serve_on_own_thread("api-proxy", listener, move |listener| {
-                accept_loop(listener, acceptor, upstream, thread_shared)
+                accept_loop(listener, acceptor, upstream, thread_shared, max_streams)
             })?;
         Ok(ApiProxy {
             kubeconfig: kubeconfig_path,
@@ -218,6 +308,16 @@ impl ApiProxy {
         lock(&self.shared.plan).fired
     }
 
+    /// Sets (or with `None` clears) the HTTP/2 fault of a write from now on.
+    pub fn stream_fault(&self, fault: Option<StreamFault>) {
+        *lock(&self.shared.stream_fault) = fault.map(|f| (f, 0));
+    }
+
+    /// How many writes the proxy holds unanswered ([`StreamFault::Hold`]).
+    pub fn held(&self) -> usize {
+        self.shared.held.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Sets (or with `None` clears) the answers injected from now on.
     pub fn inject(&self, inject: Option<Inject>) {
         *lock(&self.shared.inject) = inject.map(|i| (i, 0));
@@ -246,8 +346,9 @@ fn secrecy_expose(token: &secrecy::SecretString) -> String {
     token.expose_secret().to_string()
 }
 
-/// A fresh CA and a serving certificate for 127.0.0.1 signed by it.
-fn acceptor() -> anyhow::Result<(TlsAcceptor, String)> {
+/// A fresh CA and a serving certificate for 127.0.0.1 signed by it, offering
+/// `transport`'s protocols.
+fn acceptor(transport: Transport) -> anyhow::Result<(TlsAcceptor, String)> {
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;
     ca.distinguished_name
@@ -269,12 +370,13 @@ fn acceptor() -> anyhow::Result<(TlsAcceptor, String)> {
     .with_safe_default_protocol_versions()?
     .with_no_client_auth()
     .with_single_cert(vec![cert.der().clone()], key)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = transport.alpn();
     Ok((TlsAcceptor::from(Arc::new(config)), ca_cert.pem()))
 }
 
-/// A TLS connector that trusts the real cluster's CA only.
-fn connector(ca_pem: &[u8]) -> anyhow::Result<TlsConnector> {
+/// A TLS connector that trusts the real cluster's CA only and asks for `protocol`
+/// alone (`Http2`: `h2`, which kube-apiserver always offers).
+fn connector(ca_pem: &[u8], protocol: Transport) -> anyhow::Result<TlsConnector> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::pem::PemObject::pem_slice_iter(ca_pem) {
         let cert: rustls::pki_types::CertificateDer<'static> = cert?;
@@ -286,7 +388,10 @@ fn connector(ca_pem: &[u8]) -> anyhow::Result<TlsConnector> {
     .with_safe_default_protocol_versions()?
     .with_root_certificates(roots)
     .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = match protocol {
+        Transport::Http2 => vec![b"h2".to_vec()],
+        Transport::Http1 => vec![b"http/1.1".to_vec()],
+    };
     Ok(TlsConnector::from(Arc::new(config)))
 }
 
@@ -295,6 +400,7 @@ async fn accept_loop(
     acceptor: TlsAcceptor,
     upstream: Arc<Upstream>,
     shared: Arc<Shared>,
+    max_streams: Option<u32>,
 ) {
     loop {
         let Ok((tcp, _peer)) = listener.accept().await else {
@@ -304,35 +410,109 @@ async fn accept_loop(
         let acceptor = acceptor.clone();
         let upstream = Arc::clone(&upstream);
         let shared = Arc::clone(&shared);
+        if matches!(
+            lock(&shared.stream_fault).as_ref(),
+            Some((StreamFault::Reset { .. }, _))
+        ) {
+            // Its close is then a reset (RST), not an orderly FIN.
+            let _ = tcp.set_zero_linger();
+        }
         tokio::spawn(async move {
             let Ok(tls) = acceptor.accept(tcp).await else {
                 return;
             };
-            let Ok(sender) = connect_upstream(&upstream).await else {
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            let Ok(sender) = connect_upstream(&upstream, h2).await else {
                 return;
             };
-            let sender = Arc::new(tokio::sync::Mutex::new(sender));
+            let sender = Arc::new(sender);
+            let conn = Arc::new(Conn::default());
+            let this = Arc::clone(&conn);
             let service = hyper::service::service_fn(move |req| {
                 let sender = Arc::clone(&sender);
                 let shared = Arc::clone(&shared);
-                async move { forward(req, &sender, &shared).await }
+                let conn = Arc::clone(&conn);
+                async move { forward(req, &sender, &shared, &conn).await }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tls), service)
-                .await;
+            let io = TokioIo::new(tls);
+            if h2 {
+                let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                if let Some(max) = max_streams {
+                    builder.max_concurrent_streams(max);
+                }
+                let mut connection = std::pin::pin!(builder.serve_connection(io, service));
+                tokio::select! {
+                    _ = connection.as_mut() => return,
+                    () = this.go_away.notified() => {}
+                    // Dropped with SO_LINGER 0 (set at accept): a TCP RST.
+                    () = this.reset.notified() => return,
+                }
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.await;
+            } else {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            }
         });
     }
 }
 
-async fn connect_upstream(
-    upstream: &Upstream,
-) -> anyhow::Result<hyper::client::conn::http1::SendRequest<Incoming>> {
+/// What a stream fault does to the connection a write came on.
+#[derive(Default)]
+struct Conn {
+    /// [`StreamFault::GoAway`]: shut down gracefully.
+    go_away: tokio::sync::Notify,
+    /// [`StreamFault::Reset`]: reset.
+    reset: tokio::sync::Notify,
+    /// Writes forwarded whose answers are held ([`StreamFault::Reset`]).
+    in_flight: std::sync::atomic::AtomicUsize,
+}
+
+/// The upstream side of one downstream connection, in the client's protocol.
+enum Sender {
+    /// One request at a time.
+    Http1(tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>),
+    /// Multiplexed: each request a stream of its own.
+    Http2(hyper::client::conn::http2::SendRequest<Incoming>),
+}
+
+impl Sender {
+    async fn send(&self, req: Request<Incoming>) -> Result<Response<Incoming>, hyper::Error> {
+        match self {
+            Sender::Http1(sender) => {
+                let mut sender = sender.lock().await;
+                sender.ready().await?;
+                sender.send_request(req).await
+            }
+            Sender::Http2(sender) => {
+                let mut sender = sender.clone();
+                sender.ready().await?;
+                sender.send_request(req).await
+            }
+        }
+    }
+}
+
+async fn connect_upstream(upstream: &Upstream, h2: bool) -> anyhow::Result<Sender> {
     let tcp = TcpStream::connect(upstream.addr).await?;
+    tcp.set_nodelay(true)?;
     let name = rustls::pki_types::ServerName::IpAddress(upstream.addr.ip().into());
-    let tls = upstream.connector.connect(name, tcp).await?;
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await?;
-    tokio::spawn(connection);
-    Ok(sender)
+    let io = if h2 {
+        TokioIo::new(upstream.http2.connect(name, tcp).await?)
+    } else {
+        TokioIo::new(upstream.http1.connect(name, tcp).await?)
+    };
+    if h2 {
+        let (sender, connection) =
+            hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await?;
+        tokio::spawn(connection);
+        Ok(Sender::Http2(sender))
+    } else {
+        let (sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+        tokio::spawn(connection);
+        Ok(Sender::Http1(tokio::sync::Mutex::new(sender)))
+    }
 }
 
 fn is_write(req: &Request<Incoming>) -> bool {
@@ -408,11 +588,34 @@ fn status_answer(
     response
 }
 
+/// Why the proxy gives a stream no answer.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    Upstream(#[from] hyper::Error),
+    /// hyper resets the stream with the reason of the `h2::Error` among the
+    /// service's failure's causes.
+    #[error("refused")]
+    Refused(#[source] h2::Error),
+}
+
+/// The stream fault due for this write, if any (counts the write).
+fn stream_fault(req: &Request<Incoming>, shared: &Shared) -> Option<StreamFault> {
+    if !is_write(req) {
+        return None;
+    }
+    let mut fault = lock(&shared.stream_fault);
+    let (kind, seen) = fault.as_mut()?;
+    *seen += 1;
+    (matches!(kind, StreamFault::Reset { .. }) || *seen == kind.nth()).then_some(*kind)
+}
+
 async fn forward(
     req: Request<Incoming>,
-    sender: &tokio::sync::Mutex<hyper::client::conn::http1::SendRequest<Incoming>>,
+    sender: &Sender,
     shared: &Shared,
-) -> Result<Response<Body>, hyper::Error> {
+    conn: &Conn,
+) -> Result<Response<Body>, Failure> {
     if lock(&shared.plan).fired {
         // Past the kill point nothing reaches the server.
         return Ok(refused());
@@ -432,6 +635,25 @@ async fn forward(
         );
         return Ok(response);
     }
+    let fault = stream_fault(&req, shared);
+    match fault {
+        // hyper resets a stream whose service failed with the reason of the
+        // `h2::Error` among the failure's causes.
+        Some(StreamFault::Refuse { .. }) => {
+            return Err(Failure::Refused(h2::Error::from(
+                h2::Reason::REFUSED_STREAM,
+            )));
+        }
+        Some(StreamFault::Hold { .. }) => {
+            shared
+                .held
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            futures::future::pending::<()>().await;
+        }
+        // After this write has gone on (it is the server's, and is answered).
+        Some(StreamFault::GoAway { .. }) => conn.go_away.notify_one(),
+        Some(StreamFault::Reset { .. }) | None => {}
+    }
     let injected = injection(&req, shared);
     if let Some(Inject::Throttle { retry_after, .. }) = injected {
         return Ok(status_answer(
@@ -442,11 +664,7 @@ async fn forward(
         ));
     }
     let write = is_write(&req).then(|| (req.method().to_string(), req.uri().path().to_string()));
-    let response = {
-        let mut sender = sender.lock().await;
-        sender.ready().await?;
-        sender.send_request(req).await?
-    };
+    let response = sender.send(req).await?;
     if let Some(Inject::LoseAnswer { retry_after, .. }) = injected
         && response.status().is_success()
     {
@@ -495,6 +713,19 @@ async fn forward(
             }
         }
         return Ok(refused());
+    }
+    if let Some(StreamFault::Reset { in_flight }) = fault {
+        // The server has applied (or refused) it; its answer never leaves.
+        let now = conn
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        if now == in_flight {
+            // Once: the client's next connection is left alone.
+            *lock(&shared.stream_fault) = None;
+            conn.reset.notify_one();
+        }
+        futures::future::pending::<()>().await;
     }
     Ok(response.map(BodyExt::boxed))
 }
