@@ -46,6 +46,9 @@
 //!   (issue 34).
 //! - `in_cluster`: the plugins as a CI step in a pod: a ServiceAccount's rotated
 //!   token, RBAC, no kubeconfig, output through pipes, SIGTERM (issue 30).
+//! - `goaway`: create-file, run-pod and rolling-update against an API server that
+//!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
+//!   once, as kubectl.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -56,6 +59,7 @@ mod create_file_faults;
 mod credentials;
 mod dist;
 mod fidelity;
+mod goaway;
 mod hostile;
 mod in_cluster;
 mod interactive;

@@ -186,6 +186,34 @@ pub fn throttled_cluster() -> &'static Cluster {
     }
 }
 
+static GOAWAY: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// kube-apiserver's `--goaway-chance` on [`goaway_cluster`]: the value HA clusters
+/// are advised to set (at most 0.02), so that clients spread over the servers
+/// behind a load balancer.
+pub const GOAWAY_CHANCE: &str = "0.02";
+
+/// A cluster of its own whose API server sends GOAWAY to an HTTP/2 client at random
+/// (`--goaway-chance`), as an HA cluster's servers do: requests above the GOAWAY's
+/// last-stream-id were never processed, and a client must send them again. Started
+/// on first use; the tests using it share it.
+pub fn goaway_cluster() -> &'static Cluster {
+    let plugin_dir = cluster().plugin_dir.clone();
+    let release = cluster().release;
+    let goaway = GOAWAY.get_or_init(|| {
+        start_supervised(
+            release,
+            target_bin_dir(),
+            plugin_dir,
+            &[&format!("--apiserver-arg=--goaway-chance={GOAWAY_CHANCE}")],
+        )
+    });
+    match goaway {
+        Ok(cluster) => cluster,
+        Err(reason) => panic!("e2e: no GOAWAY cluster: {reason}"),
+    }
+}
+
 fn start() -> Result<Cluster, String> {
     terminal_signal_dispositions();
     let bin_dir = target_bin_dir();

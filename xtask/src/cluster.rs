@@ -21,12 +21,13 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
             kubernetes,
             audit,
             nodes,
+            apiserver_arg,
         } => {
             let release = match kubernetes {
                 Some(name) => Release::parse(name)?,
                 None => Release::from_env()?,
             };
-            let state = up(&state_dir, release, *audit, *nodes, None)?;
+            let state = up_with(&state_dir, release, *audit, *nodes, None, apiserver_arg)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
                 None => "cargo xtask cluster down".into(),
@@ -83,6 +84,18 @@ pub fn up(
     nodes: usize,
     throttle_mutating: Option<u32>,
 ) -> anyhow::Result<ClusterState> {
+    up_with(state_dir, release, audit, nodes, throttle_mutating, &[])
+}
+
+/// [`up`], with extra kube-apiserver flags (`kubeplug-cluster --apiserver-arg`).
+pub fn up_with(
+    state_dir: &Path,
+    release: Release,
+    audit: bool,
+    nodes: usize,
+    throttle_mutating: Option<u32>,
+    apiserver_args: &[String],
+) -> anyhow::Result<ClusterState> {
     if let Some(state) = ClusterState::read(state_dir)? {
         if state.is_running() {
             bail!(
@@ -114,6 +127,9 @@ pub fn up(
     }
     if let Some(n) = throttle_mutating {
         cmd.arg("--throttle-mutating").arg(n.to_string());
+    }
+    for flag in apiserver_args {
+        cmd.arg(format!("--apiserver-arg={flag}"));
     }
     // Its own process group: Ctrl-C in this terminal later must not stop the cluster.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);

@@ -90,6 +90,11 @@ pub enum ClusterAction {
         /// Number of simulated nodes.
         #[arg(long, default_value_t = 1)]
         nodes: usize,
+        /// An extra kube-apiserver flag, after the ones the cluster sets (repeatable),
+        /// e.g. `--apiserver-arg=--goaway-chance=0.02` for a server that sends GOAWAY
+        /// as an HA cluster's do.
+        #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+        apiserver_arg: Vec<String>,
     },
     /// Stop every process of the cluster and remove its state.
     Down,

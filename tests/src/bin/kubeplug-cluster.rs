@@ -62,6 +62,10 @@ struct Args {
         requires = "throttle_mutating"
     )]
     throttle_reads: u32,
+    /// An extra kube-apiserver flag, after the ones the cluster sets (repeatable),
+    /// e.g. `--apiserver-arg=--goaway-chance=0.02`.
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
+    apiserver_arg: Vec<String>,
 }
 
 #[tokio::main]
@@ -101,6 +105,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
                 max_requests_inflight: args.throttle_reads,
                 max_mutating_requests_inflight: mutating,
             }),
+        apiserver_args: args.apiserver_arg.clone(),
     };
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.

@@ -51,6 +51,9 @@ pub struct Options {
     pub audit: bool,
     /// Throttle like a busy shared cluster (`None`: never throttle).
     pub throttle: Option<Throttle>,
+    /// Extra kube-apiserver flags, after the ones set here (so they win), e.g.
+    /// `--goaway-chance=0.02`.
+    pub apiserver_args: Vec<String>,
 }
 
 /// The API server's in-flight limits, with API Priority and Fairness off
@@ -260,6 +263,8 @@ impl ControlPlane {
             api_args.push("--audit-log-maxsize=100000".into());
             plane.endpoints.audit_log = Some(audit_log);
         }
+        // Last, so that a flag given here wins over one set above (Go's flags).
+        api_args.extend(options.apiserver_args.iter().cloned());
         plane.spawn(
             "kube-apiserver",
             &options.binaries.kube_apiserver,

@@ -72,8 +72,12 @@ pub(super) async fn send(
             (Err(err), Some(again)) if unprocessed(&err) => {
                 first.close();
                 resends += 1;
+                // The cause at the bottom: h2's words for the GOAWAY or the reset.
+                let cause = crate::causes::chain(&err)
+                    .last()
+                    .map_or_else(|| err.to_string(), ToString::to_string);
                 tracing::debug!(
-                    "{} {} was not processed by the server ({err}); sending it again (resend {resends})",
+                    "{} {} was not processed by the server ({cause}); sending it again (resend {resends})",
                     again.method(),
                     again.uri()
                 );
