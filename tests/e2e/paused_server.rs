@@ -5,10 +5,13 @@
 //! the paused server's listen backlog: only the client's own bound ends the wait.
 //! Pausing the control plane stalls every test on it, so these run on the isolated
 //! cluster (one at a time); each hang bound below fails the test rather than waiting.
+//! The `--request-timeout` cases run over HTTP/2 (kube-apiserver itself) and then over
+//! HTTP/1.1 (through the fault proxy); the default bound's, 75 s each, over HTTP/2.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use tests::faults::proxy::{ApiProxy, Transport};
 use tokio::io::AsyncBufReadExt;
 
 /// The start of the message for a request cut by the bound `bound` (its `Debug` form).
@@ -27,25 +30,31 @@ struct Ended {
 
 /// Starts `plugin` with `args` on the isolated cluster, pauses kube-apiserver once
 /// `pause_after` lines are on stdout (0: before the plugin starts), and waits for the
-/// plugin's end, at most `hang` (then the test fails: a hang is the bug).
+/// plugin's end, at most `hang` (then the test fails: a hang is the bug). Over
+/// HTTP/2 the plugin talks to kube-apiserver itself; over HTTP/1.1 through the fault
+/// proxy offering only that (which forwards to the paused server).
 async fn against_paused(
     plugin: &str,
     label: &str,
     args: impl FnOnce(&str) -> Vec<String>,
     pause_after: usize,
     hang: Duration,
+    over: Transport,
 ) -> Ended {
     let (cluster, _lock) = tests::harness::isolated_cluster().await;
     let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).expect("control plane");
-    let ns = cluster.namespace(label).await;
+    let ns = cluster.namespace(&format!("{label}-{over}")).await;
+    let proxy = match over {
+        Transport::Http2 => None,
+        Transport::Http1 => Some(ApiProxy::start_over(&cluster.kubeconfig, over).expect("proxy")),
+    };
+    let kubeconfig = proxy
+        .as_ref()
+        .map_or(&cluster.kubeconfig, |p| &p.kubeconfig);
     let mut paused =
         (pause_after == 0).then(|| plane.pause("kube-apiserver").expect("pause kube-apiserver"));
-    let mut child = tests::harness::spawn_plugin(
-        &cluster.plugin_dir,
-        plugin,
-        &cluster.kubeconfig,
-        args(ns.as_str()),
-    );
+    let mut child =
+        tests::harness::spawn_plugin(&cluster.plugin_dir, plugin, kubeconfig, args(ns.as_str()));
     let stderr = tests::harness::collect_stderr(&mut child);
     let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut stdout = String::new();
@@ -78,12 +87,19 @@ fn strings(args: &[&str]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_pod_ends_within_its_request_timeout() {
+    for over in Transport::BOTH {
+        run_pod_ends_within_its_request_timeout_over(over).await;
+    }
+}
+
+async fn run_pod_ends_within_its_request_timeout_over(over: Transport) {
     let ended = against_paused(
         "run-pod",
         "rp-paused-rt",
         |ns| strings(&["web", "--image=nginx", "-n", ns, "--request-timeout=3s"]),
         0,
         Duration::from_secs(60),
+        over,
     )
     .await;
     assert_eq!(ended.code, Some(1), "{}", ended.stderr);
@@ -105,6 +121,7 @@ async fn run_pod_ends_within_the_default_bound() {
         |ns| strings(&["web", "--image=nginx", "-n", ns]),
         0,
         Duration::from_secs(150),
+        Transport::Http2,
     )
     .await;
     assert_eq!(ended.code, Some(1), "{}", ended.stderr);
@@ -121,6 +138,12 @@ async fn run_pod_ends_within_the_default_bound() {
 /// with the bound's message.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_file_paused_mid_create_ends_within_its_request_timeout() {
+    for over in Transport::BOTH {
+        create_file_paused_mid_create_over(over).await;
+    }
+}
+
+async fn create_file_paused_mid_create_over(over: Transport) {
     const N: usize = 200;
     let dir = tempfile::tempdir().expect("tempdir");
     let names: Vec<String> = (0..N).map(|i| format!("p-{i:04}")).collect();
@@ -138,6 +161,7 @@ async fn create_file_paused_mid_create_ends_within_its_request_timeout() {
         |ns| strings(&["-f", &path, "-n", ns, "--request-timeout=3s"]),
         10,
         Duration::from_secs(240),
+        over,
     )
     .await;
     assert_eq!(ended.code, Some(1), "{}", ended.stderr);
@@ -179,6 +203,7 @@ async fn create_file_ends_within_the_default_bound() {
         |ns| strings(&["-f", &path, "-n", ns]),
         0,
         Duration::from_secs(150),
+        Transport::Http2,
     )
     .await;
     assert_eq!(ended.code, Some(1), "{}", ended.stderr);

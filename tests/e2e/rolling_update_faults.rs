@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ReplicationController;
 use kube::Api;
 use kube::api::PostParams;
 use tests::faults::invariants::{Expect, RcInvariants};
-use tests::faults::proxy::ApiProxy;
+use tests::faults::proxy::{ApiProxy, Transport};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
@@ -129,9 +129,9 @@ fn expect(scenario: &Scenario) -> Expect {
 
 /// Sets up a namespace, brings it to the scenario's starting point and returns the
 /// number of writes the command under test then makes, uninterrupted.
-async fn baseline(cluster: &'static Cluster, scenario: &Scenario) -> usize {
-    let (ns, _rcs) = prepare(cluster, scenario, &format!("{}-base", scenario.name)).await;
-    let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
+async fn baseline(cluster: &'static Cluster, scenario: &Scenario, over: Transport) -> usize {
+    let (ns, _rcs) = prepare(cluster, scenario, &format!("{}-{over}-base", scenario.name)).await;
+    let proxy = ApiProxy::start_over(&cluster.kubeconfig, over).unwrap();
     let invariants = RcInvariants::watch(cluster.client().await, ns.as_str()).await;
     run_before(cluster, &proxy, ns.as_str(), scenario, &invariants).await;
     let run = run_plugin(
@@ -193,9 +193,19 @@ async fn run_before(
 }
 
 /// The writes of an uninterrupted run of `args` from the scenario's start.
-async fn count_writes(cluster: &'static Cluster, scenario: &Scenario, args: &[String]) -> usize {
-    let (ns, _rcs) = prepare(cluster, scenario, &format!("{}-probe", scenario.name)).await;
-    let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
+async fn count_writes(
+    cluster: &'static Cluster,
+    scenario: &Scenario,
+    args: &[String],
+    over: Transport,
+) -> usize {
+    let (ns, _rcs) = prepare(
+        cluster,
+        scenario,
+        &format!("{}-{over}-probe", scenario.name),
+    )
+    .await;
+    let proxy = ApiProxy::start_over(&cluster.kubeconfig, over).unwrap();
     let invariants = RcInvariants::watch(cluster.client().await, ns.as_str()).await;
     let run = run_plugin(cluster, &proxy, ns.as_str(), args, None, &invariants).await;
     assert_eq!(
@@ -228,9 +238,10 @@ async fn kill_point(
     cluster: &'static Cluster,
     scenario: &Scenario,
     k: usize,
+    over: Transport,
 ) -> Result<(), String> {
-    let (ns, _rcs) = prepare(cluster, scenario, &format!("{}-k{k}", scenario.name)).await;
-    let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
+    let (ns, _rcs) = prepare(cluster, scenario, &format!("{}-{over}-k{k}", scenario.name)).await;
+    let proxy = ApiProxy::start_over(&cluster.kubeconfig, over).unwrap();
     let invariants = RcInvariants::watch(cluster.client().await, ns.as_str()).await;
     run_before(cluster, &proxy, ns.as_str(), scenario, &invariants).await;
     let killed = run_plugin(
@@ -294,32 +305,41 @@ async fn kill_point(
         })
 }
 
-/// Runs the whole matrix of a scenario; panics listing every kill point that did
-/// not converge.
-async fn kill_matrix(mut scenario: Scenario) {
+/// Runs the whole matrix of a scenario over each transport, HTTP/2 first; panics
+/// listing every kill point that did not converge.
+async fn kill_matrix(scenario: Scenario) {
+    for over in Transport::BOTH {
+        kill_matrix_over(scenario.clone(), over).await;
+    }
+}
+
+async fn kill_matrix_over(mut scenario: Scenario, over: Transport) {
     let cluster = cluster();
     if let Some((args, fraction)) = scenario.before.clone() {
-        let total = count_writes(cluster, &scenario, &args).await;
+        let total = count_writes(cluster, &scenario, &args, over).await;
         scenario.before_k = Some(((total as f64) * fraction).ceil().max(1.0) as usize);
     }
-    let total = baseline(cluster, &scenario).await;
-    assert!(total > 0, "{}: no writes", scenario.name);
+    let total = baseline(cluster, &scenario, over).await;
+    assert!(total > 0, "{} over {over}: no writes", scenario.name);
     let mut failures = Vec::new();
     let points: Vec<usize> = (1..=total).collect();
     for chunk in points.chunks(PARALLEL) {
-        let results =
-            futures::future::join_all(chunk.iter().map(|&k| kill_point(cluster, &scenario, k)))
-                .await;
+        let results = futures::future::join_all(
+            chunk
+                .iter()
+                .map(|&k| kill_point(cluster, &scenario, k, over)),
+        )
+        .await;
         failures.extend(results.into_iter().filter_map(Result::err));
     }
     tests::harness::report(&format!(
-        "rolling-update {}: {}/{total} kill points converged",
+        "rolling-update {} over {over}: {}/{total} kill points converged",
         scenario.name,
         total - failures.len()
     ));
     assert!(
         failures.is_empty(),
-        "{}: {} of {total} kill points did not converge:\n\n{}",
+        "{} over {over}: {} of {total} kill points did not converge:\n\n{}",
         scenario.name,
         failures.len(),
         failures.join("\n\n")
