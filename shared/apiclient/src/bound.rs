@@ -13,10 +13,14 @@
 //!   with a `504` if the work is not done by then; a server that has sent nothing for
 //!   longer is not working on our request. The margin lets that `504` arrive.
 //!
-//! The bound is a connect timeout (TCP and TLS handshakes) and a read and write
-//! timeout *per read/write*, not a total: a long answer that keeps arriving is never
-//! cut. Reads count from the last write (`reset_reader_on_write`), so a connection's
-//! idle time in the pool does not count, and an attach session, whose client sends a
+//! The bound is each request's own (`client::deadline`): from its issue to its
+//! answer's headers, whatever it waits for (a connection, the server's stream limit,
+//! a resend after GOAWAY), then each frame of the body within the bound of the one
+//! before, not a total: a long answer that keeps arriving is never cut. Over HTTP/2
+//! a late request fails alone; the others on the connection go on. It is also the
+//! connect timeout (TCP and TLS handshakes), and an upgrade's read and write timeout
+//! on its own HTTP/1.1 connection, reads counted from the last write
+//! (`reset_reader_on_write`), so that an attach session, whose client sends a
 //! WebSocket ping every 60 s (kube's `remote_command`), stays open however quiet it is
 //! as long as the bound exceeds 60 s. Watches ask the server to end them within the
 //! bound ([`watch_timeout`]), so a quiet watch is renewed by the watcher, never cut.
@@ -209,9 +213,9 @@ where
     }
 }
 
-/// Whether `err` (any cause of it) is a request cut by the bound: hyper-timeout's
-/// connect, read and write timeouts are all `io::ErrorKind::TimedOut`, over HTTP/2
-/// inside the `h2::Error` every stream of the timed-out connection fails with.
+/// Whether `err` (any cause of it) is a request cut by the bound: the request's own
+/// deadline and hyper-timeout's connect (and an upgrade's read and write) timeouts
+/// are all `io::ErrorKind::TimedOut`, over HTTP/2 possibly inside an `h2::Error`.
 pub fn is_timeout(err: &(dyn std::error::Error + 'static)) -> bool {
     crate::causes::chain(err).iter().any(|e| {
         e.downcast_ref::<std::io::Error>()
