@@ -475,10 +475,14 @@ impl Cluster {
     pub fn check_kubectl_on(&self, path: &std::ffi::OsStr) {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let found = which::which_in("kubectl", Some(path), &cwd).ok();
-        let reference = which::which_in(&self.kubectl_binary, Some(path), &cwd).ok();
-        let same = |p: &Option<PathBuf>| p.as_ref().and_then(|p| p.canonicalize().ok());
+        let Ok(reference) = which::which_in(&self.kubectl_binary, Some(path), &cwd) else {
+            // No kubectl at all (1.20.2 on a machine without one): a test that runs
+            // it fails by itself, and one that does not needs none.
+            return;
+        };
+        let same = |p: &PathBuf| p.canonicalize().ok();
         assert!(
-            found.is_some() && same(&found) == same(&reference),
+            found.as_ref().and_then(same) == same(&reference),
             "`kubectl` on this PATH is {found:?}, not the {} reference {}: a test must run \
              the release's own kubectl (Cluster::kubectl, or Cluster::child_path for a shell)",
             self.release.version(),
