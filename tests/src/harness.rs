@@ -442,8 +442,8 @@ impl Cluster {
     }
 
     /// Runs the real `kubectl` of the cluster's release (see [`Cluster::kubectl_binary`]),
-    /// with only our plugins prepended to PATH, so that `kubectl run-pod …` goes
-    /// through kubectl's own plugin lookup.
+    /// with [`Cluster::child_path`] as PATH (our plugins first), so that `kubectl
+    /// run-pod …` goes through kubectl's own plugin lookup.
     pub fn kubectl(&self) -> Cmd {
         self.command(self.kubectl_binary.clone())
     }
