@@ -354,6 +354,21 @@ const RUN_CASES: &[(&str, &[&str])] = &[
         &["r14", "--image=nginx", "--annotations=bad"],
     ),
     ("bad-dry-run", &["r15", "--image=nginx", "--dry-run=bogus"]),
+    // Four checks kubectl 1.37 words without 1.32's usage hint (or, for the pull
+    // policy, with the valid values).
+    ("rm-detached", &["r20", "--image=nginx", "--rm"]),
+    (
+        "attach-dry-run",
+        &["r21", "--image=nginx", "--attach", "--dry-run=client"],
+    ),
+    (
+        "zero-running-timeout",
+        &["r22", "--image=nginx", "--pod-running-timeout=0s"],
+    ),
+    (
+        "bad-pull-policy",
+        &["r23", "--image=nginx", "--image-pull-policy=Sometimes"],
+    ),
     ("two-names", &["r16", "r17", "--image=nginx"]),
     (
         "good",
@@ -378,9 +393,13 @@ const RUN_KNOWN: &[(&str, &str)] = &[
     ("bad-image", NEWER),
     ("bad-port", NEWER),
     ("bogus-restart", NEWER),
+    ("rm-detached", NEWER),
+    ("attach-dry-run", NEWER),
+    ("zero-running-timeout", NEWER),
+    ("bad-pull-policy", NEWER),
 ];
 
-const NEWER: &str = "where kubectl 1.37 words `run`'s checks differently from 1.32 (`invalid image name`, `--port must be a number`, the restart policies' valid values, no usage hint after `NAME is required for run`), run-pod follows 1.37";
+const NEWER: &str = "where kubectl 1.37 words `run`'s checks differently from 1.32 (`invalid image name`, `--port must be a number`, the restart and image pull policies' valid values, no usage hint after `NAME is required for run`, `--rm` without attaching, `--attach` with `--dry-run` or `--pod-running-timeout=0s`), run-pod follows 1.37";
 
 const KLOG: &str = "a missing required flag is `error: required flag(s) \"image\" not set`, where kubectl logs it through klog with a timestamp and its source line";
 const GO_TYPES: &str = "where kubectl prints a Go type or struct field (`Go struct field Container.spec.containers.image`, `struct { APIVersion string …}`), run-pod names the JSON type or the missing field";

@@ -627,7 +627,10 @@ async fn pod_running_timeout_applies_to_never_ready_pods_and_rm_cleans_up() {
     out.code(1);
     assert_eq!(out.stderr, "error: timed out waiting for the condition\n");
     // --rm deletes what was created even though the command failed.
-    assert_eq!(out.stdout, "pod \"slow\" deleted\n");
+    assert_eq!(
+        out.stdout,
+        format!("pod \"slow\" deleted from {} namespace\n", ns.as_str())
+    );
     let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
     let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
     tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "slow", gone))

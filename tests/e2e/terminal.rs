@@ -124,7 +124,8 @@ pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Typist {
     /// Starts `sh -c script` on a new terminal of `cols` × `rows`, with `env` added to
-    /// the harness's environment (`PATH` with the plugins first, `KUBECONFIG`).
+    /// the harness's environment (`PATH` with the plugins and then the release's own
+    /// kubectl first, `KUBECONFIG`).
     pub fn start(script: &str, cols: u16, rows: u16, env: &[(&str, &str)]) -> Self {
         use std::process::{Command, Stdio};
         let cluster = tests::harness::cluster();
@@ -136,12 +137,10 @@ impl Typist {
             ws_ypixel: 0,
         };
         rustix::termios::tcsetwinsize(&master, size).unwrap();
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut paths = vec![cluster.plugin_dir.clone()];
-        paths.extend(std::env::split_paths(&path));
+        // The plugins, then the release's own kubectl (checked there), first on PATH.
         let child = Command::new("setsid")
             .args(["--ctty", "sh", "-c", script])
-            .env("PATH", std::env::join_paths(paths).unwrap())
+            .env("PATH", cluster.child_path())
             .env("KUBECONFIG", &cluster.kubeconfig)
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env("TERM", "xterm")

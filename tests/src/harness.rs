@@ -470,19 +470,58 @@ impl Cluster {
     }
 
     /// Runs the real `kubectl` of the cluster's release (see [`Cluster::kubectl_binary`]),
-    /// with only our plugins prepended to PATH, so that `kubectl run-pod …` goes
-    /// through kubectl's own plugin lookup.
+    /// with [`Cluster::child_path`] as PATH (our plugins first), so that `kubectl
+    /// run-pod …` goes through kubectl's own plugin lookup.
     pub fn kubectl(&self) -> Cmd {
         self.command(self.kubectl_binary.clone())
     }
 
+    /// The `PATH` every child process of a test gets: the plugins, then the directory
+    /// of the release's own kubectl, then the inherited `PATH`. A `kubectl` that a
+    /// test's shell (or a plugin, or a script) runs is so the reference one, never the
+    /// machine's (a v1.32 beside a v1.37 server). Checked by [`Self::check_kubectl_on`].
+    pub fn child_path(&self) -> std::ffi::OsString {
+        let inherited = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![self.plugin_dir.clone()];
+        // On 1.20.2 the reference is the installed `kubectl`, found on PATH already.
+        if let Some(dir) = self
+            .kubectl_binary
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            paths.push(dir.to_path_buf());
+        }
+        paths.extend(std::env::split_paths(&inherited));
+        let path = std::env::join_paths(paths).expect("PATH entries");
+        self.check_kubectl_on(&path);
+        path
+    }
+
+    /// Panics when `kubectl` looked up on `path` is not the release's reference
+    /// kubectl: a test comparing with any other kubectl compares with the wrong one.
+    #[track_caller]
+    pub fn check_kubectl_on(&self, path: &std::ffi::OsStr) {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let found = which::which_in("kubectl", Some(path), &cwd).ok();
+        let Ok(reference) = which::which_in(&self.kubectl_binary, Some(path), &cwd) else {
+            // No kubectl at all (1.20.2 on a machine without one): a test that runs
+            // it fails by itself, and one that does not needs none.
+            return;
+        };
+        let same = |p: &PathBuf| p.canonicalize().ok();
+        assert!(
+            found.as_ref().and_then(same) == same(&reference),
+            "`kubectl` on this PATH is {found:?}, not the {} reference {}: a test must run \
+             the release's own kubectl (Cluster::kubectl, or Cluster::child_path for a shell)",
+            self.release.version(),
+            self.kubectl_binary.display(),
+        );
+    }
+
     fn command(&self, program: PathBuf) -> Cmd {
         let mut command = Command::new(program);
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut paths = vec![self.plugin_dir.clone()];
-        paths.extend(std::env::split_paths(&path));
         command
-            .env("PATH", std::env::join_paths(paths).expect("PATH entries"))
+            .env("PATH", self.child_path())
             .env("KUBECONFIG", &self.kubeconfig)
             // A stray proxy setting on the machine must not reroute loopback traffic.
             .env("NO_PROXY", "127.0.0.1,localhost")

@@ -85,6 +85,14 @@ pub struct Args {
     #[command(flatten)]
     pub dry_run: DryRunFlags,
 
+    /// Parsed where kubectl 1.37 parses it: when a raw `-it` session attaches.
+    #[arg(
+        long,
+        default_value = crate::attach::detach::DEFAULT,
+        help = "Override the key sequence for detaching a container."
+    )]
+    pub detach_keys: String,
+
     #[arg(
         long,
         value_name = "KEY=VALUE",

@@ -1,38 +1,49 @@
-//! `--attach` / `-i` / `-t` / `--rm`: kubectl run's attach flow.
+//! `--attach` / `-i` / `-t` / `--rm`: kubectl run's attach flow, as kubectl 1.37 has it.
 //!
 //! 1. find the pod (the created Pod, or the first pod of a created workload);
 //! 2. wait until it is Running **and Ready** (`--pod-running-timeout`); if it has
 //!    already finished, print its logs instead;
-//! 3. attach over kube's WebSocket (`ws` feature), raw terminal with `-t`, resize
-//!    forwarding; if attaching fails, warn and print the logs;
+//! 3. print the container's log so far (since kubectl 1.36: output written before the
+//!    attach connects is not lost), then attach over kube's WebSocket (`ws` feature),
+//!    raw terminal with `-t`, resize forwarding, `--detach-keys` (see `stream`); if
+//!    attaching fails, warn and print the logs written since;
 //! 4. with `--restart=Never` (or `OnFailure`) and without `--leave-stdin-open`, wait for
 //!    the pod to finish and exit with its container's exit code: the attach stream
 //!    always reports success (kubernetes#63694), so the pod status is the truth;
-//! 5. `--rm` deletes everything the command created, also after an error or Ctrl-C.
+//! 5. `--rm` deletes everything the command created, also after an error, SIGINT or
+//!    SIGTERM (`cli::interrupt`: bounded, then the signal's exit code; a second signal
+//!    exits at once).
 
-use std::io::{IsTerminal as _, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use futures::{SinkExt as _, TryStreamExt as _};
+use futures::TryStreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{
-    Api, AttachParams, DeleteParams, DynamicObject, ListParams, LogParams, TerminalSize,
-};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, LogParams};
 use kube::runtime::watcher;
 use serde_json::Value;
+use tokio_util::compat::FuturesAsyncReadCompatExt as _;
 
 use cli::SilentExit;
+use cli::interrupt::Interrupt;
 
 use crate::create::Created;
 
+pub mod detach;
 mod stdin;
+mod stream;
 
-/// How long output may keep arriving after the attach session reported its end.
-const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long kubectl 1.37 gives the log printed before the attach (its 5 s context).
+const PRE_ATTACH_LOG: Duration = Duration::from_secs(5);
 
-/// How `--rm` deletes: `--cascade` only. kubectl 1.32's run sets its delete options'
+/// How long `--rm` may take to delete after a signal before the command gives up
+/// (each request is bounded as well; this bounds them together).
+const CLEANUP_AFTER_SIGNAL: Duration = Duration::from_secs(20);
+
+/// How `--rm` deletes: `--cascade` only. kubectl's run sets its delete options'
 /// grace period to -1 whatever `--grace-period` and `--force` say (run.go:
 /// `deleteOpts.GracePeriod = -1`), so the delete carries no `gracePeriodSeconds` and
 /// each object's own grace period applies.
@@ -60,6 +71,8 @@ pub struct Session {
     pub quiet: bool,
     /// `--leave-stdin-open`.
     pub leave_stdin_open: bool,
+    /// `--detach-keys`, as typed (parsed where kubectl parses it: see `stream`).
+    pub detach_keys: String,
     /// The pod's restart policy: decides whether to wait for an exit code.
     pub restart_policy: String,
     /// `--rm`.
@@ -84,17 +97,38 @@ enum Waited {
 
 impl Session {
     /// Runs the attach flow and returns the exit code; `--rm` cleanup happens on every
-    /// path, including Ctrl-C (exit 130, the shell's convention for SIGINT).
+    /// path, including SIGINT and SIGTERM (exit 130 or 143, as a shell reports a
+    /// command the signal ended). kubectl leaves the pod behind on a signal; a CI
+    /// system that cancels a job with SIGTERM must not leak pods.
     pub async fn run(self, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
+        let interrupt = Interrupt::install(self.second_signal_hint());
+        let mut signalled = None;
         let result = tokio::select! {
             r = self.attach_and_wait(err) => r,
-            _ = tokio::signal::ctrl_c() => Err(anyhow::Error::new(SilentExit(130))),
+            i = interrupt.fired() => {
+                signalled = Some(i.signal);
+                Err(anyhow::Error::new(SilentExit(cli::interrupt::exit_code(i.signal))))
+            }
         };
-        if self.remove
-            && let Err(e) = self.remove_created(out).await
-        {
-            // The primary outcome wins; a failed cleanup is reported, not hidden.
-            let _ = writeln!(err, "{}", cli::format_error(&e));
+        // The session's future is dropped: the terminal is restored and stdin is no
+        // longer read before anything below is printed.
+        if self.remove {
+            let removed = match signalled {
+                None => self.remove_created(out).await,
+                Some(_) => tokio::time::timeout(CLEANUP_AFTER_SIGNAL, self.remove_created(out))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(anyhow!(
+                            "deleting what --rm created took longer than {}s; {}",
+                            CLEANUP_AFTER_SIGNAL.as_secs(),
+                            self.second_signal_hint()
+                        ))
+                    }),
+            };
+            if let Err(e) = removed {
+                // The primary outcome wins; a failed cleanup is reported, not hidden.
+                let _ = writeln!(err, "{}", cli::format_error(&e));
+            }
         }
         // As in kubectl, the container's failure is reported after the cleanup (its
         // deferred delete runs before CheckErr prints), with the container's exit code.
@@ -106,6 +140,23 @@ impl Session {
             Err(Err(other)) => Err(other),
             Ok(code) => Ok(code),
         }
+    }
+
+    /// What a second signal, which ends the command at once, leaves to the user.
+    fn second_signal_hint(&self) -> String {
+        if !self.remove {
+            return "The created objects stay (no --rm).".into();
+        }
+        let objects: Vec<String> = self
+            .created_all
+            .iter()
+            .map(|c| format!("{}/{}", kind_of(c), name_of(c)))
+            .collect();
+        format!(
+            "Left for --rm to delete: kubectl delete -n {} {}",
+            self.namespace,
+            objects.join(" ")
+        )
     }
 
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
@@ -124,17 +175,8 @@ impl Session {
         )
         .await?
         {
-            Waited::Completed(pod) => self.print_logs(&pods, &pod).await?,
-            Waited::Ready(pod) => {
-                if let Err(e) = self.attach(&pods, &pod, err).await {
-                    writeln!(
-                        err,
-                        "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
-                        plain_message(&e)
-                    )?;
-                    self.print_logs(&pods, &pod).await?;
-                }
-            }
+            Waited::Completed(pod) => self.print_logs(&pods, &pod, None).await?,
+            Waited::Ready(pod) => self.attach_ready(&pods, &pod, err).await?,
         }
         let wait_for_exit =
             !self.leave_stdin_open && matches!(self.restart_policy.as_str(), "Never" | "OnFailure");
@@ -160,6 +202,67 @@ impl Session {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
         exit_code_of(&pod)
+    }
+
+    /// kubectl 1.37's `handleAttachPod` for a running pod: the log so far, then the
+    /// attach; if attaching fails, a warning and the log written since.
+    async fn attach_ready(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let container = container_name(pod);
+        let since = match self.replay_log(pods, &name, container.clone()).await {
+            Ok(since) => Some(since),
+            Err(e) => {
+                writeln!(
+                    err,
+                    "warning: couldn't fetch pre-attach logs: {}",
+                    plain_message(&e)
+                )?;
+                None
+            }
+        };
+        let request = stream::Request {
+            pod: &name,
+            namespace: &self.namespace,
+            container,
+            stdin: self.stdin,
+            tty: self.tty,
+            quiet: self.quiet,
+            detach_keys: &self.detach_keys,
+        };
+        if let Err(e) = stream::attach(pods, &request, err).await {
+            writeln!(
+                err,
+                "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
+                plain_message(&e)
+            )?;
+            self.print_logs(pods, pod, since).await?;
+        }
+        Ok(())
+    }
+
+    /// The container's log as it is now, within kubectl's 5 s; the time it was read
+    /// (to the second, as kubectl's `sinceTime` travels), from which a fallback to
+    /// the logs goes on.
+    async fn replay_log(
+        &self,
+        pods: &Api<Pod>,
+        name: &str,
+        container: Option<String>,
+    ) -> Result<Timestamp> {
+        let params = LogParams {
+            container,
+            ..Default::default()
+        };
+        let copy = async {
+            let stream = pods.log_stream(name, &params).await?;
+            tokio::io::copy(&mut stream.compat(), &mut tokio::io::stdout()).await?;
+            anyhow::Ok(())
+        };
+        tokio::time::timeout(PRE_ATTACH_LOG, copy)
+            .await
+            // Go's words for the expired context.
+            .map_err(|_| anyhow!("context deadline exceeded"))??;
+        Ok(Timestamp::from_second(Timestamp::now().as_second())?)
     }
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
@@ -227,11 +330,7 @@ impl Session {
         let Some(created) = self.created_all.first() else {
             return Vec::new();
         };
-        let name = created
-            .object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let name = name_of(created);
         let api: Api<DynamicObject> =
             Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
         let Ok(object) = api.get(name).await else {
@@ -257,13 +356,8 @@ impl Session {
                 )
             })
             .collect();
-        let kind = created.resource.kind.to_ascii_lowercase();
-        let kind = if created.resource.group.is_empty() {
-            kind
-        } else {
-            format!("{kind}.{}", created.resource.group)
-        };
-        let causes = apiclient::waiting::controller_causes(&kind, name, &conditions, &[]);
+        let causes =
+            apiclient::waiting::controller_causes(&kind_of(created), name, &conditions, &[]);
         reported
             .fresh(&causes)
             .into_iter()
@@ -271,159 +365,41 @@ impl Session {
             .collect()
     }
 
-    async fn attach(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let container = container_name(pod);
-        // kubectl's SetupTTY: a TTY needs stdin, and stdin must be a terminal.
-        let stdin_is_terminal = std::io::stdin().is_terminal();
-        if self.tty && self.stdin && !stdin_is_terminal && !self.quiet {
-            writeln!(
-                err,
-                "Unable to use a TTY - input is not a terminal or the right kind of file"
-            )?;
-        }
-        let tty = self.tty && self.stdin && stdin_is_terminal;
-        let params = AttachParams {
-            container: container.clone(),
-            stdin: self.stdin,
-            stdout: true,
-            stderr: !tty,
-            tty,
-            ..Default::default()
-        };
-        // kubectl's attach prints it unless quiet, with or without stdin, before it
-        // connects (so it also precedes a failed attach's warning).
-        if !self.quiet {
-            writeln!(
-                err,
-                "If you don't see a command prompt, try pressing enter."
-            )?;
-        }
-        let mut attached = pods.attach(&name, &params).await?;
-        let raw = tty.then(RawMode::enable).transpose()?;
-        let mut tasks = Vec::new();
-        if let Some(mut remote_out) = attached.stdout() {
-            tasks.push(tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut remote_out, &mut tokio::io::stdout()).await;
-            }));
-        }
-        if let Some(mut remote_err) = attached.stderr() {
-            tasks.push(tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut remote_err, &mut tokio::io::stderr()).await;
-            }));
-        }
-        // stdin is read until end of file or the end of the session, whichever comes
-        // first (see `stdin`: nothing typed after the session is taken from the shell).
-        let mut stdin_stop = None;
-        let stdin_task = match attached.stdin() {
-            Some(mut remote_in) => {
-                let (mut chunks, stop) = stdin::start().context("unable to read stdin")?;
-                stdin_stop = Some(stop);
-                Some(tokio::spawn(async move {
-                    use tokio::io::AsyncWriteExt as _;
-                    while let Some(Ok(chunk)) = chunks.recv().await {
-                        if remote_in.write_all(&chunk).await.is_err() {
-                            return;
-                        }
-                    }
-                    // End of file for the container, as kubectl sends it (v5 protocol's
-                    // close-stdin). It must be an explicit shutdown: kube's writer is one
-                    // half of an in-memory pipe, and dropping it signals nothing, so a
-                    // container reading stdin would wait forever.
-                    let _ = remote_in.shutdown().await;
-                }))
-            }
-            None => None,
-        };
-        let resize_task = if tty {
-            attached
-                .terminal_size()
-                .map(|tx| tokio::spawn(forward_resizes(tx)))
-        } else {
-            None
-        };
-        // The session is over when the connection closes, or when the error channel
-        // reports the final status (kubectl's streamer stops there too): a server that
-        // sends the status but keeps the socket open must not hang the command.
-        let status = attached.take_status();
-        let joined = match status {
-            Some(status) => {
-                let join = attached.join();
-                tokio::pin!(join);
-                tokio::select! {
-                    joined = &mut join => joined,
-                    _ = status => match tokio::time::timeout(STREAM_DRAIN, &mut join).await {
-                        Ok(joined) => joined,
-                        Err(_) => Ok(()),
-                    },
-                }
-            }
-            None => attached.join().await,
-        };
-        // The session is over: stop reading the user's terminal before anything else.
-        if let Some(mut stop) = stdin_stop {
-            stop.stop();
-        }
-        for task in tasks {
-            // Output still in flight is copied; a stream the server never ends is not waited for.
-            if tokio::time::timeout(STREAM_DRAIN, task).await.is_err() {
-                tracing::debug!("an output stream did not end after the session; leaving it");
-            }
-        }
-        for task in stdin_task.into_iter().chain(resize_task) {
-            task.abort();
-        }
-        // kubectl restores the terminal before its last words (`t.Safe` returns first).
-        drop(raw);
-        joined.map_err(|e| anyhow!("{e}"))?;
-        // kubectl's reattachMessage: stdin on a raw terminal, not quiet, restart Always.
-        if tty && !self.quiet && self.restart_policy == "Always" {
-            println!(
-                "Session ended, resume using 'kubectl attach {name} -c {} -i -t' command when the pod is running",
-                container.unwrap_or_default()
-            );
-        }
-        Ok(())
-    }
-
-    /// kubectl's `logOpts`: the logs of the (single) container, as they are now.
-    async fn print_logs(&self, pods: &Api<Pod>, pod: &Pod) -> Result<()> {
+    /// kubectl's `logOpts`: the logs of the (single) container, as they are now (or
+    /// those written since `since`).
+    async fn print_logs(&self, pods: &Api<Pod>, pod: &Pod, since: Option<Timestamp>) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let params = LogParams {
             container: container_name(pod),
+            since_time: since,
             ..Default::default()
         };
         let stream = pods.log_stream(&name, &params).await?;
-        let mut reader = tokio_util_compat(stream);
-        tokio::io::copy(&mut reader, &mut tokio::io::stdout()).await?;
+        tokio::io::copy(&mut stream.compat(), &mut tokio::io::stdout()).await?;
         Ok(())
     }
 
     /// Deletes everything this command created, ignoring objects already gone, and
-    /// prints `pod "x" deleted` lines unless `-q`.
+    /// prints kubectl 1.37's `pod "x" deleted from NS namespace` lines unless `-q`.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
         let params = DeleteParams {
             propagation_policy: Some(self.deletion.cascade.clone()),
             ..Default::default()
         };
         for created in &self.created_all {
-            let name = created
-                .object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let name = name_of(created);
             let api: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
             match api.delete(name, &params).await {
                 Ok(_) => {
                     if !self.quiet {
-                        let kind = created.resource.kind.to_ascii_lowercase();
-                        let kind = if created.resource.group.is_empty() {
-                            kind
-                        } else {
-                            format!("{kind}.{}", created.resource.group)
-                        };
-                        writeln!(out, "{kind} \"{name}\" deleted")?;
+                        // Everything run creates is namespaced.
+                        writeln!(
+                            out,
+                            "{} \"{name}\" deleted from {} namespace",
+                            kind_of(created),
+                            self.namespace
+                        )?;
                     }
                 }
                 Err(kube::Error::Api(s)) if s.is_not_found() => {}
@@ -434,128 +410,22 @@ impl Session {
     }
 }
 
-/// Adapts kube's `futures::AsyncBufRead` log stream to tokio's `AsyncRead`.
-fn tokio_util_compat(
-    stream: impl futures::AsyncBufRead + Unpin,
-) -> impl tokio::io::AsyncRead + Unpin {
-    tokio_util_like::Compat(stream)
-}
-
-/// A minimal futures→tokio read adapter, written here to avoid pulling in `tokio-util`
-/// for one trait impl.
-mod tokio_util_like {
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
-
-    pub struct Compat<R>(pub R);
-
-    impl<R: futures::AsyncRead + Unpin> tokio::io::AsyncRead for Compat<R> {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
-        ) -> Poll<std::io::Result<()>> {
-            let unfilled = buf.initialize_unfilled();
-            match Pin::new(&mut self.0).poll_read(cx, unfilled) {
-                Poll::Ready(Ok(n)) => {
-                    buf.advance(n);
-                    Poll::Ready(Ok(()))
-                }
-                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-                Poll::Pending => Poll::Pending,
-            }
-        }
+/// kubectl's kind string of a created object: `pod`, `deployment.apps`.
+fn kind_of(created: &Created) -> String {
+    let kind = created.resource.kind.to_ascii_lowercase();
+    if created.resource.group.is_empty() {
+        kind
+    } else {
+        format!("{kind}.{}", created.resource.group)
     }
 }
 
-/// Sends the terminal size now and whenever it changes, as kubectl's resize queue does
-/// (an unchanged size is not sent again). The first size is sent one column and one
-/// row larger and then as it is, as kubectl does ("so that attach-detach-reattach
-/// will result in the screen being redrawn"): a shell with line editing redraws its
-/// prompt on the change, so a user attaching to one sees it without pressing Enter.
-async fn forward_resizes(mut tx: futures::channel::mpsc::Sender<TerminalSize>) {
-    let Some(mut resized) = Resized::listen() else {
-        return;
-    };
-    let mut last = None;
-    if let Ok((width, height)) = crossterm::terminal::size() {
-        let larger = TerminalSize {
-            width: width.saturating_add(1),
-            height: height.saturating_add(1),
-        };
-        if tx.send(larger).await.is_err() {
-            return;
-        }
-    }
-    loop {
-        if let Ok(size) = crossterm::terminal::size()
-            && last != Some(size)
-        {
-            last = Some(size);
-            let (width, height) = size;
-            if tx.send(TerminalSize { width, height }).await.is_err() {
-                return;
-            }
-        }
-        if !resized.next().await {
-            return;
-        }
-    }
-}
-
-/// When to look at the terminal size again: on SIGWINCH on Unix.
-#[cfg(unix)]
-struct Resized(tokio::signal::unix::Signal);
-
-#[cfg(unix)]
-impl Resized {
-    fn listen() -> Option<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        signal(SignalKind::window_change()).ok().map(Self)
-    }
-
-    /// False once no more signals can arrive.
-    async fn next(&mut self) -> bool {
-        self.0.recv().await.is_some()
-    }
-}
-
-/// Windows has no resize signal, and console resize events arrive only to a reader of
-/// the console input, which stdin forwarding owns; kubectl polls there
-/// (`resizeevents_windows.go`, every 250 ms), and so do we.
-#[cfg(not(unix))]
-struct Resized(tokio::time::Interval);
-
-#[cfg(not(unix))]
-impl Resized {
-    fn listen() -> Option<Self> {
-        let mut every = tokio::time::interval(Duration::from_millis(250));
-        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        Some(Self(every))
-    }
-
-    async fn next(&mut self) -> bool {
-        self.0.tick().await;
-        true
-    }
-}
-
-/// Raw terminal mode for `-t`, restored when dropped (on every return path). crossterm
-/// does it with termios on Unix and with the console modes on Windows (its `windows`
-/// feature).
-struct RawMode;
-
-impl RawMode {
-    fn enable() -> Result<Self> {
-        crossterm::terminal::enable_raw_mode().context("unable to put the terminal in raw mode")?;
-        Ok(RawMode)
-    }
-}
-
-impl Drop for RawMode {
-    fn drop(&mut self) {
-        let _ = crossterm::terminal::disable_raw_mode();
-    }
+fn name_of(created: &Created) -> &str {
+    created
+        .object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// An error as kubectl's `%v` shows it inside a sentence: the server's message for API

@@ -74,6 +74,8 @@ pub struct RunPodOptions {
     pub remove: bool,
     /// `-q`.
     pub quiet: bool,
+    /// `--detach-keys`, as typed.
+    pub detach_keys: String,
     /// `--restart` as typed; the default `Always` unless given.
     pub restart: String,
     /// Whether `--restart` was typed.
@@ -174,6 +176,7 @@ impl RunPodOptions {
             attach,
             remove: args.rm,
             quiet: args.quiet,
+            detach_keys: args.detach_keys,
             restart: args.restart,
             restart_explicit: explicit.restart,
             dry_run,
@@ -204,10 +207,11 @@ impl RunPodOptions {
             anyhow::bail!("NAME is required for run");
         }
         let timeout = self.pod_running_timeout;
+        // kubectl 1.37 words these four checks (the timeout, --rm without attach,
+        // --attach with --dry-run, the pull policy) as plain errors, without 1.32's
+        // usage hint, and names the valid pull policies.
         if timeout.is_zero() {
-            return Err(usage(
-                "--pod-running-timeout must be higher than zero".into(),
-            ));
+            anyhow::bail!("--pod-running-timeout must be higher than zero");
         }
         if image.is_empty() {
             anyhow::bail!("--image is required");
@@ -248,19 +252,18 @@ impl RunPodOptions {
             )));
         }
         if self.remove && !self.attach {
-            return Err(usage(
-                "--rm should only be used for attached containers".into(),
-            ));
+            anyhow::bail!("--rm should only be used for attached containers");
         }
         if self.attach && self.dry_run != DryRunStrategy::None {
-            return Err(usage(
+            anyhow::bail!(
                 "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)"
-                    .into(),
-            ));
+            );
         }
         match p.image_pull_policy.as_str() {
             "" | "Always" | "IfNotPresent" | "Never" => {}
-            other => return Err(usage(format!("invalid image pull policy: {other}"))),
+            other => anyhow::bail!(
+                "invalid image pull policy: {other}, valid values are: Always, IfNotPresent, Never"
+            ),
         }
         let generator = match &self.generator_name {
             Some(name) => GeneratorChoice::Explicit(
@@ -452,6 +455,7 @@ impl RunPodOptions {
                 tty: self.params.tty,
                 quiet: self.quiet,
                 leave_stdin_open: self.params.leave_stdin_open,
+                detach_keys: self.detach_keys.clone(),
                 restart_policy: v.restart_policy.clone(),
                 remove: self.remove,
                 timeout: v.pod_running_timeout,

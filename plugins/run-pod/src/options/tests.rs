@@ -107,19 +107,19 @@ fn usage_errors_and_plain_errors() {
         &["x", "--image=nginx", "--restart=Never", "-r", "3"],
         "--restart=Never requires that --replicas=1, found 3",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "--rm"],
         "--rm should only be used for attached containers",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "--attach", "--dry-run=server"],
         "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "--image-pull-policy=Sometimes"],
-        "invalid image pull policy: Sometimes",
+        "invalid image pull policy: Sometimes, valid values are: Always, IfNotPresent, Never",
     );
-    usage(
+    plain(
         &["x", "--image=nginx", "--pod-running-timeout=0s"],
         "--pod-running-timeout must be higher than zero",
     );
