@@ -63,8 +63,11 @@ async fn a_good_app_from_stdin_becomes_ready_and_output_is_unchanged() {
         "kind": "List",
         "items": [
             serde_json::from_str::<serde_json::Value>(&deployment("web", "nginx:1.27", 2, &[("sim.kubeplug.io/ready-after-ms", "300")])).unwrap(),
+            // A headless Service without a selector: nothing to wait for. (One with a
+            // selector waits for endpoints, which the simulated node's loopback pod
+            // IPs never get: see `a_service_says_why_it_has_no_endpoints`.)
             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
-             "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}},
+             "spec": {"clusterIP": "None", "ports": [{"port": 80}]}},
             {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "migrate"},
              "spec": {"backoffLimit": 0, "template": {
                  "metadata": {"annotations": {"sim.kubeplug.io/exit-after-ms": "300", "sim.kubeplug.io/exit-code": "0"}},
@@ -327,5 +330,35 @@ fn a_dry_run_has_nothing_to_wait_for() {
     assert_eq!(
         out.stderr,
         "error: --dry-run and --wait are mutually exclusive: a dry run creates nothing to wait for\nSee 'kubectl create-file -h' for help and examples\n"
+    );
+}
+
+/// The simulated node gives pods loopback IPs (127.0.0.2…), which EndpointSlice
+/// validation refuses, so a Service with a selector never gets endpoints here: the
+/// wait names the EndpointSlice controller's Warning event, and `--timeout` ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_service_says_why_it_has_no_endpoints() {
+    let ns = cluster().namespace("wait-svc").await;
+    let docs = format!(
+        "{}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {{app: web}}\n  ports: [{{port: 80}}]\n",
+        deployment("web", "nginx:1.27", 1, &[])
+    );
+    let out = create_file(
+        &["-f", "-", "-n", ns.as_str(), "--wait", "--timeout=20s"],
+        Some(&docs),
+    );
+    out.code(TIMEOUT_EXIT);
+    assert!(
+        out.stderr.lines().any(|l| l
+            .starts_with("Waiting: service/web FailedToUpdateEndpointSlices: ")
+            && l.contains("may not be in the loopback range")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("1/2 ready; not ready:\n  service/web: no ready endpoints"),
+        "{}",
+        out.stderr
     );
 }

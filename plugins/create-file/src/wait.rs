@@ -7,7 +7,7 @@
 //! namespace with workloads, one on the EndpointSlices of each namespace with
 //! Services, one list of StorageClasses when there are claims, and a list of the
 //! namespace's Warning events at most every [`EVENTS_EVERY`] while an object whose
-//! controller only reports by events (StatefulSet, DaemonSet, Job, claim) waits.
+//! controller only reports by events (StatefulSet, DaemonSet, Job, claim, Service) waits.
 //! Events are a refinement: a user who may not list them (a service account in a
 //! pod) still gets the causes the objects and their pods carry.
 //!
@@ -424,7 +424,11 @@ impl Wait {
             .filter(|t| {
                 matches!(
                     t.rule,
-                    Rule::StatefulSet | Rule::DaemonSet | Rule::Job | Rule::PersistentVolumeClaim
+                    Rule::StatefulSet
+                        | Rule::DaemonSet
+                        | Rule::Job
+                        | Rule::PersistentVolumeClaim
+                        | Rule::Service
                 )
             })
             .filter_map(|t| t.object.namespace.clone())

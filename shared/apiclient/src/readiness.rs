@@ -11,7 +11,7 @@
 //!   for its ready count: a new object has no old pods to wait out.
 //! - [`causes`] are the stall causes of one object, in `waiting`'s words: its
 //!   controller's `FailedCreate`, its pods' scheduling, image and crash-loop reasons,
-//!   a Job's failed pods, a claim without a provisioner.
+//!   a Job's failed pods, a claim without a provisioner, a Service's Warning events.
 //! - [`doom`] says which of them cannot fix themselves, as Shopify's krane learned
 //!   ("doom reasons"): a refusal by admission for what the template asks; an image
 //!   the registry says does not exist; the same pull error on [`PULLS_BEFORE_DOOM`]
@@ -559,6 +559,7 @@ pub fn causes(
             controller_causes(controller, name, conditions, &events)
         }
         Rule::PersistentVolumeClaim => claim_causes(object, &events, storage_classes),
+        Rule::Service => service_causes(object, &events),
         _ => Vec::new(),
     };
     if rule == Rule::Job {
@@ -616,18 +617,8 @@ fn failed_pods(job: &str, pods: &[&Pod]) -> Option<Cause> {
 fn claim_causes(object: &Value, events: &[Event], classes: Option<&[StorageClass]>) -> Vec<Cause> {
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let object_name = format!("persistentvolumeclaim/{name}");
-    let newest = events.iter().max_by_key(|e| {
-        e.last_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string())
-            .unwrap_or_default()
-    });
-    let text = match newest {
-        Some(e) => format!(
-            "{}: {}",
-            e.reason.as_deref().unwrap_or("Warning"),
-            e.message.as_deref().unwrap_or_default()
-        ),
+    let text = match newest_warning(events) {
+        Some(text) => text,
         None => {
             let Some(classes) = classes else {
                 return Vec::new();
@@ -664,6 +655,40 @@ fn claim_causes(object: &Value, events: &[Event], classes: Option<&[StorageClass
         format!("claim/{object_name}"),
         text,
     )]
+}
+
+/// The newest Warning event's reason and message.
+fn newest_warning(events: &[Event]) -> Option<String> {
+    let newest = events.iter().max_by_key(|e| {
+        e.last_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+            .unwrap_or_default()
+    })?;
+    Some(format!(
+        "{}: {}",
+        newest.reason.as_deref().unwrap_or("Warning"),
+        newest.message.as_deref().unwrap_or_default()
+    ))
+}
+
+/// A Service without ready endpoints: what its Warning events say (the EndpointSlice
+/// controller's `FailedToUpdateEndpointSlices`, for one).
+fn service_causes(object: &Value, events: &[Event]) -> Vec<Cause> {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let object_name = format!("service/{name}");
+    newest_warning(events)
+        .map(|text| {
+            Cause::new(
+                object_name.clone(),
+                text.clone(),
+                false,
+                format!("service/{object_name}"),
+                text,
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Pull failures counted per container across watch updates: the kubelet shows

@@ -338,6 +338,23 @@ fn a_service_with_a_ready_endpoint() {
         State::Waiting("no ready endpoints".into())
     );
     assert_eq!(with(&[slice(true)], json!({"app": "web"})), State::Ready);
+    let refused: Event = serde_json::from_value(json!({
+        "metadata": {"name": "e"}, "involvedObject": {"kind": "Service", "name": "web"},
+        "reason": "FailedToUpdateEndpointSlices", "type": "Warning",
+        "message": "Error updating Endpoint Slices for Service ns/web: … may not be in the loopback range",
+    }))
+    .expect("event");
+    let causes = causes(
+        Rule::Service,
+        &svc(json!({"app": "web"})),
+        &[],
+        &[&refused],
+        None,
+    );
+    assert_eq!(
+        causes[0].line(),
+        "Waiting: service/web FailedToUpdateEndpointSlices: Error updating Endpoint Slices for Service ns/web: … may not be in the loopback range"
+    );
 }
 
 #[test]
