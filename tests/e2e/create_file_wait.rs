@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, ResourceQuota};
+use k8s_openapi::api::core::v1::{Namespace, Pod, ResourceQuota};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use tests::harness::{Output, cluster};
 
@@ -205,9 +205,11 @@ async fn a_crash_loop_ends_the_wait_past_its_threshold_with_the_exit_code() {
     out.code(1);
     assert!(out.stderr.contains("CrashLoopBackOff"), "{}", out.stderr);
     assert!(
+        // Three restarts or more: the node's back-off is short, the look once a second.
         out.stderr.lines().any(
             |l| l.starts_with("error: deployment.apps/crash: pod/crash-")
-                && l.ends_with("crash loop, restarted 3 times, last exit code 2")
+                && l.contains(": crash loop, restarted ")
+                && l.ends_with(" times, last exit code 2")
         ),
         "{}",
         out.stderr
@@ -305,6 +307,22 @@ async fn a_pod_security_refusal_is_named_and_ends_the_wait() {
         )
         .await
         .unwrap();
+    // Admission reads the label from its informer: wait until it refuses a pod.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "probe"}, "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}
+    }))
+    .unwrap();
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    for _ in 0..100 {
+        if pods.create(&dry_run, &pod).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let file = deployment("web", "nginx:1.27", 1, &[]);
     let out = create_file(
         &["-f", "-", "-n", ns.as_str(), "--wait", "--timeout=300s"],
