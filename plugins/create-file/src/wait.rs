@@ -139,7 +139,9 @@ struct Wait {
     events_allowed: bool,
     events_listed_at: HashMap<String, Instant>,
     pulls: PullFailures,
-    reported: Reported,
+    /// What was printed, per target: `waiting`'s keys name a container, not the
+    /// workload (its pods come and go), so two workloads keep apart.
+    reported: HashMap<usize, Reported>,
     last_causes: Vec<Cause>,
     progress: Progress,
 }
@@ -166,7 +168,7 @@ impl Wait {
             events_allowed: true,
             events_listed_at: HashMap::new(),
             pulls: PullFailures::default(),
-            reported: Reported::default(),
+            reported: HashMap::new(),
             last_causes: Vec::new(),
         }
     }
@@ -367,10 +369,11 @@ impl Wait {
     fn look(&mut self) -> Option<String> {
         let mut all = Vec::new();
         let mut doomed = None;
-        for target in self
+        for (i, target) in self
             .targets
             .iter()
-            .filter(|t| matches!(t.state, State::Waiting(_)))
+            .enumerate()
+            .filter(|(_, t)| matches!(t.state, State::Waiting(_)))
         {
             let Some(object) = &target.seen else {
                 continue;
@@ -397,13 +400,13 @@ impl Wait {
                     }
                 });
             }
-            all.extend(causes);
-        }
-        for cause in self.reported.fresh(&all) {
-            // A cause that cannot fix itself ends the wait: its error says it.
-            if !cause.permanent {
-                self.progress.line(&cause.line());
+            for cause in self.reported.entry(i).or_default().fresh(&causes) {
+                // A cause that cannot fix itself ends the wait: its error says it.
+                if !cause.permanent {
+                    self.progress.line(&cause.line());
+                }
             }
+            all.extend(causes);
         }
         if !all.is_empty() {
             self.last_causes = all;
