@@ -839,6 +839,52 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
 }
 
 /// The codes in the first column of the "Exit codes" table of `plugin`'s README.
+/// `create-file --wait` in a Job as a ServiceAccount that may not list events: the
+/// objects' own conditions still end the wait (a failed Job, with its failure).
+#[tokio::test(flavor = "multi_thread")]
+async fn create_file_wait_in_a_job_without_events() {
+    let cluster = cluster();
+    let client = cluster.client().await;
+    let ns = cluster.namespace("ci-wait").await;
+    service_account(
+        &client,
+        ns.as_str(),
+        json!([
+            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
+        ]),
+    )
+    .await;
+    let failing = json!({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "migrate"},
+        "spec": {"backoffLimit": 0, "template": {
+            "metadata": {"annotations": {"sim.kubeplug.io/exit-after-ms": "200", "sim.kubeplug.io/exit-code": "3"}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "migrate:1"}]}}}
+    })
+    .to_string();
+    let dir = manifests("wait-no-events", &[("job.json", &failing)]);
+    let file = dir.join("job.json").display().to_string();
+    let argv = [
+        "sh",
+        "-c",
+        "exec \"$@\" 2>&1",
+        "sh",
+        "kubectl",
+        "create-file",
+        "-f",
+        file.as_str(),
+        "--wait",
+        "--timeout=120s",
+    ];
+    let (code, out) = job(cluster, &client, ns.as_str(), "step", &argv).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("job.batch/migrate created\n"), "{out}");
+    assert!(
+        out.contains("error: job.batch/migrate: job \"migrate\" failed: BackoffLimitExceeded: "),
+        "{out}"
+    );
+}
+
 fn readme_exit_codes(plugin: &str) -> Vec<i32> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -939,6 +985,25 @@ async fn every_exit_code_each_readme_lists() {
         let got = code_after_signal(cluster, &far_kc, "create-file", &create, pause, signal).await;
         create_file.insert(code, got);
     }
+
+    // 124: `--wait` past `--timeout`, for pods that never become ready.
+    let never_ready = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "never"},
+        "spec": {"selector": {"matchLabels": {"app": "never"}}, "template": {
+            "metadata": {"labels": {"app": "never"}, "annotations": {"sim.kubeplug.io/never-ready": "true"}},
+            "spec": {"containers": [{"name": "c", "image": "web:1"}]}}}
+    })
+    .to_string();
+    let dir = manifests("exit-codes-wait", &[("never.json", &never_ready)]);
+    let file = dir.join("never.json").display().to_string();
+    let wait = [
+        "-f",
+        file.as_str(),
+        ns_flag.as_str(),
+        "--wait",
+        "--timeout=3s",
+    ];
+    create_file.insert(124, code_of(cluster, kc, "create-file", &wait).await);
 
     // run-pod. 3: the attached container's own code. The signals come while it
     // waits for a pod that cannot be scheduled.

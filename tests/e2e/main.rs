@@ -13,6 +13,9 @@
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `create_file_faults`: create-file against a throttling server and lost answers
 //!   (issue 17).
+//! - `create_file_wait`: `create-file --wait` until ready, or ended early by a cause
+//!   that cannot fix itself (a missing image, a crash loop, a failed Job, Pod
+//!   Security), a full quota named until `--timeout`.
 //! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
 //!   code, object and stderr (issue 19).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
@@ -56,6 +59,7 @@ mod colour;
 mod config_errors;
 mod create_file;
 mod create_file_faults;
+mod create_file_wait;
 mod credentials;
 mod dist;
 mod fidelity;

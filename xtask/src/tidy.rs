@@ -291,6 +291,12 @@ const LAYERS: &[Layer] = &[
         forbidden_macros: &[],
     },
     Layer {
+        dir: "plugins/create-file/src/wait",
+        invariant: "create-file: options -> wait -> create; nothing calls back into options",
+        forbidden: &["crate::options", "crate::edit"],
+        forbidden_macros: &[],
+    },
+    Layer {
         dir: "plugins/create-file/src/edit",
         invariant: "create-file: options -> create/edit -> create; nothing calls back into options",
         forbidden: &["crate::options"],

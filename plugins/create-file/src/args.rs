@@ -1,6 +1,6 @@
 //! The command line of `kubectl create-file`: kubectl 1.32's `create -f` flags, plus
-//! `--concurrency` and `--timeout` for what this plugin adds (parallel creates, waiting
-//! for CRDs).
+//! `--concurrency`, `--timeout` and `--wait` for what this plugin adds (parallel
+//! creates, waiting for CRDs, waiting until what was created is ready).
 //!
 //! Help strings are kubectl's, verbatim (hence `help = …` rather than doc comments,
 //! which clap would trim). kubectl's global flags, `--record`, `-h` and `--version`
@@ -101,12 +101,18 @@ pub struct Args {
 
     #[arg(
         long,
-        default_value = "1m0s",
+        default_value = "0s",
         value_name = "DURATION",
         value_parser = cli::flags::go_duration,
-        help = "How long to wait for CustomResourceDefinitions created by this command to become Established before creating their instances"
+        help = "How long to wait: for CustomResourceDefinitions created by this command to become Established before creating their instances, and with --wait, for everything created to become ready. Zero means the default: 1m0s, or 5m0s with --wait"
     )]
     pub timeout: std::time::Duration,
+
+    #[arg(
+        long,
+        help = "If true, wait until every created object is ready (Deployments rolled out, Pods ready, Jobs complete, claims bound, Services with endpoints…), saying why while it waits; exit 1 as soon as one never will be, and 124 when --timeout runs out"
+    )]
+    pub wait: bool,
 
     #[arg(
         long,
@@ -177,6 +183,14 @@ mod tests {
         assert!(!args.recursive && args.edit && args.save_config.save_config);
         let args = parse_args(&["-f", "x", "-R"]).expect("parses");
         assert!(args.recursive && !args.edit && !args.windows_line_endings);
+        let args = parse_args(&["-f", "x", "--wait=true", "--timeout=2m"]).expect("parses");
+        assert!(args.wait);
+        assert_eq!(args.timeout, std::time::Duration::from_secs(120));
+        assert!(
+            !parse_args(&["-f", "x", "--wait=false"])
+                .expect("parses")
+                .wait
+        );
     }
 
     #[test]

@@ -67,6 +67,8 @@ pub struct CreateStep<'a> {
     pub concurrency: usize,
     /// How long a CRD of the input may take to become established.
     pub crd_timeout: Duration,
+    /// `--wait`: keep a reference to each created object for the wait.
+    pub wait: bool,
 }
 
 /// Prints finished results in input order and keeps failures for the end. Only
@@ -76,6 +78,10 @@ struct Output<'a> {
     next: usize,
     failures: Vec<Failure>,
     step: CreateStep<'a>,
+    /// With `--wait`: the created objects to wait for ([`kept_for_wait`]), and how
+    /// many were created.
+    created: Vec<Value>,
+    total: usize,
 }
 
 impl Output<'_> {
@@ -90,6 +96,10 @@ impl Output<'_> {
         while let Some(result) = self.pending.remove(&self.next) {
             match result {
                 Ok(obj) => {
+                    if self.step.wait {
+                        self.total += 1;
+                        self.created.extend(kept_for_wait(&obj));
+                    }
                     if let Err(err) = self.step.printer.print(&obj, &mut out) {
                         // A template that fails on one object is reported with the
                         // other failures, as kubectl's continue-on-error visitor does;
@@ -109,6 +119,28 @@ impl Output<'_> {
         out.flush()?;
         Ok(())
     }
+}
+
+/// What `--wait` needs of a created object: its kind, name and pod selector, not
+/// the object (the output window lets objects go once printed); `None` for kinds with
+/// nothing to wait for.
+fn kept_for_wait(object: &Value) -> Option<Value> {
+    let api_version = object["apiVersion"].as_str()?;
+    let group = api_version.split_once('/').map_or("", |(g, _)| g);
+    let rule = apiclient::readiness::Rule::of(group, object["kind"].as_str()?);
+    if rule == apiclient::readiness::Rule::Nothing {
+        return None;
+    }
+    let spec = &object["spec"];
+    Some(serde_json::json!({
+        "apiVersion": api_version,
+        "kind": object["kind"],
+        "metadata": {"name": object["metadata"]["name"], "namespace": object["metadata"]["namespace"]},
+        "spec": {
+            "selector": spec["selector"],
+            "template": {"metadata": {"labels": spec["template"]["metadata"]["labels"]}},
+        },
+    }))
 }
 
 fn warn(info: &Info) {
@@ -152,6 +184,10 @@ pub fn report(failures: &[Failure]) -> anyhow::Result<ExitCode> {
 pub struct Created {
     pub seen: bool,
     pub failures: Vec<Failure>,
+    /// With `--wait`: the created objects there is something to wait for, and how
+    /// many objects were created in all.
+    pub objects: Vec<Value>,
+    pub total: usize,
 }
 
 /// Creates every object of `visited` (or prints it, for a client dry run), printing
@@ -162,6 +198,8 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         next: 0,
         failures: Vec::new(),
         step: *step,
+        created: Vec::new(),
+        total: 0,
     };
     let prepare = |info: &mut Info| save_config_if(step, &mut info.object);
     let limiter = Limiter::new(step.concurrency);
@@ -307,6 +345,8 @@ fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
     Ok(Created {
         seen,
         failures: output.failures,
+        objects: output.created,
+        total: output.total,
     })
 }
 

@@ -38,7 +38,10 @@ pub struct CreateFileOptions {
     pub edit: bool,
     pub windows_line_endings: bool,
     pub concurrency: usize,
-    pub crd_timeout: Duration,
+    /// `--timeout`, resolved (see [`resolve_timeout`]).
+    pub timeout: Duration,
+    /// `--wait`.
+    pub wait: bool,
     /// The namespace from `-n` or the context, and whether `-n` gave it.
     pub namespace: String,
     pub enforce_namespace: bool,
@@ -103,7 +106,8 @@ impl CreateFileOptions {
             edit: args.edit,
             windows_line_endings: args.windows_line_endings,
             concurrency: args.concurrency,
-            crd_timeout: args.timeout,
+            timeout: resolve_timeout(args.timeout, args.wait),
+            wait: args.wait,
             namespace,
             enforce_namespace,
             client,
@@ -123,6 +127,19 @@ impl CreateFileOptions {
             return usage("--concurrency must be at least 1".into());
         }
         self.filenames.validate()?;
+        if self.wait {
+            // A dry run creates nothing: a wait would succeed on nothing, and a
+            // pipeline would read that as "ready".
+            if self.dry_run != DryRunStrategy::None {
+                return usage("--dry-run and --wait are mutually exclusive: a dry run creates nothing to wait for".into());
+            }
+            if !self.raw.is_empty() {
+                return usage("--raw and --wait are mutually exclusive".into());
+            }
+            if self.edit {
+                return usage("--edit and --wait are mutually exclusive".into());
+            }
+        }
         if !self.raw.is_empty() {
             if self.edit {
                 return usage("--raw and --edit are mutually exclusive".into());
@@ -156,6 +173,8 @@ impl CreateFileOptions {
 
     /// Does the work.
     pub async fn run(mut self) -> anyhow::Result<ExitCode> {
+        // `--timeout` bounds the whole wait, the CRDs' included.
+        let deadline = tokio::time::Instant::now() + self.timeout;
         if self.client.is_none() && (self.dry_run != DryRunStrategy::Client || !self.raw.is_empty())
         {
             return Err(self
@@ -189,6 +208,16 @@ impl CreateFileOptions {
             };
             return crate::edit::run(&edit, visited, &mut mapper).await;
         }
+        if self.wait {
+            return crate::wait::create_and_wait(
+                &create,
+                visited,
+                &mut mapper,
+                deadline,
+                self.timeout,
+            )
+            .await;
+        }
         crate::create::create_all(&create, visited).await
     }
 
@@ -203,7 +232,8 @@ impl CreateFileOptions {
             save_config: self.save_config,
             recorder: self.recorder.as_ref(),
             concurrency: self.concurrency,
-            crd_timeout: self.crd_timeout,
+            crd_timeout: self.timeout,
+            wait: self.wait,
         }
     }
 
@@ -253,5 +283,17 @@ impl CreateFileOptions {
         out.write_all(answer.as_bytes())?;
         out.flush()?;
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// `--timeout`'s default: a minute for CRDs to become Established (they take
+/// seconds), five minutes under `--wait` (a CI step must end; the causes that cannot
+/// fix themselves end it sooner). Zero asks for the default, as `kubectl delete
+/// --timeout=0` does.
+pub fn resolve_timeout(given: Duration, wait: bool) -> Duration {
+    match (given.is_zero(), wait) {
+        (false, _) => given,
+        (true, false) => Duration::from_secs(60),
+        (true, true) => Duration::from_secs(300),
     }
 }

@@ -15,6 +15,9 @@
 //! - [`error`]: this crate's error type, and `error_chain`.
 //! - [`home`]: the home directory as client-go finds it.
 //! - [`term`]: whether stderr gets colour.
+//! - [`waiting`]: why a wait is not over, in the server's words.
+//! - [`readiness`]: when a created object is ready by its kind's rules, and which
+//!   causes mean it never will be.
 
 pub mod bound;
 pub mod causes;
@@ -23,6 +26,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod readiness;
 pub mod retry;
 pub mod status;
 pub mod term;

@@ -41,6 +41,24 @@ pub struct Cause {
 }
 
 impl Cause {
+    /// A cause of another module's rules (`readiness`), with what keeps it from
+    /// repeating: `key` stays while the cause does, `signature` changes with it.
+    pub(crate) fn new(
+        object: String,
+        text: String,
+        permanent: bool,
+        key: String,
+        signature: String,
+    ) -> Self {
+        Cause {
+            object,
+            text,
+            permanent,
+            key,
+            signature,
+        }
+    }
+
     /// The line printed on stderr.
     pub fn line(&self) -> String {
         format!("Waiting: {} {}", self.object, self.text)

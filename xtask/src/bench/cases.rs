@@ -25,6 +25,17 @@ pub const READY_AFTER_MS: u64 = 300;
 /// kubectl runs of 20 s) or 30 replicas.
 const WARM_UP_OBJECTS: u32 = 50;
 const WARM_UP_REPLICAS: u32 = 3;
+const WARM_UP_DEPLOYMENTS: u32 = 5;
+/// Requests `create-file --wait` may make beside one create per object: discovery,
+/// and the watches' lists and watches (Deployments and pods), re-opened when the
+/// server ends them.
+pub const CREATE_FILE_WAIT_SLACK: u64 = 20;
+/// The kubectl script of the `--wait` case: every file created, then every file's
+/// rollout awaited, one process each (`$1` kubectl, `$2` the directory, `$3` the
+/// namespace), as a CI step writes it.
+pub const CREATE_THEN_ROLLOUT_STATUS: &str = r#"set -e
+for f in "$2"/*.yaml; do "$1" create -f "$f" -n "$3"; done
+for f in "$2"/*.yaml; do "$1" rollout status -f "$f" -n "$3" --timeout=5m; done"#;
 /// Requests allowed on top of one per object in create-file (discovery and the like).
 pub const CREATE_FILE_SLACK: u64 = 10;
 
@@ -43,6 +54,9 @@ pub enum Kind {
     CreateFile { objects: u32 },
     /// `rolling-update web --image=nginx:2 --update-period=0` on an RC of N ready pods.
     RollingUpdate { replicas: u32 },
+    /// `create-file --wait` of N one-replica Deployments from a directory vs a script
+    /// of `kubectl create -f` per file, then `kubectl rollout status` per file.
+    CreateFileWait { deployments: u32 },
 }
 
 #[derive(Debug, Clone)]
@@ -320,6 +334,14 @@ pub fn default_set() -> Vec<Case> {
             kind: Kind::CreateFile { objects: 500 },
         },
         Case {
+            name: "create-file-wait-50".into(),
+            title: "create-file --wait: 50 Deployments until rolled out vs `kubectl create` + `kubectl rollout status` per object".into(),
+            rtt_ms: 0,
+            throttled: false,
+            cell: None,
+            kind: Kind::CreateFileWait { deployments: 50 },
+        },
+        Case {
             name: "rolling-update-3".into(),
             title: "rolling-update of 3 replicas vs the ideal".into(),
             rtt_ms: 0,
@@ -395,6 +417,12 @@ fn invocation(program: PathBuf, name: &str, args: Vec<String>) -> Invocation {
     }
 }
 
+fn manifests_arg(run: &RunCtx<'_>) -> String {
+    run.manifests
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
+}
+
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
@@ -407,7 +435,7 @@ impl Kind {
         match self {
             Kind::Help { binary, .. } => binary,
             Kind::RunPodDryRun { .. } | Kind::RunPodCreate => RUN_POD,
-            Kind::CreateFile { .. } => CREATE_FILE,
+            Kind::CreateFile { .. } | Kind::CreateFileWait { .. } => CREATE_FILE,
             Kind::RollingUpdate { .. } => ROLLING_UPDATE,
         }
     }
@@ -422,6 +450,9 @@ impl Kind {
             Kind::RollingUpdate { replicas } => Kind::RollingUpdate {
                 replicas: replicas.min(WARM_UP_REPLICAS),
             },
+            Kind::CreateFileWait { deployments } => Kind::CreateFileWait {
+                deployments: deployments.min(WARM_UP_DEPLOYMENTS),
+            },
             other => other,
         }
     }
@@ -431,6 +462,7 @@ impl Kind {
         match self {
             Kind::CreateFile { objects } => Some(objects),
             Kind::RollingUpdate { replicas } => Some(replicas),
+            Kind::CreateFileWait { deployments } => Some(deployments),
             _ => None,
         }
     }
@@ -438,7 +470,9 @@ impl Kind {
     pub fn namespace(&self) -> Option<bool> {
         match self {
             Kind::Help { .. } | Kind::RunPodDryRun { .. } => None,
-            Kind::RunPodCreate | Kind::RollingUpdate { .. } => Some(true),
+            Kind::RunPodCreate | Kind::RollingUpdate { .. } | Kind::CreateFileWait { .. } => {
+                Some(true)
+            }
             Kind::CreateFile { .. } => Some(false),
         }
     }
@@ -474,6 +508,18 @@ impl Kind {
                         .unwrap_or_default(),
                     "-n".into(),
                     run.namespace.into(),
+                ],
+            ),
+            Kind::CreateFileWait { .. } => invocation(
+                bin,
+                name,
+                vec![
+                    "-f".into(),
+                    manifests_arg(run),
+                    "-n".into(),
+                    run.namespace.into(),
+                    "--wait".into(),
+                    "--timeout=5m".into(),
                 ],
             ),
             Kind::RollingUpdate { .. } => invocation(
@@ -516,6 +562,18 @@ impl Kind {
                 "-n".into(),
                 run.namespace.into(),
             ]),
+            Kind::CreateFileWait { .. } => invocation(
+                PathBuf::from("/bin/sh"),
+                "sh",
+                vec![
+                    "-c".into(),
+                    CREATE_THEN_ROLLOUT_STATUS.into(),
+                    "sh".into(),
+                    env.kubectl.display().to_string(),
+                    manifests_arg(run),
+                    run.namespace.into(),
+                ],
+            ),
             Kind::RollingUpdate { .. } => return None,
         })
     }
@@ -556,6 +614,10 @@ impl Kind {
             }
             Kind::RollingUpdate { replicas: 10 } => vec![Target::WallRatioAtMost(1.5)],
             Kind::RollingUpdate { .. } => vec![],
+            Kind::CreateFileWait { deployments } => vec![Target::RequestsAtMost {
+                objects: u64::from(deployments),
+                slack: CREATE_FILE_WAIT_SLACK,
+            }],
         }
     }
 
@@ -582,6 +644,9 @@ impl Kind {
             }
             Kind::RollingUpdate { replicas } => {
                 Duration::from_secs(30) + Duration::from_secs(3) * replicas
+            }
+            Kind::CreateFileWait { deployments } => {
+                Duration::from_secs(60) + Duration::from_secs(2) * deployments
             }
             _ => Duration::from_secs(60),
         }
@@ -755,6 +820,17 @@ mod tests {
         assert_eq!(
             cf.ours(&env, &run).program,
             Path::new("/rel/kubectl-create_file")
+        );
+        let wait = Kind::CreateFileWait { deployments: 50 };
+        assert_eq!(
+            wait.ours(&env, &run).display,
+            "kubectl-create_file -f /m -n kb-x-a1 --wait --timeout=5m"
+        );
+        let script = wait.theirs(&env, &run).unwrap();
+        assert_eq!(script.program, Path::new("/bin/sh"));
+        assert_eq!(
+            script.args[2..],
+            ["sh", "/usr/bin/kubectl", "/m", "kb-x-a1"]
         );
         let ru = Kind::RollingUpdate { replicas: 10 };
         assert!(ru.theirs(&env, &run).is_none());

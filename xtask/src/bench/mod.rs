@@ -559,6 +559,23 @@ impl Bench {
                 ));
                 (Some(manifests_of(objects)?), Some(manifests_of(warm)?))
             }
+            (Kind::CreateFileWait { deployments }, Kind::CreateFileWait { deployments: warm }) => {
+                result.notes.push(format!(
+                    "{deployments} Deployments of one replica, one YAML file each, in one directory; each run \
+                     creates them in a fresh namespace and waits until all are rolled out (the simulated node \
+                     makes pods ready {} ms after they start); kubectl's side is a script: `kubectl create -f` \
+                     per file, then `kubectl rollout status -f` per file",
+                    cases::READY_AFTER_MS
+                ));
+                let of = |n: u32| -> anyhow::Result<PathBuf> {
+                    let dir = self.work.join(format!("deployments-{n}"));
+                    if !dir.exists() {
+                        setup::write_deployments(&dir, n)?;
+                    }
+                    Ok(dir)
+                };
+                (Some(of(deployments)?), Some(of(warm)?))
+            }
             _ => (None, None),
         };
         if let Kind::RollingUpdate { replicas } = kind {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{
     ConfigMap, Container, Namespace, Pod, PodSpec, PodTemplateSpec, ReplicationController,
     ReplicationControllerSpec, ServiceAccount,
@@ -16,7 +17,7 @@ use k8s_openapi::api::core::v1::{
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-use super::cases::Kind;
+use super::cases::{self, Kind};
 
 /// The label every namespace the benchmark creates carries (for cleaning up an
 /// `--existing` cluster).
@@ -222,6 +223,36 @@ pub fn write_manifests(dir: &Path, objects: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes `deployments` one-replica Deployment manifests (`web-00001`…, pods ready
+/// [`cases::READY_AFTER_MS`] after they start), one YAML file each, into `dir`.
+pub fn write_deployments(dir: &Path, deployments: u32) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for i in 1..=deployments {
+        let name = format!("web-{i:05}");
+        let value = serde_json::json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "labels": {"app": "bench"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {
+                        "labels": {"app": name},
+                        "annotations": {"sim.kubeplug.io/ready-after-ms": cases::READY_AFTER_MS.to_string()}
+                    },
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}
+                }
+            }
+        });
+        std::fs::write(
+            dir.join(format!("{name}.yaml")),
+            serde_json::to_string_pretty(&value)?,
+        )?;
+    }
+    Ok(())
+}
+
 /// The ceiling for create-file: the same ConfigMaps created by an in-process kube-rs
 /// client with `in_flight` requests in flight (no process start, no parsing, no
 /// discovery). Returns the wall time.
@@ -264,6 +295,18 @@ pub async fn verify(client: &Client, kind: Kind, ns: &str) -> anyhow::Result<()>
                 .len();
             if found != objects as usize {
                 bail!("{found} of the {objects} ConfigMaps exist in {ns}");
+            }
+        }
+        Kind::CreateFileWait { deployments } => {
+            let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+            let list = api.list(&ListParams::default().labels("app=bench")).await?;
+            let available = list
+                .items
+                .iter()
+                .filter(|d| d.status.as_ref().and_then(|s| s.available_replicas) == Some(1))
+                .count();
+            if available != deployments as usize {
+                bail!("{available} of the {deployments} Deployments are available in {ns}");
             }
         }
         Kind::RollingUpdate { replicas } => {

@@ -1,0 +1,292 @@
+//! The wait's watches: one per kind and namespace of the created objects, one on the
+//! pods and one on the EndpointSlices of each namespace that needs them, merged into
+//! one stream of [`Change`]s about the objects waited for.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use apiclient::readiness::{self, Rule};
+use futures::stream::{BoxStream, SelectAll, StreamExt as _};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::storage::v1::StorageClass;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::core::{GroupVersionKind, Selector};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use resources::RestMapper;
+use serde_json::Value;
+
+use super::Target;
+
+/// The most the one list of StorageClasses may take.
+const CLASSES_BOUND: Duration = Duration::from_secs(5);
+
+/// What a watch saw, about the wait's objects.
+pub enum Change {
+    /// A target's object (`None`: deleted).
+    Object {
+        target: usize,
+        object: Option<Value>,
+    },
+    /// A pod one of the workloads selects.
+    Pod {
+        namespace: String,
+        name: String,
+        pod: Option<Box<Pod>>,
+    },
+    /// An EndpointSlice of one of the Services.
+    Slice {
+        namespace: String,
+        name: String,
+        slice: Option<Box<EndpointSlice>>,
+    },
+}
+
+/// What one watch is for.
+#[derive(Clone, Copy)]
+enum Watched {
+    /// The targets of one kind in one namespace (all namespaces: cluster-scoped).
+    Targets,
+    Pods,
+    Slices,
+}
+
+type Item = (usize, Result<watcher::Event<DynamicObject>, watcher::Error>);
+
+/// The merged watches.
+pub struct Watches {
+    stream: SelectAll<BoxStream<'static, Item>>,
+    watched: Vec<Watched>,
+    /// What each watch watches, for its errors (`deployments.apps`).
+    resources: Vec<String>,
+    /// Watch, namespace and name → the target's index.
+    index: HashMap<(usize, String, String), usize>,
+    /// The pod selectors of the workloads, by namespace.
+    selectors: HashMap<String, Vec<Selector>>,
+    /// The Services' names, by namespace.
+    services: HashMap<String, BTreeSet<String>>,
+    queue: VecDeque<Change>,
+}
+
+impl Watches {
+    /// Starts the watches the `targets` need (mapping their kinds through `mapper`).
+    pub async fn start(
+        client: &kube::Client,
+        mapper: &mut RestMapper,
+        targets: &[Target],
+    ) -> anyhow::Result<Self> {
+        let mut watches = Watches {
+            stream: SelectAll::new(),
+            watched: Vec::new(),
+            resources: Vec::new(),
+            index: HashMap::new(),
+            selectors: HashMap::new(),
+            services: HashMap::new(),
+            queue: VecDeque::new(),
+        };
+        let mut by_kind: BTreeMap<(String, String, Option<String>), usize> = BTreeMap::new();
+        for (i, target) in targets.iter().enumerate() {
+            let object = &target.object;
+            let (group, version) = match object.api_version.split_once('/') {
+                Some((g, v)) => (g, v),
+                None => ("", object.api_version.as_str()),
+            };
+            let gvk = GroupVersionKind::gvk(group, version, &object.kind);
+            let mapping = mapper.mapping(&gvk).await?;
+            let namespace = object.namespace.clone().filter(|_| mapping.namespaced);
+            let key = (
+                object.api_version.clone(),
+                object.kind.clone(),
+                namespace.clone(),
+            );
+            let id = match by_kind.get(&key) {
+                Some(id) => *id,
+                None => {
+                    let resource = if group.is_empty() {
+                        mapping.resource.clone()
+                    } else {
+                        format!("{}.{group}", mapping.resource)
+                    };
+                    let id = watches.add(
+                        client,
+                        &mapping.api_resource(),
+                        namespace.as_deref(),
+                        (Watched::Targets, resource),
+                    );
+                    by_kind.insert(key, id);
+                    id
+                }
+            };
+            let ns = namespace.unwrap_or_default();
+            watches
+                .index
+                .insert((id, ns.clone(), object.name.clone()), i);
+            if let Some(selector) = &object.selector {
+                watches
+                    .selectors
+                    .entry(ns.clone())
+                    .or_default()
+                    .push(selector.clone());
+            }
+            if target.rule == Rule::Service {
+                watches
+                    .services
+                    .entry(ns)
+                    .or_default()
+                    .insert(object.name.clone());
+            }
+        }
+        let pods = ApiResource::erase::<Pod>(&());
+        let slices = ApiResource::erase::<EndpointSlice>(&());
+        let namespaces: Vec<String> = watches.selectors.keys().cloned().collect();
+        for ns in namespaces {
+            watches.add(client, &pods, Some(&ns), (Watched::Pods, "pods".into()));
+        }
+        let namespaces: Vec<String> = watches.services.keys().cloned().collect();
+        for ns in namespaces {
+            let what = "endpointslices.discovery.k8s.io".to_string();
+            watches.add(client, &slices, Some(&ns), (Watched::Slices, what));
+        }
+        Ok(watches)
+    }
+
+    fn add(
+        &mut self,
+        client: &kube::Client,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        (watched, resource_name): (Watched, String),
+    ) -> usize {
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+            None => Api::all_with(client.clone(), resource),
+        };
+        let id = self.watched.len();
+        self.watched.push(watched);
+        self.resources.push(resource_name);
+        let stream = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .map(move |item| (id, item));
+        self.stream.push(stream.boxed());
+        id
+    }
+
+    /// The next change about the wait's objects; an error when a watch of the
+    /// objects themselves is refused (no change could ever come).
+    pub async fn next(&mut self) -> anyhow::Result<Option<Change>> {
+        loop {
+            if let Some(change) = self.queue.pop_front() {
+                return Ok(Some(change));
+            }
+            let Some((id, item)) = self.stream.next().await else {
+                return Ok(None);
+            };
+            match item {
+                Ok(event) => self.record(id, event),
+                Err(err) => self.failed(id, &err)?,
+            }
+        }
+    }
+
+    fn failed(&self, id: usize, err: &watcher::Error) -> anyhow::Result<()> {
+        let refused = match err {
+            watcher::Error::InitialListFailed(kube::Error::Api(s))
+            | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+            | watcher::Error::WatchFailed(kube::Error::Api(s)) => {
+                matches!(s.code, 401 | 403).then(|| s.message.clone())
+            }
+            _ => None,
+        };
+        match (self.watched[id], refused) {
+            (Watched::Targets, Some(message)) => Err(anyhow::anyhow!(
+                "cannot watch {} to wait for them: {message}",
+                self.resources[id]
+            )),
+            // Pods and slices only say why; the watch backs off and tries again.
+            _ => {
+                tracing::debug!("watch: {err}");
+                Ok(())
+            }
+        }
+    }
+
+    fn record(&mut self, id: usize, event: watcher::Event<DynamicObject>) {
+        let (object, present) = match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => (o, true),
+            watcher::Event::Delete(o) => (o, false),
+            watcher::Event::Init | watcher::Event::InitDone => return,
+        };
+        let namespace = object.metadata.namespace.clone().unwrap_or_default();
+        let name = object.metadata.name.clone().unwrap_or_default();
+        match self.watched[id] {
+            Watched::Targets => {
+                if let Some(target) = self.index.get(&(id, namespace, name)) {
+                    let object = present
+                        .then(|| serde_json::to_value(&object).ok())
+                        .flatten();
+                    self.queue.push_back(Change::Object {
+                        target: *target,
+                        object,
+                    });
+                }
+            }
+            Watched::Pods => {
+                let Ok(pod) = typed::<Pod>(&object) else {
+                    return;
+                };
+                let wanted = self
+                    .selectors
+                    .get(&namespace)
+                    .is_some_and(|s| s.iter().any(|s| readiness::selects(s, &pod)));
+                if wanted {
+                    let pod = present.then(|| Box::new(pod));
+                    self.queue.push_back(Change::Pod {
+                        namespace,
+                        name,
+                        pod,
+                    });
+                }
+            }
+            Watched::Slices => {
+                let service = object
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(readiness::SERVICE_NAME_LABEL));
+                let wanted = service.is_some_and(|s| {
+                    self.services
+                        .get(&namespace)
+                        .is_some_and(|names| names.contains(s))
+                });
+                if wanted && let Ok(slice) = typed::<EndpointSlice>(&object) {
+                    let slice = present.then(|| Box::new(slice));
+                    self.queue.push_back(Change::Slice {
+                        namespace,
+                        name,
+                        slice,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(object: &DynamicObject) -> anyhow::Result<T> {
+    let value = serde_json::to_value(object)?;
+    serde_json::from_value(value).context("unexpected object in a watch")
+}
+
+/// The cluster's StorageClasses, once (a claim's binding mode); `None` when they
+/// cannot be listed (a claim then waits for Bound).
+pub async fn storage_classes(client: &kube::Client) -> Option<Vec<StorageClass>> {
+    let api: Api<StorageClass> = Api::all(client.clone());
+    match tokio::time::timeout(CLASSES_BOUND, api.list(&ListParams::default())).await {
+        Ok(Ok(list)) => Some(list.items),
+        Ok(Err(e)) => {
+            tracing::debug!("storage classes not listed: {e}");
+            None
+        }
+        Err(_) => None,
+    }
+}
