@@ -228,6 +228,23 @@ impl KubeOps {
         timeout: Duration,
         cond: impl Fn(&ReplicationController, Option<i32>) -> bool,
     ) -> Result<ReplicationController, WaitError> {
+        let found = self
+            .wait_rc_or_gone(rc_name, timeout, |rc, active| {
+                rc.is_some_and(|rc| cond(rc, active))
+            })
+            .await?;
+        // The condition only holds for an RC that is there.
+        found.ok_or(WaitError::TimedOut)
+    }
+
+    /// [`Self::wait_rc`] for a condition that may also hold when the RC is not (or
+    /// no longer) there: `cond` gets `None` then, and so does the caller.
+    async fn wait_rc_or_gone(
+        &mut self,
+        rc_name: &str,
+        timeout: Duration,
+        cond: impl Fn(Option<&ReplicationController>, Option<i32>) -> bool,
+    ) -> Result<Option<ReplicationController>, WaitError> {
         let interrupt = self.interrupt.clone();
         let poll = self.poll();
         let deadline = Instant::now() + timeout;
@@ -239,11 +256,9 @@ impl KubeOps {
             let mut pod_changes = observer.pod_changes.clone();
             rc_changes.borrow_and_update();
             pod_changes.borrow_and_update();
-            if let Some(rc) = observer.rc(rc_name) {
-                let active = observer.active_pods(rc_name);
-                if cond(&rc, active) {
-                    return Ok(rc);
-                }
+            let rc = observer.rc(rc_name);
+            if cond(rc.as_ref(), observer.active_pods(rc_name)) {
+                return Ok(rc);
             }
             if Instant::now() >= deadline {
                 return Err(WaitError::TimedOut);
@@ -444,6 +459,25 @@ impl UpdaterOps for KubeOps {
         // 1.17 waited for the RC manager to observe the last scaling before cleaning up.
         let settled = self
             .wait_rc(&new_name, config.timeout, settled)
+            .await
+            .map_err(|e| Self::wait_failed(e, timed_out()))?;
+        // Deleting a v1 ReplicationController orphans its pods (the server's default
+        // for that version), so a pod the RC manager has not yet removed would be
+        // left running with no controller. 1.17 waited for the scale-down to 0 as a
+        // step of its own; a re-run that finds the old RC already at 0 (stopped
+        // right after that write) skips the step, so wait here, as that step did,
+        // for the RC manager to have observed it and to count no pod of its own
+        // (it counts those it has not yet deleted). The pods' own watch is not
+        // asked: its selector is the old RC's, which is the RC manager's business.
+        let drained = |rc: Option<&ReplicationController>, _active: Option<i32>| {
+            rc.is_none_or(|rc| {
+                let status = rc.status.as_ref();
+                status.and_then(|s| s.observed_generation).unwrap_or(0)
+                    >= rc.metadata.generation.unwrap_or(0)
+                    && status.is_some_and(|s| s.replicas == 0)
+            })
+        };
+        self.wait_rc_or_gone(&old_name, config.timeout, drained)
             .await
             .map_err(|e| Self::wait_failed(e, timed_out()))?;
         if config.cleanup_policy == CleanupPolicy::Rename {
