@@ -1,18 +1,14 @@
-//! `cargo xtask demo`: bring up the local cluster, put the plugins on PATH, and run
-//! each of them through the real `kubectl`, the way a user would.
+//! `cargo xtask demo`: bring up the local cluster, put the plugins and the release's own
+//! kubectl first on PATH, and run each plugin through that kubectl, the way a user would.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::Context;
 
+use crate::cluster::PathForUser;
 use crate::flags;
 
-const PLUGINS: [&str; 3] = [
-    "kubectl-run_pod",
-    "kubectl-create_file",
-    "kubectl-rolling_update",
-];
 const DEMO_NS: &str = "kubeplug-demo";
 
 /// A ConfigMap and a ReplicationController for the create-file step.
@@ -46,10 +42,6 @@ spec:
 }
 
 pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
-    crate::testenv::run(&flags::Testenv {
-        force: false,
-        kubernetes: None,
-    })?;
     crate::run::run(
         Command::new(env!("CARGO"))
             .current_dir(crate::project_root())
@@ -61,16 +53,16 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
             eprintln!("demo: using the running cluster ({})", state.server);
             state
         }
-        None => crate::cluster::up(
-            &state_dir,
-            localcluster::Release::from_env()?,
-            false,
-            1,
-            None,
-        )?,
+        None => {
+            // Only the release the demo runs is built if missing: neither the other
+            // release nor krew, which only the tests need.
+            let release = localcluster::Release::from_env()?;
+            crate::cluster::ensure_release(release)?;
+            crate::cluster::up(&state_dir, release, false, 1, None)?
+        }
     };
-    let plugins = plugin_dir()?;
-    let path = std::env::join_paths(std::iter::once(plugins.clone()).chain(
+    let on_path = PathForUser::link(state.release()?)?;
+    let path = std::env::join_paths(std::iter::once(on_path.dir.clone()).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
     let kubectl = |args: &[&str]| -> anyhow::Result<()> {
@@ -87,10 +79,8 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
         Ok(())
     };
 
-    println!(
-        "== the plugins, found by kubectl on PATH ({})",
-        plugins.display()
-    );
+    println!("== the plugins, found by kubectl on PATH");
+    println!("   ({})", on_path.says());
     kubectl(&["plugin", "list"])?;
     println!("\n== the local cluster: a real kube-apiserver with a simulated node");
     kubectl(&["get", "nodes", "-o", "wide"])?;
@@ -99,6 +89,7 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     let quiet = |args: &[&str]| {
         Command::new("kubectl")
             .args(args)
+            .env("PATH", &path)
             .env("KUBECONFIG", &state.kubeconfig)
             .output()
             .map(|o| {
@@ -224,30 +215,11 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
         crate::cluster::down(&state_dir)?;
     } else {
         println!(
-            "\nThe cluster keeps running. Try it yourself:\n  export KUBECONFIG={}\n  export PATH={}:$PATH\nStop it with `cargo xtask cluster down`.",
+            "\nThe cluster keeps running. Try it yourself ({}):\n  export KUBECONFIG={}\n  export PATH={}:$PATH\nStop it with `cargo xtask cluster down`.",
+            on_path.says(),
             state.kubeconfig.display(),
-            plugins.display()
+            on_path.dir.display()
         );
     }
     Ok(())
-}
-
-/// `target/demo-plugins`: links to the three binaries only (target/debug also holds
-/// `kubectl-*.d` files that `kubectl plugin list` would warn about).
-fn plugin_dir() -> anyhow::Result<PathBuf> {
-    let bin = crate::target_dir().join("debug");
-    let dir = crate::target_dir().join("demo-plugins");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    for name in PLUGINS {
-        link(&bin.join(name), &dir.join(name))?;
-        // kubectl (1.26+) runs `kubectl_complete-<plugin>` for completion: the plugin itself.
-        let helper = name.replacen("kubectl-", "kubectl_complete-", 1);
-        link(&bin.join(name), &dir.join(helper))?;
-    }
-    Ok(dir)
-}
-
-fn link(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::os::unix::fs::symlink(from, to).with_context(|| format!("cannot link {}", to.display()))
 }
