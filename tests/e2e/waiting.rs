@@ -31,6 +31,8 @@ trait Stalls {
     async fn stalls_after(&self, step: &str);
     /// The `Waiting:` line naming `object`, with `words` in it, within [`WITHIN`].
     async fn waiting(&self, object: &str, words: &str) -> String;
+    /// Waits for the run to end (at most 180 s) and returns its exit code.
+    async fn exit(&mut self) -> Option<i32>;
 }
 
 impl Stalls for Live {
@@ -54,15 +56,16 @@ impl Stalls for Live {
         )
         .await
     }
+
+    async fn exit(&mut self) -> Option<i32> {
+        self.end(Duration::from_secs(180)).await
+    }
 }
 
 /// A live `plugin` run on `cluster`.
 fn start(cluster: &Cluster, plugin: &str, args: &[&str]) -> Live {
     Live::spawn(&cluster.plugin_dir, plugin, &cluster.kubeconfig, args)
 }
-
-/// How long a run may take to end.
-const END_WITHIN: Duration = Duration::from_secs(180);
 
 async fn ready_web(client: &Client, ns: &str, steering: &[(&str, &str)]) {
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns);
@@ -132,7 +135,7 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
         line.starts_with("Waiting: replicationcontroller/web-2 cannot create pods: pods \"web-2-"),
         "{line}"
     );
-    assert_eq!(live.end(END_WITHIN).await, Some(1));
+    assert_eq!(live.exit().await, Some(1));
     assert!(
         live.text(Stream::Stderr)
             .ends_with("error: timed out waiting for \"web-2\" to be synced"),
@@ -155,7 +158,7 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
             && l.contains("is forbidden: violates PodSecurity \"restricted:latest\": ")
     })
     .await;
-    assert_eq!(live.end(END_WITHIN).await, Some(1));
+    assert_eq!(live.exit().await, Some(1));
     let stderr = live.text(Stream::Stderr);
     assert!(
         stderr.contains(&format!(
@@ -188,7 +191,7 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
     )
     .await;
     let mut live = start(cluster, "rolling-update", &args);
-    assert_eq!(live.end(END_WITHIN).await, Some(0), "{}", live.transcript());
+    assert_eq!(live.exit().await, Some(0), "{}", live.transcript());
     assert!(
         live.text(Stream::Stdout)
             .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
@@ -258,7 +261,7 @@ async fn an_exceeded_quota_is_shown_and_waited_for_until_it_is_raised() {
         )
         .await
         .unwrap();
-    assert_eq!(live.end(END_WITHIN).await, Some(0), "{}", live.transcript());
+    assert_eq!(live.exit().await, Some(0), "{}", live.transcript());
     assert!(
         live.text(Stream::Stdout)
             .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
@@ -313,12 +316,7 @@ async fn a_missing_image_is_shown_and_a_fixed_image_completes() {
         live.transcript()
     );
     live.signal(libc::SIGINT);
-    assert_eq!(
-        live.end(END_WITHIN).await,
-        Some(130),
-        "{}",
-        live.transcript()
-    );
+    assert_eq!(live.exit().await, Some(130), "{}", live.transcript());
 
     // The user's fix: abort as the hint says, then update to the right image.
     let rollback = cluster
@@ -405,12 +403,7 @@ async fn a_crash_loop_is_shown_with_the_last_exit() {
         live.transcript()
     );
     live.signal(libc::SIGINT);
-    assert_eq!(
-        live.end(END_WITHIN).await,
-        Some(130),
-        "{}",
-        live.transcript()
-    );
+    assert_eq!(live.exit().await, Some(130), "{}", live.transcript());
     cluster
         .plugin("rolling-update")
         .args([
@@ -490,7 +483,7 @@ async fn an_unschedulable_node_selector_is_shown_until_a_node_fits() {
         }
     };
     label(serde_json::json!("yes")).await;
-    let code = live.end(END_WITHIN).await;
+    let code = live.exit().await;
     label(serde_json::Value::Null).await;
     assert_eq!(code, Some(0), "{}", live.transcript());
     assert!(

@@ -330,12 +330,7 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             .scale_and_wait(&run.new_rc, to, config.timeout)
             .await?;
         run.last_up = Some(Instant::now());
-        report.progress(&snapshot(
-            &run.old_rc,
-            &run.new_rc,
-            run.desired,
-            run.new_ready,
-        ));
+        report.progress(&run.progress());
         Ok(())
     }
 
@@ -363,12 +358,7 @@ impl<O: UpdaterOps> RollingUpdater<O> {
                 .scale_and_wait(&run.old_rc, to, config.timeout)
                 .await?;
         }
-        report.progress(&snapshot(
-            &run.old_rc,
-            &run.new_rc,
-            run.desired,
-            run.new_ready,
-        ));
+        report.progress(&run.progress());
         Ok(())
     }
 
@@ -410,6 +400,11 @@ struct Run {
 }
 
 impl Run {
+    /// Where the update stands, with the new RC's ready pods as last counted.
+    fn progress(&self) -> Progress {
+        snapshot(&self.old_rc, &self.new_rc, self.desired, self.new_ready)
+    }
+
     /// The new RC's and the old RC's sizes: whether a step moved anything.
     fn sizes(&self) -> (i32, i32) {
         (replicas(&self.new_rc), replicas(&self.old_rc))
