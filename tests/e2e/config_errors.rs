@@ -29,23 +29,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tests::foreign::{closed_port, foreign_ca, without_klog};
 use tests::harness::{Cluster, Output, cluster, legacy_second_run};
 
 const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-errors\n";
-
-/// Without klog's lines, which kubectl's discovery adds and a plugin has no use for.
-fn without_klog(stderr: &str) -> String {
-    stderr
-        .lines()
-        .filter(|l| {
-            let b = l.as_bytes();
-            !(b.len() > 5
-                && matches!(b[0], b'E' | b'W' | b'I')
-                && b[1..5].iter().all(u8::is_ascii_digit))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
 
 /// One command of kubectl's and its plugin's, with the same arguments.
 struct Pair {
@@ -438,12 +425,6 @@ fn audit_log(cluster: &Cluster) -> Option<PathBuf> {
         .audit_log
 }
 
-/// A port nothing listens on.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A loopback listener that resets every connection after its first bytes, or
 /// (`reset = false`) holds it open and says nothing; until the test's runtime ends.
 async fn listener(reset: bool) -> u16 {
@@ -519,15 +500,6 @@ fn foreign_client() -> (String, String) {
     params.distinguished_name.push(DnType::CommonName, "admin");
     let cert = params.signed_by(&key, &issuer).unwrap();
     (cert.pem(), key.serialize_pem())
-}
-
-/// A CA certificate (PEM) that signed nothing the server has.
-fn foreign_ca() -> String {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-    let key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.self_signed(&key).unwrap().pem()
 }
 
 /// Go's `current time 2026-11-27T15:40:00Z` differs by the second between two runs.

@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::{Api, DeleteParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use tests::harness::{LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster};
+use tests::objects::configmap_names;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn write(dir: &Path, rel: &str, text: &str) -> String {
@@ -30,21 +31,6 @@ fn configmap(name: &str, labels: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\ndata:\n  k: v\n"
     )
-}
-
-async fn configmap_names(ns: &str) -> Vec<String> {
-    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .expect("list configmaps")
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|n| n != "kube-root-ca.crt")
-        .collect();
-    names.sort();
-    names
 }
 
 async fn delete_cluster_scoped(kind_plural: &str, name: &str) {

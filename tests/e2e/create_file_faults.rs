@@ -11,6 +11,7 @@ use tests::faults::proxy::{ApiProxy, Inject, StreamFault, Transport};
 use tests::harness::{
     ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster, throttled_cluster,
 };
+use tests::objects::{configmap_names, configmap_names_in};
 
 /// `n` ConfigMaps in one multi-document file.
 fn configmaps(prefix: &str, n: usize) -> String {
@@ -22,23 +23,6 @@ fn configmaps(prefix: &str, n: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join("---\n")
-}
-
-/// The names of the ConfigMaps of `ns`, sorted (a name exists at most once, so a
-/// list equal to the input's names means each object was created, and only once).
-async fn configmap_names(ns: &str) -> Vec<String> {
-    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .expect("list configmaps")
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|n| n != "kube-root-ca.crt")
-        .collect();
-    names.sort();
-    names
 }
 
 fn expected(prefix: &str, n: usize) -> Vec<String> {
@@ -173,16 +157,8 @@ async fn throttled_names(prefix: &str) -> Vec<String> {
         .await
         .expect("admin client");
     let api: Api<ConfigMap> = Api::namespaced(client, LIMITED_NAMESPACE);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .expect("list configmaps")
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|n| n.starts_with(&format!("{prefix}-")))
-        .collect();
-    names.sort();
+    let mut names = configmap_names_in(&api).await;
+    names.retain(|n| n.starts_with(&format!("{prefix}-")));
     names
 }
 

@@ -15,6 +15,7 @@
 
 use base64::Engine as _;
 use serde_json::{Value, json};
+use tests::foreign::without_klog;
 use tests::harness::{Cluster, Output, cluster};
 
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
@@ -74,21 +75,6 @@ fn both(cluster: &Cluster, kubeconfig: &str, env: &[(&str, &str)]) -> (Output, O
         ours = ours.env(key, value);
     }
     (theirs.run(), ours.run())
-}
-
-/// stderr without klog's lines (`E1126 01:02:03.456789   123 file.go:1] …`).
-fn without_klog(stderr: &str) -> String {
-    stderr
-        .lines()
-        .filter(|line| {
-            let b = line.as_bytes();
-            !(b.len() > 5
-                && matches!(b[0], b'E' | b'W' | b'I')
-                && b[1..5].iter().all(u8::is_ascii_digit)
-                && b[5] == b' ')
-        })
-        .map(|line| format!("{line}\n"))
-        .collect()
 }
 
 #[test]

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use kube::Api;
-use kube::api::{AttachParams, AttachedProcess, ObjectMeta, PostParams};
+use kube::api::{AttachParams, AttachedProcess, ObjectMeta};
 use kube::runtime::wait::await_condition;
 use tests::harness::cluster;
+use tests::objects::create_pod;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// A pod running `command`, with stdin (once) and optionally a terminal.
@@ -33,21 +34,6 @@ fn pod(name: &str, restart: &str, command: &[&str], stdin: bool, tty: bool) -> P
         }),
         ..Default::default()
     }
-}
-
-/// Creates a pod, retrying while a fresh namespace's token is missing (see
-/// the node tests).
-async fn create(pods: &Api<Pod>, pod: &Pod) {
-    for _ in 0..30 {
-        match pods.create(&PostParams::default(), pod).await {
-            Ok(_) => return,
-            Err(kube::Error::Api(s)) if s.reason == "ServerTimeout" => {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => panic!("create pod: {e}"),
-        }
-    }
-    panic!("create pod: the API server kept answering ServerTimeout");
 }
 
 async fn wait_for(pods: &Api<Pod>, name: &str, what: &str, cond: impl Fn(&Pod) -> bool) -> Pod {
@@ -85,7 +71,7 @@ async fn finished_container_has_real_exit_code_and_logs_for_kubectl() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-logs").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
+    create_pod(
         &pods,
         &pod(
             "done",
@@ -139,7 +125,7 @@ async fn restarted_container_keeps_previous_logs_and_follow_streams() {
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     // Each run counts in a file of the pod's scratch directory: fails
     // twice, then succeeds.
-    create(
+    create_pod(
         &pods,
         &pod(
             "flaky",
@@ -179,7 +165,7 @@ async fn restarted_container_keeps_previous_logs_and_follow_streams() {
     previous.success();
     assert_eq!(previous.stdout.trim(), "run 2");
 
-    create(
+    create_pod(
         &pods,
         &pod(
             "ticker",
@@ -208,7 +194,7 @@ async fn kubectl_attach_and_run_feed_stdin_to_the_process() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-attach").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
+    create_pod(
         &pods,
         &pod(
             "reader",
@@ -274,7 +260,7 @@ async fn kube_rs_attach_with_stdin_and_a_terminal() {
     assert_eq!(status.and_then(|s| s.status).as_deref(), Some("Success"));
 
     // A terminal: the process sees a tty and its size follows resizes.
-    create(
+    create_pod(
         &pods,
         &pod(
             "term",
@@ -319,7 +305,7 @@ async fn kubectl_exec_and_a_terminal_through_kubectl_run() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-exec").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
+    create_pod(
         &pods,
         &pod("idle", "Never", &["sleep", "3600"], false, false),
     )
@@ -368,7 +354,7 @@ async fn logs_since_a_time_or_a_duration() {
     let cluster = cluster();
     let ns = cluster.namespace("kubelet-logs-since").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
-    create(
+    create_pod(
         &pods,
         &pod(
             "two",
@@ -417,7 +403,7 @@ async fn timer_based_pods_have_empty_logs() {
     if let Some(spec) = quiet.spec.as_mut() {
         spec.containers[0].command = None;
     }
-    create(&pods, &quiet).await;
+    create_pod(&pods, &quiet).await;
     wait_for(&pods, "quiet", "Running", running).await;
     let logs = cluster
         .kubectl()
@@ -439,7 +425,7 @@ async fn kube_rs_attach_ends_when_the_container_exits() {
     // The shell leaves a background job holding its stdout: the container
     // still ends with its main process, and so does the session.
     for (name, tty) in [("plain", false), ("term", true)] {
-        create(
+        create_pod(
             &pods,
             &pod(
                 name,
@@ -485,7 +471,7 @@ async fn kube_rs_attach_ends_when_the_container_exits() {
 /// Starts pod `name` running `sh -c script` with stdin open, and attaches to its
 /// stdin and stdout with kube-rs once it runs.
 async fn attach_stdin(pods: &Api<Pod>, name: &str, script: &str) -> AttachedProcess {
-    create(
+    create_pod(
         pods,
         &pod(name, "Never", &["sh", "-c", script], true, false),
     )
@@ -537,7 +523,7 @@ async fn the_kubelet_closes_the_attach_stream_after_the_status() {
     let ns = cluster.namespace("kubelet-attach-close").await;
     let client = cluster.client().await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
-    create(
+    create_pod(
         &pods,
         &pod(
             "fin",
@@ -599,7 +585,7 @@ async fn logs_keep_the_last_10mi_and_tail_still_works() {
     let ns = cluster.namespace("kubelet-log-cap").await;
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     // 12Mi of numbered lines (15 bytes each), then a last one.
-    create(
+    create_pod(
         &pods,
         &pod(
             "chatty",

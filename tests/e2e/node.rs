@@ -15,6 +15,7 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
 use tests::harness::cluster;
 use tests::node::{EXIT_AFTER_MS, EXIT_CODE, IGNORE_SIGTERM, NEVER_READY, READY_AFTER_MS};
+use tests::objects::create_pod;
 
 fn pod(name: &str, restart: &str, annotations: &[(&str, &str)]) -> Pod {
     Pod {
@@ -78,23 +79,6 @@ async fn wait_pod(
     .unwrap_or_else(|_| panic!("pod {name}: {what} within {secs}s"))
     .expect("watch")
     .expect("pod exists")
-}
-
-/// Creates a pod, retrying while the API server asks to: in a namespace a
-/// few milliseconds old, the 1.20 ServiceAccount admission answers 500
-/// ServerTimeout "No API token found for service account" (with a retry
-/// delay) until the token controller has created the token secret.
-async fn create_pod(pods: &Api<Pod>, pod: &Pod) -> Pod {
-    for _ in 0..30 {
-        match pods.create(&PostParams::default(), pod).await {
-            Ok(created) => return created,
-            Err(kube::Error::Api(s)) if s.reason == "ServerTimeout" => {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            Err(e) => panic!("create pod: {e}"),
-        }
-    }
-    panic!("create pod: the API server kept answering ServerTimeout for 15s")
 }
 
 async fn wait_gone(pods: &Api<Pod>, name: &str, secs: u64) {

@@ -169,7 +169,7 @@ fn watch_availability(
                 watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
                     state.insert(
                         p.metadata.name.clone().unwrap_or_default(),
-                        tests::faults::invariants::pod_ready(&p),
+                        tests::objects::pod_ready(&p),
                     );
                 }
                 watcher::Event::Delete(p) => {

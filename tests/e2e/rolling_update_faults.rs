@@ -19,6 +19,7 @@ use kube::api::PostParams;
 use tests::faults::invariants::{Expect, RcInvariants};
 use tests::faults::proxy::{ApiProxy, Transport};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
+use tests::live::Live;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -472,73 +473,9 @@ async fn two_kills_in_a_row() {
 // ---------------------------------------------------------------------------
 // Control-plane faults, concurrent writers, chaos, permissions and output.
 
-/// A plugin run whose stdout is read line by line (to act at a given step).
-struct Live {
-    child: tokio::process::Child,
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    seen: Vec<String>,
-}
-
-impl Live {
-    fn spawn(kubeconfig: &Path, plugin_dir: &Path, args: &[String]) -> Live {
-        let mut child = spawn_plugin(plugin_dir, "rolling-update", kubeconfig, args);
-        let stdout = child.stdout.take().unwrap();
-        Live {
-            child,
-            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout)),
-            seen: Vec::new(),
-        }
-    }
-
-    /// Reads stdout until a line starts with `prefix`.
-    async fn until(&mut self, prefix: &str) {
-        let found = tokio::time::timeout(Duration::from_secs(60), async {
-            while let Ok(Some(line)) = self.lines.next_line().await {
-                let hit = line.starts_with(prefix);
-                self.seen.push(line);
-                if hit {
-                    return true;
-                }
-            }
-            false
-        })
-        .await;
-        assert_eq!(found, Ok(true), "no line {prefix:?} in {:?}", self.seen);
-    }
-
-    fn signal(&self, sig: i32) {
-        assert!(tests::controlplane::signal(self.child.id().unwrap(), sig));
-    }
-
-    /// Waits for the end (at most `bound`, then fails the test: a hang is a bug).
-    async fn end(mut self, bound: Duration) -> (Option<i32>, Vec<String>, String) {
-        let mut stderr = self.child.stderr.take().unwrap();
-        let mut err = Vec::new();
-        let rest = async {
-            while let Ok(Some(line)) = self.lines.next_line().await {
-                self.seen.push(line);
-            }
-        };
-        let (_, _, status) = tokio::time::timeout(bound, async {
-            tokio::join!(
-                rest,
-                tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut err),
-                self.child.wait()
-            )
-        })
-        .await
-        .unwrap_or_else(|_| {
-            panic!(
-                "the plugin hung for {bound:?}; output so far: {:?}",
-                self.seen
-            )
-        });
-        (
-            status.unwrap().code(),
-            self.seen,
-            String::from_utf8_lossy(&err).into_owned(),
-        )
-    }
+/// A live rolling update, acted on while it runs.
+fn live_update(kubeconfig: &Path, plugin_dir: &Path, args: &[String]) -> Live {
+    Live::spawn(plugin_dir, "rolling-update", kubeconfig, args)
 }
 
 /// The update used by the control-plane fault tests: 2 replicas, one name.
@@ -580,12 +517,12 @@ fn web_expect() -> Expect {
 /// Re-runs the update to the end and checks the invariants.
 async fn rerun_converges(cluster: &Cluster, ns: &str, invariants: &RcInvariants) {
     invariants.client_alive(true);
-    let live = Live::spawn(
+    let live = live_update(
         &cluster.kubeconfig,
         &cluster.plugin_dir,
         &fault_args(ns, "--timeout=60s"),
     );
-    let (code, out, err) = live.end(Duration::from_secs(120)).await;
+    let (code, out, err) = live.finish(Duration::from_secs(120)).await;
     invariants.client_alive(false);
     assert_eq!(code, Some(0), "re-run failed\n{out:?}\n{err}");
     invariants
@@ -610,7 +547,7 @@ impl OnIsolated {
         let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
         let (ns, invariants) = start_web(cluster, label, ready_ms).await;
         invariants.client_alive(true);
-        let mut live = Live::spawn(
+        let live = live_update(
             &cluster.kubeconfig,
             &cluster.plugin_dir,
             &fault_args(ns.as_str(), timeout),
@@ -632,7 +569,7 @@ impl OnIsolated {
 
     /// The run's end (a hang past `bound` fails the test); the client is dead after.
     async fn end(&mut self, bound: Duration) -> (Option<i32>, Vec<String>, String) {
-        let ended = self.live.take().unwrap().end(bound).await;
+        let ended = self.live.take().unwrap().finish(bound).await;
         self.invariants.client_alive(false);
         ended
     }
@@ -804,7 +741,7 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
             }
         })
     };
-    let live = Live::spawn(
+    let live = live_update(
         &cluster.kubeconfig,
         &cluster.plugin_dir,
         &s(&[
@@ -816,7 +753,7 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
             "--timeout=60s",
         ]),
     );
-    let (code, out, err) = live.end(Duration::from_secs(300)).await;
+    let (code, out, err) = live.finish(Duration::from_secs(300)).await;
     chaos.abort();
     assert_eq!(code, Some(0), "{out:?}\n{err}");
     let expect = Expect {
@@ -961,13 +898,13 @@ async fn a_forbidden_watch_is_reported_at_once() {
         dir.path(),
     )
     .await;
-    let live = Live::spawn(
+    let live = live_update(
         &kubeconfig,
         &cluster.plugin_dir,
         &fault_args(ns.as_str(), "--timeout=5m"),
     );
     // Far below --timeout: the 403 ends the run, it is not retried until then.
-    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    let (code, out, err) = live.finish(Duration::from_secs(60)).await;
     assert_eq!(code, Some(1), "{out:?}\n{err}");
     assert!(
         err.starts_with(
@@ -1003,10 +940,10 @@ async fn the_resume_hint_works_and_prints_no_secret() {
         &format!("--token={token}"),
     ]);
     invariants.client_alive(true);
-    let mut live = Live::spawn(&kubeconfig, &cluster.plugin_dir, &args);
+    let live = live_update(&kubeconfig, &cluster.plugin_dir, &args);
     live.until("Scaling web-").await;
     live.signal(libc::SIGTERM);
-    let (code, out, err) = live.end(Duration::from_secs(60)).await;
+    let (code, out, err) = live.finish(Duration::from_secs(60)).await;
     invariants.client_alive(false);
     assert_eq!(code, Some(143), "{out:?}\n{err}");
     assert!(

@@ -13,6 +13,7 @@ use kube::Api;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
+use tests::objects::pod_ready;
 
 /// `kubectl run-pod -n NS ARGS…` on the shared cluster.
 pub(crate) fn run_pod(ns: &str, args: &[&str]) -> Output {
@@ -21,12 +22,6 @@ pub(crate) fn run_pod(ns: &str, args: &[&str]) -> Output {
         .args(["run-pod", "-n", ns])
         .args(args)
         .run()
-}
-
-fn pod_ready(pod: Option<&Pod>) -> bool {
-    pod.and_then(|p| p.status.as_ref())
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 #[tokio::test]
@@ -47,7 +42,7 @@ async fn pod_is_created_and_becomes_ready() {
     let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
     let pod = tokio::time::timeout(
         Duration::from_secs(30),
-        await_condition(pods, "web", pod_ready),
+        await_condition(pods, "web", |p: Option<&Pod>| p.is_some_and(pod_ready)),
     )
     .await
     .expect("Ready within 30s")

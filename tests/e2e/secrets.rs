@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
+use tests::foreign::closed_port;
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
 
 /// A marker per secret place of the kubeconfig: the test fails if any is printed.
@@ -85,15 +86,6 @@ fn harness(cluster: &Cluster) -> Harness {
         admin_token: token("admin"),
         limited_token: token("limited"),
     }
-}
-
-/// A port on 127.0.0.1 that nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A CA of our own and a client certificate and key it signed: the server trusts

@@ -10,13 +10,7 @@ use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition};
 use kube::{Api, ResourceExt};
 use tests::harness::{PLUGINS, cluster, plugin_binary};
-
-fn pod_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
+use tests::objects::pod_ready;
 
 fn is_pod_ready() -> impl Condition<Pod> {
     |obj: Option<&Pod>| obj.is_some_and(pod_ready)

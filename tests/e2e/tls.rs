@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tests::foreign::foreign_ca;
 use tests::harness::{Cluster, Output, cluster};
 
 /// The harness kubeconfig's server and CA file.
@@ -27,17 +28,6 @@ fn server_and_ca(cluster: &Cluster) -> (String, String) {
         c["server"].as_str().unwrap().to_string(),
         c["certificate-authority"].as_str().unwrap().to_string(),
     )
-}
-
-/// A CA certificate (PEM) that signed nothing the server has.
-fn foreign_ca() -> String {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.distinguished_name
-        .push(DnType::CommonName, "kubeplug-second-ca");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.self_signed(&key).unwrap().pem()
 }
 
 /// A kubeconfig for the harness's admin user whose cluster entry is `cluster_entry`

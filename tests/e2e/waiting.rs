@@ -10,97 +10,46 @@
 // The helpers below run only inside tests: an unwrap there is a failed assertion.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, ReplicationController, ResourceQuota};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use tests::harness::{Cluster, cluster, spawn_plugin};
-use tokio::io::AsyncBufReadExt as _;
+use tests::harness::{Cluster, cluster};
+use tests::live::{Live, Stream};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
 
 /// The most the test waits for a `Waiting:` line once the update stalled.
 const WITHIN: Duration = Duration::from_secs(10);
 
-/// A live plugin whose stdout and stderr lines are collected as they come.
-struct Live {
-    child: tokio::process::Child,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<Vec<String>>>,
+/// The steps of a live rolling update that stalls.
+trait Stalls {
+    /// The step after which the update stalls: the new RC's first scale-up.
+    async fn stalls_after_scaling(&self, new_rc: &str);
+    /// The stdout line after which the update stalls.
+    async fn stalls_after(&self, step: &str);
+    /// The `Waiting:` line naming `object`, with `words` in it, within [`WITHIN`].
+    async fn waiting(&self, object: &str, words: &str) -> String;
+    /// Waits for the run to end (at most 180 s) and returns its exit code.
+    async fn exit(&mut self) -> Option<i32>;
 }
 
-impl Live {
-    fn start(cluster: &Cluster, plugin: &str, args: &[&str]) -> Live {
-        let mut child = spawn_plugin(&cluster.plugin_dir, plugin, &cluster.kubeconfig, args);
-        let collect = |pipe: Box<dyn tokio::io::AsyncRead + Unpin + Send>| {
-            let lines = Arc::new(Mutex::new(Vec::new()));
-            let sink = lines.clone();
-            tokio::spawn(async move {
-                let mut reader = tokio::io::BufReader::new(pipe).lines();
-                while let Ok(Some(line)) = reader.next_line().await {
-                    sink.lock().unwrap().push(line);
-                }
-            });
-            lines
-        };
-        let stdout = collect(Box::new(child.stdout.take().unwrap()));
-        let stderr = collect(Box::new(child.stderr.take().unwrap()));
-        Live {
-            child,
-            stdout,
-            stderr,
-        }
-    }
-
-    fn transcript(&self) -> String {
-        format!(
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout.lock().unwrap().join("\n"),
-            self.stderr.lock().unwrap().join("\n")
-        )
-    }
-
-    /// Waits up to `within` for a line of `stream` that satisfies `want`; returns it.
-    async fn line(
-        &self,
-        stream: &Arc<Mutex<Vec<String>>>,
-        within: Duration,
-        what: &str,
-        want: impl Fn(&str) -> bool,
-    ) -> String {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            if let Some(line) = stream.lock().unwrap().iter().find(|l| want(l)) {
-                return line.clone();
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no {what} within {within:?}\n{}",
-                self.transcript()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// The step after which the update stalls: the new RC's first scale-up.
+impl Stalls for Live {
     async fn stalls_after_scaling(&self, new_rc: &str) {
         self.stalls_after(&format!("Scaling {new_rc} up to 1"))
             .await;
     }
 
-    /// The stdout line after which the update stalls.
     async fn stalls_after(&self, step: &str) {
-        self.line(&self.stdout, Duration::from_secs(60), step, |l| l == step)
+        self.line(Stream::Stdout, Duration::from_secs(60), step, |l| l == step)
             .await;
     }
 
-    /// The `Waiting:` line naming `object`, with `words` in it, within [`WITHIN`].
     async fn waiting(&self, object: &str, words: &str) -> String {
         let prefix = format!("Waiting: {object}");
         self.line(
-            &self.stderr,
+            Stream::Stderr,
             WITHIN,
             &format!("{prefix} … {words}"),
             |l| l.starts_with(&prefix) && l.contains(words),
@@ -108,31 +57,14 @@ impl Live {
         .await
     }
 
-    /// Waits for the process to end (at most 180 s) and returns its exit code.
-    async fn end(&mut self) -> Option<i32> {
-        let status = tokio::time::timeout(Duration::from_secs(180), self.child.wait())
-            .await
-            .unwrap_or_else(|_| panic!("the plugin did not end\n{}", self.transcript()))
-            .unwrap();
-        // The readers finish with the pipes.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        status.code()
+    async fn exit(&mut self) -> Option<i32> {
+        self.end(Duration::from_secs(180)).await
     }
+}
 
-    fn interrupt(&self) {
-        assert!(tests::controlplane::signal(
-            self.child.id().unwrap(),
-            libc::SIGINT
-        ));
-    }
-
-    fn stderr_text(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
-    }
-
-    fn stdout_text(&self) -> String {
-        self.stdout.lock().unwrap().join("\n")
-    }
+/// A live `plugin` run on `cluster`.
+fn start(cluster: &Cluster, plugin: &str, args: &[&str]) -> Live {
+    Live::spawn(&cluster.plugin_dir, plugin, &cluster.kubeconfig, args)
 }
 
 async fn ready_web(client: &Client, ns: &str, steering: &[(&str, &str)]) {
@@ -191,7 +123,7 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
         .copied()
         .chain(["--fail-fast=false", "--timeout=6s"])
         .collect();
-    let mut live = Live::start(cluster, "rolling-update", &waiting_args);
+    let mut live = start(cluster, "rolling-update", &waiting_args);
     live.stalls_after_scaling("web-2").await;
     let line = live
         .waiting(
@@ -203,31 +135,31 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
         line.starts_with("Waiting: replicationcontroller/web-2 cannot create pods: pods \"web-2-"),
         "{line}"
     );
-    assert_eq!(live.end().await, Some(1));
+    assert_eq!(live.exit().await, Some(1));
     assert!(
-        live.stderr_text()
+        live.text(Stream::Stderr)
             .ends_with("error: timed out waiting for \"web-2\" to be synced"),
         "{}",
         live.transcript()
     );
     assert_eq!(
-        live.stderr_text().matches("Waiting:").count(),
+        live.text(Stream::Stderr).matches("Waiting:").count(),
         1,
         "one line for one cause\n{}",
         live.transcript()
     );
 
     // The default: the refusal cannot fix itself, so the update ends at once.
-    let mut live = Live::start(cluster, "rolling-update", &args);
+    let mut live = start(cluster, "rolling-update", &args);
     let header = "Scaling up web-2 from 1 to 2, scaling down web from 2 to 0 (keep 2 pods available, don't exceed 3 pods)";
     live.stalls_after(header).await;
-    live.line(&live.stderr, WITHIN, "the error", |l| {
+    live.line(Stream::Stderr, WITHIN, "the error", |l| {
         l.starts_with("error: the update cannot progress: replicationcontroller/web-2 cannot create pods: pods \"web-2-")
             && l.contains("is forbidden: violates PodSecurity \"restricted:latest\": ")
     })
     .await;
-    assert_eq!(live.end().await, Some(1));
-    let stderr = live.stderr_text();
+    assert_eq!(live.exit().await, Some(1));
+    let stderr = live.text(Stream::Stderr);
     assert!(
         stderr.contains(&format!(
             "The update is left in progress. Run the same command again to resume it:\n  kubectl rolling-update web web-2 --image {NEW_IMAGE} -n {ns} --update-period=0\nor abort it with:\n  kubectl rolling-update web web-2 --rollback --namespace={ns}",
@@ -244,7 +176,7 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
         live.transcript()
     );
     assert_eq!(
-        live.stdout_text(),
+        live.text(Stream::Stdout),
         format!(
             "Found existing update in progress (web-2), resuming.\nContinuing update with existing controller web-2.\n{header}"
         ),
@@ -258,10 +190,10 @@ async fn pod_security_refusal_ends_the_update_with_the_resume_hint() {
         serde_json::json!({ "pod-security.kubernetes.io/enforce": "privileged" }),
     )
     .await;
-    let mut live = Live::start(cluster, "rolling-update", &args);
-    assert_eq!(live.end().await, Some(0), "{}", live.transcript());
+    let mut live = start(cluster, "rolling-update", &args);
+    assert_eq!(live.exit().await, Some(0), "{}", live.transcript());
     assert!(
-        live.stdout_text()
+        live.text(Stream::Stdout)
             .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
         "{}",
         live.transcript()
@@ -294,7 +226,7 @@ async fn an_exceeded_quota_is_shown_and_waited_for_until_it_is_raised() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let mut live = Live::start(
+    let mut live = start(
         cluster,
         "rolling-update",
         &[
@@ -329,15 +261,15 @@ async fn an_exceeded_quota_is_shown_and_waited_for_until_it_is_raised() {
         )
         .await
         .unwrap();
-    assert_eq!(live.end().await, Some(0), "{}", live.transcript());
+    assert_eq!(live.exit().await, Some(0), "{}", live.transcript());
     assert!(
-        live.stdout_text()
+        live.text(Stream::Stdout)
             .ends_with("replicationcontroller/web-2 rolling updated to \"web-2\""),
         "{}",
         live.transcript()
     );
     assert_eq!(
-        live.stderr_text().matches("Waiting:").count(),
+        live.text(Stream::Stderr).matches("Waiting:").count(),
         1,
         "one cause, one line\n{}",
         live.transcript()
@@ -351,7 +283,7 @@ async fn a_missing_image_is_shown_and_a_fixed_image_completes() {
     let client = cluster.client().await;
     ready_web(&client, ns.as_str(), &[]).await;
     let missing = "registry.invalid/web:2";
-    let mut live = Live::start(
+    let mut live = start(
         cluster,
         "rolling-update",
         &[
@@ -378,13 +310,13 @@ async fn a_missing_image_is_shown_and_a_fixed_image_completes() {
     // the alternation of ErrImagePull and ImagePullBackOff is one cause, one line.
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(
-        live.stderr_text().matches("Waiting:").count(),
+        live.text(Stream::Stderr).matches("Waiting:").count(),
         1,
         "{}",
         live.transcript()
     );
-    live.interrupt();
-    assert_eq!(live.end().await, Some(130), "{}", live.transcript());
+    live.signal(libc::SIGINT);
+    assert_eq!(live.exit().await, Some(130), "{}", live.transcript());
 
     // The user's fix: abort as the hint says, then update to the right image.
     let rollback = cluster
@@ -441,7 +373,7 @@ async fn a_crash_loop_is_shown_with_the_last_exit() {
         ],
     );
     let file = file_with(&dir, &crashing);
-    let mut live = Live::start(
+    let mut live = start(
         cluster,
         "rolling-update",
         &[
@@ -465,13 +397,13 @@ async fn a_crash_loop_is_shown_with_the_last_exit() {
     // A crash loop may end (a dependency comes up): it waits, one line for it.
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(
-        live.stderr_text().matches("Waiting:").count(),
+        live.text(Stream::Stderr).matches("Waiting:").count(),
         1,
         "{}",
         live.transcript()
     );
-    live.interrupt();
-    assert_eq!(live.end().await, Some(130), "{}", live.transcript());
+    live.signal(libc::SIGINT);
+    assert_eq!(live.exit().await, Some(130), "{}", live.transcript());
     cluster
         .plugin("rolling-update")
         .args([
@@ -504,7 +436,7 @@ async fn an_unschedulable_node_selector_is_shown_until_a_node_fits() {
         .unwrap();
     spec.node_selector = Some([(key.clone(), "yes".to_string())].into());
     let file = file_with(&dir, &selective);
-    let mut live = Live::start(
+    let mut live = start(
         cluster,
         "rolling-update",
         &[
@@ -551,11 +483,11 @@ async fn an_unschedulable_node_selector_is_shown_until_a_node_fits() {
         }
     };
     label(serde_json::json!("yes")).await;
-    let code = live.end().await;
+    let code = live.exit().await;
     label(serde_json::Value::Null).await;
     assert_eq!(code, Some(0), "{}", live.transcript());
     assert!(
-        live.stdout_text()
+        live.text(Stream::Stdout)
             .ends_with("replicationcontroller/web rolling updated"),
         "{}",
         live.transcript()

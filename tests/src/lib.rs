@@ -8,13 +8,22 @@
 //!   processes, and the rolling-update invariant checker.
 //! - [`harness`]: one control plane per test run, one namespace per test, helpers to
 //!   run the plugins directly and through the real `kubectl`.
+//! - [`live`]: a plugin run a test acts on while it runs (its output line by line,
+//!   signals, a bounded end).
+//! - [`objects`]: objects as tests create and read them back (pod readiness, a
+//!   namespace's ConfigMaps, a pod through a fresh namespace's admission).
+//! - [`foreign`]: what the cluster does not know, for error paths (a closed port, a
+//!   foreign CA), and kubectl's klog lines taken out of its stderr.
 //! - The `kubeplug-cluster` binary supervises a control plane plus the simulated node;
 //!   `cargo xtask cluster up|down|env` and the harness both start it.
 
 pub mod bootstrap;
 pub mod controlplane;
 pub mod faults;
+pub mod foreign;
 pub mod harness;
+pub mod live;
 pub mod node;
+pub mod objects;
 /// The state file, from [`localcluster`] (which xtask links instead of this crate).
 pub use localcluster::{krew_binary, state};

@@ -27,6 +27,7 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
                 Some(name) => Release::parse(name)?,
                 None => Release::from_env()?,
             };
+            ensure_release(release)?;
             let state = up_with(&state_dir, release, *audit, *nodes, None, apiserver_arg)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
@@ -47,7 +48,11 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
                     state_dir.display()
                 )
             })?;
+            let release = state.release()?;
+            let on_path = PathForUser::link(release)?;
+            eprintln!("cluster: {}", on_path.says());
             println!("export KUBECONFIG={}", state.kubeconfig.display());
+            println!("export PATH={}:$PATH", on_path.dir.display());
             Ok(())
         }
     }
@@ -71,6 +76,15 @@ pub fn running(state_dir: &Path) -> anyhow::Result<Option<ClusterState>> {
         }
         None => Ok(None),
     }
+}
+
+/// Builds the control plane of `release` if it is missing: only that release, since
+/// `cluster up` and the demo run one (`cargo xtask testenv` builds them all).
+pub fn ensure_release(release: Release) -> anyhow::Result<()> {
+    if Binaries::locate(release).is_err() {
+        crate::testenv::build(&crate::testenv::Needs::release(release), false)?;
+    }
+    Ok(())
 }
 
 /// Starts the cluster unless it runs already; returns its state.
@@ -233,4 +247,72 @@ pub fn build_supervisor() -> anyhow::Result<PathBuf> {
             ]),
     )?;
     Ok(crate::target_dir().join("debug").join("kubeplug-cluster"))
+}
+
+/// The plugins as the cluster's user meets them: kubectl finds them on `PATH`.
+const PLUGINS: [&str; 3] = [
+    "kubectl-run_pod",
+    "kubectl-create_file",
+    "kubectl-rolling_update",
+];
+
+/// A directory to put first on `PATH` for driving the local cluster like with like:
+/// links to the three plugins (`target/debug` also holds `kubectl-*.d` files that
+/// `kubectl plugin list` would warn about) and to the release's own kubectl. kubectl
+/// supports a server one minor version older or newer than itself; the one installed
+/// on a machine may be several minors behind the server the cluster runs.
+pub struct PathForUser {
+    /// `target/plugins-on-path`.
+    pub dir: PathBuf,
+    pub release: Release,
+    /// The release's own kubectl, linked in `dir`; `None` where the release has none
+    /// (v1.20.2: the installed kubectl is its reference).
+    pub kubectl: Option<PathBuf>,
+}
+
+impl PathForUser {
+    /// (Re)makes the directory of links for the plugins of `target/debug` and the
+    /// kubectl of `release`.
+    pub fn link(release: Release) -> anyhow::Result<Self> {
+        let bin = crate::target_dir().join("debug");
+        let dir = crate::target_dir().join("plugins-on-path");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        for name in PLUGINS {
+            link(&bin.join(name), &dir.join(name))?;
+            // kubectl (1.26+) runs `kubectl_complete-<plugin>` for completion: the plugin itself.
+            let helper = name.replacen("kubectl-", "kubectl_complete-", 1);
+            link(&bin.join(name), &dir.join(helper))?;
+        }
+        let kubectl = Binaries::locate(release)?.kubectl;
+        if let Some(kubectl) = &kubectl {
+            link(kubectl, &dir.join("kubectl"))?;
+        }
+        Ok(Self {
+            dir,
+            release,
+            kubectl,
+        })
+    }
+
+    /// What the directory puts first on `PATH`, in words.
+    pub fn says(&self) -> String {
+        match &self.kubectl {
+            Some(kubectl) => format!(
+                "PATH starts with {}: the plugins and kubectl {} ({}), the server's own release",
+                self.dir.display(),
+                self.release,
+                kubectl.display()
+            ),
+            None => format!(
+                "PATH starts with {}: the plugins; Kubernetes {} has no kubectl of its own here, so the kubectl on PATH is used",
+                self.dir.display(),
+                self.release
+            ),
+        }
+    }
+}
+
+fn link(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::os::unix::fs::symlink(from, to).with_context(|| format!("cannot link {}", to.display()))
 }

@@ -62,7 +62,8 @@ pub struct Testenv {
     /// Rebuild even if binaries are already available.
     #[arg(long)]
     pub force: bool,
-    /// Which release to build: `v1.37.2` (current), `v1.20.2`, or `all` (the default).
+    /// Which release to build: `v1.37.2` (current), `v1.20.2`, or `all` (the default:
+    /// both, and krew for the install-in-CI test).
     #[arg(long, value_name = "VERSION")]
     pub kubernetes: Option<String>,
 }

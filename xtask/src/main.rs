@@ -3,13 +3,15 @@
 //! Each task lives in its own module; `flags` declares them all.
 
 mod archive;
-// The local cluster (and so the tasks that start one) runs on Linux; on the other
-// release platforms xtask only packages (`dist`, `krew-check`, `index`).
-#[cfg(unix)]
+// The local cluster (and so the tasks that start one) runs on Linux only: its supervisor
+// and simulated node use Linux process control, `cluster down` reads /proc, and the
+// bench's launcher declares Linux's wait flags and `rusage` layout by hand. On the other
+// release platforms xtask packages (`dist`, `krew-check`, `index`, and `install` on Unix).
+#[cfg(target_os = "linux")]
 mod bench;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod cluster;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod demo;
 mod dist;
 mod flags;
@@ -38,11 +40,11 @@ fn main() -> ExitCode {
     let flags = flags::Xtask::parse();
     let result = match flags.task {
         flags::Task::Testenv(t) => testenv::run(&t),
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
         flags::Task::Tidy => tidy::run(),
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         flags::Task::Demo(d) => demo::run(&d),
         flags::Task::Dist(d) => dist::run(&d),
         flags::Task::Size(s) => size::run(&s),
@@ -54,9 +56,9 @@ fn main() -> ExitCode {
         flags::Task::Install(_) => Err(anyhow::anyhow!(
             "`cargo xtask install` makes symbolic links, which need Unix; on Windows install with krew"
         )),
-        #[cfg(unix)]
+        #[cfg(target_os = "linux")]
         flags::Task::Bench(b) => bench::run(&b),
-        #[cfg(not(unix))]
+        #[cfg(not(target_os = "linux"))]
         flags::Task::Cluster(_) | flags::Task::Demo(_) | flags::Task::Bench(_) => {
             Err(anyhow::anyhow!(
                 "the local cluster runs on Linux only (its simulated node and supervisor use Linux process control)"

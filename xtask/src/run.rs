@@ -8,12 +8,12 @@ use anyhow::{Context, bail};
 
 /// Prints the command (`$ …`) and runs it with inherited stdio; fails on non-zero exit.
 pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
-    eprintln!("$ {}", display(cmd));
+    eprintln!("$ {}", command_line(cmd));
     let status = cmd
         .status()
         .with_context(|| format!("cannot run {}", program(cmd)))?;
     if !status.success() {
-        bail!("`{}` failed ({status})", display(cmd));
+        bail!("`{}` failed ({status})", command_line(cmd));
     }
     Ok(())
 }
@@ -21,7 +21,7 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
 /// Runs the command with stdout and stderr appended to `log`; on failure, the error
 /// carries the log's last lines.
 pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
-    eprintln!("$ {}  (log: {})", display(cmd), log.display());
+    eprintln!("$ {}  (log: {})", command_line(cmd), log.display());
     let out = std::fs::File::options()
         .create(true)
         .append(true)
@@ -34,14 +34,23 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> anyhow::Result<()> {
         .status()
         .with_context(|| format!("cannot run {}", program(cmd)))?;
     if !status.success() {
-        bail!(
-            "`{}` failed ({status}); last lines of {}:\n{}",
-            display(cmd),
-            log.display(),
-            localcluster::process::tail(log, 25)
-        );
+        return Err(failed_with_log(cmd, status, log));
     }
     Ok(())
+}
+
+/// A failed command's error, with the last lines of the log its output went to.
+pub(crate) fn failed_with_log(
+    cmd: &Command,
+    status: std::process::ExitStatus,
+    log: &Path,
+) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`{}` failed ({status}); last lines of {}:\n{}",
+        command_line(cmd),
+        log.display(),
+        localcluster::process::tail(log, 25)
+    )
 }
 
 /// Runs the command and returns its stdout; `None` if it cannot run or fails.
@@ -60,7 +69,8 @@ fn program(cmd: &Command) -> String {
     cmd.get_program().to_string_lossy().into_owned()
 }
 
-fn display(cmd: &Command) -> String {
+/// The command as one line: its program and arguments.
+pub(crate) fn command_line(cmd: &Command) -> String {
     let mut s = program(cmd);
     for arg in cmd.get_args() {
         s.push(' ');

@@ -21,10 +21,9 @@ pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     // other's work. When everything is built already, it is a second of checks.
     let testenv = (!flags.no_e2e).then(|| {
         std::thread::spawn(move || {
-            let result = crate::testenv::run(&flags::Testenv {
-                force: false,
-                kubernetes: None,
-            });
+            // Everything: both releases' suites and the krew recipe's test run. Plain
+            // progress lines: cargo prints beside it.
+            let result = crate::testenv::build(&crate::testenv::Needs::everything(false), false);
             clock.mark("control planes ready (testenv)");
             result
         })

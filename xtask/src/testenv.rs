@@ -9,42 +9,92 @@
 //! - krew, from its Go module (a minute, once), for the test of the install-in-CI
 //!   recipe.
 //!
+//! Each command builds only what it runs ([`Needs`]): `testenv` and `test` everything,
+//! `demo` and `cluster up` the one release they start. The Go builds show their
+//! progress (`progress`).
+//!
 //! Each lands in its own user cache directory ([`Release::cache_dir`]), outside the
 //! repository, and is built once per machine: every step is skipped when its result is
 //! already there.
 
 mod debian;
 mod modules;
+mod progress;
 
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use localcluster::{Binaries, Release};
 
+use self::progress::Display;
 use crate::flags;
 use crate::run::output;
 
 pub(crate) use debian::{APT_OPTS, as_root};
 
+/// What a command needs built: the control planes of `releases`, and krew (which only
+/// the test of the install-in-CI recipe runs).
+pub struct Needs {
+    pub releases: Vec<Release>,
+    pub krew: bool,
+    /// Whether stderr is the builds' alone while they run (nothing else prints beside
+    /// them), so that a single build may show its progress as one moving line.
+    pub own_terminal: bool,
+}
+
+impl Needs {
+    /// Everything the tests run against: every release, and krew.
+    pub fn everything(own_terminal: bool) -> Self {
+        Self {
+            releases: Release::ALL.to_vec(),
+            krew: true,
+            own_terminal,
+        }
+    }
+
+    /// Only `release`, for a command that runs a cluster of it (`demo`, `cluster up`).
+    pub fn release(release: Release) -> Self {
+        Self {
+            releases: vec![release],
+            krew: false,
+            own_terminal: true,
+        }
+    }
+}
+
 pub fn run(flags: &flags::Testenv) -> anyhow::Result<()> {
-    let releases = match flags.kubernetes.as_deref() {
-        None | Some("all") => Release::ALL.to_vec(),
-        Some(name) => vec![Release::parse(name)?],
+    let needs = match flags.kubernetes.as_deref() {
+        None | Some("all") => Needs::everything(true),
+        Some(name) => Needs::release(Release::parse(name)?),
     };
+    build(&needs, flags.force)
+}
+
+/// Builds what `needs` names and is missing (everything with `force`).
+pub fn build(needs: &Needs, force: bool) -> anyhow::Result<()> {
+    // One build at a time may draw a moving line; beside another, each prints plain
+    // lines (see `progress`).
+    let alone = needs.own_terminal && needs.releases.len() + usize::from(needs.krew) == 1;
+    let display = Display::for_stderr(alone);
     // Each release and krew build on a thread of their own: the downloads (Go modules,
     // Debian's packages and source) of one overlap the other's compiling. The go
     // commands share Go's build and module caches, which are safe for concurrent use.
     std::thread::scope(|scope| {
-        let builds: Vec<_> = releases
-            .into_iter()
-            .map(|release| {
+        let builds: Vec<_> = needs
+            .releases
+            .iter()
+            .map(|&release| {
                 let name = format!("Kubernetes {release}");
                 (
                     name,
-                    scope.spawn(move || timed(|| ensure(release, flags.force))),
+                    scope.spawn(move || timed(|| ensure(release, force, display))),
                 )
             })
-            .chain([("krew".to_string(), scope.spawn(|| timed(ensure_krew)))])
+            .chain(
+                needs
+                    .krew
+                    .then(|| ("krew".to_string(), scope.spawn(|| timed(ensure_krew)))),
+            )
             .collect();
         let mut failed = Vec::new();
         for (name, build) in builds {
@@ -103,7 +153,7 @@ fn ensure_krew() -> anyhow::Result<()> {
 }
 
 /// Builds `release` unless it is already there (or `force`).
-pub fn ensure(release: Release, force: bool) -> anyhow::Result<()> {
+fn ensure(release: Release, force: bool, display: Display) -> anyhow::Result<()> {
     if !force && let Ok(found) = Binaries::locate(release) {
         report(&found, "available");
         return Ok(());
@@ -116,7 +166,7 @@ pub fn ensure(release: Release, force: bool) -> anyhow::Result<()> {
         );
     }
     match release {
-        Release::Current => modules::build(release)?,
+        Release::Current => modules::build(release, display)?,
         Release::V1_20 => debian::build()?,
     }
     report(&Binaries::locate(release)?, "built");

@@ -991,6 +991,31 @@ fn ignored(root: &Path, path: &str) -> bool {
     })
 }
 
+/// `issue 21`, `Issue #32`: a work-item number (an upstream tracker's, written
+/// `krew#812` or as a link, is not one of ours).
+fn work_item(line: &str) -> Option<&str> {
+    let lower = line.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("issue") {
+        let start = from + at;
+        from = start + "issue".len();
+        if start > 0 && lower.as_bytes()[start - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let rest = lower[from..].strip_prefix('s').unwrap_or(&lower[from..]);
+        let Some(rest) = rest.strip_prefix(' ') else {
+            continue;
+        };
+        let number = rest.strip_prefix('#').unwrap_or(rest);
+        let digits = number.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            let end = line.len() - number.len() + digits;
+            return Some(&line[start..end]);
+        }
+    }
+    None
+}
+
 fn doc_citations(root: &Path, rel: &str, text: &str) -> Vec<Problem> {
     let mut out = Vec::new();
     let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
@@ -1014,6 +1039,17 @@ fn doc_citations(root: &Path, rel: &str, text: &str) -> Vec<Problem> {
                 n + 1,
                 format!("cites `{cited}`, which is outside the repository (put what the project relies on into the repo, in our own words)"),
             ));
+        }
+    }
+    // Recorded bench runs keep the words the bench wrote then.
+    if !rel.starts_with("bench/runs/") {
+        for (n, line) in unfenced_lines(text) {
+            if let Some(cited) = work_item(line) {
+                out.push(problem(
+                    n,
+                    format!("cites `{cited}`, an internal work-item number that means nothing to a reader (say what the thing is)"),
+                ));
+            }
         }
     }
     for (target, line) in link_targets(text) {

@@ -4,11 +4,11 @@
 //! This is the thin entry point: the shared skeleton (`cli::run`) parses and
 //! hands over to [`options::run`] (complete → validate → client → run).
 
+mod args;
 mod cluster;
 mod controller;
 mod fencepost;
 mod file;
-mod flags;
 mod handover;
 mod help;
 mod hint;
@@ -21,5 +21,5 @@ mod updater;
 mod validate;
 
 fn main() -> std::process::ExitCode {
-    cli::run(&flags::PLUGIN, options::run)
+    cli::run(&args::PLUGIN, options::run)
 }

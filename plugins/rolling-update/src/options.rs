@@ -6,10 +6,10 @@ use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::Api;
 
+use crate::args::Args;
 use crate::cluster::{CannotProgress, KubeOps, Stall};
 use crate::controller;
 use crate::file::{FileSource, read_new_controller};
-use crate::flags::Args;
 use crate::hint::Hints;
 use crate::output::{Console, dry_run_summary, render};
 use crate::prepare::{Plan, Prepared, prepare};
@@ -65,7 +65,7 @@ impl RollingUpdateOptions {
     /// kubectl's `Complete`: reads flags only (`ctx` carries `--record`), never fails
     /// on bad arguments (a bad `--dry-run` was refused while parsing).
     pub fn complete(flags: Args, ctx: &Context) -> anyhow::Result<Self> {
-        // A sink: the boolean spellings are this command's syntax (see flags.rs).
+        // A sink: the boolean spellings are this command's syntax (see args.rs).
         let dry_run = flags.dry_run.to_strategy(&mut std::io::sink())?;
         Ok(RollingUpdateOptions {
             flags,

@@ -10,6 +10,7 @@
 //! tokio's paused clock (`prepare/tests.rs`). The new RC's body is assembled by one
 //! pure function, [`new_controller_body`].
 
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -142,14 +143,77 @@ pub async fn prepare<O: PrepareOps>(
     };
     let mut target = Target::Unknown;
 
-    // 1. The old RC. When it is missing, an earlier run may have been stopped
-    //    after deleting it: with one name, the rename is still to do (1.17 did
-    //    this for --image only; -f one-name updates rename too, so they are
-    //    recovered the same way); with two names, only the new RC's
-    //    annotations are left to remove (1.17 failed with NotFound here).
-    // An old RC being deleted is an update stopped right after its delete:
-    // wait until it is gone (its garbage collection is quick), then finish
-    // the update the way a missing old RC is finished.
+    // 1. The old RC, or the end of an update an earlier run left behind.
+    let mut old_rc = match old_controller(plan, ops, report, dry).await? {
+        ControlFlow::Continue(rc) => rc,
+        ControlFlow::Break(done) => return Ok(done),
+    };
+
+    // 3. --image: resume an in-progress update or derive the next RC.
+    if !plan.image.is_empty() {
+        let (marked, next, found) = from_image(plan, ops, report, dry, old_rc).await?;
+        old_rc = marked;
+        target = found;
+        new_rc = Some(next);
+    }
+
+    // 4. --rollback: the partially rolled-out RC.
+    if plan.rollback {
+        match rollback_partial(plan, ops, dry, &old_rc).await? {
+            ControlFlow::Continue(found) => new_rc = Some(found),
+            ControlFlow::Break(done) => return Ok(done),
+        }
+    }
+
+    let Some(new_rc) = new_rc else {
+        bail!("internal error: no new replication controller");
+    };
+    // 5-7. The name and selector rules, then the replica default and the cause.
+    let new_rc = new_controller_body(plan, &old_rc, new_rc, replicas_defaulted)?;
+
+    // 8. Dry run: print and stop.
+    if dry {
+        return dry_run(plan, ops, old_rc, new_rc).await;
+    }
+
+    // 9. The pair the updater moves between.
+    if plan.rollback {
+        return rollback_pair(ops, report, old_rc, new_rc).await;
+    }
+    let cleanup = if plan.keep_old_name {
+        CleanupPolicy::Rename
+    } else {
+        CleanupPolicy::Delete
+    };
+    Ok(Prepared::Update {
+        old_rc,
+        new_rc,
+        cleanup,
+        target,
+    })
+}
+
+/// An update an earlier run left behind, finished: `rc` printed as `rolling updated`.
+fn rolling_updated(rc: ReplicationController) -> Prepared {
+    Prepared::Finished {
+        rc,
+        operation: "rolling updated".into(),
+    }
+}
+
+/// Step 1: the old RC. When it is missing, an earlier run may have been stopped after
+/// deleting it: with one name, the rename is still to do (1.17 did this for --image
+/// only; -f one-name updates rename too, so they are recovered the same way); with two
+/// names, only the new RC's annotations are left to remove (1.17 failed with NotFound
+/// here). An old RC being deleted is an update stopped right after its delete: wait
+/// until it is gone (its garbage collection is quick), then finish the update the way
+/// a missing old RC is finished.
+async fn old_controller<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    dry: bool,
+) -> anyhow::Result<ControlFlow<Prepared, ReplicationController>> {
     let mut current = ops.get_rc(plan.old_name).await;
     if let Ok(rc) = &current
         && rc.metadata.deletion_timestamp.is_some()
@@ -158,40 +222,15 @@ pub async fn prepare<O: PrepareOps>(
         ops.wait_rc_gone(plan.old_name, deadline).await?;
         current = ops.get_rc(plan.old_name).await;
     }
-    let mut old_rc = match current {
+    let done = match current {
         // A one-name update stopped in its hand-over (see handover.rs): the old
         // name already holds the pending copy; only the hand-over is left.
         Ok(pending) if handover::renamed_from(&pending).is_some() => {
-            return finish_hand_over(plan, ops, report, pending, dry).await;
+            finish_hand_over(plan, ops, report, pending, dry).await?
         }
-        Ok(rc) => rc,
+        Ok(rc) => return Ok(ControlFlow::Continue(rc)),
         Err(kube::Error::Api(s)) if s.is_not_found() && !plan.rollback && plan.keep_old_name => {
-            let found = ops.list_rcs().await?.into_iter().find(|rc| {
-                annotation(rc, SOURCE_ID_ANNOTATION)
-                    .is_some_and(|v| source_id_names(v, plan.old_name))
-            });
-            let Some(found) = found else {
-                bail!(
-                    "couldn't find a replication controller with source id == {}/{}",
-                    plan.namespace,
-                    plan.old_name
-                );
-            };
-            check_in_progress_image(plan, &found)?;
-            if dry {
-                return Ok(Prepared::Nothing);
-            }
-            let found = finish_scaling(plan, ops, report, found).await?;
-            report.line(&format!(
-                "Renaming {} to {}",
-                controller::name(&found),
-                plan.old_name
-            ));
-            let rc = handover::hand_over(ops, &found, plan.old_name, plan.timeout).await?;
-            return Ok(Prepared::Finished {
-                rc,
-                operation: "rolling updated".into(),
-            });
+            finish_renamed(plan, ops, report, dry).await?
         }
         Err(kube::Error::Api(s)) if s.is_not_found() && !plan.rollback && plan.args.len() > 1 => {
             let finished = match ops.get_rc_opt(&plan.args[1]).await? {
@@ -203,125 +242,168 @@ pub async fn prepare<O: PrepareOps>(
                 }
                 _ => return Err(kube::Error::Api(s).into()),
             };
-            check_in_progress_image(plan, &finished)?;
-            if dry {
-                return Ok(Prepared::Nothing);
-            }
-            let finished = finish_scaling(plan, ops, report, finished).await?;
-            let rc = ops.strip_update_annotations(&finished).await?;
-            let operation = format!("rolling updated to {:?}", controller::name(&rc));
-            return Ok(Prepared::Finished { rc, operation });
+            finish_two_names(plan, ops, report, dry, finished).await?
         }
         Err(e) => return Err(e.into()),
     };
+    Ok(ControlFlow::Break(done))
+}
 
-    // 3. --image: resume an in-progress update or derive the next RC.
-    if !plan.image.is_empty() {
-        let new_name = find_new_name(plan.args, &old_rc);
-        let existing = if new_name.is_empty() {
-            None
-        } else {
-            ops.get_rc_opt(&new_name).await?
-        };
-        let next = match existing {
-            Some(existing) => {
-                check_in_progress_image(plan, &existing)?;
-                report.line(&format!(
-                    "Found existing update in progress ({}), resuming.",
-                    controller::name(&existing)
-                ));
-                target = Target::Found;
-                existing
-            }
-            None => {
-                target = Target::Derived;
-                next_from_image(plan, &old_rc, new_name)?
-            }
-        };
-        let old_value = original_deployment_value(&old_rc);
-        let next_name = controller::name(&next).to_string();
-        old_rc = if dry {
-            // Show the marks the old RC would get, without writing them.
-            let mut rc = old_rc.clone();
-            set_next_controller(&mut rc, &next_name);
-            if needs_deployment_key(&rc, plan.deployment_key) {
-                add_template_label(&mut rc, plan.deployment_key, &old_value);
-                add_selector_label(&mut rc, plan.deployment_key, &old_value);
-            }
-            rc
-        } else {
-            mark_old_controller(ops, &old_rc, &next_name, plan.deployment_key, &old_value).await?
-        };
-        new_rc = Some(next);
-    }
-
-    // 4. --rollback: the partially rolled-out RC.
-    if plan.rollback {
-        let new_name = find_new_name(plan.args, &old_rc);
-        let found = if new_name.is_empty() {
-            None
-        } else {
-            ops.get_rc_opt(&new_name).await?
-        };
-        let Some(found) = found else {
-            // A rollback stopped after deleting the partial RC left only the
-            // original's update annotations behind: finish by removing them.
-            let finished = annotation(&old_rc, SOURCE_ID_ANNOTATION)
-                .is_some_and(|v| !new_name.is_empty() && source_id_names(v, &new_name));
-            if finished && !dry {
-                let rc = ops.strip_update_annotations(&old_rc).await?;
-                return Ok(Prepared::Finished {
-                    rc,
-                    operation: "rolling updated".into(),
-                });
-            }
-            // 1.17's message ends in "\n", which CheckErr does not double.
-            bail!("Could not find {new_name} to rollback.");
-        };
-        new_rc = Some(found);
-    }
-
-    let Some(new_rc) = new_rc else {
-        bail!("internal error: no new replication controller");
+/// A one-name update whose old RC is gone: the RC whose source id names the old name
+/// is scaled to the end and renamed to it.
+async fn finish_renamed<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    dry: bool,
+) -> anyhow::Result<Prepared> {
+    let found = ops.list_rcs().await?.into_iter().find(|rc| {
+        annotation(rc, SOURCE_ID_ANNOTATION).is_some_and(|v| source_id_names(v, plan.old_name))
+    });
+    let Some(found) = found else {
+        bail!(
+            "couldn't find a replication controller with source id == {}/{}",
+            plan.namespace,
+            plan.old_name
+        );
     };
-    // 5-7. The name and selector rules, then the replica default and the cause.
-    let new_rc = new_controller_body(plan, &old_rc, new_rc, replicas_defaulted)?;
-
-    // 8. Dry run: print and stop.
-    match plan.dry_run {
-        DryRunStrategy::None => {}
-        DryRunStrategy::Client => return Ok(Prepared::DryRun { old_rc, new_rc }),
-        DryRunStrategy::Server => {
-            // Let the server validate and default the new RC without persisting it.
-            let shown =
-                if plan.rollback || ops.get_rc_opt(controller::name(&new_rc)).await?.is_some() {
-                    new_rc
-                } else {
-                    let mut probe = new_rc;
-                    probe.metadata.namespace = None;
-                    ops.create_rc_dry_run(&probe).await?
-                };
-            return Ok(Prepared::DryRun {
-                old_rc,
-                new_rc: shown,
-            });
-        }
+    check_in_progress_image(plan, &found)?;
+    if dry {
+        return Ok(Prepared::Nothing);
     }
+    let found = finish_scaling(plan, ops, report, found).await?;
+    report.line(&format!(
+        "Renaming {} to {}",
+        controller::name(&found),
+        plan.old_name
+    ));
+    let rc = handover::hand_over(ops, &found, plan.old_name, plan.timeout).await?;
+    Ok(rolling_updated(rc))
+}
 
-    // 9. The pair the updater moves between.
-    let cleanup = if plan.keep_old_name {
-        CleanupPolicy::Rename
+/// A two-name update whose old RC is gone: the new RC `finished` is scaled to the end
+/// and loses its update annotations.
+async fn finish_two_names<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    dry: bool,
+    finished: ReplicationController,
+) -> anyhow::Result<Prepared> {
+    check_in_progress_image(plan, &finished)?;
+    if dry {
+        return Ok(Prepared::Nothing);
+    }
+    let finished = finish_scaling(plan, ops, report, finished).await?;
+    let rc = ops.strip_update_annotations(&finished).await?;
+    let operation = format!("rolling updated to {:?}", controller::name(&rc));
+    Ok(Prepared::Finished { rc, operation })
+}
+
+/// Step 3: the RC an update in progress moves to (resumed), or the next one derived
+/// for `--image`; and the old RC with its marks (only shown on a dry run). Returns
+/// the old RC, the new one and what is known of the new one on the server.
+async fn from_image<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    report: &mut dyn Report,
+    dry: bool,
+    old_rc: ReplicationController,
+) -> anyhow::Result<(ReplicationController, ReplicationController, Target)> {
+    let new_name = find_new_name(plan.args, &old_rc);
+    let existing = if new_name.is_empty() {
+        None
     } else {
-        CleanupPolicy::Delete
+        ops.get_rc_opt(&new_name).await?
     };
-    if !plan.rollback {
-        return Ok(Prepared::Update {
-            old_rc,
-            new_rc,
-            cleanup,
-            target,
-        });
+    let (next, target) = match existing {
+        Some(existing) => {
+            check_in_progress_image(plan, &existing)?;
+            report.line(&format!(
+                "Found existing update in progress ({}), resuming.",
+                controller::name(&existing)
+            ));
+            (existing, Target::Found)
+        }
+        None => (next_from_image(plan, &old_rc, new_name)?, Target::Derived),
+    };
+    let old_value = original_deployment_value(&old_rc);
+    let next_name = controller::name(&next).to_string();
+    let old_rc = if dry {
+        // Show the marks the old RC would get, without writing them.
+        let mut rc = old_rc;
+        set_next_controller(&mut rc, &next_name);
+        if needs_deployment_key(&rc, plan.deployment_key) {
+            add_template_label(&mut rc, plan.deployment_key, &old_value);
+            add_selector_label(&mut rc, plan.deployment_key, &old_value);
+        }
+        rc
+    } else {
+        mark_old_controller(ops, &old_rc, &next_name, plan.deployment_key, &old_value).await?
+    };
+    Ok((old_rc, next, target))
+}
+
+/// Step 4: the partially rolled-out RC of `--rollback`. When it is gone, a rollback
+/// stopped after deleting it left only the original's update annotations behind:
+/// removing them finishes it.
+async fn rollback_partial<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    dry: bool,
+    old_rc: &ReplicationController,
+) -> anyhow::Result<ControlFlow<Prepared, ReplicationController>> {
+    let new_name = find_new_name(plan.args, old_rc);
+    let found = if new_name.is_empty() {
+        None
+    } else {
+        ops.get_rc_opt(&new_name).await?
+    };
+    if let Some(found) = found {
+        return Ok(ControlFlow::Continue(found));
     }
+    let finished = annotation(old_rc, SOURCE_ID_ANNOTATION)
+        .is_some_and(|v| !new_name.is_empty() && source_id_names(v, &new_name));
+    if finished && !dry {
+        let rc = ops.strip_update_annotations(old_rc).await?;
+        return Ok(ControlFlow::Break(rolling_updated(rc)));
+    }
+    // 1.17's message ends in "\n", which CheckErr does not double.
+    bail!("Could not find {new_name} to rollback.");
+}
+
+/// Step 8: what a dry run prints. On the server, the new RC is validated and
+/// defaulted without being persisted (unless it exists already, or on a rollback).
+async fn dry_run<O: PrepareOps>(
+    plan: &Plan<'_>,
+    ops: &mut O,
+    old_rc: ReplicationController,
+    new_rc: ReplicationController,
+) -> anyhow::Result<Prepared> {
+    if plan.dry_run != DryRunStrategy::Server {
+        return Ok(Prepared::DryRun { old_rc, new_rc });
+    }
+    let shown = if plan.rollback || ops.get_rc_opt(controller::name(&new_rc)).await?.is_some() {
+        new_rc
+    } else {
+        let mut probe = new_rc;
+        probe.metadata.namespace = None;
+        ops.create_rc_dry_run(&probe).await?
+    };
+    Ok(Prepared::DryRun {
+        old_rc,
+        new_rc: shown,
+    })
+}
+
+/// Step 9 of a rollback: the update runs backwards, from the partial RC to the
+/// original, which gets the update annotations of the partial one.
+async fn rollback_pair<O: PrepareOps>(
+    ops: &mut O,
+    report: &mut dyn Report,
+    old_rc: ReplicationController,
+    new_rc: ReplicationController,
+) -> anyhow::Result<Prepared> {
     let (partial, original, message) = abort_rolling_update(&old_rc, &new_rc)?;
     report.line(&message);
     let source = annotation(&original, SOURCE_ID_ANNOTATION)
@@ -446,10 +528,7 @@ async fn finish_hand_over<O: PrepareOps>(
     report.line(&format!("Renaming {from} to {}", plan.old_name));
     let deadline = Instant::now() + plan.timeout;
     let rc = handover::resume(ops, &pending, deadline).await?;
-    Ok(Prepared::Finished {
-        rc,
-        operation: "rolling updated".into(),
-    })
+    Ok(rolling_updated(rc))
 }
 
 /// An update whose old RC is gone: before the last step, the new RC gets the

@@ -231,6 +231,38 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         config: &UpdaterConfig,
         report: &mut dyn Report,
     ) -> anyhow::Result<ReplicationController> {
+        let (new_rc, old_rc, desired) = self.begin(config, report).await?;
+        let mut run = limits(config, report, new_rc, old_rc, desired)?;
+        let mut deadline = Instant::now() + config.timeout;
+        while replicas(&run.new_rc) != desired || replicas(&run.old_rc) != 0 {
+            let before = run.sizes();
+            self.scale_up(config, report, &mut run).await?;
+            if replicas(&run.old_rc) != 0 {
+                self.scale_down(config, report, &mut run).await?;
+            }
+            if before != run.sizes() {
+                deadline = Instant::now() + config.timeout;
+            } else if Instant::now() >= deadline {
+                bail!("timed out waiting for any update progress to be made");
+            } else {
+                // Nothing could move: wait for readiness to change instead of
+                // polling on a fixed period.
+                self.ops.wait_for_change(deadline).await?;
+            }
+        }
+        report.progress(&snapshot(&run.old_rc, &run.new_rc, desired, desired));
+        self.ops
+            .cleanup(&run.old_rc, &run.new_rc, config, report)
+            .await
+    }
+
+    /// Creates the new RC or continues with the existing one, and records the old
+    /// RC's original size; returns the new RC, the old one and the desired replicas.
+    async fn begin(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+    ) -> anyhow::Result<(ReplicationController, ReplicationController, i32)> {
         let source = source_id(&config.old_rc);
         // The original size is what a later --rollback restores: written when this
         // update starts (a value left by an earlier, finished update would make a
@@ -239,7 +271,7 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         // there is only replaced once the create said the update is a new one.
         let missing = annotation(&config.old_rc, ORIGINAL_REPLICAS_ANNOTATION).is_none();
         let Begun {
-            target: mut new_rc,
+            target: new_rc,
             existed,
             mut old_rc,
         } = self
@@ -274,103 +306,151 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         {
             old_rc = self.ops.record_original_replicas(&old_rc).await?;
         }
-
-        let (max_surge, max_unavailable) =
-            resolve_fenceposts(&config.max_surge, &config.max_unavailable, desired)?;
-        if desired > 0 && max_surge == 0 && max_unavailable == 0 {
-            // Unreachable through resolve_fenceposts, kept as 1.17 has it.
-            bail!("one of maxSurge or maxUnavailable must be specified");
-        }
-        // Scaling to zero keeps nothing available (1.17 also widened maxUnavailable
-        // to the old size here, but nothing reads it afterwards).
-        let min_available = if desired == 0 {
-            0
-        } else {
-            (desired - max_unavailable).max(0)
-        };
-        report.line(&header_line(
-            name(&new_rc),
-            replicas(&new_rc),
-            desired,
-            name(&old_rc),
-            replicas(&old_rc),
-            min_available,
-            desired + max_surge,
-        ));
-
-        let mut deadline = Instant::now() + config.timeout;
-        // --update-period is measured from the last scale-up to the next scale-down:
-        // the settling time new pods get before old ones go (1.17 slept it between
-        // the two halves of every iteration).
-        let mut last_up: Option<Instant> = None;
-        let mut new_ready = 0;
-        while replicas(&new_rc) != desired || replicas(&old_rc) != 0 {
-            let before = (replicas(&new_rc), replicas(&old_rc));
-
-            if let Some(to) =
-                scale_up_target(replicas(&new_rc), replicas(&old_rc), desired, max_surge)
-            {
-                report.line(&format!("Scaling {} up to {to}", name(&new_rc)));
-                new_rc = self.ops.scale_and_wait(&new_rc, to, config.timeout).await?;
-                last_up = Some(Instant::now());
-                report.progress(&snapshot(&old_rc, &new_rc, desired, new_ready));
-            }
-
-            if replicas(&old_rc) != 0 {
-                let mut available = self
-                    .ops
-                    .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
-                    .await?
-                    .1;
-                new_ready = available;
-                let mut target = scale_down_target(
-                    replicas(&old_rc),
-                    replicas(&new_rc),
-                    desired,
-                    min_available,
-                    available,
-                );
-                if target.is_some() && pause_needed(config, last_up) {
-                    // Readiness may drop while we pause: decide again afterwards, as
-                    // 1.17 did by measuring only after its sleep.
-                    if let Some(t) = last_up {
-                        self.ops.sleep_until(t + config.update_period).await?;
-                    }
-                    available = self
-                        .ops
-                        .ready_pods(&old_rc, &new_rc, config.min_ready_seconds)
-                        .await?
-                        .1;
-                    new_ready = available;
-                    target = scale_down_target(
-                        replicas(&old_rc),
-                        replicas(&new_rc),
-                        desired,
-                        min_available,
-                        available,
-                    );
-                }
-                if let Some(to) = target {
-                    report.line(&format!("Scaling {} down to {to}", name(&old_rc)));
-                    old_rc = self.ops.scale_and_wait(&old_rc, to, config.timeout).await?;
-                }
-                report.progress(&snapshot(&old_rc, &new_rc, desired, new_ready));
-            }
-
-            let progressed = before != (replicas(&new_rc), replicas(&old_rc));
-            if progressed {
-                deadline = Instant::now() + config.timeout;
-            } else if Instant::now() >= deadline {
-                bail!("timed out waiting for any update progress to be made");
-            } else {
-                // Nothing could move: wait for readiness to change instead of
-                // polling on a fixed period.
-                self.ops.wait_for_change(deadline).await?;
-            }
-        }
-        report.progress(&snapshot(&old_rc, &new_rc, desired, desired));
-        self.ops.cleanup(&old_rc, &new_rc, config, report).await
+        Ok((new_rc, old_rc, desired))
     }
+
+    /// Scales the new RC up by as much as the surge allows, if it is not there yet.
+    async fn scale_up(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+        run: &mut Run,
+    ) -> anyhow::Result<()> {
+        let Some(to) = scale_up_target(
+            replicas(&run.new_rc),
+            replicas(&run.old_rc),
+            run.desired,
+            run.max_surge,
+        ) else {
+            return Ok(());
+        };
+        report.line(&format!("Scaling {} up to {to}", name(&run.new_rc)));
+        run.new_rc = self
+            .ops
+            .scale_and_wait(&run.new_rc, to, config.timeout)
+            .await?;
+        run.last_up = Some(Instant::now());
+        report.progress(&run.progress());
+        Ok(())
+    }
+
+    /// Scales the old RC down by as much as the new RC's ready pods allow, once the
+    /// update period since the last scale-up has passed.
+    async fn scale_down(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+        run: &mut Run,
+    ) -> anyhow::Result<()> {
+        let mut target = self.scale_down_now(config, run).await?;
+        if target.is_some() && pause_needed(config, run.last_up) {
+            // Readiness may drop while we pause: decide again afterwards, as
+            // 1.17 did by measuring only after its sleep.
+            if let Some(t) = run.last_up {
+                self.ops.sleep_until(t + config.update_period).await?;
+            }
+            target = self.scale_down_now(config, run).await?;
+        }
+        if let Some(to) = target {
+            report.line(&format!("Scaling {} down to {to}", name(&run.old_rc)));
+            run.old_rc = self
+                .ops
+                .scale_and_wait(&run.old_rc, to, config.timeout)
+                .await?;
+        }
+        report.progress(&run.progress());
+        Ok(())
+    }
+
+    /// The old RC's next size from the new RC's pods ready now (kept in `run`).
+    async fn scale_down_now(
+        &mut self,
+        config: &UpdaterConfig,
+        run: &mut Run,
+    ) -> anyhow::Result<Option<i32>> {
+        let available = self
+            .ops
+            .ready_pods(&run.old_rc, &run.new_rc, config.min_ready_seconds)
+            .await?
+            .1;
+        run.new_ready = available;
+        Ok(scale_down_target(
+            replicas(&run.old_rc),
+            replicas(&run.new_rc),
+            run.desired,
+            run.min_available,
+            available,
+        ))
+    }
+}
+
+/// An update between its steps.
+struct Run {
+    new_rc: ReplicationController,
+    old_rc: ReplicationController,
+    desired: i32,
+    max_surge: i32,
+    min_available: i32,
+    /// --update-period is measured from the last scale-up to the next scale-down:
+    /// the settling time new pods get before old ones go (1.17 slept it between
+    /// the two halves of every iteration).
+    last_up: Option<Instant>,
+    /// The new RC's ready pods when last counted.
+    new_ready: i32,
+}
+
+impl Run {
+    /// Where the update stands, with the new RC's ready pods as last counted.
+    fn progress(&self) -> Progress {
+        snapshot(&self.old_rc, &self.new_rc, self.desired, self.new_ready)
+    }
+
+    /// The new RC's and the old RC's sizes: whether a step moved anything.
+    fn sizes(&self) -> (i32, i32) {
+        (replicas(&self.new_rc), replicas(&self.old_rc))
+    }
+}
+
+/// The surge and availability bounds for `desired` replicas, with the header line
+/// that states them; the update's starting point.
+fn limits(
+    config: &UpdaterConfig,
+    report: &mut dyn Report,
+    new_rc: ReplicationController,
+    old_rc: ReplicationController,
+    desired: i32,
+) -> anyhow::Result<Run> {
+    let (max_surge, max_unavailable) =
+        resolve_fenceposts(&config.max_surge, &config.max_unavailable, desired)?;
+    if desired > 0 && max_surge == 0 && max_unavailable == 0 {
+        // Unreachable through resolve_fenceposts, kept as 1.17 has it.
+        bail!("one of maxSurge or maxUnavailable must be specified");
+    }
+    // Scaling to zero keeps nothing available (1.17 also widened maxUnavailable
+    // to the old size here, but nothing reads it afterwards).
+    let min_available = if desired == 0 {
+        0
+    } else {
+        (desired - max_unavailable).max(0)
+    };
+    report.line(&header_line(
+        name(&new_rc),
+        replicas(&new_rc),
+        desired,
+        name(&old_rc),
+        replicas(&old_rc),
+        min_available,
+        desired + max_surge,
+    ));
+    Ok(Run {
+        new_rc,
+        old_rc,
+        desired,
+        max_surge,
+        min_available,
+        last_up: None,
+        new_ready: 0,
+    })
 }
 
 fn pause_needed(config: &UpdaterConfig, last_up: Option<Instant>) -> bool {

@@ -16,6 +16,8 @@ use kube::api::ListParams;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client};
 
+use crate::objects::pod_ready;
+
 /// Annotations no finished update may leave behind (kubectl's three, and the
 /// plugin's hand-over record).
 pub const UPDATE_ANNOTATIONS: [&str; 4] = [
@@ -64,15 +66,6 @@ impl Drop for RcInvariants {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub fn pod_ready(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none()
-        && pod
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 fn pod_image(pod: &Pod) -> String {

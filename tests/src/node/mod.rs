@@ -1,20 +1,23 @@
-//! The simulated node: one or more fake kubelets that make a bare control
-//! plane (etcd + kube-apiserver + kube-controller-manager, no scheduler, no
-//! kubelet) behave like a cluster, entirely through the real API.
+//! The simulated node: one or more fake kubelets that make a control plane
+//! without kubelets (etcd + kube-apiserver + kube-controller-manager, and
+//! kube-scheduler where the release has one) behave like a cluster, entirely
+//! through the real API.
 //!
 //! [`run`] registers the Node objects, keeps them healthy, binds
-//! unscheduled pods, runs bound pods on a container [`Runtime`] and reports
+//! unscheduled pods where no kube-scheduler runs, runs bound pods on a container [`Runtime`] and reports
 //! their status, and finalizes their deletion:
 //!
 //! - **Nodes** ([`nodes`]): Node objects with a Ready condition, capacity and
 //!   allocatable (cpu 4, memory 8Gi, pods 110), `InternalIP` 127.0.0.1, the
-//!   kubelet port in `daemonEndpoints`, kubelet version v1.20.2. Every
+//!   kubelet port in `daemonEndpoints`, kubelet version v1.20.2 by default (the
+//!   harness gives the release's). Every
 //!   [`NodeSimConfig::heartbeat`] their Lease in `kube-node-lease` is renewed
 //!   and the conditions get a fresh `lastHeartbeatTime`, so the
 //!   node-lifecycle controller never marks them NotReady or taints them.
-//! - **Scheduling** ([`scheduler`]): there is no kube-scheduler; pods with no
-//!   `spec.nodeName` and scheduler `default-scheduler` are bound round-robin
-//!   to the nodes through `POST pods/NAME/binding`.
+//! - **Scheduling** ([`scheduler`]): where no kube-scheduler runs (1.20.2),
+//!   pods with no `spec.nodeName` and scheduler `default-scheduler` are bound
+//!   round-robin to the nodes through `POST pods/NAME/binding`; otherwise the
+//!   release's scheduler binds them.
 //! - **Pods** (`kubelet`): one watch on all pods (with back-off and
 //!   re-lists); each pod bound to one of our nodes gets a worker task that
 //!   sleeps on per-pod timers (never polls) and posts `status` when it

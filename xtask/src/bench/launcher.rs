@@ -17,7 +17,7 @@
 //! matters for `kubectl run-pod`, where kubectl execs our binary in its own process.
 //! The few libc calls are declared here by hand (the `libc` crate is not available to a
 //! bare `rustc`); their signatures and the `rusage` layout are those of Linux on 64-bit
-//! targets.
+//! targets, and the module is compiled on Linux only (`main.rs`).
 
 #![allow(unsafe_code)]
 

@@ -63,18 +63,69 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             .join("bench")
             .join(now.strftime("%Y-%m-%d").to_string()),
     };
-    // The baseline is the real kubectl of the server's release: the one built beside
-    // the current release's server, the installed one for 1.20.2 or an existing cluster.
     let release = localcluster::Release::from_env()?;
-    let kubectl = match (flags.existing, localcluster::Binaries::locate(release)) {
-        (false, Ok(binaries)) if binaries.kubectl.is_some() => binaries.reference_kubectl(),
-        _ => which::which("kubectl")
-            .context("kubectl is not on PATH; the baseline is always the real kubectl binary")?,
+    let kubectl = reference_kubectl(flags, release)?;
+    let built = build_and_start(flags, release)?;
+    let work = tempfile::Builder::new()
+        .prefix("kubeplug-bench-")
+        .tempdir()?;
+    // The cluster: ours (stopped when `target` drops) or the caller's.
+    let target = Target::connect(flags, built.cluster)?;
+    let (bench, server_version) = Bench::new(flags, work.path(), &built.bin_dir, kubectl, &target)?;
+    let floor = bench.rss_floor()?;
+    let results = bench.run_cases(&selected, started);
+    if flags.existing {
+        bench.delete_namespaces();
+    }
+    let (binaries, kubectl_size) = binary_sizes(&built.bin_dir, &bench.kubectl);
+    let report = Report {
+        started: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        environment: {
+            let mut env = environment(&bench.kubectl, &server_version, flags.existing);
+            env.push((
+                "peak RSS floor".into(),
+                format!("{floor} (`true` through the launcher; smaller peaks read as this)"),
+            ));
+            env
+        },
+        runs: flags.runs.map_or(DEFAULT_RUNS as u32, |n| n),
+        matrix_runs: flags.runs.map_or(cases::matrix::DEFAULT_RUNS as u32, |n| n),
+        cases: results,
+        binaries,
+        kubectl_size,
+        total_seconds: started.elapsed().as_secs_f64(),
+        build_seconds: built.build_seconds,
+        cluster_seconds: target.cluster_seconds,
+        notes: notes(bench.audit.is_some(), &bench.kubectl),
     };
+    write_report(&report, &out_dir, started)
+}
 
-    // Our cluster starts while the release build runs: on a fresh machine the build is
-    // most of the 10-minute budget, and the two share nothing but the CPU (the build
-    // is `--release`, the cluster's supervisor a debug binary: different cargo locks).
+/// The baseline is the real kubectl of the server's release: the one built beside the
+/// current release's server, the installed one for 1.20.2 or an existing cluster.
+fn reference_kubectl(
+    flags: &flags::Bench,
+    release: localcluster::Release,
+) -> anyhow::Result<PathBuf> {
+    match (flags.existing, localcluster::Binaries::locate(release)) {
+        (false, Ok(binaries)) if binaries.kubectl.is_some() => Ok(binaries.reference_kubectl()),
+        _ => which::which("kubectl")
+            .context("kubectl is not on PATH; the baseline is always the real kubectl binary"),
+    }
+}
+
+/// Our release binaries, and our cluster (with its start-up time) unless `--existing`.
+struct Built {
+    bin_dir: PathBuf,
+    build_seconds: Option<f64>,
+    cluster: Option<(LocalCluster, f64)>,
+}
+
+/// Builds our release binaries (unless `--bin-dir`) while our cluster starts: on a
+/// fresh machine the build is most of the 10-minute budget, and the two share nothing
+/// but the CPU (the build is `--release`, the cluster's supervisor a debug binary:
+/// different cargo locks).
+fn build_and_start(flags: &flags::Bench, release: localcluster::Release) -> anyhow::Result<Built> {
     let cluster = (!flags.existing).then(|| {
         std::thread::spawn(move || {
             let started = Instant::now();
@@ -101,7 +152,7 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     };
     // Joined before the build's error is returned, so that a cluster that did start
     // is stopped (on drop) rather than left running.
-    let local = match cluster {
+    let cluster = match cluster {
         Some(thread) => Some(
             thread
                 .join()
@@ -110,123 +161,49 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
         None => None,
     };
     let (bin_dir, build_seconds) = build?;
+    Ok(Built {
+        bin_dir,
+        build_seconds,
+        cluster,
+    })
+}
 
-    let work = tempfile::Builder::new()
-        .prefix("kubeplug-bench-")
-        .tempdir()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+/// The cluster the cases run against.
+struct Target {
+    /// Ours, stopped when dropped; `None` with `--existing`.
+    _local: Option<LocalCluster>,
+    cluster_seconds: Option<f64>,
+    kubeconfig: Kubeconfig,
+    audit_log: Option<PathBuf>,
+}
 
-    // The cluster: ours (stopped on drop) or the caller's.
-    let (_local, cluster_seconds, base, audit_log) = match local {
-        None => {
-            let config = match Kubeconfig::from_env()? {
-                Some(config) => config,
-                None => Kubeconfig::read()?,
-            };
-            (None, None, config, flags.audit_log.clone())
-        }
-        Some((local, seconds)) => {
-            let config = Kubeconfig::read_from(&local.kubeconfig)?;
-            let audit = local.audit_log.clone();
-            (Some(local), Some(seconds), config, audit)
-        }
-    };
-    let base_path = work.path().join("base-kubeconfig.json");
-    std::fs::write(&base_path, serde_json::to_vec(&base)?)?;
-    restrict(&base_path)?;
-    let client = runtime.block_on(setup::client(&base_path))?;
-    let server_version = runtime
-        .block_on(setup::server_version(&client))
-        .unwrap_or_else(|e| format!("unknown ({e})"));
-
-    let audit = audit_log.map(|path| audit::Log { path });
-    let identities =
-        audit::Identities::new(base.clone(), work.path().to_path_buf(), audit.is_some());
-
-    let plugin_dir = work.path().join("plugins");
-    std::fs::create_dir_all(&plugin_dir)?;
-    for name in cases::BINARIES {
-        std::os::unix::fs::symlink(bin_dir.join(name), plugin_dir.join(name))?;
+impl Target {
+    fn connect(flags: &flags::Bench, local: Option<(LocalCluster, f64)>) -> anyhow::Result<Self> {
+        Ok(match local {
+            None => {
+                let kubeconfig = match Kubeconfig::from_env()? {
+                    Some(config) => config,
+                    None => Kubeconfig::read()?,
+                };
+                Self {
+                    _local: None,
+                    cluster_seconds: None,
+                    kubeconfig,
+                    audit_log: flags.audit_log.clone(),
+                }
+            }
+            Some((local, seconds)) => Self {
+                kubeconfig: Kubeconfig::read_from(&local.kubeconfig)?,
+                audit_log: local.audit_log.clone(),
+                _local: Some(local),
+                cluster_seconds: Some(seconds),
+            },
+        })
     }
-    let plugin_path = std::env::join_paths(std::iter::once(plugin_dir.clone()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))?;
+}
 
-    let launcher = measure::build_launcher(work.path())?;
-    // What the launcher itself adds to peak RSS: the smallest value a run can show.
-    let scratch = work.path().join("scratch");
-    std::fs::create_dir_all(&scratch)?;
-    let floor = measure::run(
-        &launcher,
-        &Command::new("true"),
-        &scratch,
-        Duration::from_secs(10),
-    )
-    .map(|r| report::kib(r.max_rss_kib as f64))
-    .unwrap_or_else(|e| format!("unknown ({e:#})"));
-    let bench = Bench {
-        runs: flags.runs.map(|n| n as usize),
-        launcher,
-        work: work.path().to_path_buf(),
-        env_bin_dir: bin_dir.clone(),
-        kubectl: kubectl.clone(),
-        plugin_path,
-        runtime,
-        client,
-        identities,
-        audit,
-        base_kubeconfig: base_path.clone(),
-        latency: std::cell::RefCell::new(None),
-        timeout: std::cell::Cell::new(Duration::from_secs(60)),
-        cache_is_cold: std::cell::Cell::new(false),
-        throttled: std::cell::Cell::new(false),
-    };
-    let mut results = Vec::new();
-    for (i, case) in selected.iter().enumerate() {
-        eprintln!(
-            "bench: [{}/{}, {} in] {}: {}",
-            i + 1,
-            selected.len(),
-            report::secs(started.elapsed().as_secs_f64()),
-            case.name,
-            case.title
-        );
-        let case_started = Instant::now();
-        let mut result = bench.case(case);
-        match &result.outcome {
-            Outcome::Measured { .. } => eprintln!(
-                "bench:   ratio ours/theirs {}",
-                result
-                    .wall_ratio()
-                    .map(report::ratio)
-                    .unwrap_or_else(|| "—".into())
-            ),
-            Outcome::Skipped(why) => eprintln!("bench:   skipped: {why}"),
-            Outcome::Failed(why) => eprintln!("bench:   failed: {why}"),
-        }
-        // Each case on an empty node, outside its measured runs (but in the case's
-        // time, which says what a case costs the whole benchmark).
-        if let Err(e) = bench.runtime.block_on(setup::clear_namespaces(
-            &bench.client,
-            Duration::from_secs(120),
-        )) {
-            eprintln!("bench:   could not clear the case's namespaces: {e:#}");
-        }
-        result.seconds = case_started.elapsed().as_secs_f64();
-        results.push(result);
-    }
-    if flags.existing {
-        match bench
-            .runtime
-            .block_on(setup::delete_namespaces(&bench.client))
-        {
-            Ok(n) => eprintln!("bench: deleting the {n} namespaces the benchmark created"),
-            Err(e) => eprintln!("bench: could not delete the benchmark's namespaces: {e:#}"),
-        }
-    }
-
+/// The plugins' sizes, and kubectl's.
+fn binary_sizes(bin_dir: &Path, kubectl: &Path) -> (Vec<BinarySize>, Option<BinarySize>) {
     let binaries = cases::BINARIES
         .iter()
         .filter_map(|name| {
@@ -237,35 +214,20 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
             })
         })
         .collect();
-    let kubectl_size = std::fs::metadata(&kubectl).ok().map(|m| BinarySize {
+    let kubectl_size = std::fs::metadata(kubectl).ok().map(|m| BinarySize {
         name: format!("kubectl ({})", kubectl.display()),
         bytes: m.len(),
     });
-    let report = Report {
-        started: now.strftime("%Y-%m-%d %H:%M UTC").to_string(),
-        environment: {
-            let mut env = environment(&kubectl, &server_version, flags.existing);
-            env.push((
-                "peak RSS floor".into(),
-                format!("{floor} (`true` through the launcher; smaller peaks read as this)"),
-            ));
-            env
-        },
-        runs: flags.runs.map_or(DEFAULT_RUNS as u32, |n| n),
-        matrix_runs: flags.runs.map_or(cases::matrix::DEFAULT_RUNS as u32, |n| n),
-        cases: results,
-        binaries,
-        kubectl_size,
-        total_seconds: started.elapsed().as_secs_f64(),
-        build_seconds,
-        cluster_seconds,
-        notes: notes(bench.audit.is_some(), &kubectl),
-    };
-    std::fs::create_dir_all(&out_dir)?;
+    (binaries, kubectl_size)
+}
+
+/// `results.md` and `chart.svg` in `out_dir`.
+fn write_report(report: &Report, out_dir: &Path, started: Instant) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out_dir)?;
     let md = out_dir.join("results.md");
-    std::fs::write(&md, report::render(&report))?;
+    std::fs::write(&md, report::render(report))?;
     let svg = out_dir.join("chart.svg");
-    if let Err(e) = chart::draw(&report, &svg) {
+    if let Err(e) = chart::draw(report, &svg) {
         eprintln!("bench: no chart: {e:#}");
     }
     eprintln!(
@@ -425,6 +387,56 @@ struct Bench {
     throttled: std::cell::Cell<bool>,
 }
 
+/// What a case's runs need (see [`Bench::plan`]).
+struct Plan<'c> {
+    case: &'c Case,
+    kind: Kind,
+    /// The warm-up's kind: the same case, perhaps at a smaller size.
+    warm_kind: Kind,
+    manifests: Option<PathBuf>,
+    warm_manifests: Option<PathBuf>,
+    /// Whether kubectl can run the case (else its baseline is the ideal).
+    has_theirs: bool,
+    runs: usize,
+    theirs_runs: usize,
+}
+
+impl Plan<'_> {
+    /// The namespace of a run: side `a` ours, `b` kubectl's; run `w` the warm-up.
+    fn namespace(&self, side: char, run: &str) -> String {
+        format!("kb-{}-{side}{run}", self.case.name)
+    }
+
+    /// A run's context in `namespace`, with the warm-up's input or the measured runs'.
+    fn ctx<'a>(&'a self, namespace: &'a str, warm_up: bool) -> RunCtx<'a> {
+        let manifests = if warm_up {
+            &self.warm_manifests
+        } else {
+            &self.manifests
+        };
+        RunCtx {
+            namespace,
+            manifests: manifests.as_deref(),
+        }
+    }
+}
+
+/// Both sides' samples, and the command lines the report shows.
+type MeasuredRuns = (Vec<Sample>, Vec<Sample>, (Option<String>, Option<String>));
+
+/// How the case's client caches are kept, in the report's words.
+fn cache_note(cache: model::Cache) -> String {
+    match cache {
+        model::Cache::Cold => "cold caches: each measured run gets its own new, empty cache directory \
+             (`KUBECACHEDIR`, which both kubectl and the plugins read for their discovery and OpenAPI \
+             caches), as a first run on a new machine; the warm-up used another one"
+            .to_string(),
+        model::Cache::Warm => "warm caches: each side's runs share one cache directory of this case \
+             (`KUBECACHEDIR`), which its warm-up run filled"
+            .to_string(),
+    }
+}
+
 /// One side's run that did not succeed.
 struct RunFailure {
     exit: measure::Exit,
@@ -432,6 +444,124 @@ struct RunFailure {
 }
 
 impl Bench {
+    /// Everything the cases share: the client caches' work directory, the plugins on
+    /// a `PATH` of their own, the launcher, one identity per run; with the server's
+    /// version.
+    fn new(
+        flags: &flags::Bench,
+        work: &Path,
+        bin_dir: &Path,
+        kubectl: PathBuf,
+        target: &Target,
+    ) -> anyhow::Result<(Self, String)> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let base_path = work.join("base-kubeconfig.json");
+        std::fs::write(&base_path, serde_json::to_vec(&target.kubeconfig)?)?;
+        restrict(&base_path)?;
+        let client = runtime.block_on(setup::client(&base_path))?;
+        let server_version = runtime
+            .block_on(setup::server_version(&client))
+            .unwrap_or_else(|e| format!("unknown ({e})"));
+        let audit = target.audit_log.clone().map(|path| audit::Log { path });
+        let identities = audit::Identities::new(
+            target.kubeconfig.clone(),
+            work.to_path_buf(),
+            audit.is_some(),
+        );
+        let plugin_dir = work.join("plugins");
+        std::fs::create_dir_all(&plugin_dir)?;
+        for name in cases::BINARIES {
+            std::os::unix::fs::symlink(bin_dir.join(name), plugin_dir.join(name))?;
+        }
+        let plugin_path = std::env::join_paths(std::iter::once(plugin_dir.clone()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))?;
+        let bench = Self {
+            runs: flags.runs.map(|n| n as usize),
+            launcher: measure::build_launcher(work)?,
+            work: work.to_path_buf(),
+            env_bin_dir: bin_dir.to_path_buf(),
+            kubectl,
+            plugin_path,
+            runtime,
+            client,
+            identities,
+            audit,
+            base_kubeconfig: base_path,
+            latency: std::cell::RefCell::new(None),
+            timeout: std::cell::Cell::new(Duration::from_secs(60)),
+            cache_is_cold: std::cell::Cell::new(false),
+            throttled: std::cell::Cell::new(false),
+        };
+        Ok((bench, server_version))
+    }
+
+    /// What the launcher itself adds to peak RSS: the smallest value a run can show.
+    fn rss_floor(&self) -> anyhow::Result<String> {
+        let scratch = self.work.join("scratch");
+        std::fs::create_dir_all(&scratch)?;
+        Ok(measure::run(
+            &self.launcher,
+            &Command::new("true"),
+            &scratch,
+            Duration::from_secs(10),
+        )
+        .map(|r| report::kib(r.max_rss_kib as f64))
+        .unwrap_or_else(|e| format!("unknown ({e:#})")))
+    }
+
+    /// Every selected case in turn, each on an empty node.
+    fn run_cases(&self, selected: &[&Case], started: Instant) -> Vec<CaseResult> {
+        let mut results = Vec::new();
+        for (i, case) in selected.iter().enumerate() {
+            eprintln!(
+                "bench: [{}/{}, {} in] {}: {}",
+                i + 1,
+                selected.len(),
+                report::secs(started.elapsed().as_secs_f64()),
+                case.name,
+                case.title
+            );
+            let case_started = Instant::now();
+            let mut result = self.case(case);
+            match &result.outcome {
+                Outcome::Measured { .. } => eprintln!(
+                    "bench:   ratio ours/theirs {}",
+                    result
+                        .wall_ratio()
+                        .map(report::ratio)
+                        .unwrap_or_else(|| "—".into())
+                ),
+                Outcome::Skipped(why) => eprintln!("bench:   skipped: {why}"),
+                Outcome::Failed(why) => eprintln!("bench:   failed: {why}"),
+            }
+            // Each case on an empty node, outside its measured runs (but in the case's
+            // time, which says what a case costs the whole benchmark).
+            if let Err(e) = self.runtime.block_on(setup::clear_namespaces(
+                &self.client,
+                Duration::from_secs(120),
+            )) {
+                eprintln!("bench:   could not clear the case's namespaces: {e:#}");
+            }
+            result.seconds = case_started.elapsed().as_secs_f64();
+            results.push(result);
+        }
+        results
+    }
+
+    /// With `--existing`: the namespaces the benchmark created, deleted.
+    fn delete_namespaces(&self) {
+        match self
+            .runtime
+            .block_on(setup::delete_namespaces(&self.client))
+        {
+            Ok(n) => eprintln!("bench: deleting the {n} namespaces the benchmark created"),
+            Err(e) => eprintln!("bench: could not delete the benchmark's namespaces: {e:#}"),
+        }
+    }
+
     fn env(&self) -> Env<'_> {
         Env {
             bin_dir: &self.env_bin_dir,
@@ -540,9 +670,54 @@ impl Bench {
         Ok(())
     }
 
+    /// The case's runs: its inputs, the ceiling, the warm-up, the measured runs and
+    /// their request counts.
     fn try_case(&self, case: &Case, result: &mut CaseResult) -> anyhow::Result<Outcome> {
-        let kind = case.kind;
         let offset = self.audit.as_ref().map(audit::Log::end);
+        let plan = self.plan(case, result)?;
+        // The ceiling first: it is worth reporting even while our plugin is not there.
+        // (Not through a latency proxy: it is the loopback ceiling.)
+        if let Kind::CreateFile { objects } = plan.kind
+            && case.rtt_ms == 0
+            && !case.throttled
+            && case.cell.is_none()
+        {
+            match self.ceiling(case, objects) {
+                Ok(c) => result.ceiling = Some(c),
+                Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
+            }
+        }
+        let (ours_cmd, theirs_cmd) = match self.warm_up(&plan)? {
+            Ok(commands) => commands,
+            Err(outcome) => return Ok(outcome),
+        };
+        let (mut ours, mut theirs, shown) = self.measured_runs(&plan)?;
+        self.count_requests(case, offset, &mut ours, &mut theirs, result);
+
+        let ours = Side {
+            command: shown.0.unwrap_or(ours_cmd.display),
+            samples: ours,
+        };
+        let baseline = match (&theirs_cmd, plan.kind.ideal()) {
+            (Some(cmd), _) => Baseline::Kubectl(Side {
+                command: shown.1.unwrap_or_else(|| cmd.display.clone()),
+                samples: theirs,
+            }),
+            (None, Some((wall, how))) => Baseline::Ideal { wall, how },
+            (None, None) => bail!(
+                "case {} has neither kubectl nor an ideal to compare with",
+                case.name
+            ),
+        };
+        Ok(Outcome::Measured {
+            ours,
+            theirs: baseline,
+        })
+    }
+
+    /// What the case's runs need and how many there are, with the notes that say so.
+    fn plan<'c>(&self, case: &'c Case, result: &mut CaseResult) -> anyhow::Result<Plan<'c>> {
+        let kind = case.kind;
         let manifests_of = |objects: u32| -> anyhow::Result<PathBuf> {
             let dir = self.work.join(format!("manifests-{objects}"));
             if !dir.exists() {
@@ -611,61 +786,42 @@ impl Bench {
             result.notes.push(why.clone());
             result.kubectl_fewer = Some(why.clone());
         }
+        result.notes.push(cache_note(case.cache()));
+        Ok(Plan {
+            case,
+            kind,
+            warm_kind,
+            manifests,
+            warm_manifests,
+            has_theirs,
+            runs,
+            theirs_runs,
+        })
+    }
+
+    /// One run of each side, which also tells whether the case works at all: the
+    /// commands of both sides, or the outcome that ends the case (our plugin does not
+    /// implement it, or a side failed).
+    fn warm_up(
+        &self,
+        plan: &Plan<'_>,
+    ) -> anyhow::Result<Result<(Invocation, Option<Invocation>), Outcome>> {
+        let name = &plan.case.name;
         // kubectl's warm-up only where it has measured runs to warm up for.
-        let run_theirs = has_theirs && theirs_runs > 0;
-        let namespace = |side: char, run: &str| format!("kb-{}-{side}{run}", case.name);
-        let cache = case.cache();
-        result.notes.push(match cache {
-            model::Cache::Cold => "cold caches: each measured run gets its own new, empty cache directory \
-                 (`KUBECACHEDIR`, which both kubectl and the plugins read for their discovery and OpenAPI \
-                 caches), as a first run on a new machine; the warm-up used another one"
-                .to_string(),
-            model::Cache::Warm => "warm caches: each side's runs share one cache directory of this case \
-                 (`KUBECACHEDIR`), which its warm-up run filled"
-                .to_string(),
-        });
-        // The cache directory of a run: per side, and per run when cold.
-        let cache_dir = |side: char, run: &str| -> PathBuf {
-            let dir = self.work.join("cache").join(&case.name);
-            match cache {
-                model::Cache::Warm => dir.join(side.to_string()),
-                model::Cache::Cold => dir.join(format!("{side}{run}")),
-            }
-        };
-
-        // The ceiling first: it is worth reporting even while our plugin is not there.
-        // (Not through a latency proxy: it is the loopback ceiling.)
-        if let Kind::CreateFile { objects } = kind
-            && case.rtt_ms == 0
-            && !case.throttled
-            && case.cell.is_none()
-        {
-            match self.ceiling(case, objects) {
-                Ok(c) => result.ceiling = Some(c),
-                Err(e) => result.notes.push(format!("ceiling not measured: {e:#}")),
-            }
-        }
-
-        // Warm-up: one run each, which also tells whether the case works at all.
-        let mut warm = vec![namespace('a', "w")];
+        let run_theirs = plan.has_theirs && plan.theirs_runs > 0;
+        let mut warm = vec![plan.namespace('a', "w")];
         if run_theirs {
-            warm.push(namespace('b', "w"));
+            warm.push(plan.namespace('b', "w"));
         }
-        self.prepare(warm_kind, &warm)?;
-        let ctx = |ns: &str| (ns.to_string(), warm_manifests.clone());
-        let (ns, m) = ctx(&warm[0]);
-        let run_ctx = RunCtx {
-            namespace: &ns,
-            manifests: m.as_deref(),
-        };
-        let ours_cmd = warm_kind.ours(&self.env(), &run_ctx);
+        self.prepare(plan.warm_kind, &warm)?;
+        let ours_cmd = plan.warm_kind.ours(&self.env(), &plan.ctx(&warm[0], true));
         eprintln!("bench:   $ {}", ours_cmd.display);
         if let Err(f) = self.run_one(
             &ours_cmd,
-            &format!("{}-aw", case.name),
-            &cache_dir('a', "w"),
+            &format!("{name}-aw"),
+            &self.cache_dir(plan, 'a', "w"),
         )? {
-            return Ok(if measure::looks_unimplemented(f.exit, &f.message) {
+            return Ok(Err(if measure::looks_unimplemented(f.exit, &f.message) {
                 Outcome::Skipped(format!(
                     "plugin not implemented ({} / {})",
                     f.exit, f.message
@@ -675,109 +831,84 @@ impl Bench {
                     "ours: `{}`: {} / {}",
                     ours_cmd.display, f.exit, f.message
                 ))
-            });
+            }));
         }
-        let theirs_cmd = if has_theirs {
-            let (ns, m) = ctx(warm.get(1).unwrap_or(&warm[0]));
-            let run_ctx = RunCtx {
-                namespace: &ns,
-                manifests: m.as_deref(),
-            };
-            let cmd = warm_kind.theirs(&self.env(), &run_ctx);
-            if let Some(cmd) = cmd.as_ref().filter(|_| run_theirs) {
-                eprintln!("bench:   $ {}", cmd.display);
-                if let Err(f) =
-                    self.run_one(cmd, &format!("{}-bw", case.name), &cache_dir('b', "w"))?
-                {
-                    return Ok(Outcome::Failed(format!(
-                        "kubectl: `{}`: {} / {}",
-                        cmd.display, f.exit, f.message
-                    )));
-                }
+        if !plan.has_theirs {
+            return Ok(Ok((ours_cmd, None)));
+        }
+        let theirs_cmd = plan.warm_kind.theirs(
+            &self.env(),
+            &plan.ctx(warm.get(1).unwrap_or(&warm[0]), true),
+        );
+        if let Some(cmd) = theirs_cmd.as_ref().filter(|_| run_theirs) {
+            eprintln!("bench:   $ {}", cmd.display);
+            if let Err(f) =
+                self.run_one(cmd, &format!("{name}-bw"), &self.cache_dir(plan, 'b', "w"))?
+            {
+                return Ok(Err(Outcome::Failed(format!(
+                    "kubectl: `{}`: {} / {}",
+                    cmd.display, f.exit, f.message
+                ))));
             }
-            cmd
-        } else {
-            None
-        };
+        }
+        Ok(Ok((ours_cmd, theirs_cmd)))
+    }
 
-        // Everything the measured runs need, before any clock starts.
+    /// The measured runs, alternating ours and kubectl's, after everything they need is
+    /// prepared (before any clock starts): both sides' samples, and the first measured
+    /// run's command lines, which the report shows (not the warm-up's, whose input may
+    /// be smaller).
+    fn measured_runs(&self, plan: &Plan<'_>) -> anyhow::Result<MeasuredRuns> {
+        let (kind, runs, name) = (plan.kind, plan.runs, &plan.case.name);
         let mut names = Vec::new();
         for i in 1..=runs {
-            names.push(namespace('a', &i.to_string()));
-            if i <= theirs_runs {
-                names.push(namespace('b', &i.to_string()));
+            names.push(plan.namespace('a', &i.to_string()));
+            if i <= plan.theirs_runs {
+                names.push(plan.namespace('b', &i.to_string()));
             }
         }
         self.prepare(kind, &names)?;
 
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
-        // The report shows the first measured run's command lines (not the warm-up's,
-        // whose input may be smaller).
         let mut shown: (Option<String>, Option<String>) = (None, None);
         for i in 1..=runs {
+            let run = i.to_string();
             eprint!("bench:   run {i}/{runs}: ours");
-            let ns = namespace('a', &i.to_string());
-            let cmd = kind.ours(
-                &self.env(),
-                &RunCtx {
-                    namespace: &ns,
-                    manifests: manifests.as_deref(),
-                },
-            );
+            let ns = plan.namespace('a', &run);
+            let cmd = kind.ours(&self.env(), &plan.ctx(&ns, false));
             shown.0.get_or_insert_with(|| cmd.display.clone());
-            ours.push(self.measured(
-                &cmd,
-                kind,
-                &format!("{}-a{i}", case.name),
-                &ns,
-                &cache_dir('a', &i.to_string()),
-            )?);
-            if has_theirs {
-                let ns = namespace('b', &i.to_string());
-                if let Some(cmd) = kind.theirs(
-                    &self.env(),
-                    &RunCtx {
-                        namespace: &ns,
-                        manifests: manifests.as_deref(),
-                    },
-                ) {
+            let cache = self.cache_dir(plan, 'a', &run);
+            ours.push(self.measured(&cmd, kind, &format!("{name}-a{i}"), &ns, &cache)?);
+            if plan.has_theirs {
+                let ns = plan.namespace('b', &run);
+                if let Some(cmd) = kind.theirs(&self.env(), &plan.ctx(&ns, false)) {
                     shown.1.get_or_insert_with(|| cmd.display.clone());
-                    if i <= theirs_runs {
+                    if i <= plan.theirs_runs {
                         eprint!(", kubectl");
+                        let cache = self.cache_dir(plan, 'b', &run);
                         theirs.push(self.measured(
                             &cmd,
                             kind,
-                            &format!("{}-b{i}", case.name),
+                            &format!("{name}-b{i}"),
                             &ns,
-                            &cache_dir('b', &i.to_string()),
+                            &cache,
                         )?);
                     }
                 }
             }
             eprintln!();
         }
-        self.count_requests(case, offset, &mut ours, &mut theirs, result);
+        Ok((ours, theirs, shown))
+    }
 
-        let ours = Side {
-            command: shown.0.unwrap_or(ours_cmd.display),
-            samples: ours,
-        };
-        let baseline = match (&theirs_cmd, kind.ideal()) {
-            (Some(cmd), _) => Baseline::Kubectl(Side {
-                command: shown.1.unwrap_or_else(|| cmd.display.clone()),
-                samples: theirs,
-            }),
-            (None, Some((wall, how))) => Baseline::Ideal { wall, how },
-            (None, None) => bail!(
-                "case {} has neither kubectl nor an ideal to compare with",
-                case.name
-            ),
-        };
-        Ok(Outcome::Measured {
-            ours,
-            theirs: baseline,
-        })
+    /// The cache directory of a run: per side, and per run when cold.
+    fn cache_dir(&self, plan: &Plan<'_>, side: char, run: &str) -> PathBuf {
+        let dir = self.work.join("cache").join(&plan.case.name);
+        match plan.case.cache() {
+            model::Cache::Warm => dir.join(side.to_string()),
+            model::Cache::Cold => dir.join(format!("{side}{run}")),
+        }
     }
 
     /// Fresh namespaces (and ready controllers) for the given runs.

@@ -279,10 +279,7 @@ fn matrix(w: &mut String, report: &Report) {
     if cells.is_empty() {
         return;
     }
-    let _ = writeln!(
-        w,
-        "\n## Matrix: round trip × cold or warm caches (issue 32)\n"
-    );
+    let _ = writeln!(w, "\n## Matrix: round trip × cold or warm caches\n");
     let _ = writeln!(
         w,
         "Each cell runs both sides through the loopback latency proxy (`localcluster::latency`; at 0 ms it adds \

@@ -19,13 +19,15 @@
 //! go.sum (`-mod=readonly`: a build never changes the pins). A go.mod that asks for a
 //! newer Go than the machine's is met by Go's own toolchain switch (Go ≥ 1.21).
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
 use localcluster::Release;
 
-use crate::run::{output, run_logged};
+use super::progress::{Counted, Display, run_counted};
+use crate::run::output;
 
 /// The commands built from `k8s.io/kubernetes`, as `go build` package paths.
 const COMMANDS: [&str; 4] = [
@@ -35,7 +37,7 @@ const COMMANDS: [&str; 4] = [
     "k8s.io/kubernetes/cmd/kubectl",
 ];
 
-pub(super) fn build(release: Release) -> anyhow::Result<()> {
+pub(super) fn build(release: Release, display: Display) -> anyhow::Result<()> {
     let go = go_command()?;
     let modules = crate::project_root().join("xtask").join("testenv");
     let cache = release.cache_dir();
@@ -51,20 +53,30 @@ pub(super) fn build(release: Release) -> anyhow::Result<()> {
     check_pin(&modules.join("kubernetes"), release)?;
 
     eprintln!("testenv: step 1/2: {}", COMMANDS.join(" "));
-    let mut kube = go_build(
-        &go,
-        &modules.join("kubernetes"),
-        &format!("{}/", incoming.display()),
-    );
-    kube.arg(format!("-ldflags=-s -w {}", version_ldflags(release)))
-        .args(COMMANDS);
-    run_logged(&mut kube, &log).context("building Kubernetes from its Go modules failed")?;
+    let kube = GoBuild {
+        go: &go,
+        module: &modules.join("kubernetes"),
+        out: &format!("{}/", incoming.display()),
+        ldflags: &format!("-s -w {}", version_ldflags(release)),
+        packages: &COMMANDS,
+        log: &log,
+        display,
+    };
+    kube.run(&format!("Kubernetes {release}"))
+        .context("building Kubernetes from its Go modules failed")?;
 
     eprintln!("testenv: step 2/2: etcd");
-    let etcd_out = incoming.join("etcd");
-    let mut etcd = go_build(&go, &modules.join("etcd"), &etcd_out.display().to_string());
-    etcd.arg("-ldflags=-s -w").arg(".");
-    run_logged(&mut etcd, &log).context("building etcd from its Go module failed")?;
+    let etcd = GoBuild {
+        go: &go,
+        module: &modules.join("etcd"),
+        out: &incoming.join("etcd").display().to_string(),
+        ldflags: "-s -w",
+        packages: &["."],
+        log: &log,
+        display,
+    };
+    etcd.run("etcd")
+        .context("building etcd from its Go module failed")?;
 
     // Move into place only once everything built, so that a half-built release is
     // never found by `Binaries::locate`.
@@ -104,16 +116,71 @@ pub(super) fn go_command() -> anyhow::Result<String> {
     Ok("go".into())
 }
 
-/// A `go build` in module `dir`, with the pins enforced; `out` is a file, or a
-/// directory ending in `/` for one binary per command.
-fn go_build(go: &str, dir: &Path, out: &str) -> Command {
-    let mut cmd = Command::new(go);
-    cmd.current_dir(dir)
-        .args(["build", "-mod=readonly", "-trimpath", "-o", out])
-        // A go.work of the machine's must not take over our pins.
-        .env("GOWORK", "off")
-        .env_remove("GOFLAGS");
-    cmd
+/// One `go build` in a wrapper module, with its progress shown.
+struct GoBuild<'a> {
+    go: &'a str,
+    module: &'a Path,
+    /// A file, or a directory ending in `/` for one binary per command.
+    out: &'a str,
+    ldflags: &'a str,
+    packages: &'a [&'a str],
+    log: &'a Path,
+    display: Display,
+}
+
+impl GoBuild<'_> {
+    /// Lists the packages the build needs (downloading the modules that hold them),
+    /// then builds, counting the packages compiled out of that list.
+    fn run(&self, name: &str) -> anyhow::Result<()> {
+        let mut list = self.go(&["list", "-deps"]);
+        list.args(self.packages);
+        let listed = run_counted(
+            &mut list,
+            self.log,
+            self.display,
+            &Counted {
+                label: &format!("{name}: downloading modules"),
+                unit: "modules",
+                total: None,
+            },
+            |line| line.starts_with("go: downloading "),
+        )?;
+        // `unsafe` is the compiler's own: it is never compiled, so never printed.
+        let mut pending: HashSet<&str> = listed
+            .lines()
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && *p != "unsafe")
+            .collect();
+        let total = pending.len() as u64;
+        let mut build = self.go(&["build", "-v", "-trimpath", "-o", self.out]);
+        build
+            .arg(format!("-ldflags={}", self.ldflags))
+            .args(self.packages);
+        run_counted(
+            &mut build,
+            self.log,
+            self.display,
+            &Counted {
+                label: &format!("{name}: compiling"),
+                unit: "packages",
+                total: Some(total),
+            },
+            |line| pending.remove(line.trim()),
+        )?;
+        Ok(())
+    }
+
+    /// A go command in the wrapper module, with its pins enforced.
+    fn go(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(self.go);
+        cmd.current_dir(self.module)
+            .args(args)
+            .arg("-mod=readonly")
+            // A go.work of the machine's must not take over our pins.
+            .env("GOWORK", "off")
+            .env_remove("GOFLAGS");
+        cmd
+    }
 }
 
 /// The wrapper module must pin the release we name: a mismatch would build one

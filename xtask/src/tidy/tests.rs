@@ -402,6 +402,38 @@ fn the_machine_s_shared_directory_is_refused_even_in_a_shell_block() {
     assert!(problems[0].message.contains("`/work/shared/specs/x.md`"));
 }
 
+#[test]
+fn docs_say_what_a_thing_is_not_its_work_item_number() {
+    let dir = tree(&[("shared/cli/src/lib.rs", "//! x")]);
+    for (text, cited) in [
+        ("The matrix of issue 32 (0, 25 and 100 ms).", "issue 32"),
+        ("Binary size (Issue #21).", "Issue #21"),
+        ("See issues 17 and 18.", "issues 17"),
+    ] {
+        let problems = doc_citations(dir.path(), "README.md", text);
+        assert_eq!(problems.len(), 1, "{text}: {:?}", messages(&problems));
+        assert!(
+            problems[0].message.contains(&format!("`{cited}`")),
+            "{text}"
+        );
+    }
+    let clean = "krew cannot install them (krew#812); an issue tracker; tissue 3; \
+        [the issue](https://github.com/o/r/issues/4).\n\n```sh\n# issue 9\n```\n";
+    assert_eq!(
+        messages(&doc_citations(dir.path(), "README.md", clean)),
+        Vec::<String>::new()
+    );
+    // A recorded run keeps the words the bench wrote then.
+    assert_eq!(
+        messages(&doc_citations(
+            dir.path(),
+            "bench/runs/2026-11-28-0006/results.md",
+            "## Matrix (issue 32)"
+        )),
+        Vec::<String>::new()
+    );
+}
+
 /// The repository itself keeps every rule (what `cargo xtask tidy` checks).
 #[test]
 fn the_tree_is_tidy() {

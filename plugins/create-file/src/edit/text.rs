@@ -70,17 +70,20 @@ pub fn manual_strip(text: &str) -> String {
 }
 
 /// What two versions of the file are compared by (kubectl's `StripComments`): the
-/// documents as data when the text parses, else the text without comment lines. So
+/// document as JSON when the text parses, else the text without comment lines. So
 /// reformatting or comments alone are "no change".
 #[derive(Debug, PartialEq)]
 pub enum Stripped {
-    Data(Vec<Value>),
+    Data(Value),
     Text(String),
 }
 
+/// kubectl's `StripComments`: sigs.k8s.io/yaml's `ToJSON` of the text (its first
+/// document, with go-yaml v2's scalar rules, as every other reader of ours), else
+/// `ManualStrip`.
 pub fn strip_comments(text: &str) -> Stripped {
-    match serde_saphyr::from_multiple::<Value>(text) {
-        Ok(docs) => Stripped::Data(docs.into_iter().filter(|d| !d.is_null()).collect()),
+    match goyaml::to_json(text, goyaml::yaml_limits(text.len())) {
+        Ok(doc) => Stripped::Data(doc),
         Err(_) => Stripped::Text(manual_strip(text)),
     }
 }

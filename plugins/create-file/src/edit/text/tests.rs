@@ -60,6 +60,24 @@ fn comparisons_ignore_comments_and_formatting() {
 }
 
 #[test]
+fn comparisons_read_scalars_as_go_yaml_v2_does() {
+    // YAML 1.1, as kubectl's reader: `0400` is the octal 256, `y` is true.
+    assert_eq!(
+        strip_comments("spec: {mode: 0400}\n"),
+        strip_comments("spec: {mode: 256}\n")
+    );
+    assert_eq!(
+        strip_comments("spec: {on: y}\n"),
+        strip_comments("spec: {on: true}\n")
+    );
+    // A repeated key: the last one wins, so only that one counts as a change.
+    assert_eq!(
+        strip_comments("data: {a: b, a: c}\n"),
+        strip_comments("data: {a: c}\n")
+    );
+}
+
+#[test]
 fn empty_means_only_blanks_and_comments() {
     assert!(!has_lines("# a\n\n   \n  # b\n"));
     assert!(has_lines("# a\nkind: X\n"));
