@@ -13,6 +13,8 @@
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
 //! - `create_file_faults`: create-file against a throttling server and lost answers
 //!   (issue 17).
+//! - `create_file_window`: how far create-file runs ahead of its output while the
+//!   server holds an early object (an admission webhook), counted on the server.
 //! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
 //!   code, object and stderr (issue 19).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
@@ -53,6 +55,7 @@ mod colour;
 mod config_errors;
 mod create_file;
 mod create_file_faults;
+mod create_file_window;
 mod credentials;
 mod dist;
 mod fidelity;

@@ -1,0 +1,131 @@
+//! How far `kubectl create-file` runs ahead of its output when an early object is
+//! slow: the server holds the first ConfigMap's create (an admission webhook that
+//! answers only when the test says so, `tests::faults::webhook`), and the webhook
+//! counts the creates that reach the server meanwhile. Counted on the server's side,
+//! triggered by events (the client's `-v=4` line saying the window is full, the
+//! webhook holding the create), never by time.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, ListParams};
+use tests::faults::webhook::{CONFIGMAP_CREATES, HoldingWebhook};
+use tests::harness::{cluster, spawn_plugin};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
+
+/// `n` ConfigMaps `{prefix}-0000`… in one multi-document file.
+fn configmaps(prefix: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i:04}\ndata:\n  k: v{i}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// With `--concurrency=2` the window is 32 creates (16 per slot, see create-file's
+/// `create::window`): while the first create is held, exactly the 31 after it reach
+/// the server, and nothing more until it is answered; then the rest follow, every
+/// object is created once and printed once, in input order.
+#[tokio::test]
+async fn a_held_first_create_lets_only_the_window_run_ahead() {
+    const N: usize = 100;
+    const WINDOW: usize = 32;
+    let c = cluster();
+    let ns = c.namespace("cf-window").await;
+    let client = c.client().await;
+    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "win-0000")
+        .await
+        .expect("webhook");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cms.yaml");
+    std::fs::write(&file, configmaps("win", N)).expect("write input");
+
+    let mut child = spawn_plugin(
+        &c.plugin_dir,
+        "create-file",
+        &c.kubeconfig,
+        [
+            "-n",
+            ns.as_str(),
+            "--concurrency=2",
+            "-v=4",
+            "-f",
+            file.to_str().expect("utf-8 path"),
+        ],
+    );
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let printed = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text).await;
+        text
+    });
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    // The event: create-file says it stopped starting creates. Bounded: the server
+    // fails the held create after the webhook's 30 s, and the plugin then ends.
+    let mut log = Vec::new();
+    let full = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            let full = line.contains("window full");
+            log.push(line);
+            if full {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(
+        full,
+        Ok(true),
+        "no `window full` line; stderr:\n{}",
+        log.join("\n")
+    );
+    assert!(webhook.holding(), "the first create is held by the webhook");
+    let ahead = webhook.admitted().iter().filter(|a| a.while_held).count();
+    webhook.release();
+
+    let status = tokio::time::timeout(Duration::from_secs(120), child.wait())
+        .await
+        .expect("create-file ends once the first create is answered")
+        .expect("wait");
+    while let Ok(Some(line)) = stderr.next_line().await {
+        log.push(line);
+    }
+    let printed = printed.await.expect("stdout");
+    assert!(status.success(), "{status}; stderr:\n{}", log.join("\n"));
+    assert_eq!(
+        ahead,
+        WINDOW - 1,
+        "creates sent while the first was held: the window less the held one"
+    );
+    let expected: Vec<String> = (0..N)
+        .map(|i| format!("configmap/win-{i:04} created"))
+        .collect();
+    assert_eq!(
+        printed.lines().collect::<Vec<_>>(),
+        expected,
+        "in input order"
+    );
+
+    // Every create reached the server once; every object exists.
+    let mut admitted: Vec<String> = webhook.admitted().into_iter().map(|a| a.name).collect();
+    admitted.sort();
+    let names: Vec<String> = (0..N).map(|i| format!("win-{i:04}")).collect();
+    assert_eq!(admitted, names, "each create sent once");
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns.as_str());
+    let mut stored: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|n| n.starts_with("win-"))
+        .collect();
+    stored.sort();
+    assert_eq!(stored, names);
+    webhook.remove(&client).await.expect("remove the webhook");
+}
