@@ -8,7 +8,7 @@
 //! It validates one operation on one resource in one namespace (its
 //! `namespaceSelector`; ConfigMap creates too, which tell when it is in effect),
 //! allows every request, and records each in the order it arrived and whether the
-//! held one was being held then, so a test can tell how many requests a client sent
+//! held one was released by then, so a test can tell how many requests a client sent
 //! while an earlier one was outstanding, from the server's side. The API server
 //! gives a webhook 30 s at most (`timeoutSeconds`); the policy is `Fail`, so a test
 //! that forgets to release sees its held request fail rather than pass by accident.
@@ -52,8 +52,9 @@ pub const CONFIGMAP_CREATES: Rule = Rule {
 pub struct Admitted {
     /// The object's name.
     pub name: String,
-    /// Whether the held create had arrived and was not yet released then.
-    pub while_held: bool,
+    /// Whether it arrived before [`HoldingWebhook::release`] (the held request
+    /// itself included).
+    pub before_release: bool,
 }
 
 #[derive(Default)]
@@ -309,8 +310,7 @@ async fn review(
         && !shared.holding.load(std::sync::atomic::Ordering::SeqCst);
     lock(&shared.admitted).push(Admitted {
         name,
-        while_held: shared.holding.load(std::sync::atomic::Ordering::SeqCst)
-            && !shared.released.load(std::sync::atomic::Ordering::SeqCst),
+        before_release: !shared.released.load(std::sync::atomic::Ordering::SeqCst),
     });
     if held {
         shared
