@@ -134,3 +134,118 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
     assert_eq!(stored, names);
     webhook.remove(&client).await.expect("remove the webhook");
 }
+
+/// SIGTERM, how CI cancels a job, mid-run: create-file has no handler (as kubectl
+/// has none), so the signal ends it at once, and a shell reports 143. What it did is
+/// whole: every line it printed names an object that exists, and the same command
+/// again creates the rest, reporting `AlreadyExists` for the others as kubectl does:
+/// each object created once. Signalled at an event (the first create held by the
+/// server, the window full behind it), not after a delay.
+#[tokio::test]
+async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
+    const N: usize = 100;
+    let c = cluster();
+    let ns = c.namespace("cf-sigterm").await;
+    let client = c.client().await;
+    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "term-0000")
+        .await
+        .expect("webhook");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cms.yaml");
+    std::fs::write(&file, configmaps("term", N)).expect("write input");
+    let args = [
+        "-n",
+        ns.as_str(),
+        "--concurrency=2",
+        "-v=4",
+        "-f",
+        file.to_str().expect("utf-8 path"),
+    ];
+
+    let mut child = spawn_plugin(&c.plugin_dir, "create-file", &c.kubeconfig, args);
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let printed = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text).await;
+        text
+    });
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let full = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            if line.contains("window full") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(full, Ok(true), "the run stopped before its window was full");
+    assert!(webhook.holding(), "the first create is held");
+    assert!(tests::controlplane::signal(
+        child.id().expect("pid"),
+        libc::SIGTERM
+    ));
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .expect("SIGTERM ends it at once")
+        .expect("wait");
+    use std::os::unix::process::ExitStatusExt as _;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
+    webhook.release();
+
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns.as_str());
+    let stored = || async {
+        let mut names: Vec<String> = api
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .into_iter()
+            .filter_map(|cm| cm.metadata.name)
+            .filter(|n| n.starts_with("term-"))
+            .collect();
+        names.sort();
+        names
+    };
+    let printed = printed.await.expect("stdout");
+    let existing = stored().await;
+    for line in printed.lines() {
+        let name = line
+            .strip_prefix("configmap/")
+            .and_then(|l| l.strip_suffix(" created"))
+            .unwrap_or_else(|| panic!("an unexpected line {line:?}"));
+        assert!(
+            existing.iter().any(|n| n == name),
+            "{name} printed, not stored"
+        );
+    }
+
+    // The same command again: exit 1 (AlreadyExists for what the first run made),
+    // every other object created; each of the N reported once, one way or the other.
+    let again = c
+        .plugin("create-file")
+        .env("KUBECONFIG", &c.kubeconfig)
+        .args(["-n", ns.as_str(), "-f", file.to_str().expect("utf-8 path")])
+        .run();
+    again.code(1);
+    let mut reported: Vec<String> = again
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("configmap/")?.strip_suffix(" created"))
+        .map(str::to_string)
+        .collect();
+    reported.extend(again.stderr.lines().filter_map(|l| {
+        let rest = l.split("configmaps \"").nth(1)?;
+        let (name, tail) = rest.split_once('"')?;
+        (tail == " already exists").then(|| name.to_string())
+    }));
+    reported.sort();
+    let names: Vec<String> = (0..N).map(|i| format!("term-{i:04}")).collect();
+    assert_eq!(
+        reported, names,
+        "stdout:\n{}\nstderr:\n{}",
+        again.stdout, again.stderr
+    );
+    assert_eq!(stored().await, names);
+    webhook.remove(&client).await.expect("remove the webhook");
+}

@@ -14,7 +14,8 @@
 //! - `create_file_faults`: create-file against a throttling server and lost answers
 //!   (issue 17).
 //! - `create_file_window`: how far create-file runs ahead of its output while the
-//!   server holds an early object (an admission webhook), counted on the server.
+//!   server holds an early object (an admission webhook), counted on the server; a
+//!   SIGTERM in that state, then the same command finishing the job.
 //! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
 //!   code, object and stderr (issue 19).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
