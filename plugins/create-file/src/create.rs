@@ -258,7 +258,9 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
     } else {
         BTreeSet::new()
     };
+    // Not kept while the rest is created: an input may hold thousands of Namespaces.
     drop(crds);
+    drop(first);
 
     // Second pass: everything else, decoded again lazily so that only the objects in
     // flight (and the answers held for the output, within the window) are in memory.
