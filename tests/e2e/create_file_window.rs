@@ -25,37 +25,28 @@ fn configmaps(prefix: &str, n: usize) -> String {
         .join("---\n")
 }
 
-/// With `--concurrency=2` the window is 32 creates (16 per slot, see create-file's
-/// `create::window`): while the first create is held, exactly the 31 after it reach
-/// the server (some may arrive before it), and nothing more until it is answered;
-/// then the rest follow, every object is created once and printed once, in input
-/// order.
-#[tokio::test]
-async fn a_held_first_create_lets_only_the_window_run_ahead() {
-    const N: usize = 100;
-    const WINDOW: usize = 32;
+/// A create-file run with `--concurrency=2 -v=4` of `file` into `ns`: its stdout
+/// collected in the background, its stderr read until the `window full` line (the
+/// event the tests act on; bounded, as the server fails a held create after the
+/// webhook's 30 s and the run then ends). The lines read so far are returned too.
+async fn spawn_until_window_full(
+    ns: &str,
+    file: &std::path::Path,
+) -> (
+    tokio::process::Child,
+    tokio::task::JoinHandle<String>,
+    tokio::io::Lines<BufReader<tokio::process::ChildStderr>>,
+    Vec<String>,
+) {
     let c = cluster();
-    let ns = c.namespace("cf-window").await;
-    let client = c.client().await;
-    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "win-0000")
-        .await
-        .expect("webhook");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("cms.yaml");
-    std::fs::write(&file, configmaps("win", N)).expect("write input");
-
+    let args = ["-n", ns, "--concurrency=2", "-v=4", "-f"];
     let mut child = spawn_plugin(
         &c.plugin_dir,
         "create-file",
         &c.kubeconfig,
-        [
-            "-n",
-            ns.as_str(),
-            "--concurrency=2",
-            "-v=4",
-            "-f",
-            file.to_str().expect("utf-8 path"),
-        ],
+        args.iter()
+            .map(std::ffi::OsStr::new)
+            .chain([file.as_os_str()]),
     );
     let mut stdout = child.stdout.take().expect("piped stdout");
     let printed = tokio::spawn(async move {
@@ -64,8 +55,6 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
         text
     });
     let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    // The event: create-file says it stopped starting creates. Bounded: the server
-    // fails the held create after the webhook's 30 s, and the plugin then ends.
     let mut log = Vec::new();
     let full = tokio::time::timeout(Duration::from_secs(60), async {
         while let Ok(Some(line)) = stderr.next_line().await {
@@ -84,6 +73,45 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
         "no `window full` line; stderr:\n{}",
         log.join("\n")
     );
+    (child, printed, stderr, log)
+}
+
+/// The names of the ConfigMaps of `ns` that start with `prefix`, sorted.
+async fn stored(ns: &str, prefix: &str) -> Vec<String> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster().client().await, ns);
+    let mut names: Vec<String> = api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|cm| cm.metadata.name)
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+/// With `--concurrency=2` the window is 32 creates (16 per slot, see create-file's
+/// `create::window`): while the first create is held, exactly the 31 after it reach
+/// the server (some may arrive before it), and nothing more until it is answered;
+/// then the rest follow, every object is created once and printed once, in input
+/// order.
+#[tokio::test]
+async fn a_held_first_create_lets_only_the_window_run_ahead() {
+    const N: usize = 100;
+    const WINDOW: usize = 32;
+    let c = cluster();
+    let ns = c.namespace("cf-window").await;
+    let client = c.client().await;
+    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "win-0000")
+        .await
+        .expect("webhook");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cms.yaml");
+    std::fs::write(&file, configmaps("win", N)).expect("write input");
+    let (mut child, printed, mut stderr, mut log) =
+        spawn_until_window_full(ns.as_str(), &file).await;
     assert!(webhook.holding(), "the first create is held by the webhook");
     // The held create and every one sent before it was answered.
     let sent = webhook
@@ -120,18 +148,7 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
     admitted.sort();
     let names: Vec<String> = (0..N).map(|i| format!("win-{i:04}")).collect();
     assert_eq!(admitted, names, "each create sent once");
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns.as_str());
-    let mut stored: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .expect("list")
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|n| n.starts_with("win-"))
-        .collect();
-    stored.sort();
-    assert_eq!(stored, names);
+    assert_eq!(stored(ns.as_str(), "win-").await, names);
     webhook.remove(&client).await.expect("remove the webhook");
 }
 
@@ -153,33 +170,7 @@ async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("cms.yaml");
     std::fs::write(&file, configmaps("term", N)).expect("write input");
-    let args = [
-        "-n",
-        ns.as_str(),
-        "--concurrency=2",
-        "-v=4",
-        "-f",
-        file.to_str().expect("utf-8 path"),
-    ];
-
-    let mut child = spawn_plugin(&c.plugin_dir, "create-file", &c.kubeconfig, args);
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let printed = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text).await;
-        text
-    });
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let full = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Ok(Some(line)) = stderr.next_line().await {
-            if line.contains("window full") {
-                return true;
-            }
-        }
-        false
-    })
-    .await;
-    assert_eq!(full, Ok(true), "the run stopped before its window was full");
+    let (mut child, printed, _stderr, _) = spawn_until_window_full(ns.as_str(), &file).await;
     assert!(webhook.holding(), "the first create is held");
     assert!(tests::controlplane::signal(
         child.id().expect("pid"),
@@ -193,22 +184,8 @@ async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
     webhook.release();
 
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns.as_str());
-    let stored = || async {
-        let mut names: Vec<String> = api
-            .list(&ListParams::default())
-            .await
-            .expect("list")
-            .items
-            .into_iter()
-            .filter_map(|cm| cm.metadata.name)
-            .filter(|n| n.starts_with("term-"))
-            .collect();
-        names.sort();
-        names
-    };
     let printed = printed.await.expect("stdout");
-    let existing = stored().await;
+    let existing = stored(ns.as_str(), "term-").await;
     for line in printed.lines() {
         let name = line
             .strip_prefix("configmap/")
@@ -246,6 +223,6 @@ async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
         "stdout:\n{}\nstderr:\n{}",
         again.stdout, again.stderr
     );
-    assert_eq!(stored().await, names);
+    assert_eq!(stored(ns.as_str(), "term-").await, names);
     webhook.remove(&client).await.expect("remove the webhook");
 }
