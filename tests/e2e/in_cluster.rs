@@ -981,8 +981,17 @@ async fn every_exit_code_each_readme_lists() {
     // The same again: AlreadyExists.
     create_file.insert(1, code_of(cluster, kc, "create-file", &create).await);
     for (code, signal) in [(130, libc::SIGINT), (143, libc::SIGTERM)] {
-        let pause = tokio::time::sleep(Duration::from_millis(500));
-        let got = code_after_signal(cluster, &far_kc, "create-file", &create, pause, signal).await;
+        // Signalled once it has connected to the far-away server (an event, not a
+        // delay after the spawn, which a loaded machine can outlast): its create is
+        // then at least a 2 s round trip from done.
+        let before = far.traffic().connections;
+        let connected = async {
+            while far.traffic().connections == before {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        let got =
+            code_after_signal(cluster, &far_kc, "create-file", &create, connected, signal).await;
         create_file.insert(code, got);
     }
 

@@ -16,6 +16,9 @@
 //! - `create_file_wait`: `create-file --wait` until ready, or ended early by a cause
 //!   that cannot fix itself (a missing image, a crash loop, a failed Job, Pod
 //!   Security), a full quota named until `--timeout`.
+//! - `create_file_window`: how far create-file runs ahead of its output while the
+//!   server holds an early object (an admission webhook), counted on the server; a
+//!   SIGTERM in that state, then the same command finishing the job.
 //! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
 //!   code, object and stderr (issue 19).
 //! - `rolling_update`: `kubectl rolling-update` (issue 5).
@@ -60,6 +63,7 @@ mod config_errors;
 mod create_file;
 mod create_file_faults;
 mod create_file_wait;
+mod create_file_window;
 mod credentials;
 mod dist;
 mod fidelity;

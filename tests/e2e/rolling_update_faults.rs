@@ -18,6 +18,7 @@ use kube::Api;
 use kube::api::PostParams;
 use tests::faults::invariants::{Expect, RcInvariants};
 use tests::faults::proxy::{ApiProxy, Transport};
+use tests::faults::webhook::{HoldingWebhook, Rule};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
 use tests::live::Live;
 
@@ -543,24 +544,57 @@ struct OnIsolated {
 
 impl OnIsolated {
     async fn start(label: &str, ready_ms: &str, timeout: &str, until: &str) -> Self {
+        let mut run = Self::spawn(label, ready_ms, timeout, None).await.0;
+        run.live.as_mut().unwrap().until(until).await;
+        run
+    }
+
+    /// The run, with an admission webhook (registered before it starts) holding the
+    /// first request of `rule` for the object `hold` of the test's namespace until
+    /// the test releases it: the point of the protocol where the test acts.
+    async fn start_holding(
+        label: &str,
+        ready_ms: &str,
+        timeout: &str,
+        rule: Rule,
+        hold: &str,
+    ) -> (Self, HoldingWebhook) {
+        let (run, webhook) = Self::spawn(label, ready_ms, timeout, Some((rule, hold))).await;
+        (run, webhook.unwrap())
+    }
+
+    async fn spawn(
+        label: &str,
+        ready_ms: &str,
+        timeout: &str,
+        hold: Option<(Rule, &str)>,
+    ) -> (Self, Option<HoldingWebhook>) {
         let (cluster, lock) = tests::harness::isolated_cluster().await;
         let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
         let (ns, invariants) = start_web(cluster, label, ready_ms).await;
+        let webhook = match hold {
+            Some((rule, name)) => Some(
+                HoldingWebhook::start(&cluster.client().await, ns.as_str(), rule, name)
+                    .await
+                    .unwrap(),
+            ),
+            None => None,
+        };
         invariants.client_alive(true);
         let live = live_update(
             &cluster.kubeconfig,
             &cluster.plugin_dir,
             &fault_args(ns.as_str(), timeout),
         );
-        live.until(until).await;
-        OnIsolated {
+        let run = OnIsolated {
             cluster,
             _lock: lock,
             plane,
             ns,
             invariants,
             live: Some(live),
-        }
+        };
+        (run, webhook)
     }
 
     fn live(&self) -> &Live {
@@ -627,14 +661,18 @@ async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges() {
-    let mut run = OnIsolated::start(
-        "ru-paused-kcm",
-        "200",
-        "--timeout=5s",
-        "Update succeeded. Deleting old controller",
-    )
-    .await;
+    // The old RC's DELETE is held at admission until kube-controller-manager is
+    // paused, so its garbage collector cannot finish that deletion first: the
+    // pause comes before the step's request is processed, not after an output line
+    // (which raced the collector).
+    let (mut run, webhook) =
+        OnIsolated::start_holding("ru-paused-kcm", "200", "--timeout=5s", RC_DELETES, "web").await;
+    assert!(
+        webhook.wait_holding(Duration::from_secs(120)).await,
+        "the old RC's DELETE never reached the server"
+    );
     let paused = run.plane.pause("kube-controller-manager").unwrap();
+    webhook.release();
     let (code, out, err) = run.end(Duration::from_secs(60)).await;
     paused.resume();
     assert_eq!(code, Some(1), "{out:?}\n{err}");
@@ -644,7 +682,17 @@ async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges()
         "{err}"
     );
     run.rerun_converges().await;
+    webhook
+        .remove(&run.cluster.client().await)
+        .await
+        .expect("remove the webhook");
 }
+
+/// The rename step's request: the old RC's DELETE.
+const RC_DELETES: Rule = Rule {
+    operation: "DELETE",
+    resource: "replicationcontrollers",
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_server_restarted_mid_update_then_the_rerun_converges() {

@@ -14,13 +14,13 @@
 //!   alone, after everything before it and before anything after it, so the result is
 //!   kubectl's one-at-a-time result.
 //! - Results are printed in input order as soon as every earlier object is done, so
-//!   output is deterministic whatever order the server answers in.
+//!   output is deterministic whatever order the server answers in. Creates run at
+//!   most a window ahead of that output ([`window`]), so memory stays bounded when
+//!   an early object is slow.
 //! - Every failure (from the Builder or the server) is reported at the end with its
 //!   source; objects that could be created are created; the exit code is then 1.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -45,6 +45,10 @@ use crate::report::{Failure, write_failures};
 /// the server still answers 404 (it serves the new resource shortly after Established).
 const NEW_CRD_RETRIES: u32 = 20;
 const NEW_CRD_RETRY_DELAY: Duration = Duration::from_millis(250);
+
+/// The least a client dry run writes at once (its objects are printed as fast as
+/// they are read: one write each would be a hand-over to the blocking pool each).
+const BATCH: usize = 64 << 10;
 
 /// What the create step needs of the command's options: a small value rather than
 /// `CreateFileOptions` itself, so that `options` calls `create` (and `edit`) and
@@ -71,10 +75,13 @@ pub struct CreateStep<'a> {
     pub wait: bool,
 }
 
-/// Prints finished results in input order and keeps failures for the end. Only
-/// results that finished ahead of an earlier one are held.
+/// Prints finished results in input order and keeps failures for the end. Results
+/// of the first pass (Namespaces and CRDs) are held until the second pass reaches
+/// them; the second pass hands its results over in order (`order::run_ordered`).
 struct Output<'a> {
     pending: BTreeMap<usize, Result<Value, Failure>>,
+    /// Rendered and not yet written.
+    text: Vec<u8>,
     next: usize,
     failures: Vec<Failure>,
     step: CreateStep<'a>,
@@ -85,14 +92,40 @@ struct Output<'a> {
 }
 
 impl Output<'_> {
-    fn set(&mut self, index: usize, result: Result<Value, Failure>) -> anyhow::Result<()> {
+    /// Records `result` and prints what is now finished.
+    async fn set(&mut self, index: usize, result: Result<Value, Failure>) -> anyhow::Result<()> {
         self.pending.insert(index, result);
-        self.flush()
+        self.flush(0).await
     }
 
-    /// Prints the finished prefix.
-    fn flush(&mut self) -> anyhow::Result<()> {
-        let mut out = std::io::stdout().lock();
+    /// Records `result` of a client dry run, where nothing waits for the server:
+    /// printed in writes of at least [`BATCH`] bytes (and by [`finish`]).
+    async fn set_batched(
+        &mut self,
+        index: usize,
+        result: Result<Value, Failure>,
+    ) -> anyhow::Result<()> {
+        self.pending.insert(index, result);
+        self.flush(BATCH).await
+    }
+
+    /// Prints the finished prefix once `at_least` bytes of it are rendered: rendered
+    /// here, written to stdout off the async workers (a stdout that is a full pipe
+    /// blocks the write, not the runtime).
+    async fn flush(&mut self, at_least: usize) -> anyhow::Result<()> {
+        let rendered = self.render_prefix();
+        if !self.text.is_empty() && (self.text.len() >= at_least || rendered.is_err()) {
+            use tokio::io::AsyncWriteExt as _;
+            let mut out = tokio::io::stdout();
+            out.write_all(&self.text).await?;
+            out.flush().await?;
+            self.text.clear();
+        }
+        rendered
+    }
+
+    /// Renders the finished prefix into `text`, keeping its failures.
+    fn render_prefix(&mut self) -> anyhow::Result<()> {
         while let Some(result) = self.pending.remove(&self.next) {
             match result {
                 Ok(obj) => {
@@ -100,10 +133,11 @@ impl Output<'_> {
                         self.total += 1;
                         self.created.extend(kept_for_wait(&obj));
                     }
-                    if let Err(err) = self.step.printer.print(&obj, &mut out) {
+                    if let Err(err) = self.step.printer.print(&obj, &mut self.text) {
                         // A template that fails on one object is reported with the
                         // other failures, as kubectl's continue-on-error visitor does;
-                        // a failing stdout still ends the run.
+                        // any other printer error still ends the run (after what was
+                        // rendered before it is written).
                         match err.get_ref().and_then(|e| e.downcast_ref::<PrintError>()) {
                             Some(print_error) => {
                                 self.failures.push(Failure::Other(print_error.to_string()));
@@ -116,7 +150,6 @@ impl Output<'_> {
             }
             self.next += 1;
         }
-        out.flush()?;
         Ok(())
     }
 }
@@ -155,8 +188,9 @@ enum Job {
     Skip,
     /// Report this result at this position.
     Done(Result<Value, Failure>),
-    /// Create this object (boxed: an `Info` is large next to the other variants).
-    Create(Box<Info>),
+    /// Create this object (boxed: an `Info` is large next to the other variants);
+    /// `alone`: as an order barrier (it names an object created earlier in the run).
+    Create { info: Box<Info>, alone: bool },
 }
 
 /// Creates every object of `visited` (or prints it, for a client dry run) and reports
@@ -195,6 +229,7 @@ pub struct Created {
 pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::Result<Created> {
     let mut output = Output {
         pending: BTreeMap::new(),
+        text: Vec::new(),
         next: 0,
         failures: Vec::new(),
         step: *step,
@@ -219,9 +254,9 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
                     }
                     Err(err) => Err(Failure::from_resource(&err)),
                 };
-                output.set(index, result)?;
+                output.set_batched(index, result).await?;
             }
-            return finish(output, seen);
+            return finish(output, seen).await;
         }
     };
 
@@ -240,7 +275,7 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         }
     }
     if !seen {
-        return finish(output, false);
+        return finish(output, false).await;
     }
     let created_crds = create_batch(
         step,
@@ -261,26 +296,28 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
     } else {
         BTreeSet::new()
     };
+    // Not kept while the rest is created: an input may hold thousands of Namespaces.
     drop(crds);
+    drop(first);
 
     // Second pass: everything else, decoded again lazily so that only the objects in
-    // flight are in memory. An object named like an earlier one of this run waits
-    // until the end and goes alone, so that the first in input order wins (as with
-    // kubectl's one-by-one creates) whatever order the server answers in.
+    // flight (and the answers held for the output, within the window) are in memory.
+    // An object named like an earlier one of this run goes alone, after everything
+    // before it, so that the first in input order wins (as with kubectl's one-by-one
+    // creates) whatever order the server answers in.
     let mut seen_keys = HashSet::new();
-    let deferred = RefCell::new(Vec::new());
     let jobs = visited.entries().enumerate().map(|(index, entry)| {
         let job = match entry {
             Err(err) => Job::Done(Err(Failure::from_resource(&err))),
             Ok(info) if info.is_namespace_or_crd() => Job::Skip,
-            Ok(info) if !info.name().is_empty() && !seen_keys.insert(object_key(&info)) => {
-                deferred.borrow_mut().push((index, info));
-                Job::Skip
-            }
             Ok(mut info) => {
+                let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
                 warn(&info);
                 match prepare(&mut info) {
-                    Ok(()) => Job::Create(Box::new(info)),
+                    Ok(()) => Job::Create {
+                        info: Box::new(info),
+                        alone: again,
+                    },
                     Err(failure) => Job::Done(Err(failure)),
                 }
             }
@@ -292,7 +329,7 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         let result = match job {
             Job::Skip => None,
             Job::Done(result) => Some(result),
-            Job::Create(info) => Some(
+            Job::Create { info, .. } => Some(
                 create_one(step, client, limiter, &info, groups)
                     .await
                     .map_err(|e| Failure::creating(&info.origin, e)),
@@ -301,47 +338,87 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         (index, result)
     };
     // Up to `--concurrency` creates in flight, except around an order barrier
-    // (`crate::order`): it waits for everything before it and goes alone.
+    // (`crate::order`): it waits for everything before it and goes alone. Results
+    // come back in input order, at most a window ahead of the output.
     order::run_ordered(
         jobs,
         step.concurrency,
-        |(_, job)| matches!(job, Job::Create(info) if order::is_barrier(&info.gvk.group, &info.gvk.kind)),
+        window(step.concurrency),
+        |(_, job)| {
+            matches!(job, Job::Create { info, alone }
+                if *alone || order::is_barrier(&info.gvk.group, &info.gvk.kind))
+        },
         |(index, job)| run(index, job),
-        |(index, result)| match result {
-            Some(result) => output.set(index, result),
+        |(_, result)| match result {
+            Some(Ok(answer)) => approx_heap_bytes(answer),
+            _ => 0,
+        },
+        async |(index, result)| match result {
+            Some(result) => output.set(index, result).await,
             None => Ok(()),
         },
     )
     .await?;
-    for (index, mut info) in deferred.into_inner() {
-        warn(&info);
-        let result = match prepare(&mut info) {
-            Ok(()) => create_one(step, client, limiter, &info, groups)
-                .await
-                .map_err(|e| Failure::creating(&info.origin, e)),
-            Err(failure) => Err(failure),
-        };
-        output.set(index, result)?;
-    }
-    finish(output, true)
+    finish(output, true).await
 }
 
-/// What makes two objects the same object on the server.
-fn object_key(info: &Info) -> String {
+/// How far creates may run ahead of the output, for `--concurrency` creates in flight.
+///
+/// - 16 creates per slot: while the earliest create takes up to 16 times as long as
+///   the others, the rest of the input keeps flowing at full concurrency (a pause of
+///   one Retry-After round or a slow webhook for one object costs nothing); beyond
+///   that the run waits for it instead of holding every later answer. 512 answers
+///   by default, a few MB for manifests of a few KB.
+/// - 16 MiB of held answers at most (as estimated by [`approx_heap_bytes`]), for
+///   large objects: 512 ConfigMaps of 1 MiB must not be held at once.
+///
+/// The objects in flight are outside the window (`--concurrency` bounds them).
+fn window(concurrency: usize) -> order::Window {
+    order::Window {
+        jobs: concurrency.saturating_mul(16),
+        weight: 16 << 20,
+    }
+}
+
+/// Roughly what `value` takes on the heap: its strings and a node's size for every
+/// value and map entry. Hand-written: a weight for the window, not an exact count,
+/// and far cheaper than serializing the answer to measure it.
+fn approx_heap_bytes(value: &Value) -> usize {
+    const NODE: usize = std::mem::size_of::<Value>();
+    NODE + match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(approx_heap_bytes).sum(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| NODE + key.len() + approx_heap_bytes(value))
+            .sum(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
+}
+
+/// What makes two objects the same object on the server, hashed: one is kept per
+/// object of the input, so 8 bytes each rather than the names. A collision (about
+/// one in 10^10 for 20,000 objects) only sends an object alone, never twice.
+fn object_key(info: &Info) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
     let resource = info
         .mapping
         .as_ref()
         .map_or(info.gvk.kind.as_str(), |m| m.resource.as_str());
-    format!(
-        "{}/{resource}/{}/{}",
-        info.gvk.group,
+    // Fixed keys: the same input gives the same schedule on every run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    (
+        &info.gvk.group,
+        resource,
         info.namespace().unwrap_or_default(),
-        info.name()
+        info.name(),
     )
+        .hash(&mut hasher);
+    hasher.finish()
 }
 
-fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
-    output.flush()?;
+async fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
+    output.flush(0).await?;
     Ok(Created {
         seen,
         failures: output.failures,
@@ -374,10 +451,12 @@ async fn create_batch<'a>(
         if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
             created_crds.insert(info.name().to_string());
         }
-        output.set(
-            index,
-            result.map_err(|e| Failure::creating(&info.origin, e)),
-        )?;
+        output
+            .set(
+                index,
+                result.map_err(|e| Failure::creating(&info.origin, e)),
+            )
+            .await?;
     }
     Ok(created_crds)
 }

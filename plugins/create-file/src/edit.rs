@@ -140,15 +140,15 @@ async fn session(
         if step.windows_line_endings {
             text = text.replace("\r\n", "\n").replace('\n', "\r\n");
         }
-        let file = write_temp(&text, json)?;
-        if let Err(err) = run_editor(file.path()) {
-            if let Some((_, previous)) = failed {
-                keep(previous)?;
+        let (file, edited) = match edit_file(text, json).await? {
+            Pass::Edited(file, edited) => (file, edited?),
+            Pass::EditorFailed(err) => {
+                if let Some((_, previous)) = failed {
+                    keep(previous)?;
+                }
+                return Err(err);
             }
-            return Err(err);
-        }
-        let edited =
-            std::fs::read_to_string(file.path()).context("unable to read the edited file")?;
+        };
 
         if let Some((previous, _)) = &failed
             && strip_comments(previous) == strip_comments(&edited)
@@ -198,6 +198,28 @@ async fn session(
         reasons = next;
         failed = Some((edited, file));
     }
+}
+
+/// What one editing pass gave: the file and its text as read back (or why it could
+/// not be read), or the editor's failure.
+enum Pass {
+    Edited(NamedTempFile, anyhow::Result<String>),
+    EditorFailed(anyhow::Error),
+}
+
+/// One editing pass: writes `text` to a new file, runs the editor on it and reads it
+/// back, all on the blocking pool (the editor runs for as long as the user edits,
+/// and the runtime's workers have other work meanwhile).
+async fn edit_file(text: String, json: bool) -> anyhow::Result<Pass> {
+    tokio::task::spawn_blocking(move || {
+        let file = write_temp(&text, json)?;
+        if let Err(err) = run_editor(file.path()) {
+            return Ok(Pass::EditorFailed(err));
+        }
+        let edited = std::fs::read_to_string(file.path()).context("unable to read the edited file");
+        Ok(Pass::Edited(file, edited))
+    })
+    .await?
 }
 
 /// A new file for one editing pass, named as kubectl names it after the binary.

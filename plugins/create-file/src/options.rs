@@ -263,25 +263,15 @@ impl CreateFileOptions {
     /// `--raw`: POST the file's bytes to the path and print the answer.
     async fn run_raw(&self) -> anyhow::Result<ExitCode> {
         let client = self.client.as_ref().context("--raw needs a server")?;
-        let name = &self.filenames.filenames[0];
-        // Bounded as `-f` is (kubectl reads --raw's input without a bound).
-        let body = if name == "-" {
-            resources::read_local(std::io::stdin().lock()).context("unable to read STDIN")?
-        } else {
-            std::fs::File::open(name)
-                .and_then(resources::read_local)
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => {
-                        anyhow::anyhow!("the path {name:?} does not exist")
-                    }
-                    _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
-                })?
-        };
+        let name = self.filenames.filenames[0].clone();
+        // Bounded as `-f` is (kubectl reads --raw's input without a bound); read on
+        // the blocking pool, as a pipe may take its time.
+        let body = tokio::task::spawn_blocking(move || read_raw(&name)).await??;
         let answer = resources::rest::post_raw(client, &self.raw, body).await?;
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        out.write_all(answer.as_bytes())?;
-        out.flush()?;
+        use tokio::io::AsyncWriteExt as _;
+        let mut out = tokio::io::stdout();
+        out.write_all(answer.as_bytes()).await?;
+        out.flush().await?;
         Ok(ExitCode::SUCCESS)
     }
 }
@@ -296,4 +286,17 @@ pub fn resolve_timeout(given: Duration, wait: bool) -> Duration {
         (true, false) => Duration::from_secs(60),
         (true, true) => Duration::from_secs(300),
     }
+}
+
+/// `--raw`'s input: stdin (`-`) or a file, bounded as `-f` is. Blocking.
+fn read_raw(name: &str) -> anyhow::Result<Vec<u8>> {
+    if name == "-" {
+        return resources::read_local(std::io::stdin().lock()).context("unable to read STDIN");
+    }
+    std::fs::File::open(name)
+        .and_then(resources::read_local)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => anyhow::anyhow!("the path {name:?} does not exist"),
+            _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
+        })
 }

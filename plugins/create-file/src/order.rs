@@ -10,7 +10,10 @@
 //! concurrently, where order cannot change the result. (Namespaces and
 //! CustomResourceDefinitions go before everything, see `create.rs`.)
 //!
-//! [`run_ordered`] is that schedule, apart from what is run.
+//! [`run_ordered`] is that schedule, apart from what is run. It also hands the
+//! results over in input order, and bounds how far creates run ahead of that
+//! output ([`Window`]): a slow early object (one waiting through rounds of
+//! `Retry-After`) would otherwise leave every later answer held in memory.
 //!
 //! The list follows Helm's install order (`releaseutil.InstallOrder`) for the kinds
 //! that act at admission, plus the admission plug-ins of the API server that read
@@ -54,48 +57,131 @@ pub fn is_barrier(group: &str, kind: &str) -> bool {
     }
 }
 
+/// How far jobs may run ahead of the output: finished outputs wait for every earlier
+/// one to be delivered, so without a bound one slow early job makes every later
+/// output pile up in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Jobs started but not yet delivered (in flight or held), at most.
+    pub jobs: usize,
+    /// No job is started while the held outputs weigh this much or more.
+    pub weight: usize,
+}
+
 /// Runs `jobs` with at most `concurrency` in flight, except that a job for which
 /// `is_barrier` holds waits until every earlier job is done and runs alone; `done`
-/// gets each output as it finishes (an error stops the run). Jobs are taken from the
-/// iterator only as they are started, so a lazy input stays lazy.
+/// gets each output in the order of `jobs` (an error stops the run). An output that
+/// finishes before an earlier one is held, within `window`: no job is started while
+/// `window.jobs` of them are started but not delivered, or while the held outputs
+/// weigh (by `weight`) `window.weight` or more. Jobs are taken from the iterator only
+/// as they are started, so a lazy input stays lazy.
 pub async fn run_ordered<J, T, Fut>(
     jobs: impl Iterator<Item = J>,
     concurrency: usize,
+    window: Window,
     is_barrier: impl Fn(&J) -> bool,
     run: impl Fn(J) -> Fut,
-    mut done: impl FnMut(T) -> anyhow::Result<()>,
+    weight: impl Fn(&T) -> usize,
+    mut done: impl AsyncFnMut(T) -> anyhow::Result<()>,
 ) -> anyhow::Result<()>
 where
     Fut: Future<Output = T>,
 {
-    use futures::StreamExt as _;
+    use futures::{FutureExt as _, StreamExt as _};
     let concurrency = concurrency.max(1);
     let mut jobs = jobs.fuse();
     let mut in_flight = futures::stream::FuturesUnordered::new();
+    let mut held = Held::new(weight);
+    let mut started = 0;
     loop {
         let mut barrier = None;
         while in_flight.len() < concurrency {
+            if started - held.delivered >= window.jobs.max(1) || held.weight >= window.weight {
+                if !held.stalled {
+                    held.stalled = true;
+                    tracing::debug!(
+                        ahead = started - held.delivered,
+                        held_bytes = held.weight,
+                        "window full: no create is started until the output catches up"
+                    );
+                }
+                break;
+            }
             match jobs.next() {
                 None => break,
                 Some(job) if is_barrier(&job) => {
                     barrier = Some(job);
                     break;
                 }
-                Some(job) => in_flight.push(run(job)),
+                Some(job) => {
+                    let seq = started;
+                    started += 1;
+                    in_flight.push(run(job).map(move |output| (seq, output)));
+                }
             }
         }
         if let Some(job) = barrier {
-            while let Some(output) = in_flight.next().await {
-                done(output)?;
+            while let Some((seq, output)) = in_flight.next().await {
+                held.finished(seq, output, &mut done).await?;
             }
-            done(run(job).await)?;
+            let seq = started;
+            started += 1;
+            held.finished(seq, run(job).await, &mut done).await?;
             continue;
         }
         match in_flight.next().await {
-            Some(output) => done(output)?,
+            Some((seq, output)) => held.finished(seq, output, &mut done).await?,
             // Nothing in flight and nothing started: the input is exhausted.
             None => return Ok(()),
         }
+    }
+}
+
+/// The outputs of [`run_ordered`] that finished ahead of an earlier one.
+struct Held<T, W> {
+    outputs: std::collections::BTreeMap<usize, (T, usize)>,
+    /// The sequence number of the next output to deliver.
+    delivered: usize,
+    /// What the held outputs weigh together.
+    weight: usize,
+    /// Whether the window was found full since the last delivery (logged once).
+    stalled: bool,
+    weigh: W,
+}
+
+impl<T, W: Fn(&T) -> usize> Held<T, W> {
+    fn new(weigh: W) -> Self {
+        Self {
+            outputs: std::collections::BTreeMap::new(),
+            delivered: 0,
+            weight: 0,
+            stalled: false,
+            weigh,
+        }
+    }
+
+    /// Output `seq` finished: delivers it and what it held up to `done`, or holds it.
+    async fn finished(
+        &mut self,
+        seq: usize,
+        output: T,
+        done: &mut impl AsyncFnMut(T) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        if seq != self.delivered {
+            let weight = (self.weigh)(&output);
+            self.weight += weight;
+            self.outputs.insert(seq, (output, weight));
+            return Ok(());
+        }
+        done(output).await?;
+        self.delivered += 1;
+        self.stalled = false;
+        while let Some((output, weight)) = self.outputs.remove(&self.delivered) {
+            self.weight -= weight;
+            done(output).await?;
+            self.delivered += 1;
+        }
+        Ok(())
     }
 }
 
@@ -114,6 +200,7 @@ mod tests {
         run_ordered(
             0..30usize,
             4,
+            UNBOUNDED,
             |j| barriers.contains(j),
             |j| {
                 let (events, in_flight) = (&events, &in_flight);
@@ -133,15 +220,15 @@ mod tests {
                     j
                 }
             },
-            |j| {
+            |_| 0,
+            async |j| {
                 finished.push(j);
                 Ok(())
             },
         )
         .await
         .expect("run");
-        finished.sort_unstable();
-        assert_eq!(finished, (0..30).collect::<Vec<_>>());
+        assert_eq!(finished, (0..30).collect::<Vec<_>>(), "delivered in order");
         let events = events.into_inner();
         let at = |what: &str, j: usize| events.iter().position(|e| *e == (what, j)).expect("event");
         for b in barriers {
@@ -163,9 +250,11 @@ mod tests {
         let result = run_ordered(
             0..10usize,
             2,
+            UNBOUNDED,
             |_| false,
             |j| async move { j },
-            |_| {
+            |_| 0,
+            async |_| {
                 seen += 1;
                 if seen == 3 {
                     anyhow::bail!("stdout closed")
@@ -176,6 +265,100 @@ mod tests {
         .await;
         assert_eq!(result.expect_err("stops").to_string(), "stdout closed");
         assert_eq!(seen, 3);
+    }
+
+    const UNBOUNDED: Window = Window {
+        jobs: usize::MAX,
+        weight: usize::MAX,
+    };
+
+    /// Job 0 is slow, every other job finishes at once: jobs start only within the
+    /// window (counted from the first output not yet delivered), the window is used
+    /// whole, and the outputs still come in order.
+    #[tokio::test]
+    async fn a_slow_first_job_lets_only_the_window_run_ahead() {
+        use std::cell::Cell;
+        let window = Window {
+            jobs: 10,
+            weight: usize::MAX,
+        };
+        let (delivered, most_ahead) = (Cell::new(0usize), Cell::new(0usize));
+        let mut outputs = Vec::new();
+        run_ordered(
+            0..100usize,
+            4,
+            window,
+            |_| false,
+            |j| {
+                let ahead = j + 1 - delivered.get();
+                assert!(ahead <= window.jobs, "job {j} started {ahead} ahead");
+                most_ahead.set(most_ahead.get().max(ahead));
+                async move {
+                    if j == 0 {
+                        for _ in 0..100 {
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                    j
+                }
+            },
+            |_| 0,
+            async |j| {
+                delivered.set(delivered.get() + 1);
+                outputs.push(j);
+                Ok(())
+            },
+        )
+        .await
+        .expect("run");
+        assert_eq!(outputs, (0..100).collect::<Vec<_>>());
+        assert_eq!(most_ahead.get(), window.jobs, "the whole window was used");
+    }
+
+    /// Held outputs weigh 10 each: no job starts while 40 or more are held.
+    #[tokio::test]
+    async fn the_weight_of_held_outputs_stops_new_jobs() {
+        use std::cell::Cell;
+        let window = Window {
+            jobs: usize::MAX,
+            weight: 35,
+        };
+        let (finished, delivered, most_held) = (Cell::new(0), Cell::new(0), Cell::new(0));
+        run_ordered(
+            0..50usize,
+            2,
+            window,
+            |_| false,
+            |j| {
+                // Finished but not delivered: what is held now.
+                let held = finished.get() - delivered.get();
+                assert!(held * 10 < 35, "job {j} started with {held} held");
+                most_held.set(most_held.get().max(held));
+                let finished = &finished;
+                async move {
+                    if j % 10 == 0 {
+                        for _ in 0..100 {
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                    finished.set(finished.get() + 1);
+                    j
+                }
+            },
+            |_| 10,
+            async |_| {
+                delivered.set(delivered.get() + 1);
+                Ok(())
+            },
+        )
+        .await
+        .expect("run");
+        assert_eq!(delivered.get(), 50);
+        assert_eq!(
+            most_held.get(),
+            3,
+            "started while 30 were held, never at 40"
+        );
     }
 
     #[test]

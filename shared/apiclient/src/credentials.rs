@@ -234,7 +234,8 @@ impl Credentials {
             return Ok((method(Method::Header(token)), None));
         }
         if let Some(path) = auth.token_file.as_deref().filter(|p| !p.is_empty()) {
-            return Ok((method(Method::TokenFile(TokenFile::read(path)?)), None));
+            let file = blocking(|| TokenFile::read(path))?;
+            return Ok((method(Method::TokenFile(file)), None));
         }
         let has_certificate = [&auth.client_certificate, &auth.client_certificate_data]
             .iter()
@@ -247,7 +248,7 @@ impl Credentials {
                         "exec plugin: invalid apiVersion {api_version:?}"
                     )));
                 }
-                let credential = exec::run(config).map_err(Error::Credentials)?;
+                let credential = blocking(|| exec::run(config)).map_err(Error::Credentials)?;
                 let identity = match &credential.certificate {
                     Some((cert, key)) => Some(
                         Identity::from_pem(cert.as_bytes(), key.as_bytes()).map_err(Error::Tls)?,
@@ -413,7 +414,7 @@ impl TokenFile {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if cached.1.elapsed() >= TOKEN_FILE_PERIOD {
-            match Self::load(&self.path) {
+            match blocking(|| Self::load(&self.path)) {
                 Ok(header) => *cached = (header, Instant::now()),
                 Err(reason) => {
                     tracing::debug!(%reason, "keeping the last token of the token file");
@@ -422,6 +423,22 @@ impl TokenFile {
             }
         }
         Ok(cached.0.clone())
+    }
+}
+
+/// Runs blocking work (an exec plugin, which may wait for its user; a token file)
+/// from code that may be running on one of the runtime's workers: on the
+/// multi-threaded runtime the plugins use, the worker hands its other tasks over
+/// first (`block_in_place`), so the work blocks no task but its caller. Elsewhere
+/// (no runtime, or a single thread, where that is not possible) it runs in place.
+/// Used where the caller is synchronous (`Credentials::of`, the token file's
+/// cache); a later exec run is on the blocking pool (`Plugin::header`).
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
     }
 }
 

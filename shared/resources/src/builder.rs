@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use kube::core::Selector;
 
-use super::decode::{check_metadata, decode_stream};
+use super::decode::{check_metadata, decode_lazily};
 use super::server_schema::{self, Kinds, SchemaSource, ServerSchema};
 use super::source::{Input, ReadContext, Stream, classify, read_input};
 use super::validate::validate;
@@ -53,12 +53,15 @@ impl FilenameOptions {
 /// called.
 ///
 /// Only the raw bytes of the inputs are kept, not the decoded objects: a decoded
-/// object takes tens of times the memory of its text, so a command that walks the
-/// entries once creates 5,000 objects in the memory of a few. Decoding again per walk
+/// object takes several times the memory of its text, so a command that walks the
+/// entries once creates 20,000 objects in the memory of a few. Each walk decodes one
+/// document at a time, also within a stream (a single file may hold them all). Decoding again per walk
 /// costs little CPU and gives the same entries, because every stage is deterministic
 /// and the mapper is fixed once the build is done.
 pub struct Visited {
     streams: Vec<Stream>,
+    /// How many documents each stream holds (for the origins, which name them).
+    documents: Vec<usize>,
     stages: Stages,
     mapper: RestMapper,
 }
@@ -77,41 +80,57 @@ struct Stages {
 }
 
 impl Stages {
-    /// Stages 2–4 (validate, flatten, filter) on one stream, which decoding starts.
-    fn before_mapping(&self, stream: &Stream) -> Vec<Entry> {
-        self.before_mapping_seeing(stream, None)
+    /// Stages 2–4 (validate, flatten, filter) on one stream, which decoding starts, one
+    /// document at a time as the iterator is advanced (see [`decode_lazily`]).
+    /// `documents` is the stream's count of documents, for the origins.
+    fn before_mapping<'s>(
+        &'s self,
+        stream: &'s Stream,
+        documents: usize,
+    ) -> impl Iterator<Item = Entry> + 's {
+        self.before_mapping_seeing(decoded(stream, documents), |_| {})
     }
 
-    /// [`Self::before_mapping`], recording in `documents` the kind of every document
-    /// that survives stage 2 and whether it is a list (before flattening).
-    fn before_mapping_seeing(
-        &self,
-        stream: &Stream,
-        documents: Option<&mut Vec<(crate::openapi::Gvk, bool)>>,
-    ) -> Vec<Entry> {
-        let mut entries = match stream {
-            Ok((name, bytes)) => decode_stream(name, bytes),
-            Err(err) => vec![Err(err.duplicate())],
-        };
-        // 2. Strict validation of each document as read, before flattening, as
-        //    kubectl's StreamVisitor does: a `v1` List is one document whose problems
-        //    are all its items' together (its `validateList`).
-        let strict = self.validation == Validation::Strict;
-        if strict {
-            entries =
-                decorate::validate_documents(entries, |info, in_list| self.check(info, in_list));
-        }
+    /// [`Self::before_mapping`] on decoded documents, calling `seen` with every
+    /// document that survives stage 2 (before flattening).
+    fn before_mapping_seeing<'s>(
+        &'s self,
+        documents: impl Iterator<Item = Entry> + 's,
+        mut seen: impl FnMut(&Entry) + 's,
+    ) -> impl Iterator<Item = Entry> + 's {
         // A document that does not parse or validate ends its stream: kubectl stops
         // reading the file there (what it read before is created). Errors found
         // later (decoding, mapping) skip only their object.
-        decorate::stop_stream_at_broken_document(&mut entries);
-        if let Some(documents) = documents {
-            documents.extend(entries.iter().flatten().map(|info| {
-                let gvk = &info.gvk;
-                let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
-                (kind, decorate::is_list(info))
-            }));
+        let mut ended = false;
+        documents
+            .map_while(move |entry| {
+                if ended {
+                    return None;
+                }
+                let entry = self.validate_document(entry);
+                ended = decorate::is_broken_document(&entry);
+                seen(&entry);
+                Some(self.after_validation(entry))
+            })
+            .flatten()
+    }
+
+    /// 2. Strict validation of each document as read, before flattening, as kubectl's
+    ///    StreamVisitor does: a `v1` List is one document whose problems are all its
+    ///    items' together (its `validateList`).
+    fn validate_document(&self, entry: Entry) -> Entry {
+        if self.validation != Validation::Strict {
+            return entry;
         }
+        decorate::validate_documents(vec![entry], |info, in_list| self.check(info, in_list))
+            .pop()
+            .expect("one document in, one out")
+    }
+
+    /// Stages 3–4 on one document that passed stage 2: its entries (a List's items).
+    fn after_validation(&self, entry: Entry) -> Vec<Entry> {
+        let strict = self.validation == Validation::Strict;
+        let mut entries = vec![entry];
         // 3. Lists become their items, so later stages see (filter and map) every
         //    object on its own.
         if self.flatten {
@@ -163,7 +182,7 @@ impl Stages {
         }
     }
 
-    /// Stages 5–6 (map, namespace) on the entries of one stream.
+    /// Stages 5–6 (map, namespace) on the entries of one document.
     fn after_mapping(&self, entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
         // 5. Mapping: kind → resource and scope.
         let entries = decorate::map_all(entries, mapper);
@@ -190,10 +209,15 @@ impl std::fmt::Debug for Visited {
 impl Visited {
     /// The objects and errors, in input order (decoded afresh on every call).
     pub fn entries(&self) -> Box<dyn Iterator<Item = Entry> + '_> {
-        let all = self.streams.iter().flat_map(|stream| {
-            self.stages
-                .after_mapping(self.stages.before_mapping(stream), &self.mapper)
-        });
+        let all = self
+            .streams
+            .iter()
+            .zip(&self.documents)
+            .flat_map(|(stream, &documents)| {
+                self.stages
+                    .before_mapping(stream, documents)
+                    .flat_map(|entry| self.stages.after_mapping(vec![entry], &self.mapper))
+            });
         // 7. Last: without continue-on-error, everything after the first error goes.
         if self.stages.continue_on_error {
             Box::new(all)
@@ -202,6 +226,10 @@ impl Visited {
         }
     }
 }
+
+/// kubectl's warning for objects the server cannot warn about, given runs of
+/// documents of one kind and their length (`server_schema::warn_unsupported`).
+type WarnUnsupported = fn(&[(crate::openapi::Gvk, usize)], Validation, &ServerSchema);
 
 /// Collects inputs and options (cli-runtime's `resource.Builder`).
 pub struct Builder {
@@ -218,7 +246,7 @@ pub struct Builder {
     always_client_side: bool,
     /// kubectl 1.32's klog warning for `warn` where the server cannot warn; set with
     /// the server's schema (see `server_schema::warn_unsupported`).
-    warn_unsupported: Option<fn(&[crate::openapi::Gvk], Validation, &ServerSchema)>,
+    warn_unsupported: Option<WarnUnsupported>,
     /// Fetches the server's schema once the first pass knows the input's kinds.
     schema_source: Option<Box<dyn SchemaSource>>,
     stdin: Option<Box<dyn Read + Send>>,
@@ -454,25 +482,46 @@ impl Builder {
             }
         }
         let mut gvks = std::collections::HashSet::new();
-        let mut documents = Vec::new();
+        // Runs of documents of the same kind (and list-ness), in order: what the
+        // schema is fetched for and kubectl's warn notice (one line per document)
+        // need, in memory that does not grow with a run of like documents.
+        let mut documents: Vec<((crate::openapi::Gvk, bool), usize)> = Vec::new();
+        let mut counts = Vec::with_capacity(streams.len());
         for stream in &streams {
-            let entries = stages.before_mapping_seeing(stream, Some(&mut documents));
-            let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
-            mapper.learn_crds(infos.iter().copied());
-            gvks.extend(infos.iter().map(|i| i.gvk.clone()));
+            let mut decoded = decoded(stream, 0);
+            let mut count = 0;
+            let entries =
+                stages.before_mapping_seeing(decoded.by_ref().inspect(|_| count += 1), |entry| {
+                    let Ok(info) = entry else { return };
+                    let gvk = &info.gvk;
+                    let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+                    let document = (kind, decorate::is_list(info));
+                    match documents.last_mut() {
+                        Some((last, n)) if *last == document => *n += 1,
+                        _ => documents.push((document, 1)),
+                    }
+                });
+            for info in entries.flatten() {
+                mapper.learn_crds([&info]);
+                gvks.insert(info.gvk);
+            }
+            // What follows a broken document is not read, but is counted, as the
+            // origins count every document of their stream.
+            counts.push(count + decoded.count());
         }
         // What the schema is fetched for, and the kinds of kubectl's warn notice (per
         // document: a list, which the server never validates, stands as a `v1` List).
         let mut kinds = Kinds::default();
         let mut objects = Vec::new();
-        for (gvk, is_list) in documents {
-            if is_list {
+        for ((gvk, is_list), n) in documents {
+            let object = if is_list {
                 kinds.lists = true;
-                objects.push((String::new(), "v1".into(), "List".into()));
+                (String::new(), "v1".into(), "List".into())
             } else {
                 kinds.documents.insert(gvk.clone());
-                objects.push(gvk);
-            }
+                gvk
+            };
+            objects.push((object, n));
         }
         stages.validation = mode;
         match &self.schema_source {
@@ -489,9 +538,18 @@ impl Builder {
         }
         Ok(Visited {
             streams,
+            documents: counts,
             stages,
             mapper: mapper.clone(),
         })
+    }
+}
+
+/// The documents of one stream, decoded lazily (an unreadable stream is its error).
+fn decoded<'s>(stream: &'s Stream, documents: usize) -> Box<dyn Iterator<Item = Entry> + 's> {
+    match stream {
+        Ok((name, bytes)) => decode_lazily(name, bytes, documents),
+        Err(err) => Box::new(std::iter::once(Err(err.duplicate()))),
     }
 }
 

@@ -33,32 +33,58 @@ struct Document {
 }
 
 /// Decodes `bytes` from `source` into one entry per non-empty document, in order.
+#[cfg(test)]
 pub(crate) fn decode_stream(source: &str, bytes: &[u8]) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = decode_lazily(source, bytes, 0).collect();
+    let documents = entries.len();
+    for info in entries.iter_mut().flatten() {
+        info.origin.documents = documents;
+    }
+    entries
+}
+
+/// The documents of `bytes` from `source` as entries, decoded one at a time as the
+/// iterator is advanced: a stream of 20,000 documents is never in memory decoded all
+/// at once, only its text is. `documents` is the stream's count of documents for the
+/// origins (known from an earlier walk; 0 when it is not known yet).
+///
+/// YAML is split and decoded lazily. JSON (and text that had to be re-encoded, which
+/// is owned here) is decoded at once: its values cannot be found without parsing
+/// them, and the JSON-then-YAML fallback needs the first two.
+pub(crate) fn decode_lazily<'a>(
+    source: &str,
+    bytes: &'a [u8],
+    documents: usize,
+) -> Box<dyn Iterator<Item = Entry> + 'a> {
     let text = match as_text(source, bytes) {
         Ok(text) => text,
-        Err(err) => return vec![Err(err)],
-    };
-    let text = text.as_ref();
-    let docs = if text.trim_start().starts_with('{') {
-        json_documents(source, text)
-    } else {
-        yaml_documents(source, text)
+        Err(err) => return Box::new(std::iter::once(Err(err))),
     };
     let source: Arc<str> = source.into();
-    let documents = docs.len();
-    docs.into_iter()
-        .enumerate()
-        .map(|(i, doc)| {
-            let origin = Origin {
-                source: source.clone(),
-                document: i + 1,
-                documents,
-                line: doc.line,
-                item: None,
+    let docs: Box<dyn Iterator<Item = Document> + 'a> = match text {
+        Cow::Borrowed(text) if !text.trim_start().starts_with('{') => {
+            Box::new(yaml_documents(source.clone(), text))
+        }
+        text => {
+            let text = text.as_ref();
+            let docs: Vec<Document> = if text.trim_start().starts_with('{') {
+                json_documents(&source, text)
+            } else {
+                yaml_documents(source.clone(), text).collect()
             };
-            Ok(Info::from_object(doc.value?, origin))
-        })
-        .collect()
+            Box::new(docs.into_iter())
+        }
+    };
+    Box::new(docs.enumerate().map(move |(i, doc)| {
+        let origin = Origin {
+            source: source.clone(),
+            document: i + 1,
+            documents,
+            line: doc.line,
+            item: None,
+        };
+        Ok(Info::from_object(doc.value?, origin))
+    }))
 }
 
 /// kubectl's decoding of each object's top-level `metadata` into `ObjectMeta` before it
@@ -169,7 +195,8 @@ fn json_documents(source: &str, text: &str) -> Vec<Document> {
                         docs.push(json_error);
                         break;
                     };
-                    let mut yaml = yaml_documents(source, &text[at..]);
+                    let mut yaml: Vec<Document> =
+                        yaml_documents(source.into(), &text[at..]).collect();
                     let before = line_at(text, at) - 1;
                     for doc in &mut yaml {
                         doc.line += before;
@@ -245,23 +272,23 @@ fn line_at(text: &str, byte: usize) -> usize {
     text[..byte.min(text.len())].matches('\n').count() + 1
 }
 
-/// YAML documents separated by `---` lines, each parsed on its own.
-fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
-    let mut docs = Vec::new();
-    for document in goyaml::documents(text) {
+/// YAML documents separated by `---` lines, each parsed on its own when the iterator
+/// reaches it.
+fn yaml_documents(source: Arc<str>, text: &str) -> impl Iterator<Item = Document> + '_ {
+    // goyaml's split ends after a separator line that carries text: apimachinery's
+    // YAMLReader refuses the file there.
+    goyaml::documents(text).map(move |document| {
         let document = match document {
             Ok(document) => document,
             Err((line, rest)) => {
-                // apimachinery's YAMLReader refuses the file there.
-                docs.push(Document {
+                return Document {
                     line,
                     value: Err(ResourceError::Parse {
                         source_name: source.to_string(),
                         line,
                         reason: format!("invalid Yaml document separator: {rest}"),
                     }),
-                });
-                break;
+                };
             }
         };
         let first_line = document.line;
@@ -279,12 +306,11 @@ fn yaml_documents(source: &str, text: &str) -> Vec<Document> {
             .lines()
             .take_while(|l| is_blank_yaml(l))
             .count();
-        docs.push(Document {
+        Document {
             line: first_line + skip,
             value,
-        });
-    }
-    docs
+        }
+    })
 }
 
 mod json;

@@ -118,15 +118,19 @@ fn is_plain_list(info: &Info) -> bool {
 /// Drops everything after the first document that did not parse or validate: kubectl's
 /// StreamVisitor returns there, so the rest of that stream is never read.
 pub fn stop_stream_at_broken_document(entries: &mut Vec<Entry>) {
-    let broken = entries.iter().position(|e| {
-        matches!(
-            e,
-            Err(ResourceError::Parse { .. } | ResourceError::Invalid { .. })
-        )
-    });
+    let broken = entries.iter().position(is_broken_document);
     if let Some(at) = broken {
         entries.truncate(at + 1);
     }
+}
+
+/// Whether `entry` is a document that did not parse or validate, which ends its
+/// stream (see [`stop_stream_at_broken_document`]).
+pub fn is_broken_document(entry: &Entry) -> bool {
+    matches!(
+        entry,
+        Err(ResourceError::Parse { .. } | ResourceError::Invalid { .. })
+    )
 }
 
 /// Keeps the objects whose labels match `selector` (errors are kept).

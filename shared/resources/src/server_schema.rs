@@ -104,19 +104,22 @@ pub(crate) fn check(
 
 /// kubectl's klog warning for `--validate=warn` where the server cannot warn, for
 /// every object it would be printed for (`kinds`: the kinds of the objects of the
-/// build's first pass, each object seen once).
+/// build's first pass, each object seen once, as runs of one kind and their length).
 ///
 /// Reached only through [`Builder::server_schema`](super::Builder::server_schema),
 /// which hands the Builder this function: rolling-update validates with 1.17's
 /// client-side schema, where `warn` cannot arise, and so links neither this nor the
 /// local time zone machinery of its klog header (issue 21, binary size).
-pub(crate) fn warn_unsupported(kinds: &[Gvk], mode: Validation, schema: &ServerSchema) {
+pub(crate) fn warn_unsupported(kinds: &[(Gvk, usize)], mode: Validation, schema: &ServerSchema) {
     let Ok(published) = schema else { return };
     if mode != Validation::Warn {
         return;
     }
-    for gvk in kinds {
-        if !published.supports_field_validation(gvk) {
+    for (gvk, documents) in kinds {
+        if published.supports_field_validation(gvk) {
+            continue;
+        }
+        for _ in 0..*documents {
             eprintln!(
                 "{}",
                 klog_warning(

@@ -59,7 +59,9 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
         Input::Stdin => {
             // kubectl reads stdin once; a second `-f -` sees an empty stream.
             let bytes = match cx.stdin.take() {
-                Some(reader) => read_bounded(reader, MAX_LOCAL_BYTES),
+                Some(reader) => {
+                    off_the_runtime(move || read_bounded(reader, MAX_LOCAL_BYTES)).await
+                }
                 None => Ok(Vec::new()),
             };
             vec![
@@ -84,11 +86,26 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
                     .map(|bytes| (dir.display().to_string(), bytes)),
             ]
         }
-        Input::Path { path, recursive } => match expand_path(path, *recursive) {
-            Ok(files) if path.is_dir() => read_directory(path, files, MAX_DIRECTORY_BYTES),
-            Ok(files) => files.into_iter().map(|file| read_file(&file)).collect(),
-            Err(err) => vec![Err(err)],
-        },
+        Input::Path { path, recursive } => {
+            let (path, recursive) = (path.clone(), *recursive);
+            off_the_runtime(move || match expand_path(&path, recursive) {
+                Ok(files) if path.is_dir() => read_directory(&path, files, MAX_DIRECTORY_BYTES),
+                Ok(files) => files.into_iter().map(|file| read_file(&file)).collect(),
+                Err(err) => vec![Err(err)],
+            })
+            .await
+        }
+    }
+}
+
+/// Runs blocking reads (a file, a directory walk, a pipe that may never end) on
+/// tokio's blocking pool, so that the runtime's workers go on with other work.
+async fn off_the_runtime<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(read).await {
+        Ok(value) => value,
+        // Only a panic of `read` itself (the runtime is not shutting down while
+        // this is awaited): the same as if it had run here.
+        Err(err) => std::panic::resume_unwind(err.into_panic()),
     }
 }
 

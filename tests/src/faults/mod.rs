@@ -8,12 +8,16 @@
 //!   cluster the other tests share;
 //! - [`latency::LatencyProxy`]: a loopback TCP proxy that adds a round-trip time (a
 //!   far-away API server), for e2e tests and `cargo xtask bench`;
+//! - [`webhook::HoldingWebhook`]: an admission webhook on loopback that holds one
+//!   object's create until the test releases it (a slow early object, made by the
+//!   API server itself);
 //! - [`invariants::RcInvariants`]: what a rolling update must preserve, watched over
 //!   the whole run and checked at the end.
 
 pub mod invariants;
 pub use localcluster::latency;
 pub mod proxy;
+pub mod webhook;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

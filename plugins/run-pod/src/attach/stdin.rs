@@ -40,6 +40,16 @@ pub struct Stop {
 impl Stop {
     /// After this returns, no read of stdin is under way and none will start.
     pub fn stop(&mut self) {
+        off_the_workers(|| self.wait_stopped());
+        #[cfg(unix)]
+        if let Some(wake) = self.wake.take() {
+            // The thread sees the pipe readable (or closed) and returns.
+            let _ = rustix::io::write(&wake, &[1]);
+        }
+    }
+
+    /// Marks the reader stopped, waiting (up to 1 s, spinning) for a read under way.
+    fn wait_stopped(&self) {
         let started = std::time::Instant::now();
         loop {
             match self
@@ -60,11 +70,21 @@ impl Stop {
                 }
             }
         }
-        #[cfg(unix)]
-        if let Some(wake) = self.wake.take() {
-            // The thread sees the pipe readable (or closed) and returns.
-            let _ = rustix::io::write(&wake, &[1]);
+    }
+}
+
+/// Runs `wait` (a spin of up to 1 s) so that it blocks no task but its caller: on
+/// the multi-threaded runtime the plugins use, a worker hands its other tasks over
+/// first (`block_in_place`); elsewhere (a drop outside the runtime, a test's single
+/// thread) it runs in place. `stop` is called from the session's task and from
+/// `Drop`, which cannot await a blocking-pool task.
+fn off_the_workers(wait: impl FnOnce()) {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(wait);
         }
+        _ => wait(),
     }
 }
 
