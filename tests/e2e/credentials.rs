@@ -17,11 +17,11 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tests::harness::{Cluster, Output, cluster};
 
-const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+pub(crate) const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: credentials-probe\n";
 
 /// An exec user running `script` with `sh -c`.
-fn exec(script: &str, extra: Value) -> Value {
+pub(crate) fn exec(script: &str, extra: Value) -> Value {
     let mut exec = json!({
         "apiVersion": V1BETA1,
         "command": "/bin/sh",
@@ -33,12 +33,17 @@ fn exec(script: &str, extra: Value) -> Value {
     json!({"exec": exec})
 }
 
-fn credential(api_version: &str, status: &str) -> String {
+pub(crate) fn credential(api_version: &str, status: &str) -> String {
     format!(r#"printf '%s' '{{"apiVersion":"{api_version}","kind":"ExecCredential"{status}}}'"#)
 }
 
 /// A kubeconfig of the harness's server with one user, in `dir`.
-fn kubeconfig(cluster: &Cluster, dir: &std::path::Path, name: &str, user: &Value) -> String {
+pub(crate) fn kubeconfig(
+    cluster: &Cluster,
+    dir: &std::path::Path,
+    name: &str,
+    user: &Value,
+) -> String {
     let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
     let harness: Value = serde_saphyr::from_str(&text).unwrap();
     let config = json!({
@@ -77,7 +82,7 @@ fn both(cluster: &Cluster, kubeconfig: &str, env: &[(&str, &str)]) -> (Output, O
 }
 
 /// stderr without klog's lines (`E1126 01:02:03.456789   123 file.go:1] …`).
-fn without_klog(stderr: &str) -> String {
+pub(crate) fn without_klog(stderr: &str) -> String {
     stderr
         .lines()
         .filter(|line| {

@@ -60,6 +60,8 @@ mod hostile;
 mod in_cluster;
 mod interactive;
 mod kubelet;
+mod kuberc;
+mod kyaml_output;
 mod node;
 mod paused_server;
 mod pod_security;

@@ -14,6 +14,7 @@
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
 //! - [`error`]: this crate's error type, and `error_chain`.
 //! - [`home`]: the home directory as client-go finds it.
+//! - [`kuberc`]: kubectl's preferences file, read for its credential plugin policy.
 //! - [`term`]: whether stderr gets colour.
 
 pub mod bound;
@@ -23,6 +24,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod kuberc;
 pub mod retry;
 pub mod status;
 pub mod term;

@@ -23,7 +23,7 @@ pub fn sharp_u(c: char) -> String {
 /// Go's `strconv.IsPrint`, close enough: no control, format or private-use
 /// characters, and the only space allowed is U+0020. (Go consults the Unicode tables
 /// of its release, so unassigned code points differ.)
-pub(crate) fn is_print(c: char) -> bool {
+pub fn is_print(c: char) -> bool {
     if c == ' ' {
         return true;
     }

@@ -224,6 +224,7 @@ pub struct Builder {
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
+    kubectl_path: Option<OsString>,
 }
 
 impl Default for Builder {
@@ -252,6 +253,9 @@ impl Builder {
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
+            // kubectl (1.33+) tells its plugins which kubectl the user ran; `-k` runs
+            // that one's kustomize, as kubectl itself would.
+            kubectl_path: std::env::var_os("KUBECTL_PATH").filter(|p| !p.is_empty()),
         }
     }
 
@@ -400,6 +404,13 @@ impl Builder {
         self
     }
 
+    /// The `kubectl` that `-k` runs before looking in `PATH` (`KUBECTL_PATH` by
+    /// default; `None` to look in `PATH` only).
+    pub fn kubectl_path(mut self, path: Option<OsString>) -> Self {
+        self.kubectl_path = path;
+        self
+    }
+
     /// Reads every input, then runs the stages once to learn which kinds occur (and
     /// the CRDs of the input) and asks discovery about just those. Errors about the
     /// command line (a bad selector or URL, `-f` with `-k`) are returned at once,
@@ -414,6 +425,7 @@ impl Builder {
             stdin: &mut stdin,
             url: &self.url,
             search_path: self.search_path.as_deref(),
+            kubectl_path: self.kubectl_path.as_deref(),
         };
         let mut stages = Stages {
             flatten: self.flatten,

@@ -17,7 +17,7 @@ use apiclient::error::{Error, Result};
 #[command(next_help_heading = "Global options")]
 pub struct ConfigFlags {
     /// Path to the kubeconfig file to use for CLI requests.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
     /// The name of the kubeconfig context to use
@@ -45,16 +45,35 @@ pub struct ConfigFlags {
     pub token: Option<String>,
 
     /// Username to impersonate for the operation. User could be a regular user or a service account in a namespace.
-    #[arg(long = "as", global = true, value_name = "USER")]
+    #[arg(verbatim_doc_comment, long = "as", global = true, value_name = "USER")]
     pub impersonate: Option<String>,
 
     /// Group to impersonate for the operation, this flag can be repeated to specify multiple groups.
-    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-group",
+        global = true,
+        value_name = "GROUP"
+    )]
     pub impersonate_group: Vec<String>,
 
     /// UID to impersonate for the operation.
-    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-uid",
+        global = true,
+        value_name = "UID"
+    )]
     pub impersonate_uid: Option<String>,
+
+    /// User extras to impersonate for the operation, this flag can be repeated to specify multiple values for the same key.
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-user-extra",
+        global = true,
+        value_name = "KEY=VALUE"
+    )]
+    pub impersonate_user_extra: Vec<String>,
 
     /// Path to a cert file for the certificate authority
     #[arg(long, global = true, value_name = "PATH")]
@@ -77,12 +96,27 @@ pub struct ConfigFlags {
     pub tls_server_name: Option<String>,
 
     /// The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "0"
+    )]
     pub request_timeout: String,
 
     /// Default cache directory
     #[arg(long, global = true, value_name = "PATH")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Path to the kuberc file to use for preferences. This can be disabled by exporting KUBECTL_KUBERC=false feature gate or turning off the feature KUBERC=off.
+    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH")]
+    pub kuberc: Option<String>,
+
+    /// kuberc as the skeleton read it at start (`None`: not read yet, so
+    /// [`Self::to_config`] reads it).
+    #[arg(skip)]
+    pub preferences: Option<apiclient::kuberc::Preferences>,
 
     /// Treat warnings received from the server as errors and exit with a non-zero exit code
     #[arg(long, global = true, value_name = "BOOL")]
@@ -197,6 +231,7 @@ impl std::fmt::Debug for ConfigFlags {
             .field("impersonate", &self.impersonate)
             .field("impersonate_group", &self.impersonate_group)
             .field("impersonate_uid", &self.impersonate_uid)
+            .field("impersonate_user_extra", &self.impersonate_user_extra)
             .field("certificate_authority", &self.certificate_authority)
             .field("client_certificate", &self.client_certificate)
             .field("client_key", &self.client_key)
@@ -214,6 +249,8 @@ impl std::fmt::Debug for ConfigFlags {
             .field("profile_output", &self.profile_output)
             .field("log_flush_frequency", &self.log_flush_frequency)
             .field("vmodule", &self.vmodule)
+            .field("kuberc", &self.kuberc)
+            .field("preferences", &self.preferences)
             .finish()
     }
 }
@@ -369,6 +406,35 @@ impl ConfigFlags {
         Ok(())
     }
 
+    /// client-go's `Namespace()` as `kubectl create -f` calls it before anything else:
+    /// without `-n` it first runs `ConfirmUsable`, whose words differ from the
+    /// lookups of [`Self::check_selection`]: a missing `--context` (or current
+    /// context) is `Error in configuration: context was not found for specified
+    /// context: x`, a missing `--cluster` is `no server found for cluster "x"` (the
+    /// server defaults of kubectl's loader keep every other cluster usable). With
+    /// `-n` nothing is checked here, as client-go returns `-n` at once.
+    pub fn confirm_usable(&self) -> Result<()> {
+        if self.namespace.as_deref().is_some_and(|n| !n.is_empty()) {
+            return Ok(());
+        }
+        let (kubeconfig, _source) = self.load_kubeconfig()?;
+        let Some(kc) = kubeconfig else {
+            return Ok(());
+        };
+        let named = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        if let Some(context) = named(&self.context).or_else(|| named(&kc.current_context))
+            && !kc.contexts.iter().any(|c| c.name == context)
+        {
+            return Err(Error::CurrentContextNotFound(context));
+        }
+        if let Some(cluster) = named(&self.cluster)
+            && !kc.clusters.iter().any(|c| c.name == cluster)
+        {
+            return Err(Error::NoServerForCluster(cluster));
+        }
+        Ok(())
+    }
+
     /// The namespace the command works in: `-n`, else the context's, else `default`.
     /// Also reports whether it was given explicitly (kubectl's `enforceNamespace`).
     pub fn namespace_of(&self, config: &Config) -> (String, bool) {
@@ -450,12 +516,28 @@ impl ConfigFlags {
             Some(_) => {}
         }
         self.apply_overrides(&mut config)?;
+        if let Some(exec) = config.auth_info.exec.as_mut() {
+            // Always set, so that nothing in the kubeconfig stands in for it.
+            apiclient::credentials::policy::attach(exec, &self.plugin_policy()?);
+        }
         // client-go's kubeconfig validation of the user, flags applied.
         apiclient::credentials::validate(&auth_info_name, &config.auth_info)?;
         if self.match_server_version {
             check_server_version(&config).await?;
         }
         Ok(config)
+    }
+
+    /// kuberc's credential plugin policy: as read at start, else read now, quietly
+    /// (shell completion, which must not print), a problem failing the command.
+    fn plugin_policy(&self) -> Result<apiclient::credentials::policy::PluginPolicy> {
+        if let Some(prefs) = &self.preferences {
+            return Ok(prefs.policy.clone());
+        }
+        let env = apiclient::kuberc::Env::from_process();
+        let prefs = apiclient::kuberc::load(self.kuberc.as_deref(), &env, &mut std::io::sink())
+            .map_err(Error::Preferences)?;
+        Ok(prefs.map(|p| p.policy).unwrap_or_default())
     }
 
     /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
@@ -535,6 +617,17 @@ impl ConfigFlags {
         }
         if let Some(uid) = self.impersonate_uid.as_deref().filter(|s| !s.is_empty()) {
             config.auth_info.impersonate_uid = Some(uid.to_string());
+        }
+        // client-go's: `KEY=VALUE`, values of one key gathered in order; an entry
+        // without `=` is dropped without a word.
+        let mut extras = std::collections::HashMap::<String, Vec<String>>::new();
+        for extra in &self.impersonate_user_extra {
+            if let Some((key, value)) = extra.split_once('=') {
+                extras.entry(key.into()).or_default().push(value.into());
+            }
+        }
+        if !extras.is_empty() {
+            config.auth_info.impersonate_user_extra = Some(extras);
         }
         if !self.impersonate_group.is_empty() {
             config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
