@@ -70,8 +70,12 @@ impl CreateFileOptions {
         let dry_run = args.dry_run.to_strategy(&mut ctx.stderr)?;
         let printer = args.print.to_printer("created", dry_run)?;
 
-        // kubectl create's first look at the kubeconfig is `Namespace()`, in its words.
-        ctx.flags().confirm_usable()?;
+        // With `--validate=false` kubectl create's first look at the kubeconfig is
+        // `Namespace()`, in its words; otherwise its validator builds a client first,
+        // in run's words (`context "x" does not exist`), as `ctx.config()` has them.
+        if validation == Validation::Ignore {
+            ctx.flags().confirm_usable()?;
+        }
         let (namespace, enforce_namespace, client, cache, config_error) = match ctx.config().await {
             Ok(_) => {
                 let (namespace, enforce) = ctx.namespace().await?;

@@ -146,13 +146,17 @@ pub struct ConfigFlags {
 
     // Always in effect: the client never asks for compressed responses (kube's `gzip`
     // feature is off), so there is nothing to opt out of.
+    /// Proxy URL to use for requests to the API server
+    #[arg(long, global = true, value_name = "URL")]
+    pub proxy_url: Option<String>,
+
     /// If true, opt-out of response compression for all requests to the server
     #[arg(long, global = true, value_name = "BOOL")]
     pub disable_compression: bool,
 
     // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl
     // checks them, nothing is captured (the plugins are not Go programs).
-    /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex)
+    /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex|trace)
     #[arg(long, global = true, value_name = "PROFILE", default_value = "none", value_parser = parse_profile)]
     pub profile: String,
 
@@ -182,7 +186,7 @@ pub struct ConfigFlags {
 /// kubectl's `--profile` names (its `initProfiling` refuses any other).
 fn parse_profile(value: &str) -> std::result::Result<String, String> {
     match value {
-        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" => {
+        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" | "trace" => {
             Ok(value.to_string())
         }
         other => Err(format!("unknown profile '{other}'")),
@@ -250,6 +254,7 @@ impl std::fmt::Debug for ConfigFlags {
             .field("log_flush_frequency", &self.log_flush_frequency)
             .field("vmodule", &self.vmodule)
             .field("kuberc", &self.kuberc)
+            .field("proxy_url", &self.proxy_url)
             .field("preferences", &self.preferences)
             .finish()
     }
@@ -406,7 +411,8 @@ impl ConfigFlags {
         Ok(())
     }
 
-    /// client-go's `Namespace()` as `kubectl create -f` calls it before anything else:
+    /// client-go's `Namespace()` as `kubectl create -f --validate=false` calls it
+    /// before anything else (with validation, its validator builds a client first):
     /// without `-n` it first runs `ConfirmUsable`, whose words differ from the
     /// lookups of [`Self::check_selection`]: a missing `--context` (or current
     /// context) is `Error in configuration: context was not found for specified
@@ -485,6 +491,7 @@ impl ConfigFlags {
         let proxy_url = kubeconfig
             .as_ref()
             .and_then(|kc| self.cluster_proxy_url(kc));
+        let kubeconfig_cluster = kubeconfig.as_ref().and_then(|kc| self.cluster_name(kc));
         let mut config = match kubeconfig {
             Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
                 Ok(config) => config,
@@ -506,14 +513,21 @@ impl ConfigFlags {
         // destination as Go's `ProxyFromEnvironment` does (`apiclient::client`).
         // And it is kept whatever `NO_PROXY` says (kube drops it when `NO_PROXY` names
         // the server): client-go's `http.ProxyURL` takes every request through it.
+        // `--proxy-url` (kubectl 1.36+) replaces the kubeconfig's.
+        let proxy_url = self
+            .proxy_url
+            .clone()
+            .filter(|p| !p.is_empty())
+            .or(proxy_url);
         match proxy_url {
             None => config.proxy_url = None,
-            Some(proxy) if config.proxy_url.is_none() => {
+            Some(proxy) => {
+                let cluster = kubeconfig_cluster.unwrap_or_default();
+                check_proxy_url(&proxy, &cluster)?;
                 config.proxy_url = Some(proxy.parse().map_err(|e| {
                     Error::Proxy(format!("unable to parse proxy-url {proxy:?}: {e}"))
                 })?);
             }
-            Some(_) => {}
         }
         self.apply_overrides(&mut config)?;
         if let Some(exec) = config.auth_info.exec.as_mut() {
@@ -540,20 +554,26 @@ impl ConfigFlags {
         Ok(prefs.map(|p| p.policy).unwrap_or_default())
     }
 
-    /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
-    /// the context's), if it has one.
-    fn cluster_proxy_url(&self, kc: &Kubeconfig) -> Option<String> {
-        let name = match self.cluster.as_deref().filter(|c| !c.is_empty()) {
-            Some(cluster) => cluster.to_string(),
+    /// The name of the kubeconfig cluster the flags select (`--cluster`, else the
+    /// context's).
+    fn cluster_name(&self, kc: &Kubeconfig) -> Option<String> {
+        match self.cluster.as_deref().filter(|c| !c.is_empty()) {
+            Some(cluster) => Some(cluster.to_string()),
             None => {
                 let context = self.context.as_ref().or(kc.current_context.as_ref())?;
                 kc.contexts
                     .iter()
                     .find(|c| &c.name == context)
                     .and_then(|c| c.context.as_ref())
-                    .map(|c| c.cluster.clone())?
+                    .map(|c| c.cluster.clone())
             }
-        };
+        }
+    }
+
+    /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
+    /// the context's), if it has one.
+    fn cluster_proxy_url(&self, kc: &Kubeconfig) -> Option<String> {
+        let name = self.cluster_name(kc)?;
         kc.clusters
             .iter()
             .find(|c| c.name == name)
@@ -723,6 +743,38 @@ impl ConfigFlags {
             .with_layer(&apiclient::retry::layer())
             .with_layer(&apiclient::warnings::layer())
             .build())
+    }
+}
+
+/// client-go's `validateClusterInfo` of a `proxy-url` (its `parseProxyURL` over Go's
+/// `url.Parse`): a URL, of scheme `http`, `https` or `socks5`, in its words.
+fn check_proxy_url(proxy: &str, cluster: &str) -> Result<()> {
+    let fail = |reason: String| {
+        Err(Error::Proxy(format!(
+            "invalid 'proxy-url' {proxy:?} for cluster {cluster:?}: {reason}"
+        )))
+    };
+    // Go's `getScheme`: letters, then letters, digits, `+`, `-` or `.`, up to a `:`;
+    // a `:` first is an error, anything else before a `:` means no scheme at all.
+    if proxy.starts_with(':') {
+        return fail(format!("could not parse: {proxy}"));
+    }
+    let scheme = match proxy.split_once(':') {
+        Some((scheme, _))
+            if scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            scheme.to_ascii_lowercase()
+        }
+        _ => String::new(),
+    };
+    match scheme.as_str() {
+        "http" | "https" | "socks5" => Ok(()),
+        other => fail(format!(
+            "unsupported scheme {other:?}, must be http, https, or socks5"
+        )),
     }
 }
 
