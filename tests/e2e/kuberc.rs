@@ -185,8 +185,34 @@ fn an_allowed_plugin_runs() {
         ),
     )
     .unwrap();
-    let outputs = all(cluster, &path, home.path(), &[]);
-    for (name, output) in &outputs[..2] {
+    // Each command alone, the marker checked after each.
+    for (name, args, stdin) in [
+        ("kubectl get", vec!["get", "namespace", "default"], None),
+        (
+            "create-file",
+            vec!["create-file", "-f", "-", "--dry-run=server"],
+            Some(MANIFEST),
+        ),
+        (
+            "run-pod",
+            vec![
+                "run-pod",
+                "kuberc-allowed",
+                "--image=busybox",
+                "--dry-run=server",
+            ],
+            None,
+        ),
+    ] {
+        let mut cmd = cluster
+            .kubectl()
+            .args(args)
+            .args(["--kubeconfig", &path])
+            .env("HOME", home.path());
+        if let Some(stdin) = stdin {
+            cmd = cmd.stdin(stdin);
+        }
+        let output = cmd.run();
         assert_eq!(output.code, 0, "{name}: {output:#?}");
         assert!(marker.exists(), "{name}: the plugin did not run");
         std::fs::remove_file(&marker).unwrap();
