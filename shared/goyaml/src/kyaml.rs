@@ -36,7 +36,7 @@ fn render(node: &Node, indent: usize, out: &mut String) {
                 // `!!int`/`!!float`/`!!bool`/`!!null`, printed as they are.
                 out.push_str(value);
             } else {
-                render_string(value, indent + 1, false, false, out);
+                render_string(&fold_nel(value), indent + 1, false, false, out);
             }
         }
         Node::Seq(items) => render_sequence(items, indent, out),
@@ -97,17 +97,57 @@ fn render_mapping(
     for (key, value) in entries {
         write_indent(indent + 1, out);
         let key = match &**key {
-            Node::Scalar { value, .. } => value.as_str(),
+            Node::Scalar { value, .. } => fold_nel(value),
             // JSON keys are strings.
-            _ => "",
+            _ => std::borrow::Cow::Borrowed(""),
         };
-        render_string(key, indent + 1, true, true, out);
+        render_string(&key, indent + 1, true, true, out);
         out.push_str(": ");
         render(value, indent + 1, out);
         out.push_str(",\n");
     }
     write_indent(indent, out);
     out.push('}');
+}
+
+/// A raw NEL (U+0085) in a JSON string (Go's `json.Marshal` leaves it unescaped) is a
+/// line break to go-yaml v3, which folds it as YAML folds any break inside a quoted
+/// scalar: whitespace around it dropped, one break a space, each further break a
+/// newline. This parser reads YAML 1.2, where NEL is an ordinary character.
+fn fold_nel(value: &str) -> std::borrow::Cow<'_, str> {
+    if !value.contains('\u{85}') {
+        return std::borrow::Cow::Borrowed(value);
+    }
+    let lines: Vec<&str> = value.split('\u{85}').collect();
+    let last = lines.len() - 1;
+    let mut out = String::new();
+    let mut breaks = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let line = if i > 0 {
+            line.trim_start_matches([' ', '\t'])
+        } else {
+            line
+        };
+        let line = if i < last {
+            line.trim_end_matches([' ', '\t'])
+        } else {
+            line
+        };
+        if i > 0 {
+            breaks += 1;
+        }
+        if line.is_empty() && i < last {
+            continue;
+        }
+        match breaks {
+            0 => {}
+            1 => out.push(' '),
+            n => out.extend(std::iter::repeat_n('\n', n - 1)),
+        }
+        breaks = 0;
+        out.push_str(line);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn write_indent(level: usize, out: &mut String) {

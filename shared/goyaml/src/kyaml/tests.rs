@@ -122,3 +122,12 @@ fn lists_of_maps_are_cuddled() {
         "{\n  a: {\n    b: [\n      \"x\",\n      \"y\",\n    ],\n    c: [[\n      1,\n    ], []],\n  },\n}"
     );
 }
+
+/// Recorded from kubectl 1.37 (`tests/fidelity/yaml/configmap-values.json`, `s094`):
+/// go-yaml v3 folds a raw NEL as a line break.
+#[test]
+fn a_raw_nel_folds_as_go_yaml_v3_folds_it() {
+    assert_eq!(doc("{\"s094\":\"a\u{85}b\"}"), "{\n  s094: \"a b\",\n}");
+    assert_eq!(fold_nel("a \u{85}\u{85} b"), "a\nb");
+    assert_eq!(fold_nel("plain"), "plain");
+}
