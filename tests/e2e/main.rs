@@ -56,6 +56,7 @@ mod create_file_faults;
 mod credentials;
 mod dist;
 mod fidelity;
+mod global_flags;
 mod hostile;
 mod in_cluster;
 mod interactive;

@@ -1,0 +1,133 @@
+//! The global flags kubectl gained since 1.35 and create-file's first look at the
+//! kubeconfig, beside kubectl 1.37: `--as-user-extra` (checked as client-go checks it,
+//! sent as `Impersonate-Extra-*`: the audit log shows the extra), `--proxy-url`
+//! (checked, and it replaces the kubeconfig's: a closed proxy fails both in the same
+//! words), `--validate=false --context=nope`/`--cluster=nope` in `kubectl create -f`'s
+//! words, and `-k` running the kubectl that ran the plugin (`KUBECTL_PATH`).
+
+// The helpers below run only inside tests: an unwrap there is a failed assertion.
+#![allow(clippy::unwrap_used)]
+
+use tests::harness::{Output, cluster};
+
+const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: global-flags\n";
+
+/// `kubectl create` and `kubectl create-file` with `args`, stdin the ConfigMap.
+fn both(args: &[&str]) -> (Output, Output) {
+    let run = |command: &str| {
+        cluster()
+            .kubectl()
+            .args([command, "-f", "-"])
+            .args(args)
+            .stdin(MANIFEST)
+            .run()
+    };
+    (run("create"), run("create-file"))
+}
+
+/// stderr without klog's lines.
+fn stderr(output: &Output) -> String {
+    crate::credentials::without_klog(&output.stderr)
+}
+
+#[test]
+fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let proxy = format!("--proxy-url=http://127.0.0.1:{port}");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--dry-run=server", "--as-user-extra=a=b"],
+        vec!["--dry-run=server", "--as=alice", "--as-user-extra=scopes=x"],
+        vec!["--dry-run=server", proxy.as_str()],
+        vec!["--dry-run=server", "--proxy-url=ftp://x"],
+        vec!["--dry-run=server", "--proxy-url=::bad"],
+        vec!["--validate=false", "--context=nope"],
+        vec!["--validate=false", "--cluster=nope"],
+        vec!["--validate=false", "--context=nope", "-n", "default"],
+        vec!["--context=nope"],
+        vec!["--dry-run=client", "--profile=trace"],
+    ];
+    let mut failures = Vec::new();
+    for args in &cases {
+        let (theirs, ours) = both(args);
+        if ours.code != theirs.code || stderr(&ours) != stderr(&theirs) {
+            failures.push(format!(
+                "{args:?}: kubectl exit {} said\n{}create-file exit {} said\n{}",
+                theirs.code,
+                stderr(&theirs),
+                ours.code,
+                ours.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The extra reaches the API server: its audit log records it for the impersonated
+/// user. Skipped on a cluster without an audit log (`KUBEPLUG_E2E_KUBECONFIG`).
+#[test]
+fn as_user_extra_is_sent_as_kubectl_sends_it() {
+    let Some(log) = tests::state::ClusterState::read(cluster().kubeconfig.parent().unwrap())
+        .ok()
+        .flatten()
+        .and_then(|s| s.audit_log)
+    else {
+        eprintln!("skipped: this cluster has no audit log");
+        return;
+    };
+    let marker = format!("kubeplug-extra-{}", std::process::id());
+    let extra = format!("--as-user-extra=scopes={marker}");
+    let (_, ours) = both(&["--dry-run=server", "--as=system:admin", &extra]);
+    ours.success();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.contains(&marker) && l.contains("\"impersonatedUser\"")),
+        "no audit event carries the extra {marker}"
+    );
+}
+
+/// `-k` builds with the kubectl that ran the plugin (`KUBECTL_PATH`, which kubectl
+/// 1.37 exports), not the first one on `PATH`.
+#[test]
+fn kustomize_runs_the_kubectl_that_ran_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- cm.yaml\nnamePrefix: k-\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("cm.yaml"), MANIFEST).unwrap();
+    // A `kubectl` first on PATH that would fail the build.
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("kubectl");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'the kubectl on PATH ran' >&2\nexit 3\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![cluster().plugin_dir.clone(), bin.path().to_path_buf()];
+    paths.extend(std::env::split_paths(&path));
+    let target = dir.path().display().to_string();
+    let run = |command: &str| {
+        cluster()
+            .kubectl()
+            .args([command, "-k", &target, "--dry-run=client", "-o", "name"])
+            .env("PATH", std::env::join_paths(&paths).unwrap())
+            .run()
+    };
+    // The plugins first, then the failing kubectl, then the rest: the real kubectl
+    // runs the plugin, and only `KUBECTL_PATH` leads the plugin back to it.
+    let theirs = run("create");
+    let ours = run("create-file");
+    theirs.success();
+    assert_eq!(
+        (ours.code, ours.stdout.as_str(), ours.stderr.as_str()),
+        (0, theirs.stdout.as_str(), ""),
+        "create-file -k"
+    );
+}
