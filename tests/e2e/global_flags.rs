@@ -76,10 +76,26 @@ fn as_user_extra_is_sent_as_kubectl_sends_it() {
         eprintln!("skipped: this cluster has no audit log");
         return;
     };
+    // Allowed or not, a request is audited with the impersonated user's extra; each
+    // command gets its own, so that only create-file's can prove create-file sent it.
     let marker = format!("kubeplug-extra-{}", std::process::id());
-    let extra = format!("--as-user-extra=scopes={marker}");
-    let (_, ours) = both(&["--dry-run=server", "--as=system:admin", &extra]);
-    ours.success();
+    let run = |command: &str| {
+        cluster()
+            .kubectl()
+            .args([
+                command,
+                "-f",
+                "-",
+                "--dry-run=server",
+                "--as=kubeplug-extra-user",
+            ])
+            .arg(format!("--as-user-extra=scopes={marker}-{command}"))
+            .stdin(MANIFEST)
+            .run()
+    };
+    let (theirs, ours) = (run("create"), run("create-file"));
+    assert_eq!((ours.code, stderr(&ours)), (theirs.code, stderr(&theirs)));
+    let marker = format!("{marker}-create-file");
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
         text.lines()
