@@ -714,17 +714,6 @@ impl ConfigFlags {
         Ok(())
     }
 
-    /// Builds a [`Client`] from the flags, its requests bounded by `--request-timeout`
-    /// or the default ([`apiclient::bound`]). No request is sent.
-    pub async fn to_client(&self) -> Result<Client> {
-        let mut config = self.to_config().await?;
-        let limit = self
-            .request_timeout()?
-            .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG));
-        let bound = apiclient::bound::bound_requests(&mut config, limit);
-        self.client(config, bound)
-    }
-
     /// The client of a command for `config` (from [`Self::to_config`], bounded by
     /// `bound`, whose layer marks each failed request with it for the error's words):
     /// our stack ([`apiclient::client`], with the user's [`apiclient::credentials`]) plus client-go's
