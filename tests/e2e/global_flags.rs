@@ -147,3 +147,44 @@ fn kustomize_runs_the_kubectl_that_ran_the_plugin() {
         "create-file -k"
     );
 }
+
+/// A CRD and an instance of it in one file, `--dry-run=server`: no CRD is created, so
+/// the instance fails to map, in kubectl's words, after the CRD's dry run.
+#[test]
+fn a_server_dry_run_does_not_map_the_input_s_crds() {
+    let crd = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.global-flags.example.com
+spec:
+  group: global-flags.example.com
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: global-flags.example.com/v1
+kind: Gadget
+metadata:
+  name: g1
+";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("crd.yaml"), crd).unwrap();
+    let run = |command: &str| {
+        cluster()
+            .kubectl()
+            .current_dir(dir.path())
+            .args([command, "-f", "crd.yaml", "--dry-run=server"])
+            .run()
+    };
+    let (theirs, ours) = (run("create"), run("create-file"));
+    assert_eq!(theirs.code, 1, "{theirs:?}");
+    assert_eq!(
+        (ours.code, ours.stdout.as_str(), stderr(&ours)),
+        (theirs.code, theirs.stdout.as_str(), stderr(&theirs))
+    );
+}

@@ -234,6 +234,8 @@ impl CreateFileOptions {
         )
         .continue_on_error()
         .label_selector_param(selector)
+        // A server dry run creates no CRD: its instances fail to map, as in kubectl.
+        .input_crds_map(self.dry_run != DryRunStrategy::Server)
     }
 
     /// `--raw`: POST the file's bytes to the path and print the answer.

@@ -225,6 +225,7 @@ pub struct Builder {
     url: UrlOptions,
     search_path: Option<OsString>,
     kubectl_path: Option<OsString>,
+    input_crds_map: bool,
 }
 
 impl Default for Builder {
@@ -256,6 +257,7 @@ impl Builder {
             // kubectl (1.33+) tells its plugins which kubectl the user ran; `-k` runs
             // that one's kustomize, as kubectl itself would.
             kubectl_path: std::env::var_os("KUBECTL_PATH").filter(|p| !p.is_empty()),
+            input_crds_map: true,
         }
     }
 
@@ -411,6 +413,15 @@ impl Builder {
         self
     }
 
+    /// Whether a CustomResourceDefinition of the input maps its own instances (the
+    /// default, for a create that makes the CRD first, or offline). `false` maps them
+    /// through the server only, as kubectl does: for a server dry run, which creates
+    /// no CRD, the instances fail to map in kubectl's words.
+    pub fn input_crds_map(mut self, yes: bool) -> Self {
+        self.input_crds_map = yes;
+        self
+    }
+
     /// Reads every input, then runs the stages once to learn which kinds occur (and
     /// the CRDs of the input) and asks discovery about just those. Errors about the
     /// command line (a bad selector or URL, `-f` with `-k`) are returned at once,
@@ -470,7 +481,9 @@ impl Builder {
         for stream in &streams {
             let entries = stages.before_mapping_seeing(stream, Some(&mut documents));
             let infos: Vec<&Info> = entries.iter().filter_map(|e| e.as_ref().ok()).collect();
-            mapper.learn_crds(infos.iter().copied());
+            if self.input_crds_map {
+                mapper.learn_crds(infos.iter().copied());
+            }
             gvks.extend(infos.iter().map(|i| i.gvk.clone()));
         }
         // What the schema is fetched for, and the kinds of kubectl's warn notice (per
