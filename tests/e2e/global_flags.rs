@@ -3,7 +3,9 @@
 //! sent as `Impersonate-Extra-*`: the audit log shows the extra), `--proxy-url`
 //! (checked, and it replaces the kubeconfig's: a closed proxy fails both in the same
 //! words), `--validate=false --context=nope`/`--cluster=nope` in `kubectl create -f`'s
-//! words, and `-k` running the kubectl that ran the plugin (`KUBECTL_PATH`).
+//! words, `-k` running the kubectl that ran the plugin (`KUBECTL_PATH`), and two of
+//! `create -f`'s error shapes: a server dry run's CRD and instance, and one file's
+//! mapping errors nested among other errors.
 
 // The helpers below run only inside tests: an unwrap there is a failed assertion.
 #![allow(clippy::unwrap_used)]
@@ -183,6 +185,50 @@ metadata:
     };
     let (theirs, ours) = (run("create"), run("create-file"));
     assert_eq!(theirs.code, 1, "{theirs:?}");
+    assert_eq!(
+        (ours.code, ours.stdout.as_str(), stderr(&ours)),
+        (theirs.code, theirs.stdout.as_str(), stderr(&theirs))
+    );
+}
+
+/// A ConfigMap in another namespace than `-n` and two objects of a kind no CRD
+/// defines, in one file: kubectl prints the mapping errors as one nested aggregate.
+#[test]
+fn mapping_errors_of_one_file_nest_as_kubectl_nests_them() {
+    let manifest = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a1
+  namespace: global-flags-other
+---
+apiVersion: nope.example.com/v1
+kind: Nope
+metadata:
+  name: n1
+---
+apiVersion: nope.example.com/v1
+kind: Nope
+metadata:
+  name: n2
+";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agg.yaml"), manifest).unwrap();
+    let run = |command: &str| {
+        cluster()
+            .kubectl()
+            .current_dir(dir.path())
+            .args([
+                command,
+                "-f",
+                "agg.yaml",
+                "-n",
+                "default",
+                "--dry-run=client",
+            ])
+            .run()
+    };
+    let (theirs, ours) = (run("create"), run("create-file"));
+    assert!(theirs.stderr.contains("\n["), "{theirs:?}");
     assert_eq!(
         (ours.code, ours.stdout.as_str(), stderr(&ours)),
         (theirs.code, theirs.stdout.as_str(), stderr(&theirs))
