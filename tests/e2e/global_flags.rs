@@ -38,6 +38,12 @@ fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let proxy = format!("--proxy-url=http://127.0.0.1:{port}");
+    // kubectl writes its profile: into a temporary directory, not the repository.
+    let profiles = tempfile::tempdir().unwrap();
+    let profile_output = format!(
+        "--profile-output={}",
+        profiles.path().join("profile.pprof").display()
+    );
     let cases: Vec<Vec<&str>> = vec![
         vec!["--dry-run=server", "--as-user-extra=a=b"],
         vec!["--dry-run=server", "--as=alice", "--as-user-extra=scopes=x"],
@@ -48,7 +54,7 @@ fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
         vec!["--validate=false", "--cluster=nope"],
         vec!["--validate=false", "--context=nope", "-n", "default"],
         vec!["--context=nope"],
-        vec!["--dry-run=client", "--profile=trace"],
+        vec!["--dry-run=client", "--profile=trace", profile_output.as_str()],
     ];
     let mut failures = Vec::new();
     for args in &cases {
