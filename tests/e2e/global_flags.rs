@@ -54,7 +54,11 @@ fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
         vec!["--validate=false", "--cluster=nope"],
         vec!["--validate=false", "--context=nope", "-n", "default"],
         vec!["--context=nope"],
-        vec!["--dry-run=client", "--profile=trace", profile_output.as_str()],
+        vec![
+            "--dry-run=client",
+            "--profile=trace",
+            profile_output.as_str(),
+        ],
     ];
     let mut failures = Vec::new();
     for args in &cases {
