@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use tests::foreign::without_klog;
 use tests::harness::{Cluster, Output, cluster};
 
-const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+pub(crate) const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 const MANIFEST: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: credentials-probe\n";
 
 /// An exec user running `script` with `sh -c`.
-fn exec(script: &str, extra: Value) -> Value {
+pub(crate) fn exec(script: &str, extra: Value) -> Value {
     let mut exec = json!({
         "apiVersion": V1BETA1,
         "command": "/bin/sh",
@@ -34,12 +34,17 @@ fn exec(script: &str, extra: Value) -> Value {
     json!({"exec": exec})
 }
 
-fn credential(api_version: &str, status: &str) -> String {
+pub(crate) fn credential(api_version: &str, status: &str) -> String {
     format!(r#"printf '%s' '{{"apiVersion":"{api_version}","kind":"ExecCredential"{status}}}'"#)
 }
 
 /// A kubeconfig of the harness's server with one user, in `dir`.
-fn kubeconfig(cluster: &Cluster, dir: &std::path::Path, name: &str, user: &Value) -> String {
+pub(crate) fn kubeconfig(
+    cluster: &Cluster,
+    dir: &std::path::Path,
+    name: &str,
+    user: &Value,
+) -> String {
     let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
     let harness: Value = serde_saphyr::from_str(&text).unwrap();
     let config = json!({

@@ -73,6 +73,12 @@ impl CreateFileOptions {
         let dry_run = args.dry_run.to_strategy(&mut ctx.stderr)?;
         let printer = args.print.to_printer("created", dry_run)?;
 
+        // With `--validate=false` kubectl create's first look at the kubeconfig is
+        // `Namespace()`, in its words; otherwise its validator builds a client first,
+        // in run's words (`context "x" does not exist`), as `ctx.config()` has them.
+        if validation == Validation::Ignore {
+            ctx.flags().confirm_usable()?;
+        }
         let (namespace, enforce_namespace, client, cache, config_error) = match ctx.config().await {
             Ok(_) => {
                 let (namespace, enforce) = ctx.namespace().await?;
@@ -258,6 +264,8 @@ impl CreateFileOptions {
         )
         .continue_on_error()
         .label_selector_param(selector)
+        // A server dry run creates no CRD: its instances fail to map, as in kubectl.
+        .input_crds_map(self.dry_run != DryRunStrategy::Server)
     }
 
     /// `--raw`: POST the file's bytes to the path and print the answer.

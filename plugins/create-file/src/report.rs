@@ -24,6 +24,9 @@ pub enum Failure {
     Other(String),
     /// An error kubectl prints without `error: ` even alone.
     Bare(String),
+    /// An object whose kind does not map, from the input named `source`: kubectl's
+    /// stream visitor gathers these into one aggregate per input.
+    Mapping { source: String, message: String },
 }
 
 impl Failure {
@@ -31,6 +34,12 @@ impl Failure {
     pub fn from_resource(err: &ResourceError) -> Self {
         if let Some(origin) = err.origin() {
             tracing::debug!("{origin} {}: {err}", origin.position());
+        }
+        if let (ResourceError::NoMapping { origin, .. }, Some(_)) = (err, err.origin()) {
+            return Self::Mapping {
+                source: origin.to_string(),
+                message: err.to_string(),
+            };
         }
         if err.bare_when_alone() {
             Self::Bare(err.to_string())
@@ -62,17 +71,69 @@ impl Failure {
             // source); among several, StandardErrorMessage's one line.
             Self::Api(status) if alone => apiclient::status::check_err(status),
             Self::Api(status) => apiclient::status::standard_message(status),
-            Self::Other(msg) if alone && !msg.starts_with("error: ") => format!("error: {msg}"),
-            Self::Other(msg) | Self::Bare(msg) => msg.clone(),
+            Self::Other(msg) | Self::Mapping { message: msg, .. }
+                if alone && !msg.starts_with("error: ") =>
+            {
+                format!("error: {msg}")
+            }
+            Self::Other(msg) | Self::Bare(msg) | Self::Mapping { message: msg, .. } => msg.clone(),
         }
     }
 }
 
+/// The lines kubectl's `CheckErr` prints: each failure, except that among other
+/// failures the mapping failures of one input are one nested aggregate, at the place
+/// of the input's last (Go's `[a, b]`, repeated messages once). Alone, that aggregate
+/// is unwrapped and printed one error a line, as are the others.
+fn lines(failures: &[Failure]) -> Vec<String> {
+    let last_of = |source: &str| {
+        failures
+            .iter()
+            .rposition(|f| matches!(f, Failure::Mapping { source: s, .. } if s == source))
+    };
+    let groups = failures
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| match f {
+            Failure::Mapping { source, .. } => last_of(source) == Some(*i),
+            _ => true,
+        })
+        .count();
+    if groups <= 1 {
+        let alone = failures.len() == 1;
+        return failures.iter().map(|f| f.render(alone)).collect();
+    }
+    let mut out = Vec::new();
+    for (i, failure) in failures.iter().enumerate() {
+        let Failure::Mapping { source, .. } = failure else {
+            out.push(failure.render(false));
+            continue;
+        };
+        if last_of(source) != Some(i) {
+            continue;
+        }
+        let mut messages: Vec<&str> = Vec::new();
+        for f in failures {
+            if let Failure::Mapping { source: s, message } = f
+                && s == source
+                && !messages.contains(&message.as_str())
+            {
+                messages.push(message);
+            }
+        }
+        out.push(match messages.len() {
+            1 => messages[0].to_string(),
+            _ => format!("[{}]", messages.join(", ")),
+        });
+    }
+    out
+}
+
 /// Writes the failures to `out` the way kubectl's `CheckErr` does.
 pub fn write_failures(failures: &[Failure], out: &mut dyn Write) -> std::io::Result<()> {
-    let alone = failures.len() == 1;
-    for failure in failures {
-        let text = failure.render(alone);
+    let texts = lines(failures);
+    let alone = texts.len() == 1;
+    for text in texts {
         // One error is printed as kubectl's `fatal` does, adding a newline only if
         // it lacks one; each of several gets one (`MultipleErrors`).
         if alone && text.ends_with('\n') {
@@ -179,5 +240,24 @@ mod tests {
             render(&[ends(), Failure::Other("second".into())]),
             "error executing template \"x\": range can't iterate over \n\nsecond\n"
         );
+    }
+
+    /// kubectl 1.37's stderr for a ConfigMap in another namespace than `-n` and two
+    /// objects of a kind no CRD defines, in one file.
+    #[test]
+    fn mapping_failures_of_one_input_nest_among_others() {
+        let mapping = |name: &str| Failure::Mapping {
+            source: "\"agg.yaml\"".into(),
+            message: format!(
+                "resource mapping not found for name: \"{name}\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first"
+            ),
+        };
+        let namespace = Failure::Bare("the namespace from the provided object \"other\" does not match the namespace \"default\". You must pass '--namespace=other' to perform this operation.".into());
+        assert_eq!(
+            render(&[namespace, mapping("n1"), mapping("n2")]),
+            "the namespace from the provided object \"other\" does not match the namespace \"default\". You must pass '--namespace=other' to perform this operation.\n[resource mapping not found for name: \"n1\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first, resource mapping not found for name: \"n2\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first]\n"
+        );
+        // Alone, one input's: one a line.
+        assert_eq!(render(&[mapping("n1"), mapping("n2")]).lines().count(), 4);
     }
 }

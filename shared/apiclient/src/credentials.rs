@@ -42,6 +42,7 @@ use crate::error::{Error, Result};
 use crate::tls::Identity;
 
 mod exec;
+pub mod policy;
 
 /// client-go's text for a credential plugin that is not on `PATH` (its
 /// `installHintVerboseHelp`).

@@ -38,6 +38,10 @@ pub enum Error {
     /// …` without `error: ` ([`cli::format_error`]).
     #[error("context was not found for specified context: {0}")]
     CurrentContextNotFound(String),
+    /// `--cluster` names no cluster of the kubeconfig, as client-go's `ConfirmUsable`
+    /// finds it (`kubectl create -f` meets it before anything else).
+    #[error("no server found for cluster {0:?}")]
+    NoServerForCluster(String),
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
     KubeconfigMerge(#[source] kube::config::KubeconfigError),
@@ -76,6 +80,10 @@ pub enum Error {
     /// ([`cli::format_error`] prints that one without `error: `).
     #[error("{}", invalid_auth_info(.0))]
     InvalidAuthInfo(Vec<String>),
+    /// kuberc could not be applied: kubectl's `error occurred while applying
+    /// preferences …` (printed without `error: `, exit 1).
+    #[error("error occurred while applying preferences {0}")]
+    Preferences(String),
     /// A method of authentication that cannot be used (kubectl's words: a removed auth
     /// provider, an exec `apiVersion` it does not know, an unreadable token file).
     #[error("{0}")]

@@ -14,6 +14,7 @@
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
 //! - [`error`]: this crate's error type, and `error_chain`.
 //! - [`home`]: the home directory as client-go finds it.
+//! - [`kuberc`]: kubectl's preferences file, read for its credential plugin policy.
 //! - [`term`]: whether stderr gets colour.
 //! - [`waiting`]: why a wait is not over, in the server's words.
 //! - [`readiness`]: when a created object is ready by its kind's rules, and which
@@ -26,6 +27,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod kuberc;
 pub mod readiness;
 pub mod retry;
 pub mod status;

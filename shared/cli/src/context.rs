@@ -68,6 +68,12 @@ impl Context {
         })
     }
 
+    /// The context with kuberc's preferences, as the skeleton read them at start.
+    pub fn with_preferences(mut self, preferences: apiclient::kuberc::Preferences) -> Self {
+        self.flags.preferences = Some(preferences);
+        self
+    }
+
     /// The user-facing command name (`kubectl run-pod`).
     pub fn command(&self) -> &'static str {
         self.command

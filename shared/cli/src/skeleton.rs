@@ -189,6 +189,11 @@ where
         return code;
     }
     let argv: Vec<OsString> = std::env::args_os().collect();
+    // kubectl reads kuberc first, before it parses any flag.
+    let preferences = match read_kuberc(&argv) {
+        Ok(preferences) => preferences,
+        Err(code) => return code,
+    };
     let cmd = plugin.command();
     let (args, matches) = match plugin.parse::<A>(argv.clone()) {
         Ok(parsed) => parsed,
@@ -196,7 +201,7 @@ where
     };
     let (help, version) = (matches.get_flag("help"), matches.get_flag("version"));
     let ctx = match Context::new(plugin.name, &cmd, matches) {
-        Ok(ctx) => ctx,
+        Ok(ctx) => ctx.with_preferences(preferences),
         Err(err) => return super::finish(plugin.name, Err(err)),
     };
     // pflag prints it while parsing, before anything else the command says.
@@ -214,6 +219,23 @@ where
     let result = runtime().and_then(|rt| rt.block_on(body(args, ctx)));
     let _ = std::io::stdout().flush();
     super::finish(plugin.name, result)
+}
+
+/// kuberc as kubectl reads it before running a command ([`apiclient::kuberc`]): its
+/// warnings printed, a failure printed in kubectl's words with its exit code 1.
+fn read_kuberc(argv: &[OsString]) -> Result<apiclient::kuberc::Preferences, ExitCode> {
+    let mut stderr = std::io::stderr();
+    let result = apiclient::kuberc::explicit_path(argv).and_then(|explicit| {
+        let env = apiclient::kuberc::Env::from_process();
+        apiclient::kuberc::load(explicit.as_deref(), &env, &mut stderr)
+    });
+    match result {
+        Ok(preferences) => Ok(preferences.unwrap_or_default()),
+        Err(e) => {
+            let _ = writeln!(stderr, "error occurred while applying preferences {e}");
+            Err(ExitCode::from(1))
+        }
+    }
 }
 
 /// One runtime flavour for the three plugins: multi-threaded. create-file decodes and

@@ -23,7 +23,7 @@ pub fn sharp_u(c: char) -> String {
 /// Go's `strconv.IsPrint`, close enough: no control, format or private-use
 /// characters, and the only space allowed is U+0020. (Go consults the Unicode tables
 /// of its release, so unassigned code points differ.)
-pub(crate) fn is_print(c: char) -> bool {
+pub fn is_print(c: char) -> bool {
     if c == ' ' {
         return true;
     }
@@ -461,10 +461,15 @@ fn float_json(f: f64) -> String {
 }
 
 /// A number as `json.Marshal` writes it from kubectl's object, where an integer
-/// beyond int64 is a float64 (`12345678901234567890` → `12345678901234567000`).
+/// beyond int64 is a float64 (`12345678901234567890` → `12345678901234567000`) and
+/// `-0` is the integer 0 (seen beside kubectl 1.37: `"neg": 0`).
 pub fn json_number(n: &serde_json::Number) -> String {
     if n.is_i64() {
         n.to_string()
+    } else if n.as_f64() == Some(0.0) {
+        // `-0`: kubectl's objects hold it as the integer 0 (apimachinery decodes
+        // JSON numbers that parse as int64 as int64), so it is written `0`.
+        "0".into()
     } else {
         float_json(n.as_f64().unwrap_or(0.0))
     }

@@ -18,13 +18,14 @@
 //!
 //! Writing is here too: [`emit`] writes an object as kubectl's `-o yaml` does
 //! (go-yaml v2's emitter, sharing this resolver to decide what must be quoted), with
-//! map keys in go-yaml's order ([`key_order`]).
+//! map keys in go-yaml's order ([`key_order`]); [`kyaml`] writes kubectl's `-o kyaml`.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
 pub mod emit;
 mod key_order;
+pub mod kyaml;
 pub mod text;
 
 use granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError};

@@ -252,6 +252,8 @@ pub struct Builder {
     stdin: Option<Box<dyn Read + Send>>,
     url: UrlOptions,
     search_path: Option<OsString>,
+    kubectl_path: Option<OsString>,
+    input_crds_map: bool,
 }
 
 impl Default for Builder {
@@ -280,6 +282,10 @@ impl Builder {
             stdin: Some(Box::new(std::io::stdin())),
             url: UrlOptions::default(),
             search_path: None,
+            // kubectl (1.33+) tells its plugins which kubectl the user ran; `-k` runs
+            // that one's kustomize, as kubectl itself would.
+            kubectl_path: std::env::var_os("KUBECTL_PATH").filter(|p| !p.is_empty()),
+            input_crds_map: true,
         }
     }
 
@@ -428,6 +434,22 @@ impl Builder {
         self
     }
 
+    /// The `kubectl` that `-k` runs before looking in `PATH` (`KUBECTL_PATH` by
+    /// default; `None` to look in `PATH` only).
+    pub fn kubectl_path(mut self, path: Option<OsString>) -> Self {
+        self.kubectl_path = path;
+        self
+    }
+
+    /// Whether a CustomResourceDefinition of the input maps its own instances (the
+    /// default, for a create that makes the CRD first, or offline). `false` maps them
+    /// through the server only, as kubectl does: for a server dry run, which creates
+    /// no CRD, the instances fail to map in kubectl's words.
+    pub fn input_crds_map(mut self, yes: bool) -> Self {
+        self.input_crds_map = yes;
+        self
+    }
+
     /// Reads every input, then runs the stages once to learn which kinds occur (and
     /// the CRDs of the input) and asks discovery about just those. Errors about the
     /// command line (a bad selector or URL, `-f` with `-k`) are returned at once,
@@ -442,6 +464,7 @@ impl Builder {
             stdin: &mut stdin,
             url: &self.url,
             search_path: self.search_path.as_deref(),
+            kubectl_path: self.kubectl_path.as_deref(),
         };
         let mut stages = Stages {
             flatten: self.flatten,
@@ -502,7 +525,9 @@ impl Builder {
                     }
                 });
             for info in entries.flatten() {
-                mapper.learn_crds([&info]);
+                if self.input_crds_map {
+                    mapper.learn_crds([&info]);
+                }
                 gvks.insert(info.gvk);
             }
             // What follows a broken document is not read, but is counted, as the

@@ -6,11 +6,14 @@ use std::path::Path;
 
 use super::ResourceError;
 
-/// Runs kustomize on `dir` and returns the manifests it prints. `search_path`
-/// replaces `PATH` for locating the tool (tests use it).
+/// Runs kustomize on `dir` and returns the manifests it prints: `kubectl kustomize`
+/// of `kubectl_path` (`KUBECTL_PATH`, the kubectl that ran the plugin) when it names
+/// a file, else of the first `kubectl` in `PATH`, else `kustomize build`.
+/// `search_path` replaces `PATH` for locating the tool (tests use it).
 pub(crate) async fn build(
     dir: &Path,
     search_path: Option<&OsStr>,
+    kubectl_path: Option<&OsStr>,
 ) -> Result<Vec<u8>, ResourceError> {
     let error = |reason: String| ResourceError::Kustomize {
         path: dir.display().to_string(),
@@ -36,7 +39,12 @@ pub(crate) async fn build(
         ),
         None => which::which(name),
     };
-    let (program, args): (_, &[&str]) = if let Ok(kubectl) = find("kubectl") {
+    let exported = kubectl_path
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_file());
+    let (program, args): (_, &[&str]) = if let Some(kubectl) = exported {
+        (kubectl, &["kustomize"])
+    } else if let Ok(kubectl) = find("kubectl") {
         (kubectl, &["kustomize"])
     } else if let Ok(kustomize) = find("kustomize") {
         (kustomize, &["build"])
@@ -89,7 +97,7 @@ mod tests {
             "[ \"$1\" = build ] && echo \"kind: X # from $2\"",
         );
         let overlay = tempfile::tempdir().expect("tempdir");
-        let out = build(overlay.path(), Some(bin.path().as_os_str()))
+        let out = build(overlay.path(), Some(bin.path().as_os_str()), None)
             .await
             .expect("kustomize ran");
         assert_eq!(
@@ -107,7 +115,7 @@ mod tests {
             "echo 'error: missing kustomization.yaml' >&2; exit 1",
         );
         let overlay = tempfile::tempdir().expect("tempdir");
-        let err = build(overlay.path(), Some(bin.path().as_os_str()))
+        let err = build(overlay.path(), Some(bin.path().as_os_str()), None)
             .await
             .expect_err("fails");
         assert!(
@@ -121,7 +129,7 @@ mod tests {
     async fn missing_tools_give_a_clear_error() {
         let empty = tempfile::tempdir().expect("tempdir");
         let overlay = tempfile::tempdir().expect("tempdir");
-        let err = build(overlay.path(), Some(empty.path().as_os_str()))
+        let err = build(overlay.path(), Some(empty.path().as_os_str()), None)
             .await
             .expect_err("no tools");
         assert!(
@@ -129,5 +137,40 @@ mod tests {
                 .contains("neither \"kubectl\" nor \"kustomize\" was found in PATH"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn the_kubectl_that_ran_the_plugin_comes_first() {
+        let bin = tempfile::tempdir().expect("tempdir");
+        script(bin.path(), "kubectl", "echo 'kind: FromPath'");
+        let exported = tempfile::tempdir().expect("tempdir");
+        script(
+            exported.path(),
+            "kubectl-1.37",
+            "echo \"kind: Exported # $1\"",
+        );
+        let overlay = tempfile::tempdir().expect("tempdir");
+        let kubectl = exported.path().join("kubectl-1.37");
+        let out = build(
+            overlay.path(),
+            Some(bin.path().as_os_str()),
+            Some(kubectl.as_os_str()),
+        )
+        .await
+        .expect("kustomize ran");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "kind: Exported # kustomize\n"
+        );
+        // A KUBECTL_PATH that names nothing: PATH's kubectl.
+        let missing = exported.path().join("missing");
+        let out = build(
+            overlay.path(),
+            Some(bin.path().as_os_str()),
+            Some(missing.as_os_str()),
+        )
+        .await
+        .expect("kustomize ran");
+        assert_eq!(String::from_utf8_lossy(&out), "kind: FromPath\n");
     }
 }

@@ -51,6 +51,8 @@ pub(crate) struct ReadContext<'a> {
     pub stdin: &'a mut Option<Box<dyn Read + Send>>,
     pub url: &'a UrlOptions,
     pub search_path: Option<&'a std::ffi::OsStr>,
+    /// `KUBECTL_PATH`: the kubectl `-k` runs first.
+    pub kubectl_path: Option<&'a std::ffi::OsStr>,
 }
 
 /// Reads one input into its streams, in order (a directory gives one per file).
@@ -81,7 +83,7 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
         Input::Bytes { name, bytes } => vec![Ok((name.clone(), bytes.clone()))],
         Input::Kustomize(dir) => {
             vec![
-                kustomize::build(dir, cx.search_path)
+                kustomize::build(dir, cx.search_path, cx.kubectl_path)
                     .await
                     .map(|bytes| (dir.display().to_string(), bytes)),
             ]

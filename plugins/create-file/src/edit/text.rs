@@ -183,6 +183,10 @@ pub fn without_edited_source(failure: Failure) -> Failure {
         }
         Failure::Other(message) => Failure::Other(strip(message)),
         Failure::Bare(message) => Failure::Bare(strip(message)),
+        Failure::Mapping { source, message } => Failure::Mapping {
+            source,
+            message: strip(message),
+        },
     }
 }
 

@@ -110,6 +110,9 @@ pub(super) fn run(exec: &ExecConfig) -> Result<Credential, CredentialsError> {
     let program = exec.command.as_deref().unwrap_or_default();
     let api_version = exec.api_version.as_deref().unwrap_or_default();
     let interactive = interactive(exec.interactive_mode.as_ref())?;
+    // client-go's `filepath.Clean` of the command, which the policy names.
+    let cleaned = super::policy::clean(program);
+    super::policy::check(exec, &cleaned).map_err(CredentialsError::new)?;
     let info = exec_info(exec, api_version, interactive);
     let mut cmd = Command::new(program);
     cmd.args(exec.args.iter().flatten());

@@ -113,6 +113,7 @@ fn output_values_after_space_after_equals_and_attached() {
             [
                 "json",
                 "yaml",
+                "kyaml",
                 "name",
                 "go-template",
                 "go-template-file",

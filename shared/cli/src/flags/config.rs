@@ -17,7 +17,7 @@ use apiclient::error::{Error, Result};
 #[command(next_help_heading = "Global options")]
 pub struct ConfigFlags {
     /// Path to the kubeconfig file to use for CLI requests.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
 
     /// The name of the kubeconfig context to use
@@ -45,16 +45,35 @@ pub struct ConfigFlags {
     pub token: Option<String>,
 
     /// Username to impersonate for the operation. User could be a regular user or a service account in a namespace.
-    #[arg(long = "as", global = true, value_name = "USER")]
+    #[arg(verbatim_doc_comment, long = "as", global = true, value_name = "USER")]
     pub impersonate: Option<String>,
 
     /// Group to impersonate for the operation, this flag can be repeated to specify multiple groups.
-    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-group",
+        global = true,
+        value_name = "GROUP"
+    )]
     pub impersonate_group: Vec<String>,
 
     /// UID to impersonate for the operation.
-    #[arg(long = "as-uid", global = true, value_name = "UID")]
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-uid",
+        global = true,
+        value_name = "UID"
+    )]
     pub impersonate_uid: Option<String>,
+
+    /// User extras to impersonate for the operation, this flag can be repeated to specify multiple values for the same key.
+    #[arg(
+        verbatim_doc_comment,
+        long = "as-user-extra",
+        global = true,
+        value_name = "KEY=VALUE"
+    )]
+    pub impersonate_user_extra: Vec<String>,
 
     /// Path to a cert file for the certificate authority
     #[arg(long, global = true, value_name = "PATH")]
@@ -77,12 +96,27 @@ pub struct ConfigFlags {
     pub tls_server_name: Option<String>,
 
     /// The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "0")]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        global = true,
+        value_name = "DURATION",
+        default_value = "0"
+    )]
     pub request_timeout: String,
 
     /// Default cache directory
     #[arg(long, global = true, value_name = "PATH")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Path to the kuberc file to use for preferences. This can be disabled by exporting KUBECTL_KUBERC=false feature gate or turning off the feature KUBERC=off.
+    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH")]
+    pub kuberc: Option<String>,
+
+    /// kuberc as the skeleton read it at start (`None`: not read yet, so
+    /// [`Self::to_config`] reads it).
+    #[arg(skip)]
+    pub preferences: Option<apiclient::kuberc::Preferences>,
 
     /// Treat warnings received from the server as errors and exit with a non-zero exit code
     #[arg(long, global = true, value_name = "BOOL")]
@@ -112,13 +146,17 @@ pub struct ConfigFlags {
 
     // Always in effect: the client never asks for compressed responses (kube's `gzip`
     // feature is off), so there is nothing to opt out of.
+    /// Proxy URL to use for requests to the API server
+    #[arg(long, global = true, value_name = "URL")]
+    pub proxy_url: Option<String>,
+
     /// If true, opt-out of response compression for all requests to the server
     #[arg(long, global = true, value_name = "BOOL")]
     pub disable_compression: bool,
 
     // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl
     // checks them, nothing is captured (the plugins are not Go programs).
-    /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex)
+    /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex|trace)
     #[arg(long, global = true, value_name = "PROFILE", default_value = "none", value_parser = parse_profile)]
     pub profile: String,
 
@@ -148,7 +186,7 @@ pub struct ConfigFlags {
 /// kubectl's `--profile` names (its `initProfiling` refuses any other).
 fn parse_profile(value: &str) -> std::result::Result<String, String> {
     match value {
-        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" => {
+        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" | "trace" => {
             Ok(value.to_string())
         }
         other => Err(format!("unknown profile '{other}'")),
@@ -197,6 +235,7 @@ impl std::fmt::Debug for ConfigFlags {
             .field("impersonate", &self.impersonate)
             .field("impersonate_group", &self.impersonate_group)
             .field("impersonate_uid", &self.impersonate_uid)
+            .field("impersonate_user_extra", &self.impersonate_user_extra)
             .field("certificate_authority", &self.certificate_authority)
             .field("client_certificate", &self.client_certificate)
             .field("client_key", &self.client_key)
@@ -214,6 +253,9 @@ impl std::fmt::Debug for ConfigFlags {
             .field("profile_output", &self.profile_output)
             .field("log_flush_frequency", &self.log_flush_frequency)
             .field("vmodule", &self.vmodule)
+            .field("kuberc", &self.kuberc)
+            .field("proxy_url", &self.proxy_url)
+            .field("preferences", &self.preferences)
             .finish()
     }
 }
@@ -369,6 +411,36 @@ impl ConfigFlags {
         Ok(())
     }
 
+    /// client-go's `Namespace()` as `kubectl create -f --validate=false` calls it
+    /// before anything else (with validation, its validator builds a client first):
+    /// without `-n` it first runs `ConfirmUsable`, whose words differ from the
+    /// lookups of [`Self::check_selection`]: a missing `--context` (or current
+    /// context) is `Error in configuration: context was not found for specified
+    /// context: x`, a missing `--cluster` is `no server found for cluster "x"` (the
+    /// server defaults of kubectl's loader keep every other cluster usable). With
+    /// `-n` nothing is checked here, as client-go returns `-n` at once.
+    pub fn confirm_usable(&self) -> Result<()> {
+        if self.namespace.as_deref().is_some_and(|n| !n.is_empty()) {
+            return Ok(());
+        }
+        let (kubeconfig, _source) = self.load_kubeconfig()?;
+        let Some(kc) = kubeconfig else {
+            return Ok(());
+        };
+        let named = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+        if let Some(context) = named(&self.context).or_else(|| named(&kc.current_context))
+            && !kc.contexts.iter().any(|c| c.name == context)
+        {
+            return Err(Error::CurrentContextNotFound(context));
+        }
+        if let Some(cluster) = named(&self.cluster)
+            && !kc.clusters.iter().any(|c| c.name == cluster)
+        {
+            return Err(Error::NoServerForCluster(cluster));
+        }
+        Ok(())
+    }
+
     /// The namespace the command works in: `-n`, else the context's, else `default`.
     /// Also reports whether it was given explicitly (kubectl's `enforceNamespace`).
     pub fn namespace_of(&self, config: &Config) -> (String, bool) {
@@ -419,6 +491,7 @@ impl ConfigFlags {
         let proxy_url = kubeconfig
             .as_ref()
             .and_then(|kc| self.cluster_proxy_url(kc));
+        let kubeconfig_cluster = kubeconfig.as_ref().and_then(|kc| self.cluster_name(kc));
         let mut config = match kubeconfig {
             Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
                 Ok(config) => config,
@@ -440,16 +513,27 @@ impl ConfigFlags {
         // destination as Go's `ProxyFromEnvironment` does (`apiclient::client`).
         // And it is kept whatever `NO_PROXY` says (kube drops it when `NO_PROXY` names
         // the server): client-go's `http.ProxyURL` takes every request through it.
+        // `--proxy-url` (kubectl 1.36+) replaces the kubeconfig's.
+        let proxy_url = self
+            .proxy_url
+            .clone()
+            .filter(|p| !p.is_empty())
+            .or(proxy_url);
         match proxy_url {
             None => config.proxy_url = None,
-            Some(proxy) if config.proxy_url.is_none() => {
+            Some(proxy) => {
+                let cluster = kubeconfig_cluster.unwrap_or_default();
+                check_proxy_url(&proxy, &cluster)?;
                 config.proxy_url = Some(proxy.parse().map_err(|e| {
                     Error::Proxy(format!("unable to parse proxy-url {proxy:?}: {e}"))
                 })?);
             }
-            Some(_) => {}
         }
         self.apply_overrides(&mut config)?;
+        if let Some(exec) = config.auth_info.exec.as_mut() {
+            // Always set, so that nothing in the kubeconfig stands in for it.
+            apiclient::credentials::policy::attach(exec, &self.plugin_policy()?);
+        }
         // client-go's kubeconfig validation of the user, flags applied.
         apiclient::credentials::validate(&auth_info_name, &config.auth_info)?;
         if self.match_server_version {
@@ -458,20 +542,38 @@ impl ConfigFlags {
         Ok(config)
     }
 
-    /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
-    /// the context's), if it has one.
-    fn cluster_proxy_url(&self, kc: &Kubeconfig) -> Option<String> {
-        let name = match self.cluster.as_deref().filter(|c| !c.is_empty()) {
-            Some(cluster) => cluster.to_string(),
+    /// kuberc's credential plugin policy: as read at start, else read now, quietly
+    /// (shell completion, which must not print), a problem failing the command.
+    fn plugin_policy(&self) -> Result<apiclient::credentials::policy::PluginPolicy> {
+        if let Some(prefs) = &self.preferences {
+            return Ok(prefs.policy.clone());
+        }
+        let env = apiclient::kuberc::Env::from_process();
+        let prefs = apiclient::kuberc::load(self.kuberc.as_deref(), &env, &mut std::io::sink())
+            .map_err(Error::Preferences)?;
+        Ok(prefs.map(|p| p.policy).unwrap_or_default())
+    }
+
+    /// The name of the kubeconfig cluster the flags select (`--cluster`, else the
+    /// context's).
+    fn cluster_name(&self, kc: &Kubeconfig) -> Option<String> {
+        match self.cluster.as_deref().filter(|c| !c.is_empty()) {
+            Some(cluster) => Some(cluster.to_string()),
             None => {
                 let context = self.context.as_ref().or(kc.current_context.as_ref())?;
                 kc.contexts
                     .iter()
                     .find(|c| &c.name == context)
                     .and_then(|c| c.context.as_ref())
-                    .map(|c| c.cluster.clone())?
+                    .map(|c| c.cluster.clone())
             }
-        };
+        }
+    }
+
+    /// The `proxy-url` of the kubeconfig cluster the flags select (`--cluster`, else
+    /// the context's), if it has one.
+    fn cluster_proxy_url(&self, kc: &Kubeconfig) -> Option<String> {
+        let name = self.cluster_name(kc)?;
         kc.clusters
             .iter()
             .find(|c| c.name == name)
@@ -535,6 +637,17 @@ impl ConfigFlags {
         }
         if let Some(uid) = self.impersonate_uid.as_deref().filter(|s| !s.is_empty()) {
             config.auth_info.impersonate_uid = Some(uid.to_string());
+        }
+        // client-go's: `KEY=VALUE`, values of one key gathered in order; an entry
+        // without `=` is dropped without a word.
+        let mut extras = std::collections::HashMap::<String, Vec<String>>::new();
+        for extra in &self.impersonate_user_extra {
+            if let Some((key, value)) = extra.split_once('=') {
+                extras.entry(key.into()).or_default().push(value.into());
+            }
+        }
+        if !extras.is_empty() {
+            config.auth_info.impersonate_user_extra = Some(extras);
         }
         if !self.impersonate_group.is_empty() {
             config.auth_info.impersonate_groups = Some(self.impersonate_group.clone());
@@ -601,17 +714,6 @@ impl ConfigFlags {
         Ok(())
     }
 
-    /// Builds a [`Client`] from the flags, its requests bounded by `--request-timeout`
-    /// or the default ([`apiclient::bound`]). No request is sent.
-    pub async fn to_client(&self) -> Result<Client> {
-        let mut config = self.to_config().await?;
-        let limit = self
-            .request_timeout()?
-            .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG));
-        let bound = apiclient::bound::bound_requests(&mut config, limit);
-        self.client(config, bound)
-    }
-
     /// The client of a command for `config` (from [`Self::to_config`], bounded by
     /// `bound`, whose layer marks each failed request with it for the error's words):
     /// our stack ([`apiclient::client`], with the user's [`apiclient::credentials`]) plus client-go's
@@ -630,6 +732,38 @@ impl ConfigFlags {
             .with_layer(&apiclient::retry::layer())
             .with_layer(&apiclient::warnings::layer())
             .build())
+    }
+}
+
+/// client-go's `validateClusterInfo` of a `proxy-url` (its `parseProxyURL` over Go's
+/// `url.Parse`): a URL, of scheme `http`, `https` or `socks5`, in its words.
+fn check_proxy_url(proxy: &str, cluster: &str) -> Result<()> {
+    let fail = |reason: String| {
+        Err(Error::Proxy(format!(
+            "invalid 'proxy-url' {proxy:?} for cluster {cluster:?}: {reason}"
+        )))
+    };
+    // Go's `getScheme`: letters, then letters, digits, `+`, `-` or `.`, up to a `:`;
+    // a `:` first is an error, anything else before a `:` means no scheme at all.
+    if proxy.starts_with(':') {
+        return fail(format!("could not parse: {proxy}"));
+    }
+    let scheme = match proxy.split_once(':') {
+        Some((scheme, _))
+            if scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            scheme.to_ascii_lowercase()
+        }
+        _ => String::new(),
+    };
+    match scheme.as_str() {
+        "http" | "https" | "socks5" => Ok(()),
+        other => fail(format!(
+            "unsupported scheme {other:?}, must be http, https, or socks5"
+        )),
     }
 }
 

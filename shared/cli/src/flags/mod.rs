@@ -2,7 +2,7 @@
 //!
 //! Each group is a `#[derive(clap::Args)]` struct that a plugin flattens into its own
 //! `Args`, and converts with a `to_*()` method. Nothing here sends a request except
-//! [`ConfigFlags::to_client`], which builds (but does not use) the HTTP client.
+//! `--match-server-version`'s one `/version` request in [`ConfigFlags::to_config`].
 //!
 //! - [`ConfigFlags`]: kubectl's global kubeconfig flags.
 //! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].

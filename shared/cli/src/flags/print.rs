@@ -42,7 +42,7 @@ pub struct PrintFlags {
         short = 'o',
         long = "output",
         value_name = "FORMAT",
-        help = "Output format. One of: (json, yaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file)."
+        help = "Output format. One of: (json, yaml, kyaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file)."
     )]
     pub output: Option<String>,
 
@@ -151,6 +151,12 @@ impl PrintFlags {
                 }));
             }
             "yaml" => return Ok(Box::new(YamlPrinter::new(show))),
+            "kyaml" => {
+                return Ok(Box::new(printers::KyamlPrinter {
+                    show_managed_fields: show,
+                    typed,
+                }));
+            }
             "name" => return Ok(Box::new(NamePrinter)),
             "" => {
                 return Ok(Box::new(OperationPrinter {
@@ -304,7 +310,7 @@ mod tests {
         assert_eq!(
             err.map(|e| e.to_string()).as_deref(),
             Some(
-                "unable to match a printer suitable for the output format \"wide\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml"
+                "unable to match a printer suitable for the output format \"wide\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml"
             )
         );
     }
@@ -343,7 +349,7 @@ mod tests {
         assert_eq!(
             to_err(&with_template("jsonpath={.a}")).as_deref(),
             Some(
-                "unable to match a printer suitable for the output format \"jsonpath={.a}\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml"
+                "unable to match a printer suitable for the output format \"jsonpath={.a}\", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,yaml"
             )
         );
         // kubectl reads --template without -o as go-template…

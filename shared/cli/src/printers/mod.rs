@@ -10,6 +10,7 @@
 //! | *(absent)*               | [`OperationPrinter`]| `pod/web created` (`… (dry run)`) |
 //! | `json`                   | [`JsonPrinter`]     | the object, Go's `MarshalIndent` |
 //! | `yaml`                   | [`YamlPrinter`]     | the object, `---` between objects |
+//! | `kyaml`                  | [`KyamlPrinter`]    | the object as KYAML, `---` before each |
 //! | `name`                   | [`NamePrinter`]     | `pod/web`, `deployment.apps/web` |
 //! | `go-template=T`, `template=T` | [`GoTemplatePrinter`] | template `T` ([`gotemplate`]) |
 //! | `go-template-file=F`, `templatefile=F` | [`GoTemplatePrinter`] | the template in file `F` |
@@ -40,6 +41,9 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub mod gojson;
+mod kyaml;
+
+pub use kyaml::KyamlPrinter;
 
 use gotext::{go_fmt, gotemplate, jsonpath};
 
@@ -120,6 +124,7 @@ pub const ALLOWED_FORMATS: &[&str] = &[
     "jsonpath",
     "jsonpath-as-json",
     "jsonpath-file",
+    "kyaml",
     "name",
     "template",
     "templatefile",
@@ -131,6 +136,7 @@ pub const ALLOWED_FORMATS: &[&str] = &[
 pub const OUTPUT_FORMATS: &[&str] = &[
     "json",
     "yaml",
+    "kyaml",
     "name",
     "go-template",
     "go-template-file",

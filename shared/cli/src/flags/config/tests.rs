@@ -694,3 +694,44 @@ fn kubeconfig_is_read_as_go_yaml_reads_it() {
         Some("w")
     );
 }
+
+#[test]
+fn proxy_urls_are_checked_in_client_go_s_words() {
+    let check = |p: &str| check_proxy_url(p, "local").map_err(|e| e.to_string());
+    assert_eq!(check("http://127.0.0.1:3128"), Ok(()));
+    assert_eq!(check("SOCKS5://127.0.0.1:1080"), Ok(()));
+    assert_eq!(
+        check("::bad"),
+        Err("invalid 'proxy-url' \"::bad\" for cluster \"local\": could not parse: ::bad".into())
+    );
+    assert_eq!(
+        check("ftp://x:1"),
+        Err("invalid 'proxy-url' \"ftp://x:1\" for cluster \"local\": unsupported scheme \"ftp\", must be http, https, or socks5".into())
+    );
+    assert_eq!(
+        check("x y"),
+        Err("invalid 'proxy-url' \"x y\" for cluster \"local\": unsupported scheme \"\", must be http, https, or socks5".into())
+    );
+}
+
+#[tokio::test]
+async fn the_proxy_url_flag_replaces_the_kubeconfig_s() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = write(dir.path(), "config", ADMIN);
+    let flags = ConfigFlags {
+        kubeconfig: Some(path),
+        proxy_url: Some("http://127.0.0.1:3128".into()),
+        impersonate: Some("alice".into()),
+        impersonate_user_extra: vec!["scopes=a".into(), "scopes=b".into(), "bare".into()],
+        preferences: Some(apiclient::kuberc::Preferences::default()),
+        ..ConfigFlags::default()
+    };
+    let config = flags.to_config().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        config.proxy_url.map(|u| u.to_string()).as_deref(),
+        Some("http://127.0.0.1:3128/")
+    );
+    let extras = config.auth_info.impersonate_user_extra.unwrap_or_default();
+    assert_eq!(extras.len(), 1);
+    assert_eq!(extras["scopes"], ["a", "b"]);
+}
