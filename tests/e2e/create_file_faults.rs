@@ -11,19 +11,7 @@ use tests::faults::proxy::{ApiProxy, Inject, StreamFault, Transport};
 use tests::harness::{
     ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Output, cluster, throttled_cluster,
 };
-use tests::objects::{configmap_names, configmap_names_in};
-
-/// `n` ConfigMaps in one multi-document file.
-fn configmaps(prefix: &str, n: usize) -> String {
-    (0..n)
-        .map(|i| {
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i:04}\ndata:\n  k: v{i}\n"
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("---\n")
-}
+use tests::objects::{configmap_names, configmap_names_in, configmaps};
 
 fn expected(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}-{i:04}")).collect()

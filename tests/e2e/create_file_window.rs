@@ -11,19 +11,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams};
 use tests::faults::webhook::{CONFIGMAP_CREATES, HoldingWebhook};
 use tests::harness::{cluster, spawn_plugin};
+use tests::objects::configmaps;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, BufReader};
-
-/// `n` ConfigMaps `{prefix}-0000`… in one multi-document file.
-fn configmaps(prefix: &str, n: usize) -> String {
-    (0..n)
-        .map(|i| {
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i:04}\ndata:\n  k: v{i}\n"
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("---\n")
-}
 
 /// A create-file run with `--concurrency=2 -v=4` of `file` into `ns`: its stdout
 /// collected in the background, its stderr read until the `window full` line (the

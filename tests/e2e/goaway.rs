@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, ReplicationController};
 use kube::api::{Api, ListParams, PostParams};
 use std::time::Duration;
 use tests::harness::{goaway_cluster, wait_for_ready_replicas};
+use tests::objects::configmaps;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -16,30 +17,9 @@ use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 /// seen: 16 and 111 of 1,500 lost in two runs).
 const N: usize = 1500;
 
-fn configmaps(n: usize) -> String {
-    (0..n)
-        .map(|i| {
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i:04}\ndata:\n  k: v{i}\n"
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("---\n")
-}
-
 async fn configmap_names(ns: &str) -> Vec<String> {
     let api: Api<ConfigMap> = Api::namespaced(goaway_cluster().client().await, ns);
-    let mut names: Vec<String> = api
-        .list(&ListParams::default())
-        .await
-        .expect("list configmaps")
-        .items
-        .into_iter()
-        .filter_map(|cm| cm.metadata.name)
-        .filter(|n| n != "kube-root-ca.crt")
-        .collect();
-    names.sort();
-    names
+    tests::objects::configmap_names_in(&api).await
 }
 
 #[tokio::test]
@@ -49,7 +29,7 @@ async fn create_file_of_1500_configmaps_creates_and_reports_each_once_as_kubectl
     let reference = cluster.namespace("goaway-cf-kubectl").await;
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("cms.yaml");
-    std::fs::write(&file, configmaps(N)).expect("write");
+    std::fs::write(&file, configmaps("cm", N)).expect("write");
 
     // -v=4: the client's debug lines, which name each request sent again.
     let ours = cluster

@@ -1,6 +1,6 @@
 //! Objects as the end-to-end tests create and read them back: whether a pod is ready,
-//! a namespace's ConfigMaps by name, and a pod created through a fresh namespace's
-//! admission.
+//! many ConfigMaps as one manifest and a namespace's ConfigMaps by name, and a pod
+//! created through a fresh namespace's admission.
 
 use std::time::Duration;
 
@@ -17,6 +17,19 @@ pub fn pod_ready(pod: &Pod) -> bool {
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// `n` ConfigMaps `{prefix}-0000`… as one multi-document manifest (the input of the
+/// tests that create many objects at once).
+pub fn configmaps(prefix: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {prefix}-{i:04}\ndata:\n  k: v{i}\n"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
 }
 
 /// The names of the ConfigMaps of `ns`, sorted, without the `kube-root-ca.crt` every

@@ -236,38 +236,57 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         created: Vec::new(),
         total: 0,
     };
-    let prepare = |info: &mut Info| save_config_if(step, &mut info.object);
-    let limiter = Limiter::new(step.concurrency);
-    let limiter = &limiter;
-
     let client = match (step.client, step.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
-        _ => {
-            // Client dry run: nothing is sent; objects print in input order.
-            let mut seen = false;
-            for (index, entry) in visited.entries().enumerate() {
-                seen = true;
-                let result = match entry {
-                    Ok(mut info) => {
-                        warn(&info);
-                        prepare(&mut info).map(|()| info.object)
-                    }
-                    Err(err) => Err(Failure::from_resource(&err)),
-                };
-                output.set_batched(index, result).await?;
-            }
-            return finish(output, seen).await;
-        }
+        _ => return print_client_dry_run(step, visited, output).await,
     };
+    let limiter = Limiter::new(step.concurrency);
+    let Some(groups) = create_first(step, client, &limiter, &visited, &mut output).await? else {
+        return finish(output, false).await;
+    };
+    create_rest(step, client, &limiter, &groups, &visited, &mut output).await?;
+    finish(output, true).await
+}
 
-    // First pass: Namespaces and CRDs, created before anything else.
+/// A client dry run: nothing is sent; objects print in input order.
+async fn print_client_dry_run(
+    step: &CreateStep<'_>,
+    visited: Visited,
+    mut output: Output<'_>,
+) -> anyhow::Result<Created> {
+    let mut seen = false;
+    for (index, entry) in visited.entries().enumerate() {
+        seen = true;
+        let result = match entry {
+            Ok(mut info) => {
+                warn(&info);
+                save_config_if(step, &mut info.object).map(|()| info.object)
+            }
+            Err(err) => Err(Failure::from_resource(&err)),
+        };
+        output.set_batched(index, result).await?;
+    }
+    finish(output, seen).await
+}
+
+/// The first pass: the input's Namespaces and CRDs, created before anything else, then
+/// its new CRDs awaited until Established. Returns the groups those CRDs serve (their
+/// instances' creates are retried while the server does not serve them yet), or `None`
+/// for an input without any entry.
+async fn create_first(
+    step: &CreateStep<'_>,
+    client: &kube::Client,
+    limiter: &Limiter,
+    visited: &Visited,
+    output: &mut Output<'_>,
+) -> anyhow::Result<Option<BTreeSet<String>>> {
     let mut first = Vec::new();
     let mut seen = false;
     for (index, entry) in visited.entries().enumerate() {
         seen = true;
         if let Some(mut info) = entry.ok().filter(Info::is_namespace_or_crd) {
             warn(&info);
-            if let Err(failure) = prepare(&mut info) {
+            if let Err(failure) = save_config_if(step, &mut info.object) {
                 output.pending.insert(index, Err(failure));
                 continue;
             }
@@ -275,7 +294,7 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         }
     }
     if !seen {
-        return finish(output, false).await;
+        return Ok(None);
     }
     let created_crds = create_batch(
         step,
@@ -283,28 +302,37 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         limiter,
         first.iter().map(|(i, info)| (*i, info)),
         &BTreeSet::new(),
-        &mut output,
+        output,
     )
     .await?;
+    if step.dry_run != DryRunStrategy::None {
+        return Ok(Some(BTreeSet::new()));
+    }
     let crds: Vec<&Info> = first
         .iter()
         .map(|(_, i)| i)
         .filter(|i| i.gvk.kind == "CustomResourceDefinition")
         .collect();
-    let groups = if step.dry_run == DryRunStrategy::None {
-        wait_established(step, client, &crds, &created_crds, &mut output).await
-    } else {
-        BTreeSet::new()
-    };
-    // Not kept while the rest is created: an input may hold thousands of Namespaces.
-    drop(crds);
-    drop(first);
+    // What the first pass held is dropped on return, not kept while the rest is
+    // created: an input may hold thousands of Namespaces.
+    Ok(Some(
+        wait_established(step, client, &crds, &created_crds, output).await,
+    ))
+}
 
-    // Second pass: everything else, decoded again lazily so that only the objects in
-    // flight (and the answers held for the output, within the window) are in memory.
-    // An object named like an earlier one of this run goes alone, after everything
-    // before it, so that the first in input order wins (as with kubectl's one-by-one
-    // creates) whatever order the server answers in.
+/// The second pass: everything else, decoded again lazily so that only the objects in
+/// flight (and the answers held for the output, within the window) are in memory.
+/// An object named like an earlier one of this run goes alone, after everything
+/// before it, so that the first in input order wins (as with kubectl's one-by-one
+/// creates) whatever order the server answers in.
+async fn create_rest(
+    step: &CreateStep<'_>,
+    client: &kube::Client,
+    limiter: &Limiter,
+    groups: &BTreeSet<String>,
+    visited: &Visited,
+    output: &mut Output<'_>,
+) -> anyhow::Result<()> {
     let mut seen_keys = HashSet::new();
     let jobs = visited.entries().enumerate().map(|(index, entry)| {
         let job = match entry {
@@ -313,7 +341,7 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
             Ok(mut info) => {
                 let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
                 warn(&info);
-                match prepare(&mut info) {
+                match save_config_if(step, &mut info.object) {
                     Ok(()) => Job::Create {
                         info: Box::new(info),
                         alone: again,
@@ -324,7 +352,6 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         };
         (index, job)
     });
-    let groups = &groups;
     let run = |index: usize, job: Job| async move {
         let result = match job {
             Job::Skip => None,
@@ -358,8 +385,7 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
             None => Ok(()),
         },
     )
-    .await?;
-    finish(output, true).await
+    .await
 }
 
 /// How far creates may run ahead of the output, for `--concurrency` creates in flight.

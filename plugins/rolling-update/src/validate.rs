@@ -35,123 +35,83 @@ pub fn validate_arguments(
 mod tests {
     use super::*;
 
-    fn v(items: &[&str]) -> Vec<String> {
+    /// kubectl 1.17's `TestValidateArgs`: key, filenames, image, rollback, args, and
+    /// the errors, in order.
+    type Row = (
+        &'static str,
+        &'static [&'static str],
+        &'static str,
+        bool,
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+
+    const NO_FILE_OR_IMAGE: &str = "Must specify --filename or --image for new controller";
+    const NO_CONTROLLER: &str = "Must specify the controller to update";
+    const FILE_AND_IMAGE: &str = "--filename and --image can not both be specified";
+    const EMPTY_KEY: &str = "--deployment-label-key can not be empty";
+    const FILES: &str = "May only specify a single filename for new controller";
+    const ON_ROLLBACK: &str = "Don't specify --filename or --image on rollback";
+
+    const TABLE: &[Row] = &[
+        (
+            "deployment",
+            &[],
+            "",
+            false,
+            &[],
+            &[NO_FILE_OR_IMAGE, NO_CONTROLLER],
+        ),
+        ("deployment", &[], "", false, &["foo"], &[NO_FILE_OR_IMAGE]),
+        ("deployment", &["bar.yaml"], "", false, &["foo"], &[]),
+        ("deployment", &[], "foo:v2", false, &["foo"], &[]),
+        ("deployment", &[], "foo:v2", false, &["foo", "foo-v2"], &[]),
+        (
+            "deployment",
+            &["bar.yaml"],
+            "foo:v2",
+            false,
+            &["foo", "foo-v2"],
+            &[FILE_AND_IMAGE],
+        ),
+        (
+            "",
+            &["a.yaml", "b.yaml"],
+            "",
+            false,
+            &["foo"],
+            &[EMPTY_KEY, FILES],
+        ),
+        ("deployment", &[], "", true, &["foo"], &[]),
+        ("deployment", &[], "", true, &["foo", "foo-v2"], &[]),
+        ("deployment", &[], "x", true, &["foo"], &[ON_ROLLBACK]),
+        (
+            "deployment",
+            &["a"],
+            "",
+            true,
+            &[],
+            &[ON_ROLLBACK, NO_CONTROLLER],
+        ),
+        (
+            "",
+            &["a", "b"],
+            "x",
+            false,
+            &[],
+            &[EMPTY_KEY, FILES, FILE_AND_IMAGE, NO_CONTROLLER],
+        ),
+    ];
+
+    fn owned(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
     fn kubectl_validate_args_table() {
-        // (key, filenames, image, rollback, args) -> errors
-        // (key, filenames, image, rollback, args) -> errors
-        type Row<'a> = (
-            &'a str,
-            Vec<String>,
-            &'a str,
-            bool,
-            Vec<String>,
-            Vec<&'a str>,
-        );
-        let table: Vec<Row<'_>> = vec![
-            (
-                "deployment",
-                v(&[]),
-                "",
-                false,
-                v(&[]),
-                vec![
-                    "Must specify --filename or --image for new controller",
-                    "Must specify the controller to update",
-                ],
-            ),
-            (
-                "deployment",
-                v(&[]),
-                "",
-                false,
-                v(&["foo"]),
-                vec!["Must specify --filename or --image for new controller"],
-            ),
-            (
-                "deployment",
-                v(&["bar.yaml"]),
-                "",
-                false,
-                v(&["foo"]),
-                vec![],
-            ),
-            ("deployment", v(&[]), "foo:v2", false, v(&["foo"]), vec![]),
-            (
-                "deployment",
-                v(&[]),
-                "foo:v2",
-                false,
-                v(&["foo", "foo-v2"]),
-                vec![],
-            ),
-            (
-                "deployment",
-                v(&["bar.yaml"]),
-                "foo:v2",
-                false,
-                v(&["foo", "foo-v2"]),
-                vec!["--filename and --image can not both be specified"],
-            ),
-            (
-                "",
-                v(&["a.yaml", "b.yaml"]),
-                "",
-                false,
-                v(&["foo"]),
-                vec![
-                    "--deployment-label-key can not be empty",
-                    "May only specify a single filename for new controller",
-                ],
-            ),
-            ("deployment", v(&[]), "", true, v(&["foo"]), vec![]),
-            (
-                "deployment",
-                v(&[]),
-                "",
-                true,
-                v(&["foo", "foo-v2"]),
-                vec![],
-            ),
-            (
-                "deployment",
-                v(&[]),
-                "x",
-                true,
-                v(&["foo"]),
-                vec!["Don't specify --filename or --image on rollback"],
-            ),
-            (
-                "deployment",
-                v(&["a"]),
-                "",
-                true,
-                v(&[]),
-                vec![
-                    "Don't specify --filename or --image on rollback",
-                    "Must specify the controller to update",
-                ],
-            ),
-            (
-                "",
-                v(&["a", "b"]),
-                "x",
-                false,
-                v(&[]),
-                vec![
-                    "--deployment-label-key can not be empty",
-                    "May only specify a single filename for new controller",
-                    "--filename and --image can not both be specified",
-                    "Must specify the controller to update",
-                ],
-            ),
-        ];
-        for (key, files, image, rollback, args, want) in table {
+        for &(key, files, image, rollback, args, want) in TABLE {
             assert_eq!(
-                validate_arguments(key, &files, image, rollback, &args),
+                validate_arguments(key, &owned(files), image, rollback, &owned(args)),
                 want,
                 "{key:?} {files:?} {image:?} {rollback} {args:?}"
             );

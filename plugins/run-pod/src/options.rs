@@ -196,6 +196,37 @@ impl RunPodOptions {
     /// reported is the same one, with the same words. Usage errors (those kubectl
     /// follows with "See … -h") are [`UsageError`]s.
     pub fn validate(&mut self) -> Result<Validated> {
+        let restart_policy = self.validate_flags()?;
+        let (generator, service_generator) = self.choose_generators()?;
+        let p = &self.params;
+        if matches!(
+            generator.generator(),
+            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1 | RunGenerator::CronJobV2Alpha1
+        ) && p.schedule.is_empty()
+        {
+            anyhow::bail!("Parameter: schedule is required");
+        }
+        let override_type: OverrideType = self.override_type.parse()?;
+        // The pod gets the flag's value, as in kubectl; the legacy workloads keep their
+        // own defaults unless --restart was typed.
+        self.params.restart =
+            if generator.generator() == RunGenerator::RunPodV1 || self.restart_explicit {
+                restart_policy.clone()
+            } else {
+                String::new()
+            };
+        Ok(Validated {
+            generator,
+            service_generator,
+            restart_policy,
+            override_type,
+            pod_running_timeout: self.pod_running_timeout,
+        })
+    }
+
+    /// The checks of single flags and their pairs, in kubectl's order; returns the
+    /// restart policy (`--restart`, or its default for `-i`).
+    fn validate_flags(&self) -> Result<String> {
         let usage = |msg: String| anyhow::Error::new(UsageError::new(msg));
         let Some(image) = &self.image else {
             // cobra's required-flag check runs before anything else.
@@ -265,6 +296,14 @@ impl RunPodOptions {
                 "invalid image pull policy: {other}, valid values are: Always, IfNotPresent, Never"
             ),
         }
+        Ok(restart_policy)
+    }
+
+    /// The workload generator (`--generator`, or the one the flags imply) and, with
+    /// `--expose`, the service generator.
+    fn choose_generators(&self) -> Result<(GeneratorChoice, ServiceGenerator)> {
+        let usage = |msg: String| anyhow::Error::new(UsageError::new(msg));
+        let p = &self.params;
         let generator = match &self.generator_name {
             Some(name) => GeneratorChoice::Explicit(
                 name.parse()
@@ -286,29 +325,7 @@ impl RunPodOptions {
         } else {
             ServiceGenerator::default()
         };
-        if matches!(
-            generator.generator(),
-            RunGenerator::CronJobV1 | RunGenerator::CronJobV1Beta1 | RunGenerator::CronJobV2Alpha1
-        ) && p.schedule.is_empty()
-        {
-            anyhow::bail!("Parameter: schedule is required");
-        }
-        let override_type: OverrideType = self.override_type.parse()?;
-        // The pod gets the flag's value, as in kubectl; the legacy workloads keep their
-        // own defaults unless --restart was typed.
-        self.params.restart =
-            if generator.generator() == RunGenerator::RunPodV1 || self.restart_explicit {
-                restart_policy.clone()
-            } else {
-                String::new()
-            };
-        Ok(Validated {
-            generator,
-            service_generator,
-            restart_policy,
-            override_type,
-            pod_running_timeout: timeout,
-        })
+        Ok((generator, service_generator))
     }
 
     /// The run object and, with `--expose`, the service, as they will be sent: generated,
