@@ -71,7 +71,7 @@ pub struct Case {
     /// [`THROTTLE_MUTATING`] mutating request(s) in flight (`cluster up` with
     /// `--throttle-mutating`; `system:masters`, which every other case uses, is exempt).
     pub throttled: bool,
-    /// A cell of the matrix (issue 32): its coordinates, which set its client caches
+    /// A cell of the matrix of round trips and caches: its coordinates, which set its client caches
     /// (cold or warm) and put it behind the latency proxy even at 0 ms, to count
     /// connections and bytes. `None`: a case of the default set.
     pub cell: Option<Cell>,
@@ -220,160 +220,129 @@ pub fn all() -> Vec<Case> {
 /// The cases `cargo xtask bench` runs without arguments, in report order.
 pub fn default_set() -> Vec<Case> {
     vec![
-        Case {
-            name: "help-run-pod".into(),
-            title: "`--help` start-up: run-pod vs `kubectl run --help`".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::Help {
-                binary: RUN_POD,
-                kubectl: &["run", "--help"],
-            },
-        },
-        Case {
-            name: "help-create-file".into(),
-            title: "`--help` start-up: create-file vs `kubectl create --help`".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::Help {
-                binary: CREATE_FILE,
-                kubectl: &["create", "--help"],
-            },
-        },
-        Case {
-            name: "help-rolling-update".into(),
-            title: "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::Help {
-                binary: ROLLING_UPDATE,
-                kubectl: &["rollout", "--help"],
-            },
-        },
-        Case {
-            name: "run-pod-dry-run".into(),
-            title: "run-pod client dry run vs `kubectl run` (no server contact expected)".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RunPodDryRun { via_kubectl: false },
-        },
-        Case {
-            name: "run-pod-dry-run-via-kubectl".into(),
-            title: "the same through kubectl's plugin lookup (`kubectl run-pod …`)".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RunPodDryRun { via_kubectl: true },
-        },
-        Case {
-            name: "run-pod-create".into(),
-            title: "run-pod real create vs `kubectl run` (one POST expected)".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RunPodCreate,
-        },
-        Case {
-            name: "create-file-50".into(),
-            title: "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::CreateFile { objects: 50 },
-        },
-        Case {
-            name: "create-file-500".into(),
-            title: "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::CreateFile { objects: 500 },
-        },
-        Case {
-            name: "create-file-5000".into(),
-            title: "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::CreateFile { objects: 5000 },
-        },
-        Case {
-            name: "create-file-500-throttled".into(),
-            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)".into(),
-            rtt_ms: 0,
-            throttled: true,
-            cell: None,
-            kind: Kind::CreateFile { objects: 500 },
-        },
-        Case {
-            name: "create-file-5000-throttled".into(),
-            title: "create-file: 5,000 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)".into(),
-            rtt_ms: 0,
-            throttled: true,
-            cell: None,
-            kind: Kind::CreateFile { objects: 5000 },
-        },
-        Case {
-            name: "run-pod-create-25ms".into(),
-            title: "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)".into(),
-            rtt_ms: 25,
-            throttled: false,
-            cell: None,
-            kind: Kind::RunPodCreate,
-        },
-        Case {
-            name: "create-file-500-25ms".into(),
-            title: "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)".into(),
-            rtt_ms: 25,
-            throttled: false,
-            cell: None,
-            kind: Kind::CreateFile { objects: 500 },
-        },
-        Case {
-            name: "create-file-wait-50".into(),
-            title: "create-file --wait: 50 Deployments until rolled out vs `kubectl create` + `kubectl rollout status` per object".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::CreateFileWait { deployments: 50 },
-        },
-        Case {
-            name: "rolling-update-3".into(),
-            title: "rolling-update of 3 replicas vs the ideal".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RollingUpdate { replicas: 3 },
-        },
-        Case {
-            name: "rolling-update-10".into(),
-            title: "rolling-update of 10 replicas vs the ideal".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RollingUpdate { replicas: 10 },
-        },
-        Case {
-            name: "rolling-update-30".into(),
-            title: "rolling-update of 30 replicas vs the ideal".into(),
-            rtt_ms: 0,
-            throttled: false,
-            cell: None,
-            kind: Kind::RollingUpdate { replicas: 30 },
-        },
-        Case {
-            name: "rolling-update-10-25ms".into(),
-            title: "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)".into(),
-            rtt_ms: 25,
-            throttled: false,
-            cell: None,
-            kind: Kind::RollingUpdate { replicas: 10 },
-        },
+        Case::plain(
+            "help-run-pod",
+            "`--help` start-up: run-pod vs `kubectl run --help`",
+            Kind::Help { binary: RUN_POD, kubectl: &["run", "--help"] },
+        ),
+        Case::plain(
+            "help-create-file",
+            "`--help` start-up: create-file vs `kubectl create --help`",
+            Kind::Help { binary: CREATE_FILE, kubectl: &["create", "--help"] },
+        ),
+        Case::plain(
+            "help-rolling-update",
+            "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            Kind::Help { binary: ROLLING_UPDATE, kubectl: &["rollout", "--help"] },
+        ),
+        Case::plain(
+            "run-pod-dry-run",
+            "run-pod client dry run vs `kubectl run` (no server contact expected)",
+            Kind::RunPodDryRun { via_kubectl: false },
+        ),
+        Case::plain(
+            "run-pod-dry-run-via-kubectl",
+            "the same through kubectl's plugin lookup (`kubectl run-pod …`)",
+            Kind::RunPodDryRun { via_kubectl: true },
+        ),
+        Case::plain(
+            "run-pod-create",
+            "run-pod real create vs `kubectl run` (one POST expected)",
+            Kind::RunPodCreate,
+        ),
+        Case::plain(
+            "create-file-50",
+            "create-file: 50 ConfigMaps from a directory vs `kubectl create -f`",
+            Kind::CreateFile { objects: 50 },
+        ),
+        Case::plain(
+            "create-file-500",
+            "create-file: 500 ConfigMaps from a directory vs `kubectl create -f`",
+            Kind::CreateFile { objects: 500 },
+        ),
+        Case::plain(
+            "create-file-5000",
+            "create-file: 5,000 ConfigMaps from a directory vs `kubectl create -f`",
+            Kind::CreateFile { objects: 5000 },
+        ),
+        Case::plain(
+            "create-file-500-throttled",
+            "create-file: 500 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            Kind::CreateFile { objects: 500 },
+        )
+        .throttled(),
+        Case::plain(
+            "create-file-5000-throttled",
+            "create-file: 5,000 ConfigMaps vs `kubectl create -f`, API server throttling (429 beyond 1 write in flight)",
+            Kind::CreateFile { objects: 5000 },
+        )
+        .throttled(),
+        Case::plain(
+            "run-pod-create-25ms",
+            "run-pod real create vs `kubectl run`, 25 ms round trip (latency proxy)",
+            Kind::RunPodCreate,
+        )
+        .at_rtt(25),
+        Case::plain(
+            "create-file-500-25ms",
+            "create-file: 500 ConfigMaps vs `kubectl create -f`, 25 ms round trip (latency proxy)",
+            Kind::CreateFile { objects: 500 },
+        )
+        .at_rtt(25),
+        Case::plain(
+            "create-file-wait-50",
+            "create-file --wait: 50 Deployments until rolled out vs `kubectl create` + `kubectl rollout status` per object",
+            Kind::CreateFileWait { deployments: 50 },
+        ),
+        Case::plain(
+            "rolling-update-3",
+            "rolling-update of 3 replicas vs the ideal",
+            Kind::RollingUpdate { replicas: 3 },
+        ),
+        Case::plain(
+            "rolling-update-10",
+            "rolling-update of 10 replicas vs the ideal",
+            Kind::RollingUpdate { replicas: 10 },
+        ),
+        Case::plain(
+            "rolling-update-30",
+            "rolling-update of 30 replicas vs the ideal",
+            Kind::RollingUpdate { replicas: 30 },
+        ),
+        Case::plain(
+            "rolling-update-10-25ms",
+            "rolling-update of 10 replicas vs the ideal (without latency), 25 ms round trip (latency proxy)",
+            Kind::RollingUpdate { replicas: 10 },
+        )
+        .at_rtt(25),
     ]
+}
+
+impl Case {
+    /// A case outside the matrix, at 0 ms and without throttling.
+    fn plain(name: &str, title: &str, kind: Kind) -> Case {
+        Case {
+            name: name.into(),
+            title: title.into(),
+            rtt_ms: 0,
+            throttled: false,
+            cell: None,
+            kind,
+        }
+    }
+
+    /// Through the latency proxy at this round trip.
+    fn at_rtt(self, rtt_ms: u32) -> Case {
+        Case { rtt_ms, ..self }
+    }
+
+    /// Against the API server that throttles (429 beyond one write in flight).
+    fn throttled(self) -> Case {
+        Case {
+            throttled: true,
+            ..self
+        }
+    }
 }
 
 /// One command to run.

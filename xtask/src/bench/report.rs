@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::model::{
-    self, Baseline, Cache, CaseResult, Outcome, Report, Requests, Side, Traffic, Verdict,
+    self, Baseline, Cache, CaseResult, Cell, Outcome, Report, Requests, Side, Traffic, Verdict,
 };
 use super::stats::{self, Summary};
 
@@ -272,7 +272,7 @@ pub fn traffic_bytes(b: f64) -> String {
     }
 }
 
-/// The matrix (issue 32): one row per cell, then every target of its cells and
+/// The matrix of round trips and caches: one row per cell, then every target of its cells and
 /// those across cells, met or missed.
 fn matrix(w: &mut String, report: &Report) {
     let cells: Vec<&CaseResult> = report.cases.iter().filter(|c| c.cell.is_some()).collect();
@@ -302,95 +302,118 @@ fn matrix(w: &mut String, report: &Report) {
         "| case | RTT | caches | ours | kubectl or ideal | ratio | requests ours / kubectl | round trips ours: wall ÷ RTT / added | RTT-bound limit (ours) | ours ÷ limit | bytes received ours / kubectl | connections ours / kubectl | cache after a cold run ours / kubectl |"
     );
     let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map(f).unwrap_or_else(|| "—".into());
     for case in &cells {
-        let Some(cell) = case.cell else { continue };
-        let rtt = format!("{} ms", cell.rtt_ms);
-        let Outcome::Measured { ours, theirs } = &case.outcome else {
-            let _ = writeln!(
-                w,
-                "| {} | {rtt} | {} | {} | | | | | | | | | |",
-                cell.base,
-                cell.cache.word(),
-                status(&case.outcome).unwrap_or_default()
-            );
-            continue;
-        };
-        let wall = ours.wall().map(|s| s.median);
-        let kubectl = match theirs {
-            Baseline::Kubectl(t) => Some(t),
-            Baseline::Ideal { .. } => None,
-        };
-        let theirs_wall = match theirs {
-            Baseline::Kubectl(t) => match t.wall() {
-                Some(s) => secs(s.median),
-                None => match case.link.bound_theirs {
-                    Some(b) => format!("not run (≥ {}, its limit)", secs(b)),
-                    None => "not run".into(),
-                },
-            },
-            Baseline::Ideal { wall, .. } => format!("{} (ideal)", secs(*wall)),
-        };
-        let pair = |o: String, t: Option<String>| match t {
-            Some(t) => format!("{o} / {t}"),
-            None => format!("{o} / —"),
-        };
-        let requests = pair(
-            opt(median_of(ours, |r| r.total), count),
-            kubectl.map(|t| opt(median_of(t, |r| r.total), count)),
-        );
-        let bytes_in = pair(
-            opt(ours.traffic(|t: &Traffic| t.received), traffic_bytes),
-            kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.received), traffic_bytes)),
-        );
-        let conns = pair(
-            opt(ours.traffic(|t: &Traffic| t.connections), count),
-            kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.connections), count)),
-        );
-        let cache = if cell.cache == Cache::Cold {
-            pair(
-                opt(ours.cache_bytes(), traffic_bytes),
-                kubectl.map(|t| opt(t.cache_bytes(), traffic_bytes)),
-            )
-        } else {
-            "—".into()
-        };
-        let (trips, limit, within) = if cell.rtt_ms > 0 {
-            let r = f64::from(cell.rtt_ms) / 1000.0;
-            let added = loopback_wall(report, case)
-                .zip(wall)
-                .map(|(zero, w)| format!("{:.1}", (w - zero) / r))
-                .unwrap_or_else(|| "—".into());
-            (
-                format!(
-                    "{} / {added}",
-                    wall.map(|w| format!("{:.1}", w / r)).unwrap_or_default()
-                ),
-                case.link
-                    .bound_ours
-                    .map(|b| format!("{} ({:.0} RTT)", secs(b), b / r))
-                    .unwrap_or_else(|| "—".into()),
-                match (wall, case.link.bound_ours) {
-                    (Some(w), Some(b)) => stats::ratio(w, b)
-                        .map(|x| format!("{x:.2}×"))
-                        .unwrap_or_else(|| "—".into()),
-                    _ => "—".into(),
-                },
-            )
-        } else {
-            ("—".into(), "—".into(), "—".into())
-        };
+        if let Some(cell) = case.cell {
+            matrix_row(w, report, case, cell);
+        }
+    }
+    per_replica(w, report, &cells);
+    fewer_runs(w, &cells);
+    matrix_targets(w, report, &cells);
+}
+
+/// One row of the matrix.
+fn matrix_row(w: &mut String, report: &Report, case: &CaseResult, cell: Cell) {
+    let opt = |v: Option<f64>, f: fn(f64) -> String| v.map(f).unwrap_or_else(|| "—".into());
+    let rtt = format!("{} ms", cell.rtt_ms);
+    let Outcome::Measured { ours, theirs } = &case.outcome else {
         let _ = writeln!(
             w,
-            "| {} | {rtt} | {} | {} | {theirs_wall} | {} | {requests} | {trips} | {limit} | {within} | {bytes_in} | {conns} | {cache} |",
+            "| {} | {rtt} | {} | {} | | | | | | | | | |",
             cell.base,
             cell.cache.word(),
-            opt(wall, secs),
-            case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into()),
+            status(&case.outcome).unwrap_or_default()
         );
+        return;
+    };
+    let wall = ours.wall().map(|s| s.median);
+    let kubectl = match theirs {
+        Baseline::Kubectl(t) => Some(t),
+        Baseline::Ideal { .. } => None,
+    };
+    let theirs_wall = match theirs {
+        Baseline::Kubectl(t) => match t.wall() {
+            Some(s) => secs(s.median),
+            None => match case.link.bound_theirs {
+                Some(b) => format!("not run (≥ {}, its limit)", secs(b)),
+                None => "not run".into(),
+            },
+        },
+        Baseline::Ideal { wall, .. } => format!("{} (ideal)", secs(*wall)),
+    };
+    let pair = |o: String, t: Option<String>| match t {
+        Some(t) => format!("{o} / {t}"),
+        None => format!("{o} / —"),
+    };
+    let requests = pair(
+        opt(median_of(ours, |r| r.total), count),
+        kubectl.map(|t| opt(median_of(t, |r| r.total), count)),
+    );
+    let bytes_in = pair(
+        opt(ours.traffic(|t: &Traffic| t.received), traffic_bytes),
+        kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.received), traffic_bytes)),
+    );
+    let conns = pair(
+        opt(ours.traffic(|t: &Traffic| t.connections), count),
+        kubectl.map(|t| opt(t.traffic(|t: &Traffic| t.connections), count)),
+    );
+    let cache = if cell.cache == Cache::Cold {
+        pair(
+            opt(ours.cache_bytes(), traffic_bytes),
+            kubectl.map(|t| opt(t.cache_bytes(), traffic_bytes)),
+        )
+    } else {
+        "—".into()
+    };
+    let (trips, limit, within) = round_trips(report, case, cell, wall);
+    let _ = writeln!(
+        w,
+        "| {} | {rtt} | {} | {} | {theirs_wall} | {} | {requests} | {trips} | {limit} | {within} | {bytes_in} | {conns} | {cache} |",
+        cell.base,
+        cell.cache.word(),
+        opt(wall, secs),
+        case.wall_ratio().map(ratio).unwrap_or_else(|| "—".into()),
+    );
+}
+
+/// A cell's round trips (wall ÷ RTT, and those the RTT added), its RTT-bound limit and
+/// how far above the limit it ran; dashes at 0 ms.
+fn round_trips(
+    report: &Report,
+    case: &CaseResult,
+    cell: Cell,
+    wall: Option<f64>,
+) -> (String, String, String) {
+    if cell.rtt_ms > 0 {
+        let r = f64::from(cell.rtt_ms) / 1000.0;
+        let added = loopback_wall(report, case)
+            .zip(wall)
+            .map(|(zero, w)| format!("{:.1}", (w - zero) / r))
+            .unwrap_or_else(|| "—".into());
+        (
+            format!(
+                "{} / {added}",
+                wall.map(|w| format!("{:.1}", w / r)).unwrap_or_default()
+            ),
+            case.link
+                .bound_ours
+                .map(|b| format!("{} ({:.0} RTT)", secs(b), b / r))
+                .unwrap_or_else(|| "—".into()),
+            match (wall, case.link.bound_ours) {
+                (Some(w), Some(b)) => stats::ratio(w, b)
+                    .map(|x| format!("{x:.2}×"))
+                    .unwrap_or_else(|| "—".into()),
+                _ => "—".into(),
+            },
+        )
+    } else {
+        ("—".into(), "—".into(), "—".into())
     }
-    // Sequential round trips per replica moved, for the rolling update.
-    for case in &cells {
+}
+
+/// Sequential round trips per replica moved, for the rolling update.
+fn per_replica(w: &mut String, report: &Report, cells: &[&CaseResult]) {
+    for case in cells {
         let Some(cell) = case.cell else { continue };
         if !cell.base.starts_with("rolling-update") || cell.rtt_ms == 0 {
             continue;
@@ -413,6 +436,10 @@ fn matrix(w: &mut String, report: &Report) {
             added / f64::from(replicas.max(1))
         );
     }
+}
+
+/// Why kubectl ran fewer times in some cells.
+fn fewer_runs(w: &mut String, cells: &[&CaseResult]) {
     let notes: Vec<String> = cells
         .iter()
         .filter_map(|c| {
@@ -431,9 +458,12 @@ fn matrix(w: &mut String, report: &Report) {
             let _ = writeln!(w, "- {n}");
         }
     }
+}
 
+/// Every target of the cells and those across cells, met or missed.
+fn matrix_targets(w: &mut String, report: &Report, cells: &[&CaseResult]) {
     let _ = writeln!(w, "\n### Targets of the matrix\n");
-    for case in &cells {
+    for case in cells {
         for (t, v) in case.verdicts() {
             let _ = writeln!(
                 w,

@@ -1,5 +1,5 @@
 //! The import-cycle rule: inside each crate, no module names a sibling that names it
-//! back, directly or around a longer circle (issue 29).
+//! back, directly or around a longer circle.
 //!
 //! Siblings at every level: the top-level modules of a crate, and the children of
 //! each module. A module naming its parent's own items, or a parent its children's,
@@ -88,26 +88,44 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// What the files of one crate say about its modules: which exist, what each
+/// re-exports, and every `crate::…` path each names (with where).
+#[derive(Default)]
+struct Crate {
+    modules: BTreeSet<ModPath>,
+    reexports: BTreeMap<ModPath, BTreeMap<String, ModPath>>,
+    named: Vec<(ModPath, ModPath, Evidence)>,
+}
+
+/// Sibling edges, per parent module: child → child, with the first evidence.
+type Levels = BTreeMap<ModPath, BTreeMap<(String, String), Evidence>>;
+
 /// The cycles among the modules of one crate, given its files (`rel`, source) and
 /// its source directory `src` (for the messages).
 pub(super) fn cycles(src: &str, files: &[(&str, &str)]) -> Vec<Problem> {
-    let mut modules: BTreeSet<ModPath> = BTreeSet::new();
-    let mut reexports: BTreeMap<ModPath, BTreeMap<String, ModPath>> = BTreeMap::new();
-    let mut named: Vec<(ModPath, ModPath, Evidence)> = Vec::new();
+    let mut krate = Crate::default();
     for (rel, text) in files {
         if module_path(rel).iter().any(|s| s == "tests") {
             continue;
         }
-        let Ok(mut file) = syn::parse_file(text) else {
-            // The layering rule reports what cannot be parsed; nothing to add here.
-            continue;
-        };
+        // The layering rule reports what cannot be parsed; nothing to add here.
+        if let Ok(file) = syn::parse_file(text) {
+            krate.read(rel, file);
+        }
+    }
+    krate.resolve_reexports();
+    report(src, krate.levels())
+}
+
+impl Crate {
+    /// Records the modules, re-exports and named paths of the file `rel`.
+    fn read(&mut self, rel: &str, mut file: syn::File) {
         strip_tests(&mut file.items);
         let module = module_path(rel);
         for prefix in 1..=module.len() {
-            modules.insert(module[..prefix].to_vec());
+            self.modules.insert(module[..prefix].to_vec());
         }
-        inline_modules(&module, &file.items, &mut modules);
+        inline_modules(&module, &file.items, &mut self.modules);
         // `pub use` items: the names a module re-exports from its children.
         let mut facade = References::new(module.clone());
         let mut rest = Vec::new();
@@ -120,7 +138,7 @@ pub(super) fn cycles(src: &str, files: &[(&str, &str)]) -> Vec<Problem> {
             }
         }
         file.items = rest;
-        let entry = reexports.entry(module.clone()).or_default();
+        let entry = self.reexports.entry(module.clone()).or_default();
         for (name, target) in &facade.imports {
             entry.insert(name.clone(), target.clone());
         }
@@ -130,11 +148,11 @@ pub(super) fn cycles(src: &str, files: &[(&str, &str)]) -> Vec<Problem> {
         for (path, line) in &refs.paths {
             let resolved = refs.resolve(path);
             if resolved.first().is_some_and(|s| s == "crate") {
-                named.push((
+                self.named.push((
                     module.clone(),
                     resolved.clone(),
                     Evidence {
-                        file: (*rel).to_string(),
+                        file: rel.to_string(),
                         line: *line,
                         named: resolved.join("::"),
                     },
@@ -142,35 +160,46 @@ pub(super) fn cycles(src: &str, files: &[(&str, &str)]) -> Vec<Problem> {
             }
         }
     }
-    // A re-export through a path relative to its module (`pub use info::Entry;` in
-    // `lib.rs`, edition 2018's paths) names a child of it.
-    for (module, names) in &mut reexports {
-        for target in names.values_mut() {
-            if target.first().is_some_and(|s| s != "crate") {
-                let mut child = module.clone();
-                child.push(target[0].clone());
-                if modules.contains(&child) {
-                    let mut full = module.clone();
-                    full.extend(target.iter().cloned());
-                    *target = full;
+
+    /// A re-export through a path relative to its module (`pub use info::Entry;` in
+    /// `lib.rs`, edition 2018's paths) names a child of it.
+    fn resolve_reexports(&mut self) {
+        for (module, names) in &mut self.reexports {
+            for target in names.values_mut() {
+                if target.first().is_some_and(|s| s != "crate") {
+                    let mut child = module.clone();
+                    child.push(target[0].clone());
+                    if self.modules.contains(&child) {
+                        let mut full = module.clone();
+                        full.extend(target.iter().cloned());
+                        *target = full;
+                    }
                 }
             }
-        }
-        names.retain(|_, target| target.first().is_some_and(|s| s == "crate"));
-    }
-    // Sibling edges, per parent module: child → child, with the first evidence.
-    let mut levels: BTreeMap<ModPath, BTreeMap<(String, String), Evidence>> = BTreeMap::new();
-    for (from, path, evidence) in named {
-        let to = owner(&path, &modules, &reexports);
-        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-        if common < from.len() && common < to.len() {
-            levels
-                .entry(from[..common].to_vec())
-                .or_default()
-                .entry((from[common].clone(), to[common].clone()))
-                .or_insert(evidence);
+            names.retain(|_, target| target.first().is_some_and(|s| s == "crate"));
         }
     }
+
+    /// The named paths as edges between siblings, per parent module.
+    fn levels(self) -> Levels {
+        let mut levels = Levels::new();
+        for (from, path, evidence) in self.named {
+            let to = owner(&path, &self.modules, &self.reexports);
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common < from.len() && common < to.len() {
+                levels
+                    .entry(from[..common].to_vec())
+                    .or_default()
+                    .entry((from[common].clone(), to[common].clone()))
+                    .or_insert(evidence);
+            }
+        }
+        levels
+    }
+}
+
+/// One problem per circle of each level, with one naming per edge as evidence.
+fn report(src: &str, levels: Levels) -> Vec<Problem> {
     let mut out = Vec::new();
     for (parent, edges) in levels {
         for component in components(&edges) {

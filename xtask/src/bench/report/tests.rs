@@ -225,10 +225,9 @@ fn memory_growth_compares_smallest_and_largest_measured_sizes() {
     assert_eq!(memory_growth(&cases, "rolling-update"), None);
 }
 
-#[test]
-fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
-    let mut r = report();
-    r.cases.push(CaseResult {
+/// create-file-500 behind a 25 ms round trip, within 1.2× of its RTT-bound limit.
+fn far_case() -> CaseResult {
+    CaseResult {
         name: "create-file-500-25ms".into(),
         title: "500 ConfigMaps, 25 ms".into(),
         series: None,
@@ -262,7 +261,11 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
         cell: None,
         size: None,
         kubectl_fewer: None,
-    });
+    }
+}
+
+/// create-file-500 against the throttling server: 20 answers of 429, 500 creates.
+fn throttled_case() -> CaseResult {
     let mut throttled = side(
         "kubectl-create_file",
         &[3.0, 3.2, 3.4],
@@ -274,7 +277,7 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
         r.throttled = 20;
         r.created = 500;
     }
-    r.cases.push(CaseResult {
+    CaseResult {
         name: "create-file-500-throttled".into(),
         title: "500 ConfigMaps, throttled".into(),
         series: None,
@@ -298,7 +301,14 @@ fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
         cell: None,
         size: None,
         kubectl_fewer: None,
-    });
+    }
+}
+
+#[test]
+fn far_and_throttled_cases_show_round_trips_and_the_rtt_bound() {
+    let mut r = report();
+    r.cases.push(far_case());
+    r.cases.push(throttled_case());
     let md = render(&r);
     assert!(md.contains("## Far away and throttled"), "{md}");
     // 540 ms is 21.6 round trips of 25 ms, 1.20× the 450 ms limit.
