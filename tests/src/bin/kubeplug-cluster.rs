@@ -95,38 +95,14 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     let binaries = Binaries::locate(release)?;
     let with_scheduler = binaries.kube_scheduler.is_some();
     let with_controllers = binaries.kube_controller_manager.is_some();
-    let options = controlplane::Options {
-        state_dir: args.state_dir.clone(),
-        binaries,
-        audit: args.audit,
-        throttle: args
-            .throttle_mutating
-            .map(|mutating| controlplane::Throttle {
-                max_requests_inflight: args.throttle_reads,
-                max_mutating_requests_inflight: mutating,
-            }),
-        apiserver_args: args.apiserver_arg.clone(),
-    };
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.
-    let mut plane = ControlPlane::start(options).await?;
+    let mut plane = ControlPlane::start(args.control_plane(binaries)).await?;
     let client = plane.admin_client().await?;
     tests::bootstrap::bootstrap(&client, release, with_controllers).await?;
 
     let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
-    let node_config = tests::node::NodeSimConfig {
-        node_names: (0..args.nodes)
-            .map(|i| format!("kubeplug-node-{i}"))
-            .collect(),
-        default_ready_after: Duration::from_millis(args.ready_after_ms),
-        kubelet_port: plane.endpoints.kubelet_port,
-        kubelet_version: release.version().to_string(),
-        // The release's own scheduler binds pods where there is one.
-        bind_pods: !with_scheduler,
-        // Pods reach the API server where it listens (in-cluster clients).
-        api_server: Some(plane.endpoints.server.clone()),
-        ..Default::default()
-    };
+    let node_config = args.node_config(&plane, release, with_scheduler);
     let mut node = tokio::spawn(tests::node::run(client.clone(), node_config, async move {
         let _ = node_stopped.await;
     }));
@@ -139,14 +115,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         ca_cert: plane.endpoints.ca_cert.clone(),
         audit_log: plane.endpoints.audit_log.clone(),
         kubelet_port: plane.endpoints.kubelet_port,
-        processes: plane
-            .pids()
-            .into_iter()
-            .map(|(name, pid)| ProcessEntry {
-                name: name.into(),
-                pid,
-            })
-            .collect(),
+        processes: process_entries(&plane),
     };
     state.write(&args.state_dir)?;
     println!("ready {}", plane.endpoints.kubeconfig.display());
@@ -155,15 +124,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     let mut sigusr1 = signal(SignalKind::user_defined1())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
-    let stdin_closed = async {
-        if args.wait_stdin {
-            let mut stdin = tokio::io::stdin();
-            let mut buf = [0u8; 64];
-            while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
+    let stdin_closed = stdin_closed(args.wait_stdin);
     tokio::pin!(stdin_closed);
     let mut health = tokio::time::interval(Duration::from_secs(1));
     let outcome = loop {
@@ -175,11 +136,7 @@ async fn run(args: &Args) -> anyhow::Result<()> {
                 if let Err(e) = plane.restart_apiserver().await {
                     break Err(anyhow::anyhow!("restarting kube-apiserver: {e}"));
                 }
-                state.processes = plane
-                    .pids()
-                    .into_iter()
-                    .map(|(name, pid)| ProcessEntry { name: name.into(), pid })
-                    .collect();
+                state.processes = process_entries(&plane);
                 state.write(&args.state_dir)?;
                 tracing::info!("kube-apiserver restarted");
             }
@@ -199,16 +156,84 @@ async fn run(args: &Args) -> anyhow::Result<()> {
     let _ = tokio::time::timeout(Duration::from_secs(5), node).await;
     plane.stop();
     ClusterState::remove(&args.state_dir);
-    match &outcome {
-        // Logs are only worth keeping when something went wrong.
-        Ok(()) if args.remove_state => {
-            let _ = std::fs::remove_dir_all(&args.state_dir);
-        }
-        Err(_) => eprintln!(
-            "kubeplug-cluster: logs kept in {}",
-            args.state_dir.display()
-        ),
-        Ok(()) => {}
-    }
+    args.clean_up(&outcome);
     outcome
+}
+
+impl Args {
+    /// How to start the control plane these arguments ask for.
+    fn control_plane(&self, binaries: Binaries) -> controlplane::Options {
+        controlplane::Options {
+            state_dir: self.state_dir.clone(),
+            binaries,
+            audit: self.audit,
+            throttle: self
+                .throttle_mutating
+                .map(|mutating| controlplane::Throttle {
+                    max_requests_inflight: self.throttle_reads,
+                    max_mutating_requests_inflight: mutating,
+                }),
+            apiserver_args: self.apiserver_arg.clone(),
+        }
+    }
+
+    /// The simulated nodes of `plane`.
+    fn node_config(
+        &self,
+        plane: &ControlPlane,
+        release: Release,
+        with_scheduler: bool,
+    ) -> tests::node::NodeSimConfig {
+        tests::node::NodeSimConfig {
+            node_names: (0..self.nodes)
+                .map(|i| format!("kubeplug-node-{i}"))
+                .collect(),
+            default_ready_after: Duration::from_millis(self.ready_after_ms),
+            kubelet_port: plane.endpoints.kubelet_port,
+            kubelet_version: release.version().to_string(),
+            // The release's own scheduler binds pods where there is one.
+            bind_pods: !with_scheduler,
+            // Pods reach the API server where it listens (in-cluster clients).
+            api_server: Some(plane.endpoints.server.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// Removes or keeps the state directory after the cluster stopped.
+    fn clean_up(&self, outcome: &anyhow::Result<()>) {
+        match outcome {
+            // Logs are only worth keeping when something went wrong.
+            Ok(()) if self.remove_state => {
+                let _ = std::fs::remove_dir_all(&self.state_dir);
+            }
+            Err(_) => eprintln!(
+                "kubeplug-cluster: logs kept in {}",
+                self.state_dir.display()
+            ),
+            Ok(()) => {}
+        }
+    }
+}
+
+/// The pids of `plane`'s programs, as the state file lists them.
+fn process_entries(plane: &ControlPlane) -> Vec<ProcessEntry> {
+    plane
+        .pids()
+        .into_iter()
+        .map(|(name, pid)| ProcessEntry {
+            name: name.into(),
+            pid,
+        })
+        .collect()
+}
+
+/// Completes when standard input closes, with `wait`; never without.
+async fn stdin_closed(wait: bool) {
+    if wait {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 64];
+        while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+    } else {
+        std::future::pending::<()>().await;
+    }
 }

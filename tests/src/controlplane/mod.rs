@@ -104,76 +104,118 @@ pub enum StartError {
     Process(String),
 }
 
-impl ControlPlane {
-    /// Starts etcd, kube-apiserver and (when available) kube-controller-manager, and
-    /// returns once the apiserver's `/readyz` answers `ok`.
-    pub async fn start(options: Options) -> Result<Self, StartError> {
-        let state = options.state_dir.clone();
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| StartError::State { path, source }
-        };
-        std::fs::create_dir_all(&state).map_err(io(&state))?;
-        let write = |name: &str, body: &str| -> Result<PathBuf, StartError> {
-            let path = state.join(name);
-            std::fs::write(&path, body).map_err(io(&path))?;
-            Ok(path)
-        };
+/// The certificates, keys and tokens of a new control plane, written to its state
+/// directory.
+struct Credentials {
+    ca_cert: PathBuf,
+    serving_cert: PathBuf,
+    serving_key: PathBuf,
+    sa_key: PathBuf,
+    sa_pub: PathBuf,
+    /// The apiserver's `--token-auth-file`.
+    tokens: PathBuf,
+    admin_token: String,
+    limited_token: String,
+}
 
+impl Credentials {
+    /// Generates a CA, the apiserver's serving certificate, the service-account keys
+    /// and the two users' tokens, and writes them to `state`.
+    fn write(state: &Path) -> Result<Self, StartError> {
         let pki = pki::Pki::generate()?;
-        let ca_cert = write("ca.crt", &pki.ca_cert)?;
-        let serving_cert = write("apiserver.crt", &pki.serving_cert)?;
-        let serving_key = write("apiserver.key", &pki.serving_key)?;
-        let sa_key = write("sa.key", &pki.service_account_key)?;
-        let sa_pub = write("sa.pub", &pki.service_account_pub)?;
+        let ca_cert = write_state(state, "ca.crt", &pki.ca_cert)?;
+        let serving_cert = write_state(state, "apiserver.crt", &pki.serving_cert)?;
+        let serving_key = write_state(state, "apiserver.key", &pki.serving_key)?;
+        let sa_key = write_state(state, "sa.key", &pki.service_account_key)?;
+        let sa_pub = write_state(state, "sa.pub", &pki.service_account_pub)?;
         let token =
             |what| pki::random_token().map_err(|source| StartError::State { path: what, source });
         let admin_token = token(PathBuf::from("/dev/urandom"))?;
         let limited_token = token(PathBuf::from("/dev/urandom"))?;
-        let tokens = write(
+        let tokens = write_state(
+            state,
             "tokens.csv",
             &format!(
                 "{admin_token},admin,kubeplug-admin,\"system:masters\"\n{limited_token},limited,kubeplug-limited,\"\"\n"
             ),
         )?;
+        Ok(Self {
+            ca_cert,
+            serving_cert,
+            serving_key,
+            sa_key,
+            sa_pub,
+            tokens,
+            admin_token,
+            limited_token,
+        })
+    }
+}
 
-        let port = |what: &str| {
-            free_port().map_err(|e| StartError::Process(format!("no free port for {what}: {e}")))
-        };
-        let api_port = port("kube-apiserver")?;
-        let kubelet_port = port("the kubelet")?;
+impl ControlPlane {
+    /// Starts etcd, kube-apiserver and (when available) kube-controller-manager, and
+    /// returns once the apiserver's `/readyz` answers `ok`.
+    pub async fn start(options: Options) -> Result<Self, StartError> {
+        let state = options.state_dir.clone();
+        std::fs::create_dir_all(&state).map_err(state_error(&state))?;
+        let credentials = Credentials::write(&state)?;
+
+        let api_port = port_for("kube-apiserver")?;
+        let kubelet_port = port_for("the kubelet")?;
         let server = format!("https://127.0.0.1:{api_port}");
 
-        let kubeconfig = write(
+        let kubeconfig = write_state(
+            &state,
             "kubeconfig",
-            &kubeconfig_yaml(&server, &ca_cert, &admin_token, &limited_token),
+            &kubeconfig_yaml(
+                &server,
+                &credentials.ca_cert,
+                &credentials.admin_token,
+                &credentials.limited_token,
+            ),
         )?;
-        let admin_kubeconfig = state.join("kubeconfig");
 
         let etcd_data = etcd_data_dir(&state);
-        std::fs::create_dir_all(&etcd_data).map_err(io(&etcd_data))?;
+        std::fs::create_dir_all(&etcd_data).map_err(state_error(&etcd_data))?;
 
         let mut plane = Self {
             endpoints: Endpoints {
-                server: server.clone(),
+                server,
                 kubeconfig,
-                ca_cert: ca_cert.clone(),
+                ca_cert: credentials.ca_cert.clone(),
                 audit_log: None,
                 kubelet_port,
             },
-            state_dir: state.clone(),
-            etcd_data: etcd_data.clone(),
+            state_dir: state,
+            etcd_data,
             processes: Vec::new(),
         };
 
+        let etcd_url = plane.start_etcd(&options.binaries.etcd)?;
+        plane
+            .start_apiserver(&options, &credentials, api_port, &etcd_url)
+            .await?;
+        let minor = options.binaries.release.minor();
+        if let Some(kcm) = &options.binaries.kube_controller_manager {
+            plane.start_controller_manager(kcm, minor, &credentials)?;
+        }
+        if let Some(scheduler) = &options.binaries.kube_scheduler {
+            plane.start_scheduler(scheduler)?;
+        }
+        Ok(plane)
+    }
+
+    /// Starts etcd on free ports and returns its client URL once it listens.
+    fn start_etcd(&mut self, program: &Path) -> Result<String, StartError> {
+        let etcd_data = self.etcd_data.clone();
         // A free port is only free until someone binds it: clusters started side by
         // side (the e2e harness starts several) can race for one, and etcd then exits
         // with `address already in use`. Such a start is retried on new ports.
         let mut attempt = 0;
-        let etcd_url = loop {
+        loop {
             attempt += 1;
-            let etcd_port = port("etcd")?;
-            let peer_url = format!("http://127.0.0.1:{}", port("etcd peers")?);
+            let etcd_port = port_for("etcd")?;
+            let peer_url = format!("http://127.0.0.1:{}", port_for("etcd peers")?);
             let etcd_url = format!("http://127.0.0.1:{etcd_port}");
             let etcd_args = vec![
                 "--name=kubeplug".to_string(),
@@ -185,60 +227,39 @@ impl ControlPlane {
                 format!("--initial-cluster=kubeplug={peer_url}"),
                 "--log-level=warn".to_string(),
             ];
-            plane.spawn("etcd", &options.binaries.etcd, &etcd_args)?;
-            match plane.wait_listening(etcd_port, Duration::from_secs(30)) {
-                Ok(()) => break etcd_url,
+            self.spawn("etcd", program, &etcd_args)?;
+            match self.wait_listening(etcd_port, Duration::from_secs(30)) {
+                Ok(()) => return Ok(etcd_url),
                 Err(StartError::Process(message))
                     if attempt < 3 && message.contains("address already in use") =>
                 {
                     tracing::warn!("etcd lost a port race; starting it on other ports");
-                    if let Some(mut etcd) = plane.processes.pop() {
+                    if let Some(mut etcd) = self.processes.pop() {
                         etcd.stop(Duration::from_secs(5));
                     }
                     let _ = std::fs::remove_dir_all(&etcd_data);
-                    std::fs::create_dir_all(&etcd_data).map_err(io(&etcd_data))?;
+                    std::fs::create_dir_all(&etcd_data).map_err(state_error(&etcd_data))?;
                 }
                 Err(e) => return Err(e),
             }
-        };
+        }
+    }
 
-        let minor = options.binaries.release.minor();
-        let mut api_args = vec![
-            format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".to_string(),
-            "--advertise-address=127.0.0.1".to_string(),
-            format!("--secure-port={api_port}"),
-            format!("--cert-dir={}", state.join("certs").display()),
-            format!("--tls-cert-file={}", serving_cert.display()),
-            format!("--tls-private-key-file={}", serving_key.display()),
-            format!("--client-ca-file={}", ca_cert.display()),
-            format!("--token-auth-file={}", tokens.display()),
-            "--authorization-mode=RBAC".to_string(),
-            format!("--service-account-key-file={}", sa_pub.display()),
-            format!("--service-account-signing-key-file={}", sa_key.display()),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
-            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
-            "--allow-privileged=true".to_string(),
-            "--kubelet-preferred-address-types=InternalIP".to_string(),
-            "--event-ttl=10m".to_string(),
-            "--v=1".to_string(),
-        ];
-        if minor < 24 {
-            // Gone since 1.24 (the insecure port no longer exists).
-            api_args.push("--insecure-port=0".to_string());
-        }
-        if minor >= 24 {
-            // Current servers refuse a loopback advertise address for the `kubernetes`
-            // Service's endpoints; nothing here reaches the API through that Service
-            // (in-cluster clients get the real address), so no reconciler keeps them.
-            api_args.push("--endpoint-reconciler-type=none".to_string());
-        }
-        if minor < 22 {
-            // The simulated kubelet serves a self-signed certificate; 1.20 does not
-            // verify kubelets when no --kubelet-certificate-authority is set, and
-            // neither do later releases (which dropped the flag).
-            api_args.push("--kubelet-https=true".to_string());
-        }
+    /// Starts kube-apiserver on `api_port` against etcd and waits until it is ready.
+    async fn start_apiserver(
+        &mut self,
+        options: &Options,
+        credentials: &Credentials,
+        api_port: u16,
+        etcd_url: &str,
+    ) -> Result<(), StartError> {
+        let mut api_args = apiserver_args(
+            options.binaries.release.minor(),
+            &self.state_dir,
+            credentials,
+            api_port,
+            etcd_url,
+        );
         if let Some(throttle) = options.throttle {
             api_args.extend([
                 "--enable-priority-and-fairness=false".to_string(),
@@ -250,70 +271,82 @@ impl ControlPlane {
             ]);
         }
         if options.audit {
-            let policy = write(
+            let policy = write_state(
+                &self.state_dir,
                 "audit-policy.yaml",
                 "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
             )?;
-            let audit_log = state.join("audit.log");
+            let audit_log = self.state_dir.join("audit.log");
             api_args.push(format!("--audit-policy-file={}", policy.display()));
             api_args.push(format!("--audit-log-path={}", audit_log.display()));
             // The log is read by offset (the bench counts each case's requests from
             // where it started); the default rotation at 100 MB (lumberjack's, for a
             // maxsize of 0) moved it away in the middle of a 5,000-object case.
             api_args.push("--audit-log-maxsize=100000".into());
-            plane.endpoints.audit_log = Some(audit_log);
+            self.endpoints.audit_log = Some(audit_log);
         }
         // Last, so that a flag given here wins over one set above (Go's flags).
         api_args.extend(options.apiserver_args.iter().cloned());
-        plane.spawn(
+        self.spawn(
             "kube-apiserver",
             &options.binaries.kube_apiserver,
             &api_args,
         )?;
-        plane.wait_ready().await?;
+        self.wait_ready().await
+    }
 
-        if let Some(kcm) = &options.binaries.kube_controller_manager {
-            let mut kcm_args = vec![
-                format!("--kubeconfig={}", admin_kubeconfig.display()),
-                "--leader-elect=false".to_string(),
-                "--secure-port=0".to_string(),
-                format!("--service-account-private-key-file={}", sa_key.display()),
-                format!("--root-ca-file={}", ca_cert.display()),
-                "--use-service-account-credentials=false".to_string(),
-                // The default client rate limit (20 qps) makes the controllers, not the
-                // plugins, the bottleneck of rolling updates and 30-replica tests.
-                "--kube-api-qps=200".to_string(),
-                "--kube-api-burst=400".to_string(),
-                // No cloud and no IPAM: the simulated node needs no pod CIDR. The cloud
-                // controllers left kube-controller-manager after 1.20, and the others
-                // were renamed (`nodeipam` is `node-ipam-controller` since 1.28).
-                if minor < 28 {
-                    "--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service"
-                } else {
-                    "--controllers=*,-node-ipam-controller"
-                }
-                .to_string(),
-                "--v=1".to_string(),
-            ];
-            if minor < 24 {
-                // The insecure metrics port, gone since 1.24.
-                kcm_args.push("--port=0".to_string());
+    /// Starts kube-controller-manager with the admin's kubeconfig.
+    fn start_controller_manager(
+        &mut self,
+        program: &Path,
+        minor: u32,
+        credentials: &Credentials,
+    ) -> Result<(), StartError> {
+        let mut kcm_args = vec![
+            format!("--kubeconfig={}", self.endpoints.kubeconfig.display()),
+            "--leader-elect=false".to_string(),
+            "--secure-port=0".to_string(),
+            format!(
+                "--service-account-private-key-file={}",
+                credentials.sa_key.display()
+            ),
+            format!("--root-ca-file={}", credentials.ca_cert.display()),
+            "--use-service-account-credentials=false".to_string(),
+            // The default client rate limit (20 qps) makes the controllers, not the
+            // plugins, the bottleneck of rolling updates and 30-replica tests.
+            "--kube-api-qps=200".to_string(),
+            "--kube-api-burst=400".to_string(),
+            // No cloud and no IPAM: the simulated node needs no pod CIDR. The cloud
+            // controllers left kube-controller-manager after 1.20, and the others
+            // were renamed (`nodeipam` is `node-ipam-controller` since 1.28).
+            if minor < 28 {
+                "--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service"
+            } else {
+                "--controllers=*,-node-ipam-controller"
             }
-            plane.spawn("kube-controller-manager", kcm, &kcm_args)?;
+            .to_string(),
+            "--v=1".to_string(),
+        ];
+        if minor < 24 {
+            // The insecure metrics port, gone since 1.24.
+            kcm_args.push("--port=0".to_string());
         }
-        if let Some(scheduler) = &options.binaries.kube_scheduler {
-            let scheduler_args = vec![
-                format!("--kubeconfig={}", admin_kubeconfig.display()),
-                format!("--authentication-kubeconfig={}", admin_kubeconfig.display()),
-                format!("--authorization-kubeconfig={}", admin_kubeconfig.display()),
-                "--leader-elect=false".to_string(),
-                // Its health and metrics endpoints are not used: no port to take.
-                "--secure-port=0".to_string(),
-                "--v=1".to_string(),
-            ];
-            plane.spawn("kube-scheduler", scheduler, &scheduler_args)?;
-        }
-        Ok(plane)
+        self.spawn("kube-controller-manager", program, &kcm_args)
+    }
+
+    /// Starts kube-scheduler with the admin's kubeconfig.
+    fn start_scheduler(&mut self, program: &Path) -> Result<(), StartError> {
+        let kubeconfig = self.endpoints.kubeconfig.display();
+        let scheduler_args = vec![
+            format!("--kubeconfig={kubeconfig}"),
+            format!("--authentication-kubeconfig={kubeconfig}"),
+            format!("--authorization-kubeconfig={kubeconfig}"),
+            "--leader-elect=false".to_string(),
+            // Its health and metrics endpoints are not used: no port to take.
+            "--secure-port=0".to_string(),
+            "--v=1".to_string(),
+        ];
+        self.spawn("kube-scheduler", program, &scheduler_args)
     }
 
     fn spawn(
@@ -476,4 +509,79 @@ current-context: {ADMIN_CONTEXT}
 "#,
         ca = ca.display()
     )
+}
+
+/// kube-apiserver's flags for this release, before throttling, audit and the
+/// caller's own.
+fn apiserver_args(
+    minor: u32,
+    state: &Path,
+    credentials: &Credentials,
+    api_port: u16,
+    etcd_url: &str,
+) -> Vec<String> {
+    let mut api_args = vec![
+        format!("--etcd-servers={etcd_url}"),
+        "--bind-address=127.0.0.1".to_string(),
+        "--advertise-address=127.0.0.1".to_string(),
+        format!("--secure-port={api_port}"),
+        format!("--cert-dir={}", state.join("certs").display()),
+        format!("--tls-cert-file={}", credentials.serving_cert.display()),
+        format!(
+            "--tls-private-key-file={}",
+            credentials.serving_key.display()
+        ),
+        format!("--client-ca-file={}", credentials.ca_cert.display()),
+        format!("--token-auth-file={}", credentials.tokens.display()),
+        "--authorization-mode=RBAC".to_string(),
+        format!(
+            "--service-account-key-file={}",
+            credentials.sa_pub.display()
+        ),
+        format!(
+            "--service-account-signing-key-file={}",
+            credentials.sa_key.display()
+        ),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
+        format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+        "--allow-privileged=true".to_string(),
+        "--kubelet-preferred-address-types=InternalIP".to_string(),
+        "--event-ttl=10m".to_string(),
+        "--v=1".to_string(),
+    ];
+    if minor < 24 {
+        // Gone since 1.24 (the insecure port no longer exists).
+        api_args.push("--insecure-port=0".to_string());
+    }
+    if minor >= 24 {
+        // Current servers refuse a loopback advertise address for the `kubernetes`
+        // Service's endpoints; nothing here reaches the API through that Service
+        // (in-cluster clients get the real address), so no reconciler keeps them.
+        api_args.push("--endpoint-reconciler-type=none".to_string());
+    }
+    if minor < 22 {
+        // The simulated kubelet serves a self-signed certificate; 1.20 does not
+        // verify kubelets when no --kubelet-certificate-authority is set, and
+        // neither do later releases (which dropped the flag).
+        api_args.push("--kubelet-https=true".to_string());
+    }
+    api_args
+}
+
+/// Maps an I/O error on `path` in the state directory to a [`StartError`].
+fn state_error(path: &Path) -> impl FnOnce(std::io::Error) -> StartError {
+    let path = path.to_path_buf();
+    move |source| StartError::State { path, source }
+}
+
+/// Writes `body` to the file `name` in the state directory.
+fn write_state(state: &Path, name: &str, body: &str) -> Result<PathBuf, StartError> {
+    let path = state.join(name);
+    std::fs::write(&path, body).map_err(state_error(&path))?;
+    Ok(path)
+}
+
+/// A free port on 127.0.0.1 for `what`.
+fn port_for(what: &str) -> Result<u16, StartError> {
+    free_port().map_err(|e| StartError::Process(format!("no free port for {what}: {e}")))
 }

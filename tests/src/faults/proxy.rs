@@ -625,35 +625,10 @@ async fn forward(
         .load(std::sync::atomic::Ordering::SeqCst)
         && is_watch(&req)
     {
-        let silent = http_body_util::StreamBody::new(futures::stream::pending::<
-            Result<hyper::body::Frame<Bytes>, hyper::Error>,
-        >());
-        let mut response = Response::new(BodyExt::boxed(silent));
-        response.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/json"),
-        );
-        return Ok(response);
+        return Ok(silent_watch());
     }
     let fault = stream_fault(&req, shared);
-    match fault {
-        // hyper resets a stream whose service failed with the reason of the
-        // `h2::Error` among the failure's causes.
-        Some(StreamFault::Refuse { .. }) => {
-            return Err(Failure::Refused(h2::Error::from(
-                h2::Reason::REFUSED_STREAM,
-            )));
-        }
-        Some(StreamFault::Hold { .. }) => {
-            shared
-                .held
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            futures::future::pending::<()>().await;
-        }
-        // After this write has gone on (it is the server's, and is answered).
-        Some(StreamFault::GoAway { .. }) => conn.go_away.notify_one(),
-        Some(StreamFault::Reset { .. }) | None => {}
-    }
+    before_sending(fault, shared, conn).await?;
     let injected = injection(&req, shared);
     if let Some(Inject::Throttle { retry_after, .. }) = injected {
         return Ok(status_answer(
@@ -681,51 +656,121 @@ async fn forward(
     if !response.status().is_success() {
         return Ok(response.map(BodyExt::boxed));
     }
-    let kill_now = {
-        let mut writes = lock(&shared.writes);
-        let mut plan = lock(&shared.plan);
-        if plan.fired {
+    match record_write(shared, method, path, response.status().as_u16()) {
+        Recorded::PastKillPoint => return Ok(refused()),
+        Recorded::KillPoint => {
+            kill_server(shared).await;
             return Ok(refused());
         }
-        writes.push(Write {
-            method,
-            path,
-            status: response.status().as_u16(),
-        });
-        let reached = plan.after == Some(writes.len());
-        if reached {
-            plan.fired = true;
-        }
-        reached
-    };
-    if kill_now {
-        // Hold the answer until the test has told us the pid (it does so right after
-        // spawning; a few seconds is far more than that takes).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let notified = shared.pid_known.notified();
-            if let Some(pid) = lock(&shared.plan).pid {
-                crate::controlplane::signal(pid, libc::SIGKILL);
-                break;
-            }
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                break;
-            }
-        }
-        return Ok(refused());
+        Recorded::Counted => {}
     }
     if let Some(StreamFault::Reset { in_flight }) = fault {
-        // The server has applied (or refused) it; its answer never leaves.
-        let now = conn
-            .in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            + 1;
-        if now == in_flight {
-            // Once: the client's next connection is left alone.
-            *lock(&shared.stream_fault) = None;
-            conn.reset.notify_one();
-        }
-        futures::future::pending::<()>().await;
+        lose_answer_and_reset(in_flight, shared, conn).await;
     }
     Ok(response.map(BodyExt::boxed))
+}
+
+/// The answer to a watch while watches stall: headers, then nothing.
+fn silent_watch() -> Response<Body> {
+    let silent = http_body_util::StreamBody::new(futures::stream::pending::<
+        Result<hyper::body::Frame<Bytes>, hyper::Error>,
+    >());
+    let mut response = Response::new(BodyExt::boxed(silent));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// What a stream fault does before the request goes on: refuse the stream,
+/// hold it forever, or have the connection sent a GOAWAY.
+async fn before_sending(
+    fault: Option<StreamFault>,
+    shared: &Shared,
+    conn: &Conn,
+) -> Result<(), Failure> {
+    match fault {
+        // hyper resets a stream whose service failed with the reason of the
+        // `h2::Error` among the failure's causes.
+        Some(StreamFault::Refuse { .. }) => {
+            return Err(Failure::Refused(h2::Error::from(
+                h2::Reason::REFUSED_STREAM,
+            )));
+        }
+        Some(StreamFault::Hold { .. }) => {
+            shared
+                .held
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            futures::future::pending::<()>().await;
+        }
+        // After this write has gone on (it is the server's, and is answered).
+        Some(StreamFault::GoAway { .. }) => conn.go_away.notify_one(),
+        Some(StreamFault::Reset { .. }) | None => {}
+    }
+    Ok(())
+}
+
+/// Where a successful write stands against the kill plan.
+enum Recorded {
+    /// The plan fired meanwhile: the write is not counted, its answer refused.
+    PastKillPoint,
+    /// This write is the one the plan kills the server after.
+    KillPoint,
+    /// Counted; the plan has not fired.
+    Counted,
+}
+
+/// Counts a successful write, and fires the kill plan when it is the one.
+fn record_write(shared: &Shared, method: String, path: String, status: u16) -> Recorded {
+    let mut writes = lock(&shared.writes);
+    let mut plan = lock(&shared.plan);
+    if plan.fired {
+        return Recorded::PastKillPoint;
+    }
+    writes.push(Write {
+        method,
+        path,
+        status,
+    });
+    let reached = plan.after == Some(writes.len());
+    if reached {
+        plan.fired = true;
+        Recorded::KillPoint
+    } else {
+        Recorded::Counted
+    }
+}
+
+/// SIGKILLs the process under test once its pid is known.
+async fn kill_server(shared: &Shared) {
+    // Hold the answer until the test has told us the pid (it does so right after
+    // spawning; a few seconds is far more than that takes).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let notified = shared.pid_known.notified();
+        if let Some(pid) = lock(&shared.plan).pid {
+            crate::controlplane::signal(pid, libc::SIGKILL);
+            break;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Keeps the answer of an applied write from leaving and, at the
+/// `in_flight`th such write on the connection, has the connection reset.
+async fn lose_answer_and_reset(in_flight: usize, shared: &Shared, conn: &Conn) {
+    // The server has applied (or refused) it; its answer never leaves.
+    let now = conn
+        .in_flight
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        + 1;
+    if now == in_flight {
+        // Once: the client's next connection is left alone.
+        *lock(&shared.stream_fault) = None;
+        conn.reset.notify_one();
+    }
+    futures::future::pending::<()>().await;
 }

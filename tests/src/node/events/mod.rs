@@ -111,12 +111,44 @@ impl KubeletEvents {
         stopping: bool,
         events: &mut Vec<PodEvent>,
     ) {
-        let event = |kind, reason, message: String| PodEvent {
-            kind,
-            reason,
-            message,
-            field_path: Some(path.to_owned()),
-        };
+        self.runs(c, spec, path, events);
+        self.image_pull(c, path, events);
+        if let ContainerRunState::Waiting { reason, .. } = &c.state
+            && reason == "CrashLoopBackOff"
+            && self.backoffs.insert((c.name.clone(), c.restart_count))
+        {
+            events.push(container_event(
+                path,
+                "Warning",
+                "BackOff",
+                format!(
+                    "Back-off restarting failed container {} in pod {pod_label}",
+                    c.name
+                ),
+            ));
+        }
+        if stopping
+            && matches!(c.state, ContainerRunState::Running { .. })
+            && self.killing.insert(c.name.clone())
+        {
+            events.push(container_event(
+                path,
+                "Normal",
+                "Killing",
+                format!("Stopping container {}", c.name),
+            ));
+        }
+    }
+
+    /// The image, Created and Started events of each run not announced yet.
+    fn runs(
+        &mut self,
+        c: &ContainerObservation,
+        spec: Option<&Container>,
+        path: &str,
+        events: &mut Vec<PodEvent>,
+    ) {
+        let event = |kind, reason, message| container_event(path, kind, reason, message);
         // A run that started: running now, or already over by the time we
         // looked (a short-lived command), unless it never started at all.
         let ran = match &c.state {
@@ -160,6 +192,12 @@ impl KubeletEvents {
                 format!("Started container {}", c.name),
             ));
         }
+    }
+
+    /// The events of a failed pull or a pull back-off the container just
+    /// entered.
+    fn image_pull(&mut self, c: &ContainerObservation, path: &str, events: &mut Vec<PodEvent>) {
+        let event = |kind, reason, message| container_event(path, kind, reason, message);
         if let ContainerRunState::Waiting { reason, message } = &c.state
             && matches!(reason.as_str(), "ErrImagePull" | "ImagePullBackOff")
             && self.pulls.get(&c.name) != Some(reason)
@@ -190,29 +228,21 @@ impl KubeletEvents {
             }
             events.push(event("Warning", "Failed", format!("Error: {reason}")));
         }
-        if let ContainerRunState::Waiting { reason, .. } = &c.state
-            && reason == "CrashLoopBackOff"
-            && self.backoffs.insert((c.name.clone(), c.restart_count))
-        {
-            events.push(event(
-                "Warning",
-                "BackOff",
-                format!(
-                    "Back-off restarting failed container {} in pod {pod_label}",
-                    c.name
-                ),
-            ));
-        }
-        if stopping
-            && matches!(c.state, ContainerRunState::Running { .. })
-            && self.killing.insert(c.name.clone())
-        {
-            events.push(event(
-                "Normal",
-                "Killing",
-                format!("Stopping container {}", c.name),
-            ));
-        }
+    }
+}
+
+/// An event about the container at `path` (`spec.containers{main}`).
+fn container_event(
+    path: &str,
+    kind: &'static str,
+    reason: &'static str,
+    message: String,
+) -> PodEvent {
+    PodEvent {
+        kind,
+        reason,
+        message,
+        field_path: Some(path.to_owned()),
     }
 }
 

@@ -328,25 +328,8 @@ impl Runtime for ProcessRuntime {
         let init: Vec<Plan> = spec.init_containers.iter().flatten().map(make).collect();
         let app: Vec<Plan> = spec.containers.iter().map(make).collect();
 
-        let observation = PodObservation {
-            init_containers: init
-                .iter()
-                .map(|p| waiting(&uid, p, "PodInitializing"))
-                .collect(),
-            containers: app
-                .iter()
-                .map(|p| {
-                    let reason = if init.is_empty() {
-                        "ContainerCreating"
-                    } else {
-                        "PodInitializing"
-                    };
-                    waiting(&uid, p, reason)
-                })
-                .collect(),
-        };
         let shared = Arc::new(Shared {
-            observation: Mutex::new(observation),
+            observation: Mutex::new(before_start(&uid, &init, &app)),
             changed: Notify::new(),
             groups: Mutex::default(),
         });
@@ -384,6 +367,28 @@ struct Plan {
     handle: Arc<ContainerHandle>,
     image: String,
     key: String,
+}
+
+/// What the runtime observes before any container started: every container
+/// waiting, the app containers behind the init containers if there are any.
+fn before_start(uid: &str, init: &[Plan], app: &[Plan]) -> PodObservation {
+    PodObservation {
+        init_containers: init
+            .iter()
+            .map(|p| waiting(uid, p, "PodInitializing"))
+            .collect(),
+        containers: app
+            .iter()
+            .map(|p| {
+                let reason = if init.is_empty() {
+                    "ContainerCreating"
+                } else {
+                    "PodInitializing"
+                };
+                waiting(uid, p, reason)
+            })
+            .collect(),
+    }
 }
 
 fn waiting(uid: &str, plan: &Plan, reason: &str) -> ContainerObservation {

@@ -35,7 +35,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Container, Pod, Secret, ServiceAccount, Volume as PodVolume, VolumeProjection,
+};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::PostParams;
 
@@ -117,6 +119,104 @@ pub struct Volume {
     sources: Vec<Source>,
 }
 
+impl Volume {
+    /// The volume of the pod's volume `v` (None: a type that is not
+    /// materialised).
+    fn of(v: &PodVolume, scratch: &Path) -> Option<Self> {
+        if let Some(secret) = &v.secret {
+            // Servers before the projected token (1.20) mount the
+            // service account's token Secret; the kubelet writes a
+            // Secret volume the same atomic way.
+            return Some(Volume {
+                name: v.name.clone(),
+                dir: scratch.join("volumes").join(&v.name),
+                mode: secret
+                    .default_mode
+                    .and_then(|m| u32::try_from(m).ok())
+                    .unwrap_or(0o644),
+                sources: vec![Source::Secret {
+                    name: secret.secret_name.clone().unwrap_or_default(),
+                    items: secret
+                        .items
+                        .iter()
+                        .flatten()
+                        .map(|i| (i.key.clone(), i.path.clone()))
+                        .collect(),
+                    optional: secret.optional.unwrap_or(false),
+                }],
+            });
+        }
+        let projected = v.projected.as_ref()?;
+        let sources = projected
+            .sources
+            .iter()
+            .flatten()
+            .filter_map(|s| Source::of(s, &v.name))
+            .collect();
+        Some(Volume {
+            name: v.name.clone(),
+            dir: scratch.join("volumes").join(&v.name),
+            mode: projected
+                .default_mode
+                .and_then(|m| u32::try_from(m).ok())
+                .unwrap_or(0o644),
+            sources,
+        })
+    }
+}
+
+impl Source {
+    /// The source `s` of the projected volume `volume` (None: a kind the
+    /// simulated node does not write).
+    fn of(s: &VolumeProjection, volume: &str) -> Option<Self> {
+        if let Some(t) = &s.service_account_token {
+            Some(Source::Token {
+                path: t.path.clone(),
+                audience: t.audience.clone().filter(|a| !a.is_empty()),
+                expiration_seconds: t.expiration_seconds.unwrap_or(3600),
+            })
+        } else if let Some(c) = &s.config_map {
+            Some(Source::ConfigMap {
+                name: c.name.clone(),
+                items: c
+                    .items
+                    .iter()
+                    .flatten()
+                    .map(|i| (i.key.clone(), i.path.clone()))
+                    .collect(),
+                optional: c.optional.unwrap_or(false),
+            })
+        } else if let Some(d) = &s.downward_api {
+            Some(Source::Downward(
+                d.items
+                    .iter()
+                    .flatten()
+                    .filter_map(|i| {
+                        Some((i.field_ref.as_ref()?.field_path.clone(), i.path.clone()))
+                    })
+                    .collect(),
+            ))
+        } else {
+            tracing::warn!(volume = %volume, "projected source not supported by the simulated node; left out");
+            None
+        }
+    }
+}
+
+/// The token refresh period the pod's [`TOKEN_REFRESH_AFTER_MS`] annotation
+/// asks for.
+fn refresh_after(annotations: &BTreeMap<String, String>) -> Option<Duration> {
+    annotations
+        .get(TOKEN_REFRESH_AFTER_MS)
+        .and_then(|v| match v.parse::<u64>() {
+            Ok(ms) => Some(Duration::from_millis(ms)),
+            Err(_) => {
+                tracing::warn!(value = %v, "ignoring {TOKEN_REFRESH_AFTER_MS}: expected milliseconds");
+                None
+            }
+        })
+}
+
 /// The pod's projected volumes, and what writes and refreshes them.
 pub struct Volumes {
     volumes: Vec<Volume>,
@@ -145,90 +245,10 @@ impl Volumes {
             .and_then(|s| s.volumes.as_ref())
             .into_iter()
             .flatten()
-            .filter_map(|v| {
-                if let Some(secret) = &v.secret {
-                    // Servers before the projected token (1.20) mount the
-                    // service account's token Secret; the kubelet writes a
-                    // Secret volume the same atomic way.
-                    return Some(Volume {
-                        name: v.name.clone(),
-                        dir: scratch.join("volumes").join(&v.name),
-                        mode: secret
-                            .default_mode
-                            .and_then(|m| u32::try_from(m).ok())
-                            .unwrap_or(0o644),
-                        sources: vec![Source::Secret {
-                            name: secret.secret_name.clone().unwrap_or_default(),
-                            items: secret
-                                .items
-                                .iter()
-                                .flatten()
-                                .map(|i| (i.key.clone(), i.path.clone()))
-                                .collect(),
-                            optional: secret.optional.unwrap_or(false),
-                        }],
-                    });
-                }
-                let projected = v.projected.as_ref()?;
-                let sources = projected
-                    .sources
-                    .iter()
-                    .flatten()
-                    .filter_map(|s| {
-                        if let Some(t) = &s.service_account_token {
-                            Some(Source::Token {
-                                path: t.path.clone(),
-                                audience: t.audience.clone().filter(|a| !a.is_empty()),
-                                expiration_seconds: t.expiration_seconds.unwrap_or(3600),
-                            })
-                        } else if let Some(c) = &s.config_map {
-                            Some(Source::ConfigMap {
-                                name: c.name.clone(),
-                                items: c
-                                    .items
-                                    .iter()
-                                    .flatten()
-                                    .map(|i| (i.key.clone(), i.path.clone()))
-                                    .collect(),
-                                optional: c.optional.unwrap_or(false),
-                            })
-                        } else if let Some(d) = &s.downward_api {
-                            Some(Source::Downward(
-                                d.items
-                                    .iter()
-                                    .flatten()
-                                    .filter_map(|i| {
-                                        Some((i.field_ref.as_ref()?.field_path.clone(), i.path.clone()))
-                                    })
-                                    .collect(),
-                            ))
-                        } else {
-                            tracing::warn!(volume = %v.name, "projected source not supported by the simulated node; left out");
-                            None
-                        }
-                    })
-                    .collect();
-                Some(Volume {
-                    name: v.name.clone(),
-                    dir: scratch.join("volumes").join(&v.name),
-                    mode: projected
-                        .default_mode
-                        .and_then(|m| u32::try_from(m).ok())
-                        .unwrap_or(0o644),
-                    sources,
-                })
-            })
+            .filter_map(|v| Volume::of(v, scratch))
             .collect();
         let annotations = meta.annotations.clone().unwrap_or_default();
-        let refresh_after = annotations
-            .get(TOKEN_REFRESH_AFTER_MS)
-            .and_then(|v| match v.parse::<u64>() {
-                Ok(ms) => Some(Duration::from_millis(ms)),
-                Err(_) => {
-                    tracing::warn!(value = %v, "ignoring {TOKEN_REFRESH_AFTER_MS}: expected milliseconds");
-                    None
-                }
-            });
+        let refresh_after = refresh_after(&annotations);
         Self {
             volumes,
             namespace: meta.namespace.clone().unwrap_or_default(),

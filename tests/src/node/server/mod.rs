@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use super::process::Registry;
-use super::process::io::{Follower, LogRenderer, since_start, tail_start};
+use super::process::io::{Chunk, Follower, LogRenderer, Run, since_start, tail_start};
 
 /// A response body: whole, or streamed.
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -168,6 +168,15 @@ pub(crate) fn text(status: StatusCode, message: &str) -> Response<Body> {
     response
 }
 
+/// An error answer before it is built: its status and plain-text message.
+struct Refusal(StatusCode, String);
+
+impl Refusal {
+    fn response(&self) -> Response<Body> {
+        text(self.0, &self.1)
+    }
+}
+
 /// `GET /containerLogs/{ns}/{pod}/{container}`: the current (or with
 /// `previous` the previous) run's output, optionally only what was written
 /// since `sinceSeconds` ago or `sinceTime`, of that only the last
@@ -207,38 +216,9 @@ fn logs(
             )
         };
     };
-    let tail = match query.get("tailLines").map(str::parse::<i64>) {
-        None => None,
-        Some(Ok(n)) if n >= 0 => usize::try_from(n).ok(),
-        Some(_) => {
-            return text(
-                StatusCode::BAD_REQUEST,
-                "tailLines must be a non-negative integer",
-            );
-        }
-    };
-    let since = match (query.get("sinceSeconds"), query.get("sinceTime")) {
-        (Some(seconds), _) => match seconds.parse::<i64>() {
-            Ok(n) if n > 0 => k8s_openapi::jiff::Timestamp::now()
-                .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(n))
-                .ok(),
-            _ => {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    "sinceSeconds must be a positive integer",
-                );
-            }
-        },
-        (None, Some(time)) => match time.parse::<k8s_openapi::jiff::Timestamp>() {
-            Ok(t) => Some(t),
-            Err(_) => {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    "sinceTime must be an RFC 3339 time",
-                );
-            }
-        },
-        (None, None) => None,
+    let (tail, since) = match log_window(query) {
+        Ok(window) => window,
+        Err(refused) => return refused.response(),
     };
     let limit = query
         .get("limitBytes")
@@ -248,8 +228,65 @@ fn logs(
     let mut renderer = LogRenderer::new(query.flag("timestamps"));
 
     let read = run.read_from(0);
-    let skip = since.map_or(0, |t| since_start(&read.chunks, t));
-    let chunks = &read.chunks[skip..];
+    let head = render_head(&read.chunks, since, tail, &mut renderer);
+    let mut remaining = limit;
+    let head = clip(head, &mut remaining);
+    if !follow || remaining == Some(0) {
+        return ok_body(Full::new(Bytes::from(head)).boxed_unsync());
+    }
+    follow_logs(run, read.next, head, renderer, remaining)
+}
+
+/// The `tailLines` and the start (`sinceSeconds` or `sinceTime`) of a logs
+/// request, or the answer refusing an invalid one.
+fn log_window(
+    query: &Query,
+) -> Result<(Option<usize>, Option<k8s_openapi::jiff::Timestamp>), Refusal> {
+    let tail = match query.get("tailLines").map(str::parse::<i64>) {
+        None => None,
+        Some(Ok(n)) if n >= 0 => usize::try_from(n).ok(),
+        Some(_) => {
+            return Err(Refusal(
+                StatusCode::BAD_REQUEST,
+                "tailLines must be a non-negative integer".to_owned(),
+            ));
+        }
+    };
+    let since = match (query.get("sinceSeconds"), query.get("sinceTime")) {
+        (Some(seconds), _) => match seconds.parse::<i64>() {
+            Ok(n) if n > 0 => k8s_openapi::jiff::Timestamp::now()
+                .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(n))
+                .ok(),
+            _ => {
+                return Err(Refusal(
+                    StatusCode::BAD_REQUEST,
+                    "sinceSeconds must be a positive integer".to_owned(),
+                ));
+            }
+        },
+        (None, Some(time)) => match time.parse::<k8s_openapi::jiff::Timestamp>() {
+            Ok(t) => Some(t),
+            Err(_) => {
+                return Err(Refusal(
+                    StatusCode::BAD_REQUEST,
+                    "sinceTime must be an RFC 3339 time".to_owned(),
+                ));
+            }
+        },
+        (None, None) => None,
+    };
+    Ok((tail, since))
+}
+
+/// The output already written: from `since`, of that the last `tail` lines.
+fn render_head(
+    chunks: &[Chunk],
+    since: Option<k8s_openapi::jiff::Timestamp>,
+    tail: Option<usize>,
+    renderer: &mut LogRenderer,
+) -> Vec<u8> {
+    let skip = since.map_or(0, |t| since_start(chunks, t));
+    let chunks = &chunks[skip..];
     let (first, offset) = tail.map_or((0, 0), |n| tail_start(chunks, n));
     let mut head = Vec::new();
     for (i, chunk) in chunks.iter().enumerate().skip(first) {
@@ -259,14 +296,19 @@ fn logs(
         }
         head.extend(renderer.render(&chunk));
     }
-    let mut remaining = limit;
-    let head = clip(head, &mut remaining);
-    if !follow || remaining == Some(0) {
-        return ok_body(Full::new(Bytes::from(head)).boxed_unsync());
-    }
+    head
+}
 
+/// Streams `head`, then the run's output from chunk `seen` on until the run
+/// ends, the client goes away or `remaining` bytes are used up.
+fn follow_logs(
+    run: Arc<Run>,
+    seen: usize,
+    head: Vec<u8>,
+    mut renderer: LogRenderer,
+    mut remaining: Option<usize>,
+) -> Response<Body> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let seen = read.next;
     tokio::spawn(async move {
         if !head.is_empty() && tx.send(Bytes::from(head)).await.is_err() {
             return;

@@ -30,9 +30,9 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 
-use super::{Body, Query, text};
+use super::{Body, Query, Refusal, text};
 use crate::node::process::io::{Follower, Input, Run, Stream};
-use crate::node::process::{Registry, spawn};
+use crate::node::process::{ContainerHandle, Registry, spawn};
 
 const STDIN: u8 = 0;
 const STDOUT: u8 = 1;
@@ -63,31 +63,10 @@ pub(super) async fn handle(
     query: &Query,
     exec: bool,
 ) -> Response<Body> {
-    let header = |name: http::header::HeaderName| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
+    let (protocol, key) = match negotiate(&req) {
+        Ok(negotiated) => negotiated,
+        Err(refused) => return refused.response(),
     };
-    let upgrade = header(http::header::UPGRADE).to_ascii_lowercase();
-    if !upgrade.contains("websocket") {
-        return text(
-            StatusCode::BAD_REQUEST,
-            "the simulated kubelet streams over WebSocket (v5.channel.k8s.io, v4.channel.k8s.io) only",
-        );
-    }
-    let offered = header(http::header::SEC_WEBSOCKET_PROTOCOL);
-    let Some(protocol) = PROTOCOLS
-        .into_iter()
-        .find(|p| offered.split(',').any(|o| o.trim() == *p))
-    else {
-        return text(
-            StatusCode::BAD_REQUEST,
-            &format!("unsupported streaming protocols {offered:?}; supported: {PROTOCOLS:?}"),
-        );
-    };
-    let key = header(http::header::SEC_WEBSOCKET_KEY);
     let Some(handle) = registry.get(ns, pod, container) else {
         return text(
             StatusCode::NOT_FOUND,
@@ -106,43 +85,9 @@ pub(super) async fn handle(
     };
 
     let run = if exec {
-        let argv = query.all("command");
-        if argv.is_empty() {
-            return text(
-                StatusCode::BAD_REQUEST,
-                "you must specify at least 1 command",
-            );
-        }
-        let tty = query.flag("tty");
-        let (input_tx, input_rx) = tokio::sync::mpsc::unbounded_channel();
-        let run = Arc::new(Run::new(tty, false, wanted.stdin.then_some(input_tx)));
-        let spec = spawn::Spec {
-            argv: &argv,
-            env: &handle.env,
-            dir: &handle.dir,
-            mounts: &handle.mounts,
-            tty,
-            stdin: wanted.stdin,
-        };
-        match spawn::spawn(&spec, &run, input_rx) {
-            Ok(started) => {
-                let finisher = Arc::clone(&run);
-                tokio::spawn(async move {
-                    // `spawn` killed the rest of the group when it exited.
-                    let code = started.exited.await.unwrap_or(128 + libc::SIGKILL);
-                    finisher.finish(code);
-                });
-                run
-            }
-            Err(e) => {
-                return text(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &format!(
-                        "failed to exec in container {container:?}: {:?}: {e}",
-                        argv[0]
-                    ),
-                );
-            }
+        match start_exec(&handle, container, query, wanted) {
+            Ok(run) => run,
+            Err(refused) => return refused.response(),
         }
     } else {
         match handle.running(Duration::from_secs(5)).await {
@@ -171,6 +116,89 @@ pub(super) async fn handle(
         }
     });
 
+    switching_protocols(&key, protocol)
+}
+
+/// The channel protocol to speak and the client's `Sec-WebSocket-Key`, or the
+/// answer refusing a request that is no WebSocket upgrade to one of
+/// [`PROTOCOLS`].
+fn negotiate(req: &Request<Incoming>) -> Result<(&'static str, String), Refusal> {
+    let header = |name: http::header::HeaderName| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let upgrade = header(http::header::UPGRADE).to_ascii_lowercase();
+    if !upgrade.contains("websocket") {
+        return Err(Refusal(
+            StatusCode::BAD_REQUEST,
+            "the simulated kubelet streams over WebSocket (v5.channel.k8s.io, v4.channel.k8s.io) only"
+                .to_owned(),
+        ));
+    }
+    let offered = header(http::header::SEC_WEBSOCKET_PROTOCOL);
+    let Some(protocol) = PROTOCOLS
+        .into_iter()
+        .find(|p| offered.split(',').any(|o| o.trim() == *p))
+    else {
+        return Err(Refusal(
+            StatusCode::BAD_REQUEST,
+            format!("unsupported streaming protocols {offered:?}; supported: {PROTOCOLS:?}"),
+        ));
+    };
+    Ok((protocol, header(http::header::SEC_WEBSOCKET_KEY)))
+}
+
+/// Starts the exec's process in the container's directory and environment; the
+/// run finishes with its exit code.
+fn start_exec(
+    handle: &ContainerHandle,
+    container: &str,
+    query: &Query,
+    wanted: Wanted,
+) -> Result<Arc<Run>, Refusal> {
+    let argv = query.all("command");
+    if argv.is_empty() {
+        return Err(Refusal(
+            StatusCode::BAD_REQUEST,
+            "you must specify at least 1 command".to_owned(),
+        ));
+    }
+    let tty = query.flag("tty");
+    let (input_tx, input_rx) = tokio::sync::mpsc::unbounded_channel();
+    let run = Arc::new(Run::new(tty, false, wanted.stdin.then_some(input_tx)));
+    let spec = spawn::Spec {
+        argv: &argv,
+        env: &handle.env,
+        dir: &handle.dir,
+        mounts: &handle.mounts,
+        tty,
+        stdin: wanted.stdin,
+    };
+    match spawn::spawn(&spec, &run, input_rx) {
+        Ok(started) => {
+            let finisher = Arc::clone(&run);
+            tokio::spawn(async move {
+                // `spawn` killed the rest of the group when it exited.
+                let code = started.exited.await.unwrap_or(128 + libc::SIGKILL);
+                finisher.finish(code);
+            });
+            Ok(run)
+        }
+        Err(e) => Err(Refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "failed to exec in container {container:?}: {:?}: {e}",
+                argv[0]
+            ),
+        )),
+    }
+}
+
+/// The `101 Switching Protocols` answer accepting the upgrade.
+fn switching_protocols(key: &str, protocol: &'static str) -> Response<Body> {
     let mut response = Response::new(Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
     *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let headers = response.headers_mut();

@@ -78,85 +78,13 @@ pub fn pod_status(
         previous: previous_conditions,
         now,
     };
-    // Binding sets PodScheduled; a pod created with spec.nodeName has none.
-    if !current_conditions.iter().any(|c| c.type_ == "PodScheduled") {
-        match previous_conditions
-            .iter()
-            .find(|c| c.type_ == "PodScheduled")
-        {
-            Some(c) => conditions.list.insert(0, c.clone()),
-            None => conditions.set("PodScheduled", true, None, None, placement.start_time),
-        }
-    }
-
-    let uninitialized = names(
-        observation
-            .init_containers
-            .iter()
-            .filter(|c| !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0)),
+    conditions.set_scheduled(current_conditions, placement.start_time);
+    conditions.set_initialized(observation, placement.start_time);
+    conditions.set_ready(
+        phase,
+        observation,
+        missing_readiness_gate(pod, current_conditions),
     );
-    match uninitialized {
-        None => conditions.set("Initialized", true, None, None, placement.start_time),
-        Some(list) => conditions.set(
-            "Initialized",
-            false,
-            Some("ContainersNotInitialized"),
-            Some(format!("containers with incomplete status: [{list}]")),
-            now,
-        ),
-    }
-
-    let (ready_reason, ready_message, containers_ready) = if phase == phase::SUCCEEDED {
-        (Some("PodCompleted"), None, false)
-    } else {
-        match names(observation.containers.iter().filter(|c| !is_ready(c))) {
-            None => (None, None, true),
-            Some(list) => (
-                Some("ContainersNotReady"),
-                Some(format!("containers with unready status: [{list}]")),
-                false,
-            ),
-        }
-    };
-    conditions.set(
-        "ContainersReady",
-        containers_ready,
-        ready_reason,
-        ready_message.clone(),
-        now,
-    );
-
-    // Readiness gates: Ready also needs every gate's condition to be True.
-    let missing_gate = spec
-        .and_then(|s| s.readiness_gates.as_deref())
-        .unwrap_or_default()
-        .iter()
-        .find_map(|gate| {
-            match current_conditions
-                .iter()
-                .find(|c| c.type_ == gate.condition_type)
-            {
-                None => Some(format!(
-                    "corresponding condition of pod readiness gate \"{}\" does not exist.",
-                    gate.condition_type
-                )),
-                Some(c) if c.status != "True" => Some(format!(
-                    "the status of pod readiness gate \"{}\" is not \"True\", but {}",
-                    gate.condition_type, c.status
-                )),
-                Some(_) => None,
-            }
-        });
-    match (containers_ready, missing_gate) {
-        (true, Some(message)) => conditions.set(
-            "Ready",
-            false,
-            Some("ReadinessGatesNotReady"),
-            Some(message),
-            now,
-        ),
-        (ready, _) => conditions.set("Ready", ready, ready_reason, ready_message, now),
-    }
 
     PodStatus {
         phase: Some(phase.to_owned()),
@@ -185,6 +113,32 @@ pub fn pod_status(
     }
 }
 
+/// Why a readiness gate of `pod` keeps it from being Ready (None: every gate's
+/// condition is True).
+fn missing_readiness_gate(pod: &Pod, current_conditions: &[PodCondition]) -> Option<String> {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.readiness_gates.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .find_map(|gate| {
+            match current_conditions
+                .iter()
+                .find(|c| c.type_ == gate.condition_type)
+            {
+                None => Some(format!(
+                    "corresponding condition of pod readiness gate \"{}\" does not exist.",
+                    gate.condition_type
+                )),
+                Some(c) if c.status != "True" => Some(format!(
+                    "the status of pod readiness gate \"{}\" is not \"True\", but {}",
+                    gate.condition_type, c.status
+                )),
+                Some(_) => None,
+            }
+        })
+}
+
 /// The pod's conditions being rebuilt.
 struct Conditions<'a> {
     list: Vec<PodCondition>,
@@ -194,6 +148,75 @@ struct Conditions<'a> {
 }
 
 impl Conditions<'_> {
+    /// PodScheduled: binding sets it; a pod created with spec.nodeName has
+    /// none, so it is taken from the last posted status or set now.
+    fn set_scheduled(&mut self, current_conditions: &[PodCondition], start_time: Timestamp) {
+        if !current_conditions.iter().any(|c| c.type_ == "PodScheduled") {
+            match self.previous.iter().find(|c| c.type_ == "PodScheduled") {
+                Some(c) => self.list.insert(0, c.clone()),
+                None => self.set("PodScheduled", true, None, None, start_time),
+            }
+        }
+    }
+
+    /// Initialized: every init container terminated with exit code 0.
+    fn set_initialized(&mut self, observation: &PodObservation, start_time: Timestamp) {
+        let uninitialized =
+            names(observation.init_containers.iter().filter(
+                |c| !matches!(&c.state, ContainerRunState::Terminated(t) if t.exit_code == 0),
+            ));
+        match uninitialized {
+            None => self.set("Initialized", true, None, None, start_time),
+            Some(list) => self.set(
+                "Initialized",
+                false,
+                Some("ContainersNotInitialized"),
+                Some(format!("containers with incomplete status: [{list}]")),
+                self.now,
+            ),
+        }
+    }
+
+    /// ContainersReady, and Ready, which also needs every readiness gate's
+    /// condition to be True (`missing_gate`: why one is not).
+    fn set_ready(
+        &mut self,
+        phase: &str,
+        observation: &PodObservation,
+        missing_gate: Option<String>,
+    ) {
+        let now = self.now;
+        let (ready_reason, ready_message, containers_ready) = if phase == phase::SUCCEEDED {
+            (Some("PodCompleted"), None, false)
+        } else {
+            match names(observation.containers.iter().filter(|c| !is_ready(c))) {
+                None => (None, None, true),
+                Some(list) => (
+                    Some("ContainersNotReady"),
+                    Some(format!("containers with unready status: [{list}]")),
+                    false,
+                ),
+            }
+        };
+        self.set(
+            "ContainersReady",
+            containers_ready,
+            ready_reason,
+            ready_message.clone(),
+            now,
+        );
+        match (containers_ready, missing_gate) {
+            (true, Some(message)) => self.set(
+                "Ready",
+                false,
+                Some("ReadinessGatesNotReady"),
+                Some(message),
+                now,
+            ),
+            (ready, _) => self.set("Ready", ready, ready_reason, ready_message, now),
+        }
+    }
+
     /// Sets one condition in place (or appends it). Its transition time is
     /// kept if the status did not change, `now` if it did, and `first` if
     /// the condition is new.
