@@ -1,5 +1,5 @@
 //! The API server's refusals as every plugin prints them, beside kubectl 1.32 printing
-//! the same refusal (issue 19): stderr byte for byte, the exit code, nothing on stdout.
+//! the same refusal: stderr byte for byte, the exit code, nothing on stdout.
 //! The rules themselves are `apiclient::status`; these tests prove the plugins go
 //! through them against the real server.
 

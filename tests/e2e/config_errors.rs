@@ -1,4 +1,4 @@
-//! The errors users meet most (issue 35), every class × the three plugins beside
+//! The errors users meet most, every class × the three plugins beside
 //! kubectl 1.32, byte for byte after klog's lines (`E1127 … memcache.go …`) are left
 //! out: a context, cluster or user that does not exist, a kubeconfig that is missing
 //! or unreadable, `KUBECONFIG` lists, and a server that cannot be reached (refused, a

@@ -1,4 +1,4 @@
-//! `kubectl create-file` under field conditions (issue 17): injected throttling and
+//! `kubectl create-file` under field conditions: injected throttling and
 //! answers lost after the server applied the write, through the fault proxy
 //! (`tests::faults::proxy`) in front of the shared cluster; and a real throttling API
 //! server (`tests::harness::throttled_cluster`).

@@ -1,4 +1,4 @@
-//! The kubeconfig user's credentials beside kubectl (issue 21: the plugins' own
+//! The kubeconfig user's credentials beside kubectl (the plugins' own
 //! credential code, `apiclient::credentials`, replaced kube's): every problem with a
 //! user that kubectl reports before connecting, and every exec-plugin failure it
 //! reports while connecting, in the same words; the `KUBERNETES_EXEC_INFO` a plugin

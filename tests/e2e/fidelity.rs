@@ -1,4 +1,4 @@
-//! The fidelity suite (issue 19): every manifest under `tests/fidelity/cases/` goes
+//! The fidelity suite: every manifest under `tests/fidelity/cases/` goes
 //! through `kubectl create -f F --dry-run=server -o json` and `kubectl create-file -f F
 //! --dry-run=server -o json` (kubectl's plugin lookup) in the suite's namespace, and
 //! the exit codes, the objects (server-set fields removed) and stderr are compared.
@@ -405,7 +405,7 @@ const KLOG: &str = "a missing required flag is `error: required flag(s) \"image\
 const GO_TYPES: &str = "where kubectl prints a Go type or struct field (`Go struct field Container.spec.containers.image`, `struct { APIVersion string …}`), run-pod names the JSON type or the missing field";
 
 /// (case, reason) for run-pod's known stderr differences on the current server beside
-/// its own kubectl: kubectl 1.37's wording that run-pod does not follow yet (issue 28).
+/// its own kubectl: kubectl 1.37's wording that run-pod does not follow yet.
 const RUN_KNOWN_CURRENT: &[(&str, &str)] = &[
     ("overrides-wrong-type", GO_TYPES),
     ("overrides-not-object", GO_TYPES),

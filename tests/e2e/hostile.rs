@@ -1,4 +1,4 @@
-//! Odd input that kubectl accepts, created on the server by both (issue 18): UTF-16
+//! Odd input that kubectl accepts, created on the server by both: UTF-16
 //! with a byte-order mark (what some Windows editors save) and invalid UTF-8. The
 //! objects read back must be the same.
 

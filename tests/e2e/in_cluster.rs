@@ -1,4 +1,4 @@
-//! The plugins as a CI pipeline step runs them (issue 30): inside a pod on the
+//! The plugins as a CI pipeline step runs them: inside a pod on the
 //! simulated node, as the pod's ServiceAccount (the projected token the node
 //! requests and rotates), limited by a namespaced Role, with no kubeconfig and no
 //! terminal, output through a pipe, cancelled by SIGTERM. Each case runs beside

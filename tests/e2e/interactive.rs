@@ -1,4 +1,4 @@
-//! `kubectl run-pod` on a real pseudo-terminal beside `kubectl run` (issue 33): the
+//! `kubectl run-pod` on a real pseudo-terminal beside `kubectl run`: the
 //! same keystrokes, typed with pauses into a shell that runs the command as a user's
 //! shell does (`sh -c '…; echo rc=$?; read line; echo got=$line'`), must leave the
 //! same bytes on the terminal. The line typed after the command ended must reach

@@ -5,14 +5,13 @@
 //!   controller-manager, RBAC, and kubectl's plugin lookup of our binaries.
 //! - `node`: the simulated node's behaviour (binding, steering annotations,
 //!   restart policies, deletion, node health).
-//! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY (issue 6).
-//! - `run_pod`: `kubectl run-pod` (issue 3).
+//! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY.
+//! - `run_pod`: `kubectl run-pod`.
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `run_pod_output`: run-pod's objects byte for byte beside kubectl's (`-o json` in
-//!   Go's field order), and client dry runs mapped through discovery (issue 34).
-//! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs (issue 4).
-//! - `create_file_faults`: create-file against a throttling server and lost answers
-//!   (issue 17).
+//!   Go's field order), and client dry runs mapped through discovery.
+//! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs.
+//! - `create_file_faults`: create-file against a throttling server and lost answers.
 //! - `create_file_wait`: `create-file --wait` until ready, or ended early by a cause
 //!   that cannot fix itself (a missing image, a crash loop, a failed Job, Pod
 //!   Security), a full quota named until `--timeout`.
@@ -20,38 +19,37 @@
 //!   server holds an early object (an admission webhook), counted on the server; a
 //!   SIGTERM in that state, then the same command finishing the job.
 //! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
-//!   code, object and stderr (issue 19).
-//! - `rolling_update`: `kubectl rolling-update` (issue 5).
+//!   code, object and stderr.
+//! - `rolling_update`: `kubectl rolling-update`.
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
-//!   invariants checked; control-plane faults (issue 15).
-//! - `hostile`: odd encodings kubectl accepts, created on the server by both (issue 18).
+//!   invariants checked; control-plane faults.
+//! - `hostile`: odd encodings kubectl accepts, created on the server by both.
 //! - `secrets`: no token, key or credential-plugin secret in any output, on every
-//!   error path and at every `-v` level (issue 18).
+//!   error path and at every `-v` level.
 //! - `credentials`: the kubeconfig user's credential problems and exec plugins, beside
-//!   kubectl (issue 21: our credentials, not kube's).
+//!   kubectl (our credentials, not kube's).
 //! - `tls`: the server-trust flags merged with the kubeconfig as client-go merges
-//!   them, beside kubectl (issue 18).
+//!   them, beside kubectl.
 //! - `validation`: `--validate` against the server's published OpenAPI schema, beside
-//!   kubectl (issue 19).
-//! - `dist`: installation the way krew does it, and plugin completion (issue 7).
+//!   kubectl.
+//! - `dist`: installation the way krew does it, and plugin completion.
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
-//!   Unauthorized, NotFound) printed by every plugin as kubectl prints them (issue 19).
+//!   Unauthorized, NotFound) printed by every plugin as kubectl prints them.
 //! - `config_errors`: the errors users meet most — a missing context, cluster or
 //!   user, a missing or unreadable kubeconfig, an unreachable or untrusted server —
 //!   every class × three plugins beside kubectl; `--user=nope` sends nothing, by the
-//!   audit log (issue 35).
-//! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal (issue 21).
+//!   audit log.
+//! - `colour`: `NO_COLOR` and `TERM=dumb` on a real terminal.
 //! - `pod_security`: Pod Security admission's warnings and refusals beside kubectl,
-//!   on the current server (issue 28).
+//!   on the current server.
 //! - `waiting`: a stalled rolling update, and run-pod's attach wait, say why on stderr
 //!   (Pod Security, a quota, a missing image, a crash loop, no node fits), and finish
-//!   once the cause is gone (issue 31).
+//!   once the cause is gone.
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
-//!   as a person types (issue 33).
-//! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl
-//!   (issue 34).
+//!   as a person types.
+//! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl.
 //! - `in_cluster`: the plugins as a CI step in a pod: a ServiceAccount's rotated
-//!   token, RBAC, no kubeconfig, output through pipes, SIGTERM (issue 30).
+//!   token, RBAC, no kubeconfig, output through pipes, SIGTERM.
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.

@@ -1,4 +1,4 @@
-//! run-pod and create-file against a SIGSTOPped kube-apiserver (issue 17): every
+//! run-pod and create-file against a SIGSTOPped kube-apiserver: every
 //! request is bounded (`apiclient::bound`), by `--request-timeout` when given and a
 //! default otherwise, so the command ends with kubectl's `Unable to connect to the
 //! server` instead of waiting forever. The kernel still completes TCP handshakes into

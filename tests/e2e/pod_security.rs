@@ -1,4 +1,4 @@
-//! Pod Security admission (issue 28): in a namespace labelled
+//! Pod Security admission: in a namespace labelled
 //! `pod-security.kubernetes.io/warn=restricted` and `…/enforce=baseline`, the server
 //! warns about a pod that breaks `restricted` and refuses one that breaks `baseline`.
 //! run-pod and create-file print both beside the cluster's kubectl, byte for byte,

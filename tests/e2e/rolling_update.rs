@@ -285,7 +285,7 @@ fn logged_requests(stderr: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Issue 32's accounting of an update's requests, on the case the bench runs (one
+/// The accounting of an update's requests, on the case the bench runs (one
 /// name, `--image`, an RC whose selector lacks the deployment key): every request is
 /// one the 1.17 flow or the crash safety needs, those whose answers nothing waits for
 /// go out together, and nothing is read that a watch or an earlier answer already

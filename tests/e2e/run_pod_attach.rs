@@ -1,6 +1,6 @@
 //! `kubectl run-pod` attached to a container that really runs (the simulated node's
 //! process kubelet): stdin, exit codes, `--rm`, the logs fallback, TTYs and restarts.
-//! These are issue 6's end-to-end cases, through the real `kubectl` plugin lookup.
+//! All through the real `kubectl` plugin lookup.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The objects run-pod prints, byte for byte beside kubectl 1.32 (issue 34), and the
+//! The objects run-pod prints, byte for byte beside kubectl 1.32, and the
 //! client dry run's mapping through the server's discovery, beside kubectl where it
 //! has the command.
 //!

@@ -1,4 +1,4 @@
-//! No secret in any output (issue 18): every plugin, through each of its error paths,
+//! No secret in any output: every plugin, through each of its error paths,
 //! at every `-v` level from 0 to 10, with a kubeconfig whose tokens, keys, exec `env:`
 //! values and arguments and auth-provider settings are marker strings; no byte of
 //! stdout or stderr may carry one.

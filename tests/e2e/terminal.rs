@@ -119,7 +119,7 @@ pub struct Typist {
 }
 
 /// How long one expected text may take to appear: a bound, so that a run that
-/// hangs (the bug of issue 33) fails instead of stalling the test run.
+/// hangs (a stdin read left behind after the session) fails instead of stalling the test run.
 pub const WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Typist {

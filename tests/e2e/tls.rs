@@ -1,4 +1,4 @@
-//! The server-trust flags merged as client-go merges them (issue 18), side by side with
+//! The server-trust flags merged as client-go merges them, side by side with
 //! kubectl 1.32 on the same kubeconfigs: the local server's real CA, and a second CA
 //! of our own that did not sign it.
 //!

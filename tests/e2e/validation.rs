@@ -1,4 +1,4 @@
-//! `--validate` against what the server publishes (issue 19), beside kubectl 1.32 on
+//! `--validate` against what the server publishes, beside kubectl 1.32 on
 //! the 1.20 server, which has no server-side field validation: kubectl validates
 //! against `/openapi/v2` on the client, and so must create-file. A CRD with a
 //! structural schema is published there; `strict` refuses its unknown field, `warn`

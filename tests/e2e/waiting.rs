@@ -1,4 +1,4 @@
-//! Why it waits (issue 31): a rolling update that stalls says why on stderr, in
+//! Why it waits: a rolling update that stalls says why on stderr, in
 //! the server's words, one cause per test — Pod Security, a quota, an image that
 //! does not exist, a crash loop, a node selector no node has — and finishes once
 //! the cause is gone; run-pod's attach wait says it the same way.

@@ -1,4 +1,4 @@
-//! `-o yaml` byte for byte beside kubectl (issue 34): the manifests under
+//! `-o yaml` byte for byte beside kubectl: the manifests under
 //! `tests/fidelity/yaml/` (every scalar style go-yaml v2 picks, in keys and values,
 //! nested in lists and maps; long lines around the 80-column fold; the errors kubectl's
 //! YAML writer raises) through `kubectl create -f F --dry-run=client -o yaml` and

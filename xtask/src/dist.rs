@@ -178,7 +178,7 @@ fn pack(
         let contents =
             std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         if profile == "release" {
-            // The budget of issue 21, checked where every release target is built: a
+            // The size budget (`cargo xtask size`), checked where every release target is built: a
             // release runner refuses to pack a binary over it (`cargo xtask size`
             // measures the same build here).
             eprintln!("dist: {}", crate::size::line(&name, contents.len() as u64));

@@ -192,7 +192,7 @@ pub struct Bench {
     /// or `default` for the default set, which is what runs when none is given.
     #[arg(value_name = "CASE")]
     pub cases: Vec<String>,
-    /// Also run the matrix (issue 32): run-pod create, create-file 50/500/5,000 and
+    /// Also run the matrix: run-pod create, create-file 50/500/5,000 and
     /// rolling-update 10 at 0, 25 and 100 ms round trip, each with cold and warm
     /// client caches. Alone: the matrix only; `default --matrix`: both.
     #[arg(long)]

@@ -1,6 +1,6 @@
 //! The release build of the plugins: the cargo invocations `cargo xtask dist`,
 //! `install` and `size` all run, so that what is measured is what ships. Beyond the
-//! release profile of `Cargo.toml`, two things decided here (issue 21, binary size):
+//! release profile of `Cargo.toml`, two things decided here (binary size):
 //!
 //! **Size first where there is no hot loop.** run-pod makes one object per command and
 //! rolling-update waits on the API server between its few requests, so they are built

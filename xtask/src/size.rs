@@ -1,6 +1,6 @@
 //! `cargo xtask size`: the release binaries against their size budget.
 //!
-//! Issue 21 sets it: every plugin binary at most 6 MiB, stripped, as built by the
+//! The budget: every plugin binary at most 6 MiB, stripped, as built by the
 //! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`).
 //! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
 //! release build of [`crate::release`], `--target` when given) unless `--bin-dir` names them, prints each
@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 
 use crate::flags;
 
-/// Every plugin binary, stripped, at most this many bytes (issue 21).
+/// Every plugin binary, stripped, at most this many bytes.
 pub const BUDGET: u64 = 6 * 1024 * 1024;
 
 pub fn run(flags: &flags::Size) -> anyhow::Result<()> {

@@ -67,7 +67,7 @@ pub struct KubeOps {
     observer: Option<Observer>,
     /// The two RCs being watched, to start the watches again.
     watched: Option<(ReplicationController, ReplicationController)>,
-    /// Why a stalled wait waits (issue 31); none in a dry run.
+    /// Why a stalled wait waits; none in a dry run.
     pub stall: Option<Stall>,
 }
 

@@ -162,8 +162,8 @@ impl Session {
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
         let name = self.attachable_pod(&pods, err).await?;
-        // While it waits, the pod's scheduling or waiting reason goes to stderr
-        // (issue 31): kubectl says nothing until its timeout.
+        // While it waits, the pod's scheduling or waiting reason goes to stderr;
+        // kubectl says nothing until its timeout.
         let why = Some(&mut *err as &mut dyn Write);
         match wait_for_pod(
             &pods,
@@ -310,7 +310,7 @@ impl Session {
                 anyhow::bail!("timed out waiting for a pod matching {selector}");
             }
             // No pod after a few seconds: the workload's ReplicaFailure condition says
-            // why (issue 31), read at most every 5 s.
+            // why, read at most every 5 s.
             if now >= started + STALL_AFTER
                 && looked_at.is_none_or(|at| now >= at + Duration::from_secs(5))
             {
@@ -520,7 +520,7 @@ async fn wait_for_pod(
 /// How long a pod may stay as it is before its reasons are shown.
 const STALL_AFTER: Duration = Duration::from_secs(3);
 
-/// Why the pod waited for is not running yet (issue 31), from the watch's own
+/// Why the pod waited for is not running yet, from the watch's own
 /// events (no request of its own): once the pod's phase and readiness have not
 /// changed for [`STALL_AFTER`], its scheduling and waiting reasons, in the server's
 /// words (`apiclient::waiting`), each printed once until it changes.

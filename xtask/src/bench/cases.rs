@@ -84,13 +84,13 @@ pub const THROTTLED_GROUP: &str = "kubeplug-bench-throttled";
 /// Mutating requests in flight that the bench cluster's API server allows a user
 /// outside `system:masters`: as `harness::throttled_cluster()` in the e2e tests.
 pub const THROTTLE_MUTATING: u32 = 1;
-/// What issue 17 asks under throttling: every object exactly once, within 1.5× of
+/// The target under throttling: every object exactly once, within 1.5× of
 /// kubectl's time.
 pub const THROTTLED_WALL_RATIO: f64 = 1.5;
-/// What issue 17 asks at 25 ms: within 1.2× of the RTT-bound limit.
+/// The target at 25 ms: within 1.2× of the RTT-bound limit.
 pub const RTT_BOUND_RATIO: f64 = 1.2;
 
-/// What issue 17 asks of create-file at 25 ms: at least 20× faster than kubectl.
+/// The target of create-file at 25 ms: at least 20× faster than kubectl.
 pub const FAR_WALL_RATIO: f64 = 0.05;
 /// Requests create-file keeps in flight (its default `--concurrency`), for the
 /// RTT-bound limit of our side; kubectl sends one at a time.

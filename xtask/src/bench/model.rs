@@ -26,7 +26,7 @@ impl Cache {
     }
 }
 
-/// Where a case sits in the matrix (issue 32).
+/// Where a case sits in the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cell {
     /// The case without its round trip and cache (`create-file-500`).
@@ -385,11 +385,11 @@ impl CaseResult {
     }
 }
 
-/// issue 32: a cold first run within this factor of the warm run, at 25 ms.
+/// A cold first run within this factor of the warm run, at 25 ms.
 pub const COLD_OVER_WARM_AT_MOST: f64 = 1.5;
 /// The round trip at which cold is compared with warm.
 pub const COLD_OVER_WARM_RTT_MS: u32 = 25;
-/// Every release binary at most this big (issue 21's budget, kept by issue 32).
+/// Every release binary at most this big.
 pub const BINARY_BUDGET: u64 = 6 * 1024 * 1024;
 
 /// The matrix's targets that span cells or the whole run, each with its verdict:

@@ -1,4 +1,4 @@
-//! Why a stalled update waits (issue 31): once nothing has moved for
+//! Why a stalled update waits: once nothing has moved for
 //! [`STALL_AFTER`] (no replica count, pod count or readiness changed), the causes
 //! the API server knows — the new RC's `ReplicaFailure` condition and newest
 //! `FailedCreate` event, its pods' scheduling and waiting reasons — are printed on

@@ -5,7 +5,7 @@
 //! nothing can cancel. When the remote shell ended, that read was still waiting;
 //! dropping the runtime waits for the blocking pool, so the plugin stayed in the
 //! foreground until the user pressed Enter, and that line went to the dead session
-//! instead of the user's shell (issue 33). kubectl leaves such a read to the Go
+//! instead of the user's shell. kubectl leaves such a read to the Go
 //! runtime, which abandons it when the process exits.
 //!
 //! Here (on Unix) a thread of its own waits in `poll(2)` for stdin *or* a wake-up
@@ -248,7 +248,7 @@ mod tests {
         buf[..n].to_vec()
     }
 
-    /// The heart of issue 33: once stopped, the reader takes nothing more, and its
+    /// The point of the stoppable reader: once stopped, the reader takes nothing more, and its
     /// thread ends (the channel closes) without any input arriving.
     #[test]
     fn after_stop_every_byte_stays_for_the_next_reader() {

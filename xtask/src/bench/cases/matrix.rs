@@ -1,6 +1,6 @@
-//! The matrix of issue 32: a few cases at 0, 25 and 100 ms round trip, each with cold
+//! The matrix of round trips and caches: a few cases at 0, 25 and 100 ms round trip, each with cold
 //! client caches (a first run on a new machine) and warm ones, ours against kubectl,
-//! and the targets the issue sets for its cells.
+//! and the targets set for its cells.
 //!
 //! A cell is named `<case>-<rtt>ms-<cold|warm>` (`create-file-500-25ms-cold`). Every
 //! cell goes through the latency proxy, at 0 ms too, so that connections and bytes
@@ -57,7 +57,7 @@ pub const KUBECTL_ALL_RUNS_UP_TO: Duration = Duration::from_secs(15);
 /// … up to which it runs once, in the warm cell only; beyond, not at all.
 pub const KUBECTL_ONE_RUN_UP_TO: Duration = Duration::from_secs(100);
 
-/// Issue 32's targets.
+/// The matrix's targets.
 /// create-file 500 at 25 and 100 ms, warm and cold: within 1.2× the RTT-bound limit.
 pub const CREATE_FILE_BOUND_RATIO: f64 = 1.2;
 /// create-file 500 at 25 ms: at least 20× faster than kubectl.
