@@ -157,7 +157,7 @@ fn small_inputs() {
         &json!([2, 6, 3, 7]),
         false,
     );
-    check(&[("quote", r#"{"{"}"#, "{")], &Value::Null, false);
+    check(&[("quote", "{\"{\"}", "{")], &Value::Null, false);
     check(
         &[("union", "{[1,3,4]}", "1 3 4")],
         &json!([0, 1, 2, 3, 4]),
