@@ -74,27 +74,9 @@ fn builder_with(
         config.accept_invalid_certs,
     )
     .map_err(Error::Tls)?;
-    let proxies = match &config.proxy_url {
-        Some(proxy) => {
-            if !connect::supported(proxy) {
-                return Err(Error::Proxy(format!(
-                    "unsupported proxy URL {proxy}: only http, https and socks5 proxies are"
-                )));
-            }
-            connect::Proxies::from(Matcher::builder().all(proxy.to_string()).build())
-        }
-        // As client-go without `proxy-url`: `HTTPS_PROXY`/`HTTP_PROXY` by the server's
-        // scheme, unless `NO_PROXY` names the server or it is on loopback.
-        None => env_proxies,
-    };
+    let proxies = proxies(config, env_proxies)?;
     let connector = connect::Connector::new(proxies, tls.clone());
-    let server_name = match &config.tls_server_name {
-        Some(name) => Some(
-            rustls::pki_types::ServerName::try_from(name.clone())
-                .map_err(|e| Error::Client(format!("invalid tls-server-name {name:?}: {e}")))?,
-        ),
-        None => None,
-    };
+    let server_name = tls_server_name(config)?;
     // Two clients over the same connector: HTTP/2 where the server's ALPN agrees (with
     // HTTP/1.1 as the fallback), and HTTP/1.1 alone for the upgrades (attach, exec),
     // which HTTP/2 cannot carry.
@@ -162,6 +144,40 @@ fn builder_with(
         BoxService::new(service),
         config.default_namespace.clone(),
     ))
+}
+
+/// The proxies to the server: the kubeconfig's `proxy-url` for every request, else
+/// `env_proxies`.
+fn proxies(config: &kube::Config, env_proxies: connect::Proxies) -> Result<connect::Proxies> {
+    match &config.proxy_url {
+        Some(proxy) => {
+            if !connect::supported(proxy) {
+                return Err(Error::Proxy(format!(
+                    "unsupported proxy URL {proxy}: only http, https and socks5 proxies are"
+                )));
+            }
+            Ok(connect::Proxies::from(
+                Matcher::builder().all(proxy.to_string()).build(),
+            ))
+        }
+        // As client-go without `proxy-url`: `HTTPS_PROXY`/`HTTP_PROXY` by the server's
+        // scheme, unless `NO_PROXY` names the server or it is on loopback.
+        None => Ok(env_proxies),
+    }
+}
+
+/// The kubeconfig's `tls-server-name`, the name the server's certificate is checked
+/// against instead of the URL's host.
+fn tls_server_name(
+    config: &kube::Config,
+) -> Result<Option<rustls::pki_types::ServerName<'static>>> {
+    match &config.tls_server_name {
+        Some(name) => Ok(Some(
+            rustls::pki_types::ServerName::try_from(name.clone())
+                .map_err(|e| Error::Client(format!("invalid tls-server-name {name:?}: {e}")))?,
+        )),
+        None => Ok(None),
+    }
 }
 
 /// The kubeconfig's client certificate and key (`*-data` over the files, as in

@@ -197,64 +197,77 @@ fn full_tag(handle: &str, suffix: &str) -> String {
 fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
     use ErrorKind as K;
     let line = e.marker().line();
-    let (message, scanner) = match e.kind() {
-        K::RecursionLimitExceeded => {
-            return YamlError {
-                message: format!("exceeded max depth of {max_depth}"),
-                line: Some(line),
-            };
-        }
-        // An unclosed flow collection runs to the end of the stream, where libyaml
-        // reports it (a parser error: the 0-based line of the end); granit points at
-        // the bracket. With nothing after the bracket, a node was expected.
+    let message = match e.kind() {
+        K::RecursionLimitExceeded => format!("exceeded max depth of {max_depth}"),
         K::UnclosedFlowCollection { .. }
         | K::UnexpectedEofFlowSequence
         | K::UnexpectedEofFlowMapping
-        | K::UnexpectedEofImplicitFlowMapping => {
-            let after = e
-                .marker()
-                .byte_offset()
-                .and_then(|at| text.get(at + 1..))
-                .unwrap_or_default();
-            let empty = after
-                .lines()
-                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
-            let message = match e.kind() {
-                _ if empty => "did not find expected node content",
-                K::UnclosedFlowCollection { open: '[' } | K::UnexpectedEofFlowSequence => {
-                    "did not find expected ',' or ']'"
-                }
-                _ => "did not find expected ',' or '}'",
-            };
-            let end = text.matches('\n').count();
-            let message = if end == 0 {
-                message.to_string()
-            } else {
-                format!("line {end}: {message}")
-            };
-            return YamlError {
-                message,
-                line: Some(line),
-            };
+        | K::UnexpectedEofImplicitFlowMapping => unclosed_flow_collection(text, &e),
+        K::TabInPlainScalar => return tab_in_plain_scalar(text, &e, line),
+        // libyaml notices the missing ':' on the line after the key.
+        K::SimpleKeyExpected => format!("line {}: could not find expected ':'", line + 1),
+        kind => match go_yaml_words(kind) {
+            Some((message, scanner)) => at_mark(message, scanner, line),
+            // granit's own words where go-yaml's are not known: an honest message.
+            None => format!("line {line}: {}", e.info()),
+        },
+    };
+    YamlError {
+        message,
+        line: Some(line),
+    }
+}
+
+/// An unclosed flow collection runs to the end of the stream, where libyaml reports
+/// it (a parser error: the 0-based line of the end); granit points at the bracket.
+/// With nothing after the bracket, a node was expected.
+fn unclosed_flow_collection(text: &str, e: &ScanError) -> String {
+    use ErrorKind as K;
+    let after = e
+        .marker()
+        .byte_offset()
+        .and_then(|at| text.get(at + 1..))
+        .unwrap_or_default();
+    let empty = after
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'));
+    let message = match e.kind() {
+        _ if empty => "did not find expected node content",
+        K::UnclosedFlowCollection { open: '[' } | K::UnexpectedEofFlowSequence => {
+            "did not find expected ',' or ']'"
         }
-        // libyaml stops at the tab itself: the first line after the scalar's start whose
-        // indentation holds a tab.
-        K::TabInPlainScalar => {
-            let start = e.marker().byte_offset().unwrap_or(0);
-            let tab_line = text
-                .get(start..)
-                .unwrap_or_default()
-                .split('\n')
-                .skip(1)
-                .position(|l| l.trim_start_matches(' ').starts_with('\t'))
-                .map_or(line, |i| line + 1 + i);
-            return YamlError {
-                message: format!(
-                    "line {tab_line}: found a tab character that violates indentation"
-                ),
-                line: Some(tab_line),
-            };
-        }
+        _ => "did not find expected ',' or '}'",
+    };
+    let end = text.matches('\n').count();
+    if end == 0 {
+        message.to_string()
+    } else {
+        format!("line {end}: {message}")
+    }
+}
+
+/// libyaml stops at the tab itself: the first line after the scalar's start whose
+/// indentation holds a tab.
+fn tab_in_plain_scalar(text: &str, e: &ScanError, line: usize) -> YamlError {
+    let start = e.marker().byte_offset().unwrap_or(0);
+    let tab_line = text
+        .get(start..)
+        .unwrap_or_default()
+        .split('\n')
+        .skip(1)
+        .position(|l| l.trim_start_matches(' ').starts_with('\t'))
+        .map_or(line, |i| line + 1 + i);
+    YamlError {
+        message: format!("line {tab_line}: found a tab character that violates indentation"),
+        line: Some(tab_line),
+    }
+}
+
+/// go-yaml's message for an error granit reports at a mark, and whether libyaml's
+/// scanner (not its parser) reports it; `None` where go-yaml's words are not known.
+fn go_yaml_words(kind: &ErrorKind) -> Option<(&'static str, bool)> {
+    use ErrorKind as K;
+    Some(match kind {
         K::BlockEntryInFlowCollection => ("did not find expected node content", false),
         K::InvalidQuotedScalarHexEscape => ("did not find expected hexdecimal number", true),
         K::MisplacedFlowCollectionEnd
@@ -269,13 +282,6 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
         | K::TabInBlockIndentation
         | K::TabInIndentation
         | K::TabAtBlockScalarStart => ("found character that cannot start any token", true),
-        // libyaml notices the missing ':' on the line after the key.
-        K::SimpleKeyExpected => {
-            return YamlError {
-                message: format!("line {}: could not find expected ':'", line + 1),
-                line: Some(line),
-            };
-        }
         K::InvalidSimpleKey | K::MappingValueNotAllowed => {
             ("mapping values are not allowed in this context", true)
         }
@@ -293,29 +299,22 @@ fn scan_error(text: &str, e: ScanError, max_depth: usize) -> YamlError {
             true,
         ),
         K::InvalidIndentation => ("did not find expected key", false),
-        _ => {
-            // granit's own words where go-yaml's are not known: an honest message.
-            let info = e.info();
-            return YamlError {
-                message: format!("line {line}: {info}"),
-                line: Some(line),
-            };
-        }
-    };
-    // go-yaml prints no line for a mark on the first line (its 0-based line 0).
+        _ => return None,
+    })
+}
+
+/// `message` at the mark's `line`: go-yaml prints no line for a mark on the first
+/// line (its 0-based line 0), and a parser's mark is a line early.
+fn at_mark(message: &str, scanner: bool, line: usize) -> String {
     let shown = match scanner {
         true if line <= 1 => 0,
         true => line,
         false => line.saturating_sub(1),
     };
-    let message = if shown == 0 {
+    if shown == 0 {
         message.to_string()
     } else {
         format!("line {shown}: {message}")
-    };
-    YamlError {
-        message,
-        line: Some(line),
     }
 }
 

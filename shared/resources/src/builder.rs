@@ -1,11 +1,12 @@
 //! The [`Builder`]: gathers inputs and options, then [`Builder::build`] runs the stages
 //! in one fixed order (cli-runtime's `Builder.Do()`).
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::PathBuf;
 
-use kube::core::Selector;
+use kube::core::{GroupVersionKind, Selector};
 
 use super::decode::{check_metadata, decode_lazily};
 use super::server_schema::{self, Kinds, SchemaSource, ServerSchema};
@@ -504,50 +505,12 @@ impl Builder {
                 source.prefetch();
             }
         }
-        let mut gvks = std::collections::HashSet::new();
-        // Runs of documents of the same kind (and list-ness), in order: what the
-        // schema is fetched for and kubectl's warn notice (one line per document)
-        // need, in memory that does not grow with a run of like documents.
-        let mut documents: Vec<((crate::openapi::Gvk, bool), usize)> = Vec::new();
-        let mut counts = Vec::with_capacity(streams.len());
-        for stream in &streams {
-            let mut decoded = decoded(stream, 0);
-            let mut count = 0;
-            let entries =
-                stages.before_mapping_seeing(decoded.by_ref().inspect(|_| count += 1), |entry| {
-                    let Ok(info) = entry else { return };
-                    let gvk = &info.gvk;
-                    let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
-                    let document = (kind, decorate::is_list(info));
-                    match documents.last_mut() {
-                        Some((last, n)) if *last == document => *n += 1,
-                        _ => documents.push((document, 1)),
-                    }
-                });
-            for info in entries.flatten() {
-                if self.input_crds_map {
-                    mapper.learn_crds([&info]);
-                }
-                gvks.insert(info.gvk);
-            }
-            // What follows a broken document is not read, but is counted, as the
-            // origins count every document of their stream.
-            counts.push(count + decoded.count());
-        }
-        // What the schema is fetched for, and the kinds of kubectl's warn notice (per
-        // document: a list, which the server never validates, stands as a `v1` List).
-        let mut kinds = Kinds::default();
-        let mut objects = Vec::new();
-        for ((gvk, is_list), n) in documents {
-            let object = if is_list {
-                kinds.lists = true;
-                (String::new(), "v1".into(), "List".into())
-            } else {
-                kinds.documents.insert(gvk.clone());
-                gvk
-            };
-            objects.push((object, n));
-        }
+        let Survey {
+            gvks,
+            documents,
+            counts,
+        } = stages.survey(&streams, mapper, self.input_crds_map);
+        let (kinds, objects) = schema_kinds(documents);
         stages.validation = mode;
         match &self.schema_source {
             Some(source) if deferred => {
@@ -568,6 +531,77 @@ impl Builder {
             mapper: mapper.clone(),
         })
     }
+}
+
+/// Runs of documents of the same kind (and list-ness), in order: what the schema is
+/// fetched for and kubectl's warn notice (one line per document) need, in memory that
+/// does not grow with a run of like documents.
+type DocumentRuns = Vec<((crate::openapi::Gvk, bool), usize)>;
+
+/// What the first pass over the streams learns.
+struct Survey {
+    /// The kinds of the objects that survive stages 2–4, for discovery.
+    gvks: HashSet<GroupVersionKind>,
+    documents: DocumentRuns,
+    /// How many documents each stream holds.
+    counts: Vec<usize>,
+}
+
+impl Stages {
+    /// The first pass: stages 2–4 on every stream, the CRDs of the input learnt by
+    /// `mapper` when `input_crds_map`.
+    fn survey(&self, streams: &[Stream], mapper: &mut RestMapper, input_crds_map: bool) -> Survey {
+        let mut gvks = HashSet::new();
+        let mut documents: DocumentRuns = Vec::new();
+        let mut counts = Vec::with_capacity(streams.len());
+        for stream in streams {
+            let mut decoded = decoded(stream, 0);
+            let mut count = 0;
+            let entries =
+                self.before_mapping_seeing(decoded.by_ref().inspect(|_| count += 1), |entry| {
+                    let Ok(info) = entry else { return };
+                    let gvk = &info.gvk;
+                    let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+                    let document = (kind, decorate::is_list(info));
+                    match documents.last_mut() {
+                        Some((last, n)) if *last == document => *n += 1,
+                        _ => documents.push((document, 1)),
+                    }
+                });
+            for info in entries.flatten() {
+                if input_crds_map {
+                    mapper.learn_crds([&info]);
+                }
+                gvks.insert(info.gvk);
+            }
+            // What follows a broken document is not read, but is counted, as the
+            // origins count every document of their stream.
+            counts.push(count + decoded.count());
+        }
+        Survey {
+            gvks,
+            documents,
+            counts,
+        }
+    }
+}
+
+/// What the schema is fetched for, and the kinds of kubectl's warn notice (per
+/// document: a list, which the server never validates, stands as a `v1` List).
+fn schema_kinds(documents: DocumentRuns) -> (Kinds, Vec<(crate::openapi::Gvk, usize)>) {
+    let mut kinds = Kinds::default();
+    let mut objects = Vec::new();
+    for ((gvk, is_list), n) in documents {
+        let object = if is_list {
+            kinds.lists = true;
+            (String::new(), "v1".into(), "List".into())
+        } else {
+            kinds.documents.insert(gvk.clone());
+            gvk
+        };
+        objects.push((object, n));
+    }
+    (kinds, objects)
 }
 
 /// The documents of one stream, decoded lazily (an unreadable stream is its error).

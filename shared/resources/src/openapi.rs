@@ -212,13 +212,6 @@ impl OpenApiV2 {
         refs: usize,
         errs: &mut Vec<String>,
     ) {
-        let invalid_type = |errs: &mut Vec<String>, got: &str, expected: &str| {
-            errs.push(format!(
-                "ValidationError({path}): invalid type for {schema_path}: got {}, expected {}",
-                quote(got),
-                quote(expected)
-            ));
-        };
         match shape(schema) {
             Shape::Ref(name) => {
                 if refs >= MAX_REF_CHAIN {
@@ -231,99 +224,174 @@ impl OpenApiV2 {
                 }
             }
             Shape::Arbitrary => {}
-            Shape::Primitive(expected) => match value {
-                Value::Object(_) => invalid_type(errs, "map", expected),
-                Value::Array(_) => invalid_type(errs, "array", expected),
-                // Go's `TODO(wrong): this misses "null"`: a null never reaches here
-                // (fields that are null are skipped, items that are null are errors).
-                Value::Null => {}
-                other => {
-                    let got = primitive_kind(other);
-                    let compatible = match expected {
-                        "boolean" => got == "boolean",
-                        "integer" | "number" => got == "number",
-                        "string" => true,
-                        _ => false,
-                    };
-                    if !compatible {
-                        invalid_type(errs, got, expected);
-                    }
-                }
-            },
+            Shape::Primitive(expected) => {
+                check_primitive(value, expected, path, schema_path, errs);
+            }
             Shape::Array(items) => match value {
                 Value::Array(values) => {
-                    for (i, v) in values.iter().enumerate() {
-                        let item_path = format!("{path}[{i}]");
-                        if v.is_null() {
-                            errs.push(format!(
-                                "ValidationError({item_path}): unknown object type \"nil\" in {item_path}"
-                            ));
-                            continue;
-                        }
-                        if let Some(items) = items {
-                            self.visit(v, &item_path, items, schema_path, refs, errs);
-                        }
-                    }
+                    self.visit_items(values, items, path, schema_path, refs, errs);
                 }
-                Value::Object(_) => invalid_type(errs, "map", "array"),
-                other => invalid_type(errs, primitive_kind(other), "array"),
+                Value::Object(_) => invalid_type(errs, path, schema_path, "map", "array"),
+                other => invalid_type(errs, path, schema_path, primitive_kind(other), "array"),
             },
             Shape::Map(sub) => match value {
                 Value::Object(fields) => {
-                    for key in sorted_keys(fields) {
-                        let field_path = format!("{path}.{key}");
-                        if fields[key].is_null() {
-                            // itemFactory's error, added without the ValidationError.
-                            errs.push(format!("unknown object type \"nil\" in {field_path}"));
-                            continue;
-                        }
-                        if let Some(sub) = sub {
-                            self.visit(&fields[key], &field_path, sub, schema_path, refs, errs);
-                        }
-                    }
+                    self.visit_values(fields, sub, path, schema_path, refs, errs);
                 }
-                Value::Array(_) => invalid_type(errs, "array", "map"),
-                other => invalid_type(errs, primitive_kind(other), "map"),
+                Value::Array(_) => invalid_type(errs, path, schema_path, "array", "map"),
+                other => invalid_type(errs, path, schema_path, primitive_kind(other), "map"),
             },
             Shape::Kind {
                 properties,
                 required,
             } => match value {
                 Value::Object(fields) => {
-                    for key in sorted_keys(fields) {
-                        if fields[key].is_null() {
-                            continue;
-                        }
-                        let Some(field_schema) = properties.get(key) else {
-                            errs.push(format!(
-                                "ValidationError({path}): unknown field {} in {schema_path}",
-                                quote(key)
-                            ));
-                            continue;
-                        };
-                        self.visit(
-                            &fields[key],
-                            &format!("{path}.{key}"),
-                            field_schema,
-                            &format!("{schema_path}.{key}"),
-                            refs,
-                            errs,
-                        );
-                    }
-                    for field in required {
-                        if fields.get(field).is_none_or(Value::is_null) {
-                            errs.push(format!(
-                                "ValidationError({path}): missing required field {} in {schema_path}",
-                                quote(field)
-                            ));
-                        }
-                    }
+                    self.visit_fields(fields, properties, path, schema_path, refs, errs);
+                    missing_required(fields, &required, path, schema_path, errs);
                 }
-                Value::Array(_) => invalid_type(errs, "array", "map"),
-                other => invalid_type(errs, primitive_kind(other), "map"),
+                Value::Array(_) => invalid_type(errs, path, schema_path, "array", "map"),
+                other => invalid_type(errs, path, schema_path, primitive_kind(other), "map"),
             },
         }
     }
+
+    /// An array's items against its `items` schema (none: anything); a null item is
+    /// an error.
+    fn visit_items(
+        &self,
+        values: &[Value],
+        items: Option<&Value>,
+        path: &str,
+        schema_path: &str,
+        refs: usize,
+        errs: &mut Vec<String>,
+    ) {
+        for (i, v) in values.iter().enumerate() {
+            let item_path = format!("{path}[{i}]");
+            if v.is_null() {
+                errs.push(format!(
+                    "ValidationError({item_path}): unknown object type \"nil\" in {item_path}"
+                ));
+                continue;
+            }
+            if let Some(items) = items {
+                self.visit(v, &item_path, items, schema_path, refs, errs);
+            }
+        }
+    }
+
+    /// A map's values against its `additionalProperties` (none: anything); a null
+    /// value is an error.
+    fn visit_values(
+        &self,
+        fields: &Map<String, Value>,
+        sub: Option<&Value>,
+        path: &str,
+        schema_path: &str,
+        refs: usize,
+        errs: &mut Vec<String>,
+    ) {
+        for key in sorted_keys(fields) {
+            let field_path = format!("{path}.{key}");
+            if fields[key].is_null() {
+                // itemFactory's error, added without the ValidationError.
+                errs.push(format!("unknown object type \"nil\" in {field_path}"));
+                continue;
+            }
+            if let Some(sub) = sub {
+                self.visit(&fields[key], &field_path, sub, schema_path, refs, errs);
+            }
+        }
+    }
+
+    /// A kind's fields against its `properties`: a field it lacks is unknown, a null
+    /// field is skipped.
+    fn visit_fields(
+        &self,
+        fields: &Map<String, Value>,
+        properties: &Map<String, Value>,
+        path: &str,
+        schema_path: &str,
+        refs: usize,
+        errs: &mut Vec<String>,
+    ) {
+        for key in sorted_keys(fields) {
+            if fields[key].is_null() {
+                continue;
+            }
+            let Some(field_schema) = properties.get(key) else {
+                errs.push(format!(
+                    "ValidationError({path}): unknown field {} in {schema_path}",
+                    quote(key)
+                ));
+                continue;
+            };
+            self.visit(
+                &fields[key],
+                &format!("{path}.{key}"),
+                field_schema,
+                &format!("{schema_path}.{key}"),
+                refs,
+                errs,
+            );
+        }
+    }
+}
+
+/// A kind's `required` fields that are missing or null.
+fn missing_required(
+    fields: &Map<String, Value>,
+    required: &[&str],
+    path: &str,
+    schema_path: &str,
+    errs: &mut Vec<String>,
+) {
+    for field in required {
+        if fields.get(*field).is_none_or(Value::is_null) {
+            errs.push(format!(
+                "ValidationError({path}): missing required field {} in {schema_path}",
+                quote(field)
+            ));
+        }
+    }
+}
+
+/// A scalar against a primitive schema (`boolean`, `integer`, `number`, `string`).
+fn check_primitive(
+    value: &Value,
+    expected: &str,
+    path: &str,
+    schema_path: &str,
+    errs: &mut Vec<String>,
+) {
+    match value {
+        Value::Object(_) => invalid_type(errs, path, schema_path, "map", expected),
+        Value::Array(_) => invalid_type(errs, path, schema_path, "array", expected),
+        // Go's `TODO(wrong): this misses "null"`: a null never reaches here
+        // (fields that are null are skipped, items that are null are errors).
+        Value::Null => {}
+        other => {
+            let got = primitive_kind(other);
+            let compatible = match expected {
+                "boolean" => got == "boolean",
+                "integer" | "number" => got == "number",
+                "string" => true,
+                _ => false,
+            };
+            if !compatible {
+                invalid_type(errs, path, schema_path, got, expected);
+            }
+        }
+    }
+}
+
+/// kube-openapi's `InvalidTypeError`.
+fn invalid_type(errs: &mut Vec<String>, path: &str, schema_path: &str, got: &str, expected: &str) {
+    errs.push(format!(
+        "ValidationError({path}): invalid type for {schema_path}: got {}, expected {}",
+        quote(got),
+        quote(expected)
+    ));
 }
 
 /// What kube-openapi's `ParseSchema` makes of a schema.

@@ -10,7 +10,7 @@
 
 use std::str::FromStr;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Info, ResourceError, builtin};
 
@@ -67,16 +67,6 @@ fn type_name(v: &Value) -> &'static str {
 /// Validates one object. Problems that make the object unsendable are errors in
 /// every mode; schema problems are errors, warnings or ignored depending on `mode`.
 pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, ResourceError> {
-    let fatal = |info: &Info, reason: String| match mode {
-        Validation::Ignore => ResourceError::Decode {
-            origin: info.origin.clone(),
-            reason,
-        },
-        _ => ResourceError::Invalid {
-            origin: info.origin.clone(),
-            problems: vec![reason],
-        },
-    };
     // What is not a map: kubectl's validator has one word for it, its decoder
     // (`--validate=false`) those of Go's `encoding/json` decoding the detector struct.
     let Some(obj) = info.object.as_object() else {
@@ -87,64 +77,12 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             ),
             _ => "invalid object to validate".to_string(),
         };
-        return Err(fatal(&info, reason));
+        return Err(fatal(&info, mode, reason));
     };
-    let unset = |field: &str| match obj.get(field) {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => s.is_empty(),
-        Some(_) => false,
-    };
-    // With validation off, kubectl's first word comes from its unstructured decoder:
-    // for a List's item while flattening the List (kind first, then apiVersion, in
-    // words that name no document), else for the document (a kind that is not a
-    // non-empty string, quoting the document; then `metadataOnlyObject`'s decoding,
-    // whose `apiVersion` error is worded here and whose `metadata` errors are
-    // `check_metadata`'s).
     if mode == Validation::Ignore {
-        if info.origin.item.is_some() {
-            let reason = if unset("kind") {
-                Some("Object 'Kind' is missing in 'object has no kind field '")
-            } else if unset("apiVersion") {
-                Some("Object 'apiVersion' is missing in 'object has no apiVersion field'")
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Err(ResourceError::ItemType {
-                    origin: info.origin.clone(),
-                    reason: reason.into(),
-                });
-            }
-        } else if unset("kind") || !obj.get("kind").is_some_and(Value::is_string) {
-            let reason = format!("Object 'Kind' is missing in '{}'", info.object);
-            return Err(fatal(&info, reason));
-        } else if let Some(other) = obj
-            .get("apiVersion")
-            .filter(|v| !v.is_string() && !v.is_null())
-        {
-            // kubectl 1.37's words (Go 1.24's encoding/json names the embedded
-            // struct: kubectl 1.32 wrote `metadataOnlyObject.apiVersion`).
-            let reason = format!(
-                "json: cannot unmarshal {} into Go struct field metadataOnlyObject.TypeMeta.apiVersion of type string",
-                go_json_kind(other)
-            );
-            return Err(fatal(&info, reason));
-        }
+        check_decodable(&info, obj)?;
     }
-    for field in ["apiVersion", "kind"] {
-        if unset(field) {
-            return Err(fatal(&info, format!("{field} not set")));
-        }
-        match obj.get(field) {
-            Some(Value::String(_)) | None => {}
-            Some(other) => {
-                return Err(fatal(
-                    &info,
-                    format!("{field} must be a string, not {}", type_name(other)),
-                ));
-            }
-        }
-    }
+    check_type_meta(&info, obj, mode)?;
     // A missing name is the server's to refuse (`The ConfigMap "" is invalid:
     // metadata.name: Required value: …`), as with kubectl, which checks no name on the
     // client: a `generateName` alone is valid, and a client dry run prints
@@ -170,6 +108,94 @@ pub(crate) fn validate(mut info: Info, mode: Validation) -> Result<Info, Resourc
             problems,
         }),
     }
+}
+
+/// An error that makes the object unsendable: the decoder's with validation off, else
+/// the validator's.
+fn fatal(info: &Info, mode: Validation, reason: String) -> ResourceError {
+    match mode {
+        Validation::Ignore => ResourceError::Decode {
+            origin: info.origin.clone(),
+            reason,
+        },
+        _ => ResourceError::Invalid {
+            origin: info.origin.clone(),
+            problems: vec![reason],
+        },
+    }
+}
+
+/// Whether `field` is missing, null or an empty string.
+fn unset(obj: &Map<String, Value>, field: &str) -> bool {
+    match obj.get(field) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(_) => false,
+    }
+}
+
+/// With validation off, kubectl's first word comes from its unstructured decoder:
+/// for a List's item while flattening the List (kind first, then apiVersion, in
+/// words that name no document), else for the document (a kind that is not a
+/// non-empty string, quoting the document; then `metadataOnlyObject`'s decoding,
+/// whose `apiVersion` error is worded here and whose `metadata` errors are
+/// `check_metadata`'s).
+fn check_decodable(info: &Info, obj: &Map<String, Value>) -> Result<(), ResourceError> {
+    let mode = Validation::Ignore;
+    if info.origin.item.is_some() {
+        let reason = if unset(obj, "kind") {
+            Some("Object 'Kind' is missing in 'object has no kind field '")
+        } else if unset(obj, "apiVersion") {
+            Some("Object 'apiVersion' is missing in 'object has no apiVersion field'")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(ResourceError::ItemType {
+                origin: info.origin.clone(),
+                reason: reason.into(),
+            });
+        }
+    } else if unset(obj, "kind") || !obj.get("kind").is_some_and(Value::is_string) {
+        let reason = format!("Object 'Kind' is missing in '{}'", info.object);
+        return Err(fatal(info, mode, reason));
+    } else if let Some(other) = obj
+        .get("apiVersion")
+        .filter(|v| !v.is_string() && !v.is_null())
+    {
+        // kubectl 1.37's words (Go 1.24's encoding/json names the embedded
+        // struct: kubectl 1.32 wrote `metadataOnlyObject.apiVersion`).
+        let reason = format!(
+            "json: cannot unmarshal {} into Go struct field metadataOnlyObject.TypeMeta.apiVersion of type string",
+            go_json_kind(other)
+        );
+        return Err(fatal(info, mode, reason));
+    }
+    Ok(())
+}
+
+/// `apiVersion` and `kind` are set, and strings.
+fn check_type_meta(
+    info: &Info,
+    obj: &Map<String, Value>,
+    mode: Validation,
+) -> Result<(), ResourceError> {
+    for field in ["apiVersion", "kind"] {
+        if unset(obj, field) {
+            return Err(fatal(info, mode, format!("{field} not set")));
+        }
+        match obj.get(field) {
+            Some(Value::String(_)) | None => {}
+            Some(other) => {
+                return Err(fatal(
+                    info,
+                    mode,
+                    format!("{field} must be a string, not {}", type_name(other)),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -640,13 +640,15 @@ impl Pp {
         }
     }
 
+    /// Go's `doPrintf`: the format's text, and each directive (flags, argument index,
+    /// width, precision, verb) applied to its argument; then the arguments left over.
     fn do_printf(&mut self, format: &[u8], args: &[Kind<'_>]) {
         let end = format.len();
         let mut arg_num = 0usize;
         let mut after_index;
         self.reordered = false;
         let mut i = 0;
-        'format: while i < end {
+        while i < end {
             self.good_arg_num = true;
             let last = i;
             while i < end && format[i] != b'%' {
@@ -660,106 +662,21 @@ impl Pp {
             }
             i += 1;
             self.f = Flags::default();
-            // Flags, with a fast path for a verb right after them.
-            while i < end {
-                let c = format[i];
-                match c {
-                    b'#' => self.f.sharp = true,
-                    b'0' => self.f.zero = !self.f.minus,
-                    b'+' => self.f.plus = true,
-                    b'-' => {
-                        self.f.minus = true;
-                        self.f.zero = false;
-                    }
-                    b' ' => self.f.space = true,
-                    _ => {
-                        if c.is_ascii_lowercase() && arg_num < args.len() {
-                            if c == b'v' {
-                                self.f.sharp_v = self.f.sharp;
-                                self.f.sharp = false;
-                                self.f.plus_v = self.f.plus;
-                                self.f.plus = false;
-                            }
-                            self.print_arg(&args[arg_num], char::from(c));
-                            arg_num += 1;
-                            i += 1;
-                            continue 'format;
-                        }
-                        break;
-                    }
-                }
-                i += 1;
+            let printed;
+            (i, printed) = self.flags(format, i, args, arg_num);
+            if printed {
+                arg_num += 1;
+                continue;
             }
             (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
-            if i < end && format[i] == b'*' {
-                i += 1;
-                let (wid, next) = self.int_from_arg(args, arg_num);
-                arg_num = next;
-                match wid {
-                    Some(w) => {
-                        self.f.wid_present = true;
-                        self.f.wid = w.unsigned_abs() as usize;
-                        if w < 0 {
-                            self.f.minus = true;
-                            self.f.zero = false;
-                        }
-                    }
-                    None => {
-                        self.f.wid_present = false;
-                        self.f.wid = 0;
-                        self.buf.extend_from_slice(b"%!(BADWIDTH)");
-                    }
-                }
-                after_index = false;
-            } else {
-                let (wid, next) = parse_num(format, i);
-                i = next;
-                self.f.wid_present = wid.is_some();
-                self.f.wid = wid.unwrap_or(0);
-                if after_index && self.f.wid_present {
-                    self.good_arg_num = false;
-                }
-            }
+            (arg_num, i, after_index) = self.width(format, i, args, arg_num, after_index);
             if i + 1 < end && format[i] == b'.' {
-                i += 1;
-                if after_index {
-                    self.good_arg_num = false;
-                }
-                (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
-                if i < end && format[i] == b'*' {
-                    i += 1;
-                    let (prec, next) = self.int_from_arg(args, arg_num);
-                    arg_num = next;
-                    match prec {
-                        Some(p) if p >= 0 => {
-                            self.f.prec_present = true;
-                            self.f.prec = p as usize;
-                        }
-                        Some(_) => {
-                            // A negative precision means none.
-                            self.f.prec_present = false;
-                            self.f.prec = 0;
-                        }
-                        None => {
-                            self.f.prec_present = false;
-                            self.f.prec = 0;
-                        }
-                    }
-                    if !self.f.prec_present {
-                        self.buf.extend_from_slice(b"%!(BADPREC)");
-                    }
-                    after_index = false;
-                } else {
-                    let (prec, next) = parse_num(format, i);
-                    i = next;
-                    self.f.prec_present = true;
-                    self.f.prec = prec.unwrap_or(0);
-                }
+                (arg_num, i, after_index) =
+                    self.precision(format, i + 1, args, arg_num, after_index);
             }
             if !after_index {
-                (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
+                (arg_num, i, _) = self.arg_number(arg_num, format, i, args.len());
             }
-            let _ = after_index;
             if i >= end {
                 self.buf.extend_from_slice(b"%!(NOVERB)");
                 break;
@@ -769,46 +686,182 @@ impl Pp {
                 _ => ('\u{fffd}', 1),
             };
             i += size;
-            match verb {
-                '%' => self.buf.push(b'%'),
-                _ if !self.good_arg_num => {
-                    self.buf.extend_from_slice(b"%!");
-                    self.write_rune(verb);
-                    self.buf.extend_from_slice(b"(BADINDEX)");
-                }
-                _ if arg_num >= args.len() => {
-                    self.buf.extend_from_slice(b"%!");
-                    self.write_rune(verb);
-                    self.buf.extend_from_slice(b"(MISSING)");
-                }
-                _ => {
-                    if verb == 'v' {
-                        self.f.sharp_v = self.f.sharp;
-                        self.f.sharp = false;
-                        self.f.plus_v = self.f.plus;
-                        self.f.plus = false;
-                    }
-                    self.print_arg(&args[arg_num], verb);
-                    arg_num += 1;
-                }
-            }
+            arg_num = self.verb(verb, args, arg_num);
         }
         if !self.reordered && arg_num < args.len() {
-            self.f = Flags::default();
-            self.buf.extend_from_slice(b"%!(EXTRA ");
-            for (i, arg) in args[arg_num..].iter().enumerate() {
-                if i > 0 {
-                    self.buf.extend_from_slice(b", ");
+            self.extra(&args[arg_num..]);
+        }
+    }
+
+    /// A directive's flags from `i` on, with Go's fast path for a verb right after them:
+    /// the index after them, and whether that verb was printed already.
+    fn flags(
+        &mut self,
+        format: &[u8],
+        mut i: usize,
+        args: &[Kind<'_>],
+        arg_num: usize,
+    ) -> (usize, bool) {
+        while i < format.len() {
+            let c = format[i];
+            match c {
+                b'#' => self.f.sharp = true,
+                b'0' => self.f.zero = !self.f.minus,
+                b'+' => self.f.plus = true,
+                b'-' => {
+                    self.f.minus = true;
+                    self.f.zero = false;
                 }
-                if is_nil(arg) {
-                    self.buf.extend_from_slice(b"<nil>");
-                } else {
-                    self.buf.extend_from_slice(arg.type_name().as_bytes());
-                    self.buf.push(b'=');
-                    self.print_arg(arg, 'v');
+                b' ' => self.f.space = true,
+                _ => {
+                    if c.is_ascii_lowercase() && arg_num < args.len() {
+                        self.print_verb(&args[arg_num], char::from(c));
+                        return (i + 1, true);
+                    }
+                    break;
                 }
             }
-            self.buf.push(b')');
+            i += 1;
         }
+        (i, false)
+    }
+
+    /// A directive's width at `i`: `*` takes it from the next argument, else digits (which
+    /// make an argument index just before them bad). Returns the argument number, the
+    /// index after the width and whether an argument index is in effect.
+    fn width(
+        &mut self,
+        format: &[u8],
+        mut i: usize,
+        args: &[Kind<'_>],
+        mut arg_num: usize,
+        mut after_index: bool,
+    ) -> (usize, usize, bool) {
+        if i < format.len() && format[i] == b'*' {
+            i += 1;
+            let (wid, next) = self.int_from_arg(args, arg_num);
+            arg_num = next;
+            match wid {
+                Some(w) => {
+                    self.f.wid_present = true;
+                    self.f.wid = w.unsigned_abs() as usize;
+                    if w < 0 {
+                        self.f.minus = true;
+                        self.f.zero = false;
+                    }
+                }
+                None => {
+                    self.f.wid_present = false;
+                    self.f.wid = 0;
+                    self.buf.extend_from_slice(b"%!(BADWIDTH)");
+                }
+            }
+            after_index = false;
+        } else {
+            let (wid, next) = parse_num(format, i);
+            i = next;
+            self.f.wid_present = wid.is_some();
+            self.f.wid = wid.unwrap_or(0);
+            if after_index && self.f.wid_present {
+                self.good_arg_num = false;
+            }
+        }
+        (arg_num, i, after_index)
+    }
+
+    /// A directive's precision at `i`, just after its `.`: an argument index, then `*`
+    /// (from the next argument) or digits. Returns what [`Pp::width`] returns.
+    fn precision(
+        &mut self,
+        format: &[u8],
+        mut i: usize,
+        args: &[Kind<'_>],
+        mut arg_num: usize,
+        after_index: bool,
+    ) -> (usize, usize, bool) {
+        if after_index {
+            self.good_arg_num = false;
+        }
+        let after_index;
+        (arg_num, i, after_index) = self.arg_number(arg_num, format, i, args.len());
+        if i < format.len() && format[i] == b'*' {
+            let (prec, next) = self.int_from_arg(args, arg_num);
+            match prec {
+                Some(p) if p >= 0 => {
+                    self.f.prec_present = true;
+                    self.f.prec = p as usize;
+                }
+                Some(_) => {
+                    // A negative precision means none.
+                    self.f.prec_present = false;
+                    self.f.prec = 0;
+                }
+                None => {
+                    self.f.prec_present = false;
+                    self.f.prec = 0;
+                }
+            }
+            if !self.f.prec_present {
+                self.buf.extend_from_slice(b"%!(BADPREC)");
+            }
+            return (next, i + 1, false);
+        }
+        let (prec, next) = parse_num(format, i);
+        self.f.prec_present = true;
+        self.f.prec = prec.unwrap_or(0);
+        (arg_num, next, after_index)
+    }
+
+    /// A directive's verb, applied to argument `arg_num` (or its error when the index
+    /// was bad or the arguments ran out); returns the next argument's number.
+    fn verb(&mut self, verb: char, args: &[Kind<'_>], arg_num: usize) -> usize {
+        match verb {
+            '%' => self.buf.push(b'%'),
+            _ if !self.good_arg_num => {
+                self.buf.extend_from_slice(b"%!");
+                self.write_rune(verb);
+                self.buf.extend_from_slice(b"(BADINDEX)");
+            }
+            _ if arg_num >= args.len() => {
+                self.buf.extend_from_slice(b"%!");
+                self.write_rune(verb);
+                self.buf.extend_from_slice(b"(MISSING)");
+            }
+            _ => {
+                self.print_verb(&args[arg_num], verb);
+                return arg_num + 1;
+            }
+        }
+        arg_num
+    }
+
+    /// `print_arg`, with `%v`'s `#` and `+` flags turned into its `#v` and `+v` forms.
+    fn print_verb(&mut self, arg: &Kind<'_>, verb: char) {
+        if verb == 'v' {
+            self.f.sharp_v = self.f.sharp;
+            self.f.sharp = false;
+            self.f.plus_v = self.f.plus;
+            self.f.plus = false;
+        }
+        self.print_arg(arg, verb);
+    }
+
+    /// `%!(EXTRA type=value, …)` for the arguments no verb used.
+    fn extra(&mut self, extra: &[Kind<'_>]) {
+        self.f = Flags::default();
+        self.buf.extend_from_slice(b"%!(EXTRA ");
+        for (i, arg) in extra.iter().enumerate() {
+            if i > 0 {
+                self.buf.extend_from_slice(b", ");
+            }
+            if is_nil(arg) {
+                self.buf.extend_from_slice(b"<nil>");
+            } else {
+                self.buf.extend_from_slice(arg.type_name().as_bytes());
+                self.buf.push(b'=');
+                self.print_arg(arg, 'v');
+            }
+        }
+        self.buf.push(b')');
     }
 }

@@ -152,10 +152,10 @@ fn spaces_and_quotes() {
     ]);
 }
 
-/// What go-yaml v2's resolver reads as a number, a bool, null or a timestamp (YAML
-/// 1.1), or as a base-60 float, is double-quoted; the near misses stay plain.
+/// What go-yaml v2's resolver reads as a number (YAML 1.1) is double-quoted; the near
+/// misses stay plain.
 #[test]
-fn text_that_reads_back_as_another_type_is_double_quoted() {
+fn text_that_reads_back_as_a_number_is_double_quoted() {
     check(&[
         ("0777", "\"0777\""),
         ("0o17", "\"0o17\""),
@@ -197,6 +197,12 @@ fn text_that_reads_back_as_another_type_is_double_quoted() {
         (".Nan", ".Nan"),
         ("+.nan", "+.nan"),
     ]);
+}
+
+/// What go-yaml v2's resolver reads as a bool or null is double-quoted; the near
+/// misses stay plain.
+#[test]
+fn text_that_reads_back_as_a_bool_or_null_is_double_quoted() {
     check(&[
         ("y", "\"y\""),
         ("Y", "\"Y\""),
@@ -226,6 +232,12 @@ fn text_that_reads_back_as_another_type_is_double_quoted() {
         ("nULL", "nULL"),
         ("o", "o"),
     ]);
+}
+
+/// What go-yaml v2's resolver reads as a timestamp is double-quoted; the near
+/// misses stay plain.
+#[test]
+fn text_that_reads_back_as_a_timestamp_is_double_quoted() {
     check(&[
         ("2024-01-02", "\"2024-01-02\""),
         ("2024-1-2", "\"2024-1-2\""),
@@ -252,6 +264,12 @@ fn text_that_reads_back_as_another_type_is_double_quoted() {
         ("2001-12-14 21:59", "2001-12-14 21:59"),
         ("2001-12-14T1:2:3+24:00", "\"2001-12-14T1:2:3+24:00\""),
     ]);
+}
+
+/// What go-yaml v2's resolver reads as a base-60 float is double-quoted; the near
+/// misses stay plain.
+#[test]
+fn text_that_reads_back_as_a_base_60_float_is_double_quoted() {
     check(&[
         ("1:20", "\"1:20\""),
         ("190:20:30", "\"190:20:30\""),
@@ -466,154 +484,141 @@ fn scalars_at_the_root() {
     assert_eq!(yaml(&json!(["a", {"b": "c"}])), "- a\n- b: c\n");
 }
 
+/// The golden table's one-line strings, each a value of `configmap-values` and, where
+/// kubectl keeps their order, a key of `configmap-keys`.
+const GOLDEN_STRINGS: &[&str] = &[
+    "*",
+    "&anchor",
+    "!tag",
+    "|",
+    ">",
+    "%",
+    "@",
+    "`",
+    "#",
+    "a #b",
+    "a#b",
+    "- a",
+    "-a",
+    "? a",
+    "?a",
+    ": a",
+    "a: b",
+    "a:b",
+    "a:",
+    "[a]",
+    "{a}",
+    ",",
+    "a,b",
+    "---",
+    "...",
+    "<<",
+    "=",
+    "~",
+    "",
+    " ",
+    " lead",
+    "trail ",
+    "in  side",
+    "tab\there",
+    "\t",
+    "it's",
+    "say \"hi\"",
+    "'both' \"kinds\"",
+    "C:\\path",
+    "127.0.0.1",
+    "::1",
+    "10.0.0.0/8",
+    "1.2.3",
+    "1.20",
+    "v1",
+    "0777",
+    "0o17",
+    "0x1F",
+    "0b101",
+    "1_000",
+    "+1",
+    "-1",
+    "08",
+    "1e3",
+    ".5",
+    ".5_5",
+    "1.",
+    "99999999999999999999",
+    "0x",
+    "_1",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "inf",
+    "Infinity",
+    "y",
+    "Y",
+    "yes",
+    "no",
+    "on",
+    "Off",
+    "true",
+    "False",
+    "tRUE",
+    "null",
+    "Null",
+    "nULL",
+    "2024-01-02",
+    "2024-1-2",
+    "2024-02-30",
+    "2001-12-14t21:59:43.10-05:00",
+    "2001-12-14 21:59:43.10",
+    "2001-12-14T21:59:43",
+    "2001-12-14T21:59:43+25:00",
+    "1:20",
+    "190:20:30",
+    "1:60",
+    "8080:80",
+    "é",
+    "日本語",
+    "😀",
+    "a\u{a0}b",
+    "a\u{2028}b",
+    "\u{feff}bom",
+    "a\u{85}b",
+    "\u{1b}[0m",
+    "nul\0",
+];
+
+/// The golden table's strings with line breaks.
+const GOLDEN_LINES: &[&str] = &[
+    "a\nb",
+    "a\n",
+    "a\n\n",
+    "\n",
+    "\na",
+    " a\nb",
+    "a \nb",
+    "a\n b",
+    "a\r\nb",
+    "a\n\n\nb",
+    "#!/bin/sh\nset -e\necho \"$HOME\" 'x'\n",
+    "\ttabbed\nline",
+];
+
 /// The golden table: objects written by kubectl 1.32 itself (`kubectl patch --local -f
 /// F -p '{}' --type merge -o yaml`, offline, which prints the object it read), kept in
 /// `golden.yaml` as `# case: NAME` and kubectl's text. `KUBEPLUG_REGENERATE=1` with
 /// kubectl on `PATH` writes the file again.
 fn golden_cases() -> Vec<(&'static str, Value)> {
-    let strings = [
-        "*",
-        "&anchor",
-        "!tag",
-        "|",
-        ">",
-        "%",
-        "@",
-        "`",
-        "#",
-        "a #b",
-        "a#b",
-        "- a",
-        "-a",
-        "? a",
-        "?a",
-        ": a",
-        "a: b",
-        "a:b",
-        "a:",
-        "[a]",
-        "{a}",
-        ",",
-        "a,b",
-        "---",
-        "...",
-        "<<",
-        "=",
-        "~",
-        "",
-        " ",
-        " lead",
-        "trail ",
-        "in  side",
-        "tab\there",
-        "\t",
-        "it's",
-        "say \"hi\"",
-        "'both' \"kinds\"",
-        "C:\\path",
-        "127.0.0.1",
-        "::1",
-        "10.0.0.0/8",
-        "1.2.3",
-        "1.20",
-        "v1",
-        "0777",
-        "0o17",
-        "0x1F",
-        "0b101",
-        "1_000",
-        "+1",
-        "-1",
-        "08",
-        "1e3",
-        ".5",
-        ".5_5",
-        "1.",
-        "99999999999999999999",
-        "0x",
-        "_1",
-        ".inf",
-        "-.Inf",
-        ".nan",
-        "inf",
-        "Infinity",
-        "y",
-        "Y",
-        "yes",
-        "no",
-        "on",
-        "Off",
-        "true",
-        "False",
-        "tRUE",
-        "null",
-        "Null",
-        "nULL",
-        "2024-01-02",
-        "2024-1-2",
-        "2024-02-30",
-        "2001-12-14t21:59:43.10-05:00",
-        "2001-12-14 21:59:43.10",
-        "2001-12-14T21:59:43",
-        "2001-12-14T21:59:43+25:00",
-        "1:20",
-        "190:20:30",
-        "1:60",
-        "8080:80",
-        "é",
-        "日本語",
-        "😀",
-        "a\u{a0}b",
-        "a\u{2028}b",
-        "\u{feff}bom",
-        "a\u{85}b",
-        "\u{1b}[0m",
-        "nul\0",
-    ];
-    let data: serde_json::Map<String, Value> = strings
+    let data: serde_json::Map<String, Value> = GOLDEN_STRINGS
         .iter()
         .enumerate()
         .map(|(i, s)| (format!("s{i:03}"), json!(s)))
         .collect();
-    // As keys, the strings whose order kubectl prints the same on every run (and no
-    // NEL, which kubectl refuses in a key).
-    let mut keys = serde_json::Map::new();
-    for s in strings.into_iter().filter(|s| !s.contains('\u{85}')) {
-        keys.insert(s.to_string(), json!("v"));
-        if !keys_sort_consistently(&Value::Object(keys.clone())) {
-            keys.remove(s);
-        }
-    }
-    let lines = [
-        "a\nb",
-        "a\n",
-        "a\n\n",
-        "\n",
-        "\na",
-        " a\nb",
-        "a \nb",
-        "a\n b",
-        "a\r\nb",
-        "a\n\n\nb",
-        "#!/bin/sh\nset -e\necho \"$HOME\" 'x'\n",
-        "\ttabbed\nline",
-    ];
-    let multiline: serde_json::Map<String, Value> = lines
+    let keys = golden_keys();
+    let multiline: serde_json::Map<String, Value> = GOLDEN_LINES
         .iter()
         .enumerate()
         .map(|(i, s)| (format!("m{i:02}"), json!(s)))
         .collect();
-    let word = |n: usize| "w".repeat(n);
-    let long: Vec<Value> = (70..=90)
-        .map(|n| json!(format!("{} {} end", word(n - 6), word(2))))
-        .chain([
-            json!(format!("*{} folded in single quotes", word(78))),
-            json!(format!("\t{}  two spaces in double quotes", word(78))),
-            json!(word(120)),
-            json!(format!("{} x", "é".repeat(76))),
-            json!(format!("{} x", "é".repeat(78))),
-        ])
-        .collect();
+    let long = golden_long_lines();
     let meta = |name: &str| json!({"name": name});
     vec![
         (
@@ -674,6 +679,38 @@ fn golden_cases() -> Vec<(&'static str, Value)> {
                     "restartPolicy": "Always"}}),
         ),
     ]
+}
+
+/// As keys, the golden strings whose order kubectl prints the same on every run (and no
+/// NEL, which kubectl refuses in a key).
+fn golden_keys() -> serde_json::Map<String, Value> {
+    let mut keys = serde_json::Map::new();
+    for s in GOLDEN_STRINGS
+        .iter()
+        .copied()
+        .filter(|s| !s.contains('\u{85}'))
+    {
+        keys.insert(s.to_string(), json!("v"));
+        if !keys_sort_consistently(&Value::Object(keys.clone())) {
+            keys.remove(s);
+        }
+    }
+    keys
+}
+
+/// Lines around go-yaml's width of 80, where it folds.
+fn golden_long_lines() -> Vec<Value> {
+    let word = |n: usize| "w".repeat(n);
+    (70..=90)
+        .map(|n| json!(format!("{} {} end", word(n - 6), word(2))))
+        .chain([
+            json!(format!("*{} folded in single quotes", word(78))),
+            json!(format!("\t{}  two spaces in double quotes", word(78))),
+            json!(word(120)),
+            json!(format!("{} x", "é".repeat(76))),
+            json!(format!("{} x", "é".repeat(78))),
+        ])
+        .collect()
 }
 
 /// Whether every map's keys sort the same whatever their order (kubectl's own order
