@@ -1,7 +1,7 @@
 //! The API server's client of a command, built here from kube's [`kube::Config`] instead
 //! of by kube's `Client::try_from(Config)`.
 //!
-//! Why (issue 21, measured 2026-11-26): kube's builder reaches its credential code from
+//! Why (the binary-size budget, measured 2026-11-26): kube's builder reaches its credential code from
 //! three places (the TLS identity, the `Authorization` layer, the client's expiry), so
 //! calling it at all linked that code, with JSONPath, pest, regex and a YAML
 //! deserializer, into every plugin; and it ran an exec plugin three times per client.

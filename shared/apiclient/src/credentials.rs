@@ -1,7 +1,7 @@
 //! The kubeconfig user's credentials, provided as client-go provides them, and their
 //! failures in client-go's words, carrying nothing of the kubeconfig's secrets.
 //!
-//! **Ours, not kube's** (issue 21 and correctness, 2026-11-26). kube-client 5 builds its
+//! **Ours, not kube's** (the binary-size budget and correctness, 2026-11-26). kube-client 5 builds its
 //! credentials inside `Client::try_from(Config)`, and that code cost every plugin
 //! 1.25–1.46 MiB of its stripped binary (a YAML deserializer for exec output, and
 //! JSONPath with pest and regex for the removed gcp provider's `token-key`, measured in

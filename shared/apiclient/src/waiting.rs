@@ -1,5 +1,5 @@
 //! Why a wait is not over: the causes the API server already knows while a command
-//! waits for pods (issue 31), in the server's own words, one line per distinct
+//! waits for pods, in the server's own words, one line per distinct
 //! cause, for rolling-update's stalled steps and run-pod's attach wait.
 //!
 //! Pure: the callers read the objects (from their watch stores, and a list of

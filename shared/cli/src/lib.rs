@@ -101,7 +101,7 @@ pub fn init_logging(verbosity: u8, crate_name: &str) {
     // `Targets`, not `EnvFilter`: the filter is one of four fixed `target=level` lists,
     // which `Targets` matches the same way (longest target prefix wins, a bare level is
     // the default); `EnvFilter` (the `env-filter` feature) would bring its directive
-    // parser and span-field value matching for nothing (issue 21, binary size).
+    // parser and span-field value matching for nothing (binary size).
     // The lists below always parse; an empty filter would only silence the logs.
     let filter: tracing_subscriber::filter::Targets = logging_filter(verbosity, crate_name)
         .parse()

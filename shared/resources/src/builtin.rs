@@ -5,7 +5,7 @@
 //! The table is generated from the typed models with a macro instead of being written
 //! out, so plurals and scopes come from k8s-openapi and cannot be mistyped. It covers
 //! the kinds people keep in manifests, not every type of the API. It is plain data:
-//! nothing in it reaches the models' decoders, which are large (issue 21: the table
+//! nothing in it reaches the models' decoders, which are large (the binary-size budget: the table
 //! once held a decode-and-encode round trip per kind, about 0.7 MiB of every plugin,
 //! run-pod's included, which only maps).
 //!

@@ -17,7 +17,7 @@
 //! is set (rolling-update's `-f`) and as the last resort when there is no server at
 //! all (a client dry run without a usable kubeconfig). A client dry run with a server
 //! maps through its discovery, as kubectl's does, so that a kind the server does not
-//! serve fails there too (issue 34).
+//! serve fails there too.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -109,7 +109,7 @@ pub(crate) fn check(
 /// Reached only through [`Builder::server_schema`](super::Builder::server_schema),
 /// which hands the Builder this function: rolling-update validates with 1.17's
 /// client-side schema, where `warn` cannot arise, and so links neither this nor the
-/// local time zone machinery of its klog header (issue 21, binary size).
+/// local time zone machinery of its klog header (binary size).
 pub(crate) fn warn_unsupported(kinds: &[(Gvk, usize)], mode: Validation, schema: &ServerSchema) {
     let Ok(published) = schema else { return };
     if mode != Validation::Warn {

@@ -5,7 +5,7 @@
 //! compiled once per kind of input; decoding `Value`s through text too lets every
 //! typed decode of the plugins (the `--validate` models, `--overrides`' round trip,
 //! rolling-update's `-f`) share kube's copy instead of carrying a second one for
-//! `Value` (issue 21, binary size). A bottom module: `generate` and `resource` use it.
+//! `Value` (binary size). A bottom module: `generate` and `resource` use it.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

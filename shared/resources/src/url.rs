@@ -5,7 +5,7 @@
 //! kubectl, the size of the body and the time per attempt are bounded, so a wrong URL
 //! cannot stream gigabytes into memory or hang the command.
 //!
-//! **The hyper stack kube already brings, not reqwest** (issue 21, measured
+//! **The hyper stack kube already brings, not reqwest** (the binary-size budget, measured
 //! 2026-11-25): reqwest 0.13 added 28 crates to every plugin (`url` with `idna` and
 //! its ICU tables, a second `tower-http`), while hyper, hyper-util's client and proxy
 //! matcher, hyper-rustls and the platform verifier are in every plugin anyway for kube.

@@ -7,7 +7,7 @@
 //! character limit (`container_image_dist_ref`) or normalise and reject IPv6 hosts
 //! (`oci-spec`), both unlike kubectl, so the check is written here.
 //!
-//! Matched with `regex-lite` rather than `regex` (issue 21, binary size): run-pod
+//! Matched with `regex-lite` rather than `regex` (binary size): run-pod
 //! matches one reference per command, so `regex`'s faster searches buy nothing, and the
 //! grammar needs only the RE2 syntax both crates share (ASCII classes, bounded
 //! repetition, anchors), none of the Unicode classes `regex-lite` leaves out.
