@@ -27,6 +27,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod kubeconfig;
 pub mod kuberc;
 pub mod readiness;
 pub mod retry;
