@@ -3,6 +3,10 @@
 //! kubectl does not forward its own global flags to a plugin (it only passes
 //! `KUBECONFIG` through the environment), so each plugin parses `--context`, `-n` and
 //! the rest itself, with the same names, defaults and help text as kubectl.
+//!
+//! What the flags mean for the kubeconfig is [`apiclient::kubeconfig`]'s: here they
+//! become its loading rules and overrides, as kubectl's `ConfigFlags` fills
+//! client-go's; the client is then built from the `Config` its loader returns.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
