@@ -219,6 +219,7 @@ const ABOVE_APICLIENT_BOTTOM: &[&str] = &[
     "crate::retry",
     "crate::status",
     "crate::warnings",
+    "crate::kubeconfig",
 ];
 
 /// What rolling-update's pure core (the algorithm behind the `UpdaterOps`,
@@ -445,6 +446,19 @@ const LAYERS: &[Layer] = &[
             "crate::rest",
             "crate::resource",
             "crate::client",
+        ],
+        forbidden_macros: &[],
+    },
+    Layer {
+        dir: "shared/apiclient/src/kubeconfig",
+        invariant: "the kubeconfig loader builds a Config, never a client: it sits below the client and its layers",
+        forbidden: &[
+            "crate::client",
+            "crate::bound",
+            "crate::retry",
+            "crate::warnings",
+            "crate::status",
+            "crate::go_net",
         ],
         forbidden_macros: &[],
     },

@@ -14,6 +14,9 @@
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
 //! - [`error`]: this crate's error type, and `error_chain`.
 //! - [`home`]: the home directory as client-go finds it.
+//! - [`kubeconfig`]: client-go's kubeconfig loader: the loading rules (`--kubeconfig`,
+//!   `KUBECONFIG`'s merge, `~/.kube/config`, in-cluster), the overrides merged over
+//!   the kubeconfig, and the kube `Config` a client is built from.
 //! - [`kuberc`]: kubectl's preferences file, read for its credential plugin policy.
 //! - [`term`]: whether stderr gets colour.
 //! - [`waiting`]: why a wait is not over, in the server's words.
@@ -27,6 +30,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod kubeconfig;
 pub mod kuberc;
 pub mod readiness;
 pub mod retry;

@@ -11,7 +11,7 @@
 //! [`retry_after_error`] are those decisions as pure functions and [`layer`] applies
 //! them to every request of a plugin's client.
 //!
-//! kube's own retry policy stays off ([`cli::flags::ConfigFlags::apply_overrides`]):
+//! kube's own retry policy stays off ([`crate::kubeconfig::Overrides::apply`]):
 //! it also retries without `Retry-After`, with exponential backoff up to 1000 s and
 //! 15 retries — not what kubectl does, and far too patient for a command a user waits
 //! on.

@@ -540,6 +540,17 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
             "crate::warnings",
         ),
         (
+            "shared/apiclient/src/home.rs",
+            "use crate::kubeconfig::LoadingRules;",
+            "crate::kubeconfig::LoadingRules",
+        ),
+        // The kubeconfig loader builds a Config, never a client.
+        (
+            "shared/apiclient/src/kubeconfig/loader.rs",
+            "fn f() { crate::client::builder(); }",
+            "crate::client::builder",
+        ),
+        (
             "shared/resources/src/typed.rs",
             "use apiclient::client;",
             "apiclient::client",
@@ -609,6 +620,10 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
     // Clean: downward names.
     let clean = [
         ("shared/apiclient/src/error.rs", "use crate::tls::TlsError;"),
+        (
+            "shared/apiclient/src/kubeconfig/loader.rs",
+            "use crate::credentials::policy::PluginPolicy;\nuse crate::home::dir;",
+        ),
         (
             "plugins/rolling-update/src/handover.rs",
             "use crate::controller::name;\nuse kube::api::DeleteParams;",

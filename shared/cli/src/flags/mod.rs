@@ -4,7 +4,8 @@
 //! `Args`, and converts with a `to_*()` method. Nothing here sends a request except
 //! `--match-server-version`'s one `/version` request in [`ConfigFlags::to_config`].
 //!
-//! - [`ConfigFlags`]: kubectl's global kubeconfig flags.
+//! - [`ConfigFlags`]: kubectl's global kubeconfig flags, mapped onto
+//!   [`apiclient::kubeconfig`]'s loading rules and overrides.
 //! - [`PrintFlags`]: `-o/--output` → a [`crate::printers::Printer`].
 //! - [`go_bool_flags`], [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
 //! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
