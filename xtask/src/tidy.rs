@@ -11,7 +11,12 @@
 //!   code map, in its crate's section;
 //! - **doc citations**: a Markdown file's relative links and backticked repo paths name
 //!   files that exist, and nothing cites a path outside the repository (a relative path
-//!   climbing above its root, or the machine's background notes in `/work/shared`).
+//!   climbing above its root, or the machine's background notes in `/work/shared`),
+//!   and neither a Markdown file nor a Rust comment cites a work-item number;
+//! - **import cycles**: no module of a crate names a sibling that names it back
+//!   ([`cycles`]);
+//! - **function length**: no function over 100 lines outside the e2e tests
+//!   ([`length`]).
 //!
 //! Rust is read with `syn` (already in the lock file through serde_derive, clap_derive
 //! and thiserror) rather than with regexes: `use` trees with groups, renames and globs,
@@ -27,6 +32,7 @@ use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use syn::visit::Visit;
 
 mod cycles;
+mod length;
 
 /// `cargo xtask tidy`.
 pub fn run() -> anyhow::Result<()> {
@@ -60,6 +66,7 @@ pub enum Rule {
     CodeMap,
     DocCitation,
     ImportCycle,
+    FunctionLength,
 }
 
 impl fmt::Display for Rule {
@@ -70,6 +77,7 @@ impl fmt::Display for Rule {
             Rule::CodeMap => "code-map",
             Rule::DocCitation => "doc-citation",
             Rule::ImportCycle => "import-cycle",
+            Rule::FunctionLength => "function-length",
         })
     }
 }
@@ -97,6 +105,10 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
         if let Some(layer) = LAYERS.iter().find(|l| rel.starts_with(l.dir)) {
             problems.extend(layering(&rel, &text, layer));
         }
+        if length::applies(&rel) {
+            problems.extend(length::check(&rel, &text));
+        }
+        problems.extend(comment_citations(&rel, &text));
     }
     for src in cycles::crate_roots(root)? {
         problems.extend(cycles::check(root, &src)?);
@@ -1028,6 +1040,28 @@ fn work_item(line: &str) -> Option<&str> {
         }
     }
     None
+}
+
+/// Work-item numbers in the comments of a Rust file: a comment says what a thing is or
+/// why it is so, which a number does not. tidy's own rule and tests name examples.
+fn comment_citations(rel: &str, text: &str) -> Vec<Problem> {
+    if rel.starts_with("xtask/src/tidy") {
+        return Vec::new();
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.trim_start().starts_with("//"))
+        .filter_map(|(n, line)| {
+            work_item(line).map(|cited| Problem {
+                path: rel.to_string(),
+                line: n + 1,
+                rule: Rule::DocCitation,
+                message: format!(
+                    "cites `{cited}`, an internal work-item number that means nothing to a reader (say what the thing is)"
+                ),
+            })
+        })
+        .collect()
 }
 
 fn doc_citations(root: &Path, rel: &str, text: &str) -> Vec<Problem> {

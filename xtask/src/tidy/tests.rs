@@ -515,95 +515,98 @@ fn an_import_cycle_between_modules_is_reported() {
     assert_eq!(messages(&cycles::cycles(src, &clean)), Vec::<String>::new());
 }
 
+/// Names the bottom modules and the plugins' cores may not use: the file, the planted
+/// source and the name reported.
+const BELOW_THEIR_SEAMS: &[(&str, &str, &str)] = &[
+    // apiclient's bottom: error, tls, home, term name nothing above them.
+    (
+        "shared/apiclient/src/error.rs",
+        "use crate::client::Requested;",
+        "crate::client::Requested",
+    ),
+    (
+        "shared/apiclient/src/tls.rs",
+        "fn f() { crate::go_net::failure(); }",
+        "crate::go_net::failure",
+    ),
+    (
+        "shared/apiclient/src/home.rs",
+        "use super::bound::current;",
+        "crate::bound::current",
+    ),
+    (
+        "shared/apiclient/src/term.rs",
+        "use crate::warnings;",
+        "crate::warnings",
+    ),
+    (
+        "shared/apiclient/src/home.rs",
+        "use crate::kubeconfig::LoadingRules;",
+        "crate::kubeconfig::LoadingRules",
+    ),
+    // The kubeconfig loader builds a Config, never a client.
+    (
+        "shared/apiclient/src/kubeconfig/loader.rs",
+        "fn f() { crate::client::builder(); }",
+        "crate::client::builder",
+    ),
+    (
+        "shared/resources/src/typed.rs",
+        "use apiclient::client;",
+        "apiclient::client",
+    ),
+    (
+        "shared/goyaml/src/text.rs",
+        "use crate::emit::to_string;",
+        "crate::emit::to_string",
+    ),
+    // create-file: nothing calls back into options; create not into edit.
+    (
+        "plugins/create-file/src/create.rs",
+        "use crate::options::CreateStep;",
+        "crate::options::CreateStep",
+    ),
+    (
+        "plugins/create-file/src/create.rs",
+        "fn f() { crate::edit::run(); }",
+        "crate::edit::run",
+    ),
+    (
+        "plugins/create-file/src/edit/text.rs",
+        "use super::super::options::X;",
+        "crate::options::X",
+    ),
+    (
+        "plugins/run-pod/src/attach.rs",
+        "use crate::options::RunPodOptions;",
+        "crate::options::RunPodOptions",
+    ),
+    // rolling-update's core stays behind its seams.
+    (
+        "plugins/rolling-update/src/handover.rs",
+        "use crate::cluster::is_transient;",
+        "crate::cluster::is_transient",
+    ),
+    (
+        "plugins/rolling-update/src/handover.rs",
+        "use kube::api::{Api, PostParams};",
+        "kube::api::Api",
+    ),
+    (
+        "plugins/rolling-update/src/prepare.rs",
+        "fn f(_: kube::Client) {}",
+        "kube::Client",
+    ),
+    (
+        "plugins/rolling-update/src/updater.rs",
+        "use crate::cluster::KubeOps;",
+        "crate::cluster::KubeOps",
+    ),
+];
+
 #[test]
-fn the_bottom_modules_and_the_plugins_rules_are_checked() {
-    let planted = [
-        // apiclient's bottom: error, tls, home, term name nothing above them.
-        (
-            "shared/apiclient/src/error.rs",
-            "use crate::client::Requested;",
-            "crate::client::Requested",
-        ),
-        (
-            "shared/apiclient/src/tls.rs",
-            "fn f() { crate::go_net::failure(); }",
-            "crate::go_net::failure",
-        ),
-        (
-            "shared/apiclient/src/home.rs",
-            "use super::bound::current;",
-            "crate::bound::current",
-        ),
-        (
-            "shared/apiclient/src/term.rs",
-            "use crate::warnings;",
-            "crate::warnings",
-        ),
-        (
-            "shared/apiclient/src/home.rs",
-            "use crate::kubeconfig::LoadingRules;",
-            "crate::kubeconfig::LoadingRules",
-        ),
-        // The kubeconfig loader builds a Config, never a client.
-        (
-            "shared/apiclient/src/kubeconfig/loader.rs",
-            "fn f() { crate::client::builder(); }",
-            "crate::client::builder",
-        ),
-        (
-            "shared/resources/src/typed.rs",
-            "use apiclient::client;",
-            "apiclient::client",
-        ),
-        (
-            "shared/goyaml/src/text.rs",
-            "use crate::emit::to_string;",
-            "crate::emit::to_string",
-        ),
-        // create-file: nothing calls back into options; create not into edit.
-        (
-            "plugins/create-file/src/create.rs",
-            "use crate::options::CreateStep;",
-            "crate::options::CreateStep",
-        ),
-        (
-            "plugins/create-file/src/create.rs",
-            "fn f() { crate::edit::run(); }",
-            "crate::edit::run",
-        ),
-        (
-            "plugins/create-file/src/edit/text.rs",
-            "use super::super::options::X;",
-            "crate::options::X",
-        ),
-        (
-            "plugins/run-pod/src/attach.rs",
-            "use crate::options::RunPodOptions;",
-            "crate::options::RunPodOptions",
-        ),
-        // rolling-update's core stays behind its seams.
-        (
-            "plugins/rolling-update/src/handover.rs",
-            "use crate::cluster::is_transient;",
-            "crate::cluster::is_transient",
-        ),
-        (
-            "plugins/rolling-update/src/handover.rs",
-            "use kube::api::{Api, PostParams};",
-            "kube::api::Api",
-        ),
-        (
-            "plugins/rolling-update/src/prepare.rs",
-            "fn f(_: kube::Client) {}",
-            "kube::Client",
-        ),
-        (
-            "plugins/rolling-update/src/updater.rs",
-            "use crate::cluster::KubeOps;",
-            "crate::cluster::KubeOps",
-        ),
-    ];
-    for (rel, source, named) in planted {
+fn the_bottom_modules_and_the_plugins_names_across_their_seams_are_reported() {
+    for &(rel, source, named) in BELOW_THEIR_SEAMS {
         let layer = LAYERS
             .iter()
             .find(|l| rel.starts_with(l.dir))
@@ -617,23 +620,28 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
             messages(&problems)
         );
     }
-    // Clean: downward names.
-    let clean = [
-        ("shared/apiclient/src/error.rs", "use crate::tls::TlsError;"),
-        (
-            "shared/apiclient/src/kubeconfig/loader.rs",
-            "use crate::credentials::policy::PluginPolicy;\nuse crate::home::dir;",
-        ),
-        (
-            "plugins/rolling-update/src/handover.rs",
-            "use crate::controller::name;\nuse kube::api::DeleteParams;",
-        ),
-        (
-            "plugins/create-file/src/create.rs",
-            "use crate::order::barrier;",
-        ),
-    ];
-    for (rel, source) in clean {
+}
+
+/// Names that go down the layers: the file and its source.
+const DOWNWARD: &[(&str, &str)] = &[
+    ("shared/apiclient/src/error.rs", "use crate::tls::TlsError;"),
+    (
+        "shared/apiclient/src/kubeconfig/loader.rs",
+        "use crate::credentials::policy::PluginPolicy;\nuse crate::home::dir;",
+    ),
+    (
+        "plugins/rolling-update/src/handover.rs",
+        "use crate::controller::name;\nuse kube::api::DeleteParams;",
+    ),
+    (
+        "plugins/create-file/src/create.rs",
+        "use crate::order::barrier;",
+    ),
+];
+
+#[test]
+fn downward_names_of_the_bottom_modules_and_the_plugins_are_clean() {
+    for &(rel, source) in DOWNWARD {
         let layer = LAYERS
             .iter()
             .find(|l| rel.starts_with(l.dir))
@@ -644,4 +652,55 @@ fn the_bottom_modules_and_the_plugins_rules_are_checked() {
             "{rel}"
         );
     }
+}
+
+/// A function of `body_lines` lines between its `fn` line and its closing brace.
+fn function_of(body_lines: usize) -> String {
+    let body: String = (0..body_lines)
+        .map(|i| format!("    let _x{i} = {i};\n"))
+        .collect();
+    format!("//! A module.\n\nfn long() {{\n{body}}}\n")
+}
+
+#[test]
+fn a_function_over_100_lines_is_reported_where_the_rule_holds() {
+    let over = function_of(length::MAX_LINES - 1);
+    let problems = length::check("plugins/run-pod/src/options.rs", &over);
+    assert_eq!(
+        messages(&problems),
+        [
+            "plugins/run-pod/src/options.rs:3: [function-length] `long` spans 101 lines, over 100 (split it along its steps)"
+        ]
+    );
+    let at = function_of(length::MAX_LINES - 2);
+    assert!(length::check("plugins/run-pod/src/options.rs", &at).is_empty());
+    // Methods, trait defaults and nested functions count too.
+    let method = format!("impl X {{\n{}\n}}", over.replace("//! A module.\n", ""));
+    assert_eq!(length::check("shared/cli/src/x.rs", &method).len(), 1);
+    let default = format!("trait T {{\n{}\n}}", over.replace("//! A module.\n", ""));
+    assert_eq!(length::check("shared/cli/src/x.rs", &default).len(), 1);
+    for rel in [
+        "plugins/a.rs",
+        "shared/b.rs",
+        "xtask/src/c.rs",
+        "tests/src/d.rs",
+    ] {
+        assert!(length::applies(rel), "{rel}");
+    }
+    for rel in ["tests/e2e/run_pod.rs", "fuzz/fuzz_targets/yaml.rs"] {
+        assert!(!length::applies(rel), "{rel}");
+    }
+}
+
+#[test]
+fn rust_comments_say_what_a_thing_is_not_its_work_item_number() {
+    let text = "//! The matrix (issue 32).\nfn f() {\n    // see issue 7\n    let issue_7 = \"issue 9\";\n}\n";
+    let problems = comment_citations("xtask/src/bench/x.rs", text);
+    assert_eq!(
+        problems.iter().map(|p| p.line).collect::<Vec<_>>(),
+        [1, 3],
+        "{:?}",
+        messages(&problems)
+    );
+    assert!(comment_citations("xtask/src/tidy/tests.rs", text).is_empty());
 }
