@@ -58,19 +58,23 @@ fn installed() -> &'static Path {
     })
 }
 
-/// Runs `kubectl` with PATH = the install's bin directory + kubectl's own directory
-/// (nothing else, so no other plugin on the machine can interfere).
+/// Runs `kubectl` with PATH = the install's bin directory + the directory of the
+/// release's own kubectl (nothing else, so no other plugin or kubectl on the machine
+/// can interfere).
 fn kubectl(args: &[&str], kubeconfig: &Path) -> Output {
     run(Path::new("kubectl"), args, kubeconfig)
 }
 
 fn run(program: &Path, args: &[&str], kubeconfig: &Path) -> Output {
-    let kubectl = which::which("kubectl").expect("kubectl on PATH (the e2e tests need it)");
+    let cluster = cluster();
+    // The release's kubectl (on 1.20.2, the installed one, found on PATH).
+    let kubectl = which::which(&cluster.kubectl_binary).expect("the reference kubectl");
     let path = std::env::join_paths([
         installed().join("bin"),
         kubectl.parent().expect("kubectl's directory").to_path_buf(),
     ])
     .expect("PATH");
+    cluster.check_kubectl_on(&path);
     let out = Command::new(program)
         .args(args)
         .env("PATH", path)

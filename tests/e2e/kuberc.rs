@@ -319,3 +319,49 @@ fn kuberc_is_found_and_refused_as_kubectl_finds_and_refuses_it() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// With `KUBECTL_KUBERC=false` kubectl has no `--kuberc` flag: each plugin refuses it
+/// as kubectl refuses any unknown flag, beside kubectl's own `create` (the usage hint
+/// names each command).
+#[test]
+fn kuberc_off_has_no_kuberc_flag_as_in_kubectl() {
+    let cluster = cluster();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        cluster
+            .kubectl()
+            .args(args)
+            .args(["--kuberc=/nonexistent/kuberc"])
+            .env("HOME", home.path())
+            .env("KUBECTL_KUBERC", "false")
+            .stdin(MANIFEST)
+            .run()
+    };
+    let theirs = run(&["create", "-f", "-", "--dry-run=client"]);
+    assert_ne!(
+        theirs.code, 0,
+        "kubectl accepted --kuberc: {}",
+        theirs.stderr
+    );
+    for args in [
+        &["create-file", "-f", "-", "--dry-run=client"][..],
+        &[
+            "run-pod",
+            "kuberc-off",
+            "--image=busybox",
+            "--dry-run=client",
+        ],
+        &["rolling-update", "kuberc-off", "--image=busybox:2"],
+    ] {
+        let ours = run(args);
+        let expected = theirs.stderr.replace(
+            "See 'kubectl create --help'",
+            &format!("See 'kubectl {} --help'", args[0]),
+        );
+        assert_eq!(
+            (ours.code, ours.stdout.as_str(), ours.stderr.as_str()),
+            (theirs.code, "", expected.as_str()),
+            "{args:?}"
+        );
+    }
+}

@@ -33,6 +33,8 @@
 //! - `validation`: `--validate` against the server's published OpenAPI schema, beside
 //!   kubectl.
 //! - `dist`: installation the way krew does it, and plugin completion.
+//! - `flag_errors`: a bad flag refused in the words and exit code of the kubectl
+//!   command each plugin stands for.
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
 //!   Unauthorized, NotFound) printed by every plugin as kubectl prints them.
 //! - `config_errors`: the errors users meet most — a missing context, cluster or
@@ -65,6 +67,7 @@ mod create_file_window;
 mod credentials;
 mod dist;
 mod fidelity;
+mod flag_errors;
 mod global_flags;
 mod goaway;
 mod hostile;

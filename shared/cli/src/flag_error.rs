@@ -3,13 +3,16 @@
 //! scripts that match on the text keep working:
 //!
 //! ```text
-//! Error: unknown flag: --foo
-//! Error: unknown shorthand flag: 'Z' in -Zx
-//! Error: flag needs an argument: 'f' in -f
-//! Error: flag needs an argument: --filename
-//! Error: invalid argument "yes" for "-R, --recursive" flag: strconv.ParseBool: parsing "yes": invalid syntax
+//! error: unknown flag: --foo
+//! error: unknown shorthand flag: 'Z' in -Zx
+//! error: flag needs an argument: 'f' in -f
+//! error: flag needs an argument: --filename
+//! error: invalid argument "yes" for "-R, --recursive" flag: strconv.ParseBool: parsing "yes": invalid syntax
 //! See 'kubectl create-file --help' for usage.
 //! ```
+//!
+//! The prefix is kubectl 1.37's `error:` (its `CheckErr`); kubectl 1.32 let cobra print
+//! `Error:`. The plugins follow the current kubectl where the two differ.
 //!
 //! clap reports an argument by its definition (`--filename <FILENAME>`), not by how
 //! it was typed; pflag quotes the typed spelling, so the raw arguments are consulted.
@@ -35,16 +38,15 @@ pub fn flag_error(command: &str, cmd: &Command, err: &clap::Error, argv: &[OsStr
         let _ = err.print();
         return ExitCode::SUCCESS;
     }
-    // cobra's own prefix is a capital "Error:", unlike kubectl's "error:".
     let _ = writeln!(
         std::io::stderr(),
-        "Error: {}\nSee '{command} --help' for usage.",
+        "error: {}\nSee '{command} --help' for usage.",
         flag_error_message(cmd, err, argv)
     );
     ExitCode::from(1)
 }
 
-/// pflag's message (without cobra's `Error: ` prefix) for a clap parse error.
+/// pflag's message (without the `error: ` prefix) for a clap parse error.
 pub fn flag_error_message(cmd: &Command, err: &clap::Error, argv: &[OsString]) -> String {
     let context = |kind| match err.get(kind) {
         Some(ContextValue::String(s)) => s.clone(),
@@ -189,7 +191,7 @@ mod tests {
         flag_error_message(&cmd(), &err, &argv)
     }
 
-    /// Each expected line is what `kubectl create` (cobra/pflag) prints after `Error: `.
+    /// Each expected line is what `kubectl create` (cobra/pflag) prints after `error: `.
     #[test]
     fn messages_are_pflags() {
         for (args, want) in [

@@ -10,7 +10,7 @@
 //!   are a [`UsageErrors`]);
 //! - a run stopped by a signal prints how to go on and exits 128 + the signal
 //!   ([`Stopped`]);
-//! - command-line (flag) errors are pflag's, `Error: …` and `See '… --help' for
+//! - command-line (flag) errors are pflag's, `error: …` and `See '… --help' for
 //!   usage.`, exit 1 ([`flag_error`]);
 //! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
 //! - with `--warnings-as-errors`, a command that succeeded but saw server warnings

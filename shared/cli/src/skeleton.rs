@@ -17,6 +17,8 @@ use std::future::Future;
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, Args as _, FromArgMatches};
 
 use super::Context;
@@ -45,6 +47,13 @@ impl Plugin {
     /// `--record`, `-h/--help`, `--version`, every switch taking pflag's `--x=false`.
     /// The one definition behind parsing, `--help` and completion.
     pub fn command(&self) -> clap::Command {
+        self.command_for(kuberc_off())
+    }
+
+    /// [`Self::command`], with kuberc turned off or not (`KUBECTL_KUBERC=false`: then
+    /// kubectl has no `--kuberc`, so the flag is hidden here and refused by
+    /// [`Self::parse`]).
+    fn command_for(&self, kuberc_off: bool) -> clap::Command {
         let cmd = (self.flags)()
             .disable_help_flag(true)
             .disable_version_flag(true);
@@ -66,6 +75,11 @@ impl Plugin {
                     .hide(true)
                     .help("Print the version information and quit"),
             );
+        let cmd = if kuberc_off {
+            cmd.mut_arg("kuberc", |a| a.hide(true))
+        } else {
+            cmd
+        };
         // pflag lets any flag repeat, the last value winning (lists append: clap's
         // `Append` args are left alone by this).
         crate::flags::go_bool_flags(cmd.args_override_self(true))
@@ -76,7 +90,24 @@ impl Plugin {
         &self,
         argv: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     ) -> Result<(A, ArgMatches), clap::Error> {
-        let matches = self.command().try_get_matches_from(argv)?;
+        self.parse_for(argv, kuberc_off())
+    }
+
+    fn parse_for<A: FromArgMatches>(
+        &self,
+        argv: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+        kuberc_off: bool,
+    ) -> Result<(A, ArgMatches), clap::Error> {
+        let cmd = self.command_for(kuberc_off);
+        let matches = cmd.clone().try_get_matches_from(argv)?;
+        if kuberc_off && matches.value_source("kuberc") == Some(ValueSource::CommandLine) {
+            let mut err = clap::Error::new(ErrorKind::UnknownArgument).with_cmd(&cmd);
+            err.insert(
+                ContextKind::InvalidArg,
+                ContextValue::String("--kuberc".into()),
+            );
+            return Err(err);
+        }
         let args = A::from_arg_matches(&matches)?;
         Ok((args, matches))
     }
@@ -224,11 +255,14 @@ where
 /// kuberc as kubectl reads it before running a command ([`apiclient::kuberc`]): its
 /// warnings printed, a failure printed in kubectl's words with its exit code 1.
 fn read_kuberc(argv: &[OsString]) -> Result<apiclient::kuberc::Preferences, ExitCode> {
+    let env = apiclient::kuberc::Env::from_process();
+    if env.disabled() {
+        // No kuberc and no `--kuberc`: the parser refuses the flag as unknown.
+        return Ok(apiclient::kuberc::Preferences::default());
+    }
     let mut stderr = std::io::stderr();
-    let result = apiclient::kuberc::explicit_path(argv).and_then(|explicit| {
-        let env = apiclient::kuberc::Env::from_process();
-        apiclient::kuberc::load(explicit.as_deref(), &env, &mut stderr)
-    });
+    let result = apiclient::kuberc::explicit_path(argv)
+        .and_then(|explicit| apiclient::kuberc::load(explicit.as_deref(), &env, &mut stderr));
     match result {
         Ok(preferences) => Ok(preferences.unwrap_or_default()),
         Err(e) => {
@@ -236,6 +270,11 @@ fn read_kuberc(argv: &[OsString]) -> Result<apiclient::kuberc::Preferences, Exit
             Err(ExitCode::from(1))
         }
     }
+}
+
+/// `KUBECTL_KUBERC=false`: kubectl's switch for kuberc, `--kuberc` included.
+fn kuberc_off() -> bool {
+    apiclient::kuberc::Env::from_process().disabled()
 }
 
 /// One runtime flavour for the three plugins: multi-threaded. create-file decodes and
@@ -312,5 +351,46 @@ mod tests {
     fn kubectls_sections_are_found() {
         let help = "Long.\n\nExamples:\n  x\n\nOptions:\n    --a='':\n\tA:\n\nGlobal options:\n\nUsage:\n  kubectl x\n";
         assert_eq!(help_sections(help), HELP_SECTIONS);
+    }
+
+    #[derive(clap::Parser, Debug)]
+    struct Nothing {}
+
+    fn nothing() -> clap::Command {
+        <Nothing as clap::CommandFactory>::command()
+    }
+
+    /// With `KUBECTL_KUBERC=false` kubectl has no `--kuberc`: pflag's unknown flag.
+    #[test]
+    fn kuberc_off_refuses_and_hides_the_kuberc_flag() {
+        let plugin = Plugin {
+            name: "kubectl nothing",
+            crate_name: "nothing",
+            flags: nothing,
+            help: HelpText {
+                long: "Nothing.",
+                examples: "  kubectl nothing",
+                usage: "nothing [options]",
+            },
+            completion: &[],
+        };
+        let argv = ["kubectl-nothing", "--kuberc=/tmp/k"];
+        assert!(plugin.parse_for::<Nothing>(argv, false).is_ok());
+        let err = plugin
+            .parse_for::<Nothing>(argv, true)
+            .expect_err("refused");
+        let argv: Vec<OsString> = argv.iter().map(OsString::from).collect();
+        assert_eq!(
+            crate::flag_error::flag_error_message(&plugin.command_for(true), &err, &argv),
+            "unknown flag: --kuberc"
+        );
+        let hidden = |off: bool| {
+            plugin
+                .command_for(off)
+                .get_arguments()
+                .any(|a| a.get_id() == "kuberc" && a.is_hide_set())
+        };
+        assert!(hidden(true));
+        assert!(!hidden(false));
     }
 }
