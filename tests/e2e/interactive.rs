@@ -501,6 +501,121 @@ async fn ctrl_c_during_rolling_update_leaves_the_terminal_sane() {
     assert_eq!(after, before, "stty -a after the interrupted update");
 }
 
+/// Runs `command` in a shell on a terminal of [`CTRL_C_COLUMNS`], presses Ctrl-C once
+/// `shown` is on it, and returns the screen once the command has ended with 130.
+/// The terminal echoes `^C` where the cursor is, before the plugin hears of it.
+fn ctrl_c_once(command: &str, shown: &'static str) -> Vec<String> {
+    let script = format!("trap : INT; {command}; echo rc=$?");
+    let mut typist = Typist::start(&script, CTRL_C_COLUMNS, 30, &[]);
+    typist.wait_for(shown);
+    typist.type_keys("\x03");
+    typist.wait_for("rc=130\r\n");
+    let (code, transcript) = typist.finish();
+    let screen = crate::terminal::screen(&transcript, CTRL_C_COLUMNS.into());
+    assert_eq!(code, Some(0), "{screen:#?}");
+    screen
+}
+
+const CTRL_C_COLUMNS: u16 = 100;
+
+/// rolling-update's bar, stopped by Ctrl-C: the bar goes, and the `^C` echoed on it
+/// with it, before the error and the hint; the last classic line stays just above
+/// them.
+#[tokio::test]
+async fn ctrl_c_during_rolling_update_clears_the_bar_and_its_echo() {
+    use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
+    use k8s_openapi::api::core::v1::ReplicationController;
+    let cluster = tests::harness::cluster();
+    let ns = cluster.namespace("pty-ru-bar").await;
+    let rcs: kube::Api<ReplicationController> =
+        kube::Api::namespaced(cluster.client().await, ns.as_str());
+    // Slow pods: the bar is still drawn when Ctrl-C comes.
+    create_ready(
+        &rcs,
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            3,
+            &[("sim.kubeplug.io/ready-after-ms", "1500")],
+        ),
+    )
+    .await;
+    let command = format!(
+        "kubectl rolling-update -n {ns} web web-v2 --image={NEW_IMAGE} --update-period=0",
+        ns = ns.as_str()
+    );
+    let screen = tokio::task::spawn_blocking(move || ctrl_c_once(&command, "new 1/3"))
+        .await
+        .expect("the terminal's run");
+    assert!(
+        !screen
+            .iter()
+            .any(|l| l.contains("[00:") || l.contains("^C")),
+        "the bar or its ^C left behind: {screen:#?}"
+    );
+    let error = screen
+        .iter()
+        .position(|l| l == "error: interrupted by SIGINT")
+        .unwrap_or_else(|| panic!("no error line: {screen:#?}"));
+    assert!(
+        error > 0 && screen[error - 1].starts_with("Scaling web"),
+        "{screen:#?}"
+    );
+    assert_eq!(
+        screen.last().map(String::as_str),
+        Some("rc=130"),
+        "{screen:#?}"
+    );
+}
+
+/// create-file `--wait`'s status line, stopped by Ctrl-C: the screen holds what
+/// was created, the error and the hint, and nothing of the line or its `^C`.
+#[tokio::test]
+async fn ctrl_c_during_create_file_wait_clears_the_status_line() {
+    let cluster = tests::harness::cluster();
+    let ns = cluster.namespace("pty-wait-line").await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let file = dir.path().join("slow.json");
+    // Pods that are not ready within the test: the wait is still on when Ctrl-C comes.
+    let deployment = serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "slow"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "slow"}},
+            "template": {
+                "metadata": {
+                    "labels": {"app": "slow"},
+                    "annotations": {"sim.kubeplug.io/ready-after-ms": "600000"}
+                },
+                "spec": {"containers": [{"name": "slow", "image": "nginx:1.27"}]}
+            }
+        }
+    });
+    std::fs::write(&file, deployment.to_string()).expect("the manifest");
+    let command = format!(
+        "kubectl create-file -n {ns} -f {file} --wait",
+        ns = ns.as_str(),
+        file = file.display()
+    );
+    let screen = tokio::task::spawn_blocking(move || ctrl_c_once(&command, "0/1 ready"))
+        .await
+        .expect("the terminal's run");
+    assert_eq!(
+        screen,
+        [
+            "deployment.apps/slow created",
+            "error: interrupted by SIGINT",
+            "The created objects stay; nothing was deleted.",
+            "rc=130",
+        ],
+        "{screen:#?}"
+    );
+}
+
 #[tokio::test]
 async fn attach_without_stdin_shows_the_output() {
     let mut case = Case::new(

@@ -48,7 +48,8 @@
 //!   (Pod Security, a quota, a missing image, a crash loop, no node fits), and finish
 //!   once the cause is gone.
 //! - `interactive`: run-pod on a real pseudo-terminal beside kubectl run, typed into
-//!   as a person types.
+//!   as a person types; Ctrl-C on rolling-update's bar and create-file `--wait`'s
+//!   status line, which go with their `^C`.
 //! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl.
 //! - `in_cluster`: the plugins as a CI step in a pod: a ServiceAccount's rotated
 //!   token, RBAC, no kubeconfig, output through pipes, SIGTERM.

@@ -22,7 +22,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
 
-use crate::terminal::on_terminal;
+use crate::terminal::{on_terminal, screen};
 
 pub(crate) const OLD_IMAGE: &str = "registry.k8s.io/pause:3.8";
 pub(crate) const NEW_IMAGE: &str = "registry.k8s.io/pause:3.9";
@@ -619,64 +619,6 @@ async fn from_a_url_through_the_resource_builder() {
     assert_gone(&rcs, "url-v2", "").await;
 }
 
-/// The lines a terminal shows after `bytes`, trailing blanks trimmed: text
-/// overwrites from the cursor, `\r` returns to the start of the line, `\n` moves
-/// down, and of the escape sequences indicatif writes only "erase line" (`ESC[2K`)
-/// and "cursor up" (`ESC[nA`) move or change text.
-fn terminal_screen(bytes: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
-    let (mut row, mut col) = (0usize, 0usize);
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => col = 0,
-            '\n' => {
-                row += 1;
-                if row == lines.len() {
-                    lines.push(Vec::new());
-                }
-            }
-            '\u{1b}' => {
-                let mut params = String::new();
-                if chars.next() != Some('[') {
-                    continue;
-                }
-                for f in chars.by_ref() {
-                    if !f.is_ascii_alphabetic() {
-                        params.push(f);
-                        continue;
-                    }
-                    match f {
-                        'K' => lines[row].clear(),
-                        'A' => row = row.saturating_sub(params.parse().unwrap_or(1)),
-                        _ => {}
-                    }
-                    break;
-                }
-            }
-            c => {
-                let line = &mut lines[row];
-                if line.len() <= col {
-                    line.resize(col, ' ');
-                    line.push(c);
-                } else {
-                    line[col] = c;
-                }
-                col += 1;
-            }
-        }
-    }
-    let mut screen: Vec<String> = lines
-        .into_iter()
-        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
-        .collect();
-    while screen.last().is_some_and(String::is_empty) {
-        screen.pop();
-    }
-    screen
-}
-
 #[tokio::test]
 async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
     let cluster = cluster();
@@ -749,11 +691,7 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
     );
     // Frames redraw one line in place, and the bar is erased at the end.
     assert!(!shown.contains('\n'), "{shown:?}");
-    assert_eq!(
-        terminal_screen(&terminal),
-        Vec::<String>::new(),
-        "{shown:?}"
-    );
+    assert_eq!(screen(&terminal, 120), Vec::<String>::new(), "{shown:?}");
 
     // Both on the terminal (an interactive run): the bar steps aside for every
     // line, so the screen ends up holding exactly the classic lines.
@@ -769,7 +707,7 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
     assert_eq!(code, Some(0), "{shown:?}");
     assert!(shown.contains("new 1/2"), "{shown:?}");
     assert_eq!(
-        terminal_screen(&terminal),
+        screen(&terminal, 120),
         classic("tty-v2", "tty-v3"),
         "{shown:?}"
     );

@@ -54,6 +54,89 @@ pub struct OnTerminal {
     pub screen: Vec<u8>,
 }
 
+/// The lines a terminal of `columns` shows after `bytes`, trailing blanks trimmed:
+/// text overwrites from the cursor, `\r` returns to the start of the line, `\n` moves
+/// down; a character written past the last column first wraps onto the next line
+/// (xterm's deferred wrap: the cursor stays on the last column until then). Of the
+/// escape sequences indicatif writes only "erase line" (`ESC[2K`), "erase to the end
+/// of the line" (`ESC[K`) and the cursor's moves up and down (`ESC[nA`, `ESC[nB`)
+/// move or change text.
+pub fn screen(bytes: &[u8], columns: usize) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0usize, 0usize);
+    fn down(row: &mut usize, lines: &mut Vec<Vec<char>>, n: usize) {
+        *row += n;
+        while *row >= lines.len() {
+            lines.push(Vec::new());
+        }
+    }
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => down(&mut row, &mut lines, 1),
+            '\u{1b}' => {
+                if chars.next() != Some('[') {
+                    continue;
+                }
+                let mut params = String::new();
+                for f in chars.by_ref() {
+                    if !f.is_ascii_alphabetic() {
+                        params.push(f);
+                        continue;
+                    }
+                    let n = params.parse().unwrap_or(1);
+                    match (f, params.as_str()) {
+                        ('K', "2") => lines[row].clear(),
+                        ('K', "" | "0") => lines[row].truncate(col),
+                        ('A', _) => row = row.saturating_sub(n),
+                        ('B', _) => down(&mut row, &mut lines, n),
+                        _ => {}
+                    }
+                    break;
+                }
+            }
+            c => {
+                if col == columns {
+                    down(&mut row, &mut lines, 1);
+                    col = 0;
+                }
+                let line = &mut lines[row];
+                if line.len() <= col {
+                    line.resize(col, ' ');
+                    line.push(c);
+                } else {
+                    line[col] = c;
+                }
+                col += 1;
+            }
+        }
+    }
+    let mut screen: Vec<String> = lines
+        .into_iter()
+        .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+        .collect();
+    while screen.last().is_some_and(String::is_empty) {
+        screen.pop();
+    }
+    screen
+}
+
+#[test]
+fn the_screen_wraps_a_character_past_the_last_column() {
+    // A bar padded to the last column, then Ctrl-C's echo, then a clear: the echo
+    // wrapped, and the clear took it, not the bar.
+    let bytes = "a\r\n\x1b[2K1/3   ^C\r\x1b[2Kerror".as_bytes();
+    assert_eq!(screen(bytes, 6), ["a", "1/3", "error"]);
+    // Padding two columns short of the edge: the echo stays on the bar's line.
+    let bytes = "a\r\n1/3 \x1b[K^C\r\x1b[2Kerror".as_bytes();
+    assert_eq!(screen(bytes, 6), ["a", "error"]);
+    // Erase to the end of the line, cursor moves.
+    let bytes = "abcdef\rab\x1b[K\x1b[1Bx\x1b[2Ay".as_bytes();
+    assert_eq!(screen(bytes, 6), ["ab y", "  x"]);
+}
+
 /// Runs `plugin` with stderr on a pseudo-terminal of 120 columns, and stdout on it
 /// too or on a pipe, with `TERM=xterm-256color` and no `NO_COLOR` unless `env` sets
 /// them.

@@ -79,12 +79,10 @@ impl Console {
     /// A console that shows the bar only when stderr is a terminal that can redraw
     /// it (not `TERM=dumb`). The bar has no colour, so `NO_COLOR` leaves it.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
-        let bar = apiclient::term::stderr_is_capable_terminal().then(|| {
-            let bar = ProgressBar::new(0);
-            set_template(&bar, WAITING_TEMPLATE);
+        let bar = cli::status_line::on_stderr(Some(0)).inspect(|bar| {
+            set_template(bar, WAITING_TEMPLATE);
             bar.set_message("starting");
             bar.enable_steady_tick(Duration::from_millis(200));
-            bar
         });
         Console {
             out: std::sync::Mutex::new(out),

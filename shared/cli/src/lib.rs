@@ -27,6 +27,8 @@
 //! - [`printers`]: `-o json|yaml|name|go-template|jsonpath…`, kubectl's typed JSON
 //!   ([`printers::gojson`]) and the `pod/web created` line;
 //! - [`help`]: `--help` in kubectl's layout; [`completion`]: shell completion;
+//! - [`status_line`]: the moving progress line on stderr, drawn so that Ctrl-C's
+//!   echo goes when it is cleared;
 //! - [`fuzzing`]: the entry points of the `fuzz/` targets.
 
 mod context;
@@ -40,6 +42,7 @@ pub mod flags;
 pub mod fuzzing;
 pub mod help;
 pub mod printers;
+pub mod status_line;
 
 use std::io::Write;
 use std::process::ExitCode;

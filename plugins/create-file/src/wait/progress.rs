@@ -20,14 +20,12 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Self {
-        let bar = apiclient::term::stderr_is_capable_terminal().then(|| {
-            let bar = ProgressBar::new_spinner();
+        let bar = cli::status_line::on_stderr(None).inspect(|bar| {
             // The template is a literal; the default style stays if it were rejected.
             if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed}] {msg}") {
                 bar.set_style(style);
             }
             bar.enable_steady_tick(Duration::from_millis(200));
-            bar
         });
         Progress {
             bar,
