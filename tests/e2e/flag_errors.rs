@@ -109,3 +109,38 @@ fn shared_flags_are_described_as_in_kubectl() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// The global flags each plugin lists read as `kubectl options` lists them, defaults
+/// included (`--cache-dir` computed from the environment as kubectl computes it).
+#[test]
+fn global_flags_are_described_as_kubectl_options() {
+    let reference = flags_of(&kubectl(&["options"]).stdout);
+    assert!(
+        reference.contains_key("kubeconfig"),
+        "kubectl options: no flags found"
+    );
+    let mut differences = Vec::new();
+    for plugin in ["create-file", "run-pod", "rolling-update"] {
+        let help = kubectl(&[plugin, "--help"]).stdout;
+        let global = help
+            .split_once("Global options:")
+            .map_or("", |(_, rest)| rest);
+        let ours = flags_of(global);
+        if ours.keys().ne(reference.keys()) {
+            differences.push(format!(
+                "{plugin}: global flags {:?}, kubectl options {:?}",
+                ours.keys().collect::<Vec<_>>(),
+                reference.keys().collect::<Vec<_>>()
+            ));
+        }
+        for (name, text) in &reference {
+            if ours.get(name).is_some_and(|o| o != text) {
+                differences.push(format!(
+                    "{plugin} --{name}:\n  kubectl options: {text}\n  {plugin}: {}",
+                    ours[name]
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
