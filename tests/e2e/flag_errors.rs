@@ -1,8 +1,11 @@
-//! Command-line errors beside kubectl of the server's release: each plugin, run by
-//! kubectl, refuses a bad flag with the words and exit code of the kubectl command it
-//! stands for (`create-file` beside `create`, `run-pod` beside `run`), the usage hint
-//! naming its own command. kubectl 1.37 prints them after `error:` where 1.32 printed
-//! cobra's `Error:`.
+//! Command lines beside kubectl of the server's release: each plugin, run by kubectl,
+//! refuses a bad flag with the words and exit code of the kubectl command it stands
+//! for (`create-file` beside `create`, `run-pod` beside `run`), the usage hint naming
+//! its own command, and describes each flag it shares with that command in kubectl's
+//! words. kubectl 1.37 prints flag errors after `error:` where 1.32 printed cobra's
+//! `Error:`.
+
+use std::collections::BTreeMap;
 
 use tests::harness::{Output, cluster};
 
@@ -55,6 +58,88 @@ fn bad_flags_read_as_in_kubectl() {
                 "{ours} {args:?}: kubectl {theirs} exit {} said\n{}{ours} exit {} said\n{}",
                 expected.code, expected.stderr, got.code, got.stderr
             ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// The flags of a `--help` text, by long name: the flag line and its description.
+fn flags_of(help: &str) -> BTreeMap<String, String> {
+    let mut flags = BTreeMap::new();
+    let mut lines = help.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(flag) = line.strip_prefix("    ").filter(|l| l.starts_with('-')) else {
+            continue;
+        };
+        let Some(long) = flag.split("--").nth(1).and_then(|l| l.split('=').next()) else {
+            continue;
+        };
+        let description = lines.next_if(|l| l.starts_with('\t')).unwrap_or_default();
+        flags.insert(long.to_string(), format!("{flag}\n{description}"));
+    }
+    flags
+}
+
+/// Every flag a plugin shares with its kubectl command reads as kubectl's, except
+/// where the plugin says more on purpose (its README says why).
+#[test]
+fn shared_flags_are_described_as_in_kubectl() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        // `-k` is built by the kubectl that ran the plugin: the help says which.
+        ("create", "create-file", &["kustomize"]),
+        ("run", "run-pod", &[]),
+    ];
+    let mut differences = Vec::new();
+    for &(theirs, ours, extended) in cases {
+        let kubectl_flags = flags_of(&kubectl(&[theirs, "--help"]).stdout);
+        let our_flags = flags_of(&kubectl(&[ours, "--help"]).stdout);
+        assert!(
+            kubectl_flags.contains_key("dry-run"),
+            "kubectl {theirs} --help: no flags found"
+        );
+        for (name, text) in &kubectl_flags {
+            match our_flags.get(name) {
+                Some(ours_text) if ours_text == text || extended.contains(&name.as_str()) => {}
+                Some(ours_text) => differences.push(format!(
+                    "{ours} --{name}:\n  kubectl {theirs}: {text}\n  {ours}: {ours_text}"
+                )),
+                None => {}
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// The global flags each plugin lists read as `kubectl options` lists them, defaults
+/// included (`--cache-dir` computed from the environment as kubectl computes it).
+#[test]
+fn global_flags_are_described_as_kubectl_options() {
+    let reference = flags_of(&kubectl(&["options"]).stdout);
+    assert!(
+        reference.contains_key("kubeconfig"),
+        "kubectl options: no flags found"
+    );
+    let mut differences = Vec::new();
+    for plugin in ["create-file", "run-pod", "rolling-update"] {
+        let help = kubectl(&[plugin, "--help"]).stdout;
+        let global = help
+            .split_once("Global options:")
+            .map_or("", |(_, rest)| rest);
+        let ours = flags_of(global);
+        if ours.keys().ne(reference.keys()) {
+            differences.push(format!(
+                "{plugin}: global flags {:?}, kubectl options {:?}",
+                ours.keys().collect::<Vec<_>>(),
+                reference.keys().collect::<Vec<_>>()
+            ));
+        }
+        for (name, text) in &reference {
+            if ours.get(name).is_some_and(|o| o != text) {
+                differences.push(format!(
+                    "{plugin} --{name}:\n  kubectl options: {text}\n  {plugin}: {}",
+                    ours[name]
+                ));
+            }
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -95,7 +95,7 @@ pub struct Args {
         long,
         default_value = "",
         value_name = "SELECTOR",
-        help = "Selector (label query) to filter on, supports '=', '==', and '!='.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints."
+        help = "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints."
     )]
     pub selector: String,
 

@@ -70,6 +70,19 @@ fn write_flags(out: &mut String, cmd: &clap::Command, select: impl Fn(&clap::Arg
 /// A flag's default in pflag's notation: `false`, `[]`, bare numbers, booleans and
 /// durations, `'text'` for strings.
 pub fn pflag_default(arg: &clap::Arg) -> String {
+    // Three global flags whose kubectl type the default's text does not tell: a string
+    // that reads like a number, klog's own type (printed bare, even when empty), and a
+    // default kubectl computes from the environment.
+    match arg.get_long() {
+        Some("request-timeout") => return "'0'".into(),
+        Some("vmodule") => return String::new(),
+        Some("cache-dir") => {
+            let dir = resources::DiscoveryCache::default_root()
+                .unwrap_or_else(|| std::path::Path::new(".kube").join("cache"));
+            return format!("'{}'", dir.display());
+        }
+        _ => {}
+    }
     match arg.get_action() {
         ArgAction::SetTrue => return "false".into(),
         ArgAction::Append => return "[]".into(),
