@@ -438,18 +438,16 @@ async fn attach_false_only_creates() {
     beside_kubectl("pty-no-attach", case).await;
 }
 
-/// rolling-update's bar on a terminal, stopped by Ctrl-C in the middle: it stops,
-/// says how to resume, exits 130, and leaves the terminal as it found it (`stty -a`
-/// the same before and after). kubectl 1.32 has no rolling-update to compare with.
-#[tokio::test]
-async fn ctrl_c_during_rolling_update_leaves_the_terminal_sane() {
+/// A fresh namespace holding the ReplicationController `web` of 3 ready pods whose
+/// replacements each take 1.5 s to become ready: an update of it lasts long enough to
+/// be interrupted, its bar drawn.
+async fn slow_web_rc(prefix: &str) -> tests::harness::TestNamespace {
     use crate::rolling_update::{OLD_IMAGE, create_ready, rc};
     use k8s_openapi::api::core::v1::ReplicationController;
     let cluster = tests::harness::cluster();
-    let ns = cluster.namespace("pty-ru").await;
+    let ns = cluster.namespace(prefix).await;
     let rcs: kube::Api<ReplicationController> =
         kube::Api::namespaced(cluster.client().await, ns.as_str());
-    // Slow pods: the update lasts long enough to be interrupted.
     create_ready(
         &rcs,
         &rc(
@@ -462,6 +460,15 @@ async fn ctrl_c_during_rolling_update_leaves_the_terminal_sane() {
         ),
     )
     .await;
+    ns
+}
+
+/// rolling-update's bar on a terminal, stopped by Ctrl-C in the middle: it stops,
+/// says how to resume, exits 130, and leaves the terminal as it found it (`stty -a`
+/// the same before and after). kubectl 1.32 has no rolling-update to compare with.
+#[tokio::test]
+async fn ctrl_c_during_rolling_update_leaves_the_terminal_sane() {
+    let ns = slow_web_rc("pty-ru").await;
     let dir = tempfile::tempdir().expect("temporary directory");
     let (before, after) = (dir.path().join("before"), dir.path().join("after"));
     // The shell traps SIGINT so that it outlives the Ctrl-C and can look at the
@@ -523,25 +530,8 @@ const CTRL_C_COLUMNS: u16 = 100;
 /// them.
 #[tokio::test]
 async fn ctrl_c_during_rolling_update_clears_the_bar_and_its_echo() {
-    use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
-    use k8s_openapi::api::core::v1::ReplicationController;
-    let cluster = tests::harness::cluster();
-    let ns = cluster.namespace("pty-ru-bar").await;
-    let rcs: kube::Api<ReplicationController> =
-        kube::Api::namespaced(cluster.client().await, ns.as_str());
-    // Slow pods: the bar is still drawn when Ctrl-C comes.
-    create_ready(
-        &rcs,
-        &rc(
-            "web",
-            "web",
-            &[],
-            &[("c", OLD_IMAGE)],
-            3,
-            &[("sim.kubeplug.io/ready-after-ms", "1500")],
-        ),
-    )
-    .await;
+    use crate::rolling_update::NEW_IMAGE;
+    let ns = slow_web_rc("pty-ru-bar").await;
     let command = format!(
         "kubectl rolling-update -n {ns} web web-v2 --image={NEW_IMAGE} --update-period=0",
         ns = ns.as_str()
