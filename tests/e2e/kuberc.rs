@@ -365,3 +365,66 @@ fn kuberc_off_has_no_kuberc_flag_as_in_kubectl() {
         );
     }
 }
+
+/// A kuberc with a field kubectl does not know is kubectl's warning, printed once when
+/// kubectl runs a plugin (kubectl prints it before it looks for the plugin, and tells
+/// the plugin it ran it by `KUBECTL_PATH`), and once when the plugin runs alone.
+#[test]
+fn a_kuberc_warning_is_printed_once() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let kuberc = dir.path().join("odd.kuberc");
+    std::fs::write(&kuberc, preference("unknownField: 1\n")).unwrap();
+    let kuberc = kuberc.display().to_string();
+    let warned = |stderr: &str| {
+        stderr
+            .matches("kuberc: ignoring strict decoding error")
+            .count()
+    };
+    let args = ["-f", "-", "--dry-run=client", "-o", "name"];
+    let theirs = cluster
+        .kubectl()
+        .arg("create")
+        .args(args)
+        .env("HOME", home.path())
+        .env("KUBERC", &kuberc)
+        .stdin(MANIFEST)
+        .run();
+    assert_eq!(
+        warned(&theirs.stderr),
+        1,
+        "kubectl create: {}",
+        theirs.stderr
+    );
+    let through = cluster
+        .kubectl()
+        .arg("create-file")
+        .args(args)
+        .env("HOME", home.path())
+        .env("KUBERC", &kuberc)
+        .stdin(MANIFEST)
+        .run();
+    assert_eq!(
+        (
+            through.code,
+            through.stdout.as_str(),
+            through.stderr.as_str()
+        ),
+        (theirs.code, theirs.stdout.as_str(), theirs.stderr.as_str()),
+        "kubectl create-file beside kubectl create"
+    );
+    let alone = cluster
+        .plugin("create-file")
+        .args(args)
+        .env("HOME", home.path())
+        .env("KUBERC", &kuberc)
+        .stdin(MANIFEST)
+        .run();
+    assert_eq!(
+        warned(&alone.stderr),
+        1,
+        "create-file alone: {}",
+        alone.stderr
+    );
+}

@@ -260,9 +260,19 @@ fn read_kuberc(argv: &[OsString]) -> Result<apiclient::kuberc::Preferences, Exit
         // No kuberc and no `--kuberc`: the parser refuses the flag as unknown.
         return Ok(apiclient::kuberc::Preferences::default());
     }
-    let mut stderr = std::io::stderr();
+    // kubectl reads kuberc before it looks for a plugin, and prints its warnings then;
+    // since 1.37 it tells its plugins that it ran them by `KUBECTL_PATH`. Run so, the
+    // plugin keeps the warnings to itself: the user has seen them once already (a
+    // kuberc error stops kubectl before the plugin starts). kubectl 1.34–1.36 read
+    // kuberc too but do not say so: there the warnings still show twice.
+    let mut warnings: Box<dyn std::io::Write> = if std::env::var_os("KUBECTL_PATH").is_some() {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stderr())
+    };
     let result = apiclient::kuberc::explicit_path(argv)
-        .and_then(|explicit| apiclient::kuberc::load(explicit.as_deref(), &env, &mut stderr));
+        .and_then(|explicit| apiclient::kuberc::load(explicit.as_deref(), &env, &mut warnings));
+    let mut stderr = std::io::stderr();
     match result {
         Ok(preferences) => Ok(preferences.unwrap_or_default()),
         Err(e) => {
