@@ -383,28 +383,22 @@ fn a_kuberc_warning_is_printed_once() {
             .count()
     };
     let args = ["-f", "-", "--dry-run=client", "-o", "name"];
-    let theirs = cluster
-        .kubectl()
-        .arg("create")
-        .args(args)
-        .env("HOME", home.path())
-        .env("KUBERC", &kuberc)
-        .stdin(MANIFEST)
-        .run();
+    // Through kubectl, or the plugin alone: the same kuberc, home and input.
+    let run = |cmd: tests::harness::Cmd| {
+        cmd.args(args)
+            .env("HOME", home.path())
+            .env("KUBERC", &kuberc)
+            .stdin(MANIFEST)
+            .run()
+    };
+    let theirs = run(cluster.kubectl().arg("create"));
     assert_eq!(
         warned(&theirs.stderr),
         1,
         "kubectl create: {}",
         theirs.stderr
     );
-    let through = cluster
-        .kubectl()
-        .arg("create-file")
-        .args(args)
-        .env("HOME", home.path())
-        .env("KUBERC", &kuberc)
-        .stdin(MANIFEST)
-        .run();
+    let through = run(cluster.kubectl().arg("create-file"));
     assert_eq!(
         (
             through.code,
@@ -414,13 +408,7 @@ fn a_kuberc_warning_is_printed_once() {
         (theirs.code, theirs.stdout.as_str(), theirs.stderr.as_str()),
         "kubectl create-file beside kubectl create"
     );
-    let alone = cluster
-        .plugin("create-file")
-        .args(args)
-        .env("HOME", home.path())
-        .env("KUBERC", &kuberc)
-        .stdin(MANIFEST)
-        .run();
+    let alone = run(cluster.plugin("create-file"));
     assert_eq!(
         warned(&alone.stderr),
         1,
