@@ -631,6 +631,12 @@ async fn forward(
     before_sending(fault, shared, conn).await?;
     let injected = injection(&req, shared);
     if let Some(Inject::Throttle { retry_after, .. }) = injected {
+        // Read the request to its end first, as kube-apiserver's Go server does for a
+        // handler that answered without it (up to 256 KiB): the connection then stays
+        // open. Answered unread, hyper's HTTP/1.1 server closes it after the answer
+        // without saying so (no `Connection: close`), and a client that reuses it for
+        // its next write meets EOF: a fault no API server makes.
+        let _ = req.into_body().collect().await;
         return Ok(status_answer(
             StatusCode::TOO_MANY_REQUESTS,
             "TooManyRequests",
