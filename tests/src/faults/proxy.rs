@@ -361,6 +361,16 @@ fn acceptor(transport: Transport) -> anyhow::Result<(TlsAcceptor, String)> {
     leaf.subject_alt_names
         .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
     let cert = leaf.signed_by(&key, &issuer)?;
+    Ok((serving(&cert, &key, transport.alpn())?, ca_cert.pem()))
+}
+
+/// A TLS server for `cert` and its `key` offering the `alpn` protocols (the fault
+/// proxy's and the admission webhook's).
+pub(crate) fn serving(
+    cert: &rcgen::Certificate,
+    key: &KeyPair,
+    alpn: Vec<Vec<u8>>,
+) -> anyhow::Result<TlsAcceptor> {
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
         key.serialize_der(),
     ));
@@ -370,8 +380,8 @@ fn acceptor(transport: Transport) -> anyhow::Result<(TlsAcceptor, String)> {
     .with_safe_default_protocol_versions()?
     .with_no_client_auth()
     .with_single_cert(vec![cert.der().clone()], key)?;
-    config.alpn_protocols = transport.alpn();
-    Ok((TlsAcceptor::from(Arc::new(config)), ca_cert.pem()))
+    config.alpn_protocols = alpn;
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 /// A TLS connector that trusts the real cluster's CA only and asks for `protocol`

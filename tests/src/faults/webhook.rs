@@ -252,17 +252,8 @@ fn acceptor() -> anyhow::Result<(TlsAcceptor, String)> {
         .subject_alt_names
         .push(SanType::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()));
     let cert = params.self_signed(&key)?;
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
-        key.serialize_der(),
-    ));
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.der().clone()], key)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((TlsAcceptor::from(Arc::new(config)), cert.pem()))
+    let acceptor = super::proxy::serving(&cert, &key, vec![b"http/1.1".to_vec()])?;
+    Ok((acceptor, cert.pem()))
 }
 
 async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
