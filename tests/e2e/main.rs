@@ -56,6 +56,9 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `real_node`: the plugins on a real kubelet and containerd (`--wait` with a
+//!   Service, the kubelet's causes, attach over both transports), and the host left
+//!   as it was after a cluster stops or its supervisor is killed.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -80,6 +83,7 @@ mod kyaml_output;
 mod node;
 mod paused_server;
 mod pod_security;
+mod real_node;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;

@@ -12,6 +12,7 @@
 
 mod binaries;
 pub mod latency;
+mod node;
 pub mod process;
 pub mod state;
 pub mod steering;
@@ -22,6 +23,7 @@ pub use binaries::{
     Binaries, KREW_VERSION, NotInstalled, RELEASE_ENV, Release, UnknownRelease, cache_root,
     krew_binary,
 };
+pub use node::{NodeBinaries, SANDBOX_IMAGE};
 
 /// Builds a client for one context of a kubeconfig file.
 pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {
