@@ -11,6 +11,7 @@
 //! Linux-only) and xtask builds on every release platform.
 
 mod binaries;
+pub mod host;
 pub mod latency;
 mod node;
 pub mod process;

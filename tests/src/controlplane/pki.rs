@@ -53,9 +53,7 @@ impl Pki {
         // The node IP, where pods and the kubelet of a real node reach the server.
         serving
             .subject_alt_names
-            .push(SanType::IpAddress(IpAddr::V4(
-                super::NODE_IP,
-            )));
+            .push(SanType::IpAddress(IpAddr::V4(super::NODE_IP)));
         serving
             .distinguished_name
             .push(DnType::CommonName, "kube-apiserver");

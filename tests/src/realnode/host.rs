@@ -18,27 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::controlplane::sweep::{ProcessState, is_stale, probe, start_time};
 
-/// Where every node's run directory and the host-wide records live.
-pub const RUN_ROOT: &str = "/run/kubeplug";
-/// The prefix of a node id: `kpn-<supervisor pid>-<its start time>`.
-const ID_PREFIX: &str = "kpn-";
-/// The sysctls a kubelet may rewrite at start (`setupKernelTunables`).
-const SYSCTLS: [&str; 6] = [
-    "vm.overcommit_memory",
-    "vm.panic_on_oom",
-    "kernel.panic",
-    "kernel.panic_on_oops",
-    "kernel.keys.root_maxkeys",
-    "kernel.keys.root_maxbytes",
-];
-/// Directories the kubelet, containerd and libcni make whatever their configuration.
-pub const HOST_PATHS: [&str; 5] = [
-    "/var/lib/kubelet",
-    "/var/log/containers",
-    "/var/log/pods",
-    "/var/lib/cni",
-    "/run/containerd",
-];
+pub use localcluster::host::{HOST_PATHS, NODE_ID_PREFIX as ID_PREFIX, RUN_ROOT, SYSCTLS};
 
 /// The id of the node this supervisor runs.
 pub fn node_id() -> String {

@@ -109,6 +109,26 @@ impl NetNs {
     }
 }
 
+/// A TCP listener on 127.0.0.1:0 inside the namespace at `path`, for a server of the
+/// caller's that the cluster calls (an admission webhook): the API server runs inside
+/// and cannot reach the host's loopback. Bound on a thread of its own that enters the
+/// namespace and ends; the socket stays in the namespace it was made in, and is served
+/// from any thread.
+pub fn listen_inside(path: &Path) -> anyhow::Result<std::net::TcpListener> {
+    let path = path.to_path_buf();
+    std::thread::spawn(move || -> anyhow::Result<std::net::TcpListener> {
+        let file = std::fs::File::open(&path)
+            .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+        rustix::thread::move_into_link_name_space(
+            std::os::fd::AsFd::as_fd(&file),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )?;
+        Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?)
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the thread binding in the cluster's namespace panicked"))?
+}
+
 /// Removes the namespace `name`, if it exists.
 pub fn delete(name: &str) {
     if Path::new(NETNS_DIR).join(name).exists()
