@@ -222,7 +222,11 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
             && !err.is::<SilentExit>()
         {
             // What went wrong besides, for as long as stderr is open.
-            let _ = writeln!(apiclient::output::Stderr, "{}", format_error(err).trim_end());
+            let _ = writeln!(
+                apiclient::output::Stderr,
+                "{}",
+                format_error(err).trim_end()
+            );
         }
         return closed_output::end();
     }
