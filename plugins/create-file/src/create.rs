@@ -19,6 +19,10 @@
 //!   an early object is slow.
 //! - Every failure (from the Builder or the server) is reported at the end with its
 //!   source; objects that could be created are created; the exit code is then 1.
+//! - Once stdout or stderr is found closed (`| head -1`), no create is sent; those in
+//!   flight are awaited, and [`report_closed`] names on stderr what was created but
+//!   not printed: nothing sent is left unreported, as the point where kubectl dies of
+//!   SIGPIPE leaves it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::Write as _;
