@@ -56,9 +56,13 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
+//!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
+//!   finished, the `--rm` pod deleted, no hang.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
+mod closed_pipe;
 mod colour;
 mod config_errors;
 mod create_file;
