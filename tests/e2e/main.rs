@@ -56,12 +56,16 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
+//!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
+//!   finished, the `--rm` pod deleted, no hang.
 //! - `real_node`: the plugins on a real kubelet and containerd (`--wait` with a
 //!   Service, the kubelet's causes, attach over both transports), and the host left
 //!   as it was after a cluster stops or its supervisor is killed.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
+mod closed_pipe;
 mod colour;
 mod config_errors;
 mod create_file;

@@ -19,8 +19,13 @@
 //!   an early object is slow.
 //! - Every failure (from the Builder or the server) is reported at the end with its
 //!   source; objects that could be created are created; the exit code is then 1.
+//! - Once stdout or stderr is found closed (`| head -1`), no create is sent; those in
+//!   flight are awaited, and [`report_closed`] names on stderr what was created but
+//!   not printed: nothing sent is left unreported, as the point where kubectl dies of
+//!   SIGPIPE leaves it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -89,6 +94,11 @@ struct Output<'a> {
     /// many were created.
     created: Vec<Value>,
     total: usize,
+    /// The names of the objects rendered into `text`, and of those created but never
+    /// printed because stdout was found closed: reported on stderr at the end
+    /// ([`report_closed`]).
+    rendered: Vec<String>,
+    unprinted: Vec<String>,
 }
 
 impl Output<'_> {
@@ -111,14 +121,30 @@ impl Output<'_> {
 
     /// Prints the finished prefix once `at_least` bytes of it are rendered: rendered
     /// here, written to stdout off the async workers (a stdout that is a full pipe
-    /// blocks the write, not the runtime).
+    /// blocks the write, not the runtime). Once stdout is found closed nothing more
+    /// is written to it: what was rendered is kept as unprinted.
     async fn flush(&mut self, at_least: usize) -> anyhow::Result<()> {
+        use apiclient::output::Stream;
         let rendered = self.render_prefix();
+        if apiclient::output::is_stream_closed(Stream::Stdout) {
+            self.unprinted.append(&mut self.rendered);
+            self.text.clear();
+            return rendered;
+        }
         if !self.text.is_empty() && (self.text.len() >= at_least || rendered.is_err()) {
             use tokio::io::AsyncWriteExt as _;
-            let mut out = tokio::io::stdout();
-            out.write_all(&self.text).await?;
-            out.flush().await?;
+            let mut out = apiclient::output::async_stdout();
+            let written = match out.write_all(&self.text).await {
+                Ok(()) => out.flush().await,
+                Err(e) => Err(e),
+            };
+            match written {
+                Ok(()) => self.rendered.clear(),
+                Err(e) if apiclient::output::is_closed(&e) => {
+                    self.unprinted.append(&mut self.rendered);
+                }
+                Err(e) => return Err(e.into()),
+            }
             self.text.clear();
         }
         rendered
@@ -133,7 +159,11 @@ impl Output<'_> {
                         self.total += 1;
                         self.created.extend(kept_for_wait(&obj));
                     }
-                    if let Err(err) = self.step.printer.print(&obj, &mut self.text) {
+                    let printed = self.step.printer.print(&obj, &mut self.text);
+                    if printed.is_ok() {
+                        self.rendered.push(cli::printers::qualified_name(&obj));
+                    }
+                    if let Err(err) = printed {
                         // A template that fails on one object is reported with the
                         // other failures, as kubectl's continue-on-error visitor does;
                         // any other printer error still ends the run (after what was
@@ -178,7 +208,7 @@ fn kept_for_wait(object: &Value) -> Option<Value> {
 
 fn warn(info: &Info) {
     for warning in &info.warnings {
-        eprintln!("Warning: {}: {warning}", info.origin);
+        apiclient::output::eprintln(format_args!("Warning: {}: {warning}", info.origin));
     }
 }
 
@@ -197,10 +227,41 @@ enum Job {
 /// the failures at the end.
 pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Result<ExitCode> {
     let created = create_entries(step, visited).await?;
+    if apiclient::output::closed().is_some() {
+        return report_closed(step, &created);
+    }
     if !created.seen {
         anyhow::bail!("no objects passed to create");
     }
     report(&created.failures)
+}
+
+/// The end of a run whose stdout or stderr was found closed: no create was sent
+/// after that, and every one already sent was awaited. Says on stderr (while it is
+/// open) what stdout did not show: the objects created but not printed, then the
+/// failures as [`report`] prints them. A dry run created nothing, and says nothing
+/// more than kubectl would. `cli::finish` then ends the command as kubectl ends on a
+/// closed pipe.
+pub fn report_closed(step: &CreateStep<'_>, created: &Created) -> anyhow::Result<ExitCode> {
+    let mut err = apiclient::output::Stderr;
+    if let Some(stream) = apiclient::output::closed()
+        && step.dry_run == DryRunStrategy::None
+    {
+        let closed = apiclient::output::Closed(stream);
+        let _ = if created.unprinted.is_empty() {
+            writeln!(err, "error: {closed}; no more objects are created")
+        } else {
+            writeln!(
+                err,
+                "error: {closed}; no more objects are created; created but not printed:"
+            )
+        };
+        for name in &created.unprinted {
+            let _ = writeln!(err, "{name} created");
+        }
+    }
+    let _ = write_failures(&created.failures, &mut err);
+    Err(SilentExit(1).into())
 }
 
 /// Exit 0 without failures; otherwise prints them (kubectl's `CheckErr` format) and
@@ -209,7 +270,8 @@ pub fn report(failures: &[Failure]) -> anyhow::Result<ExitCode> {
     if failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    write_failures(failures, &mut std::io::stderr().lock())?;
+    // A failed write is the closed stderr `cli::finish` ends on.
+    let _ = write_failures(failures, &mut apiclient::output::Stderr);
     Err(SilentExit(1).into())
 }
 
@@ -222,6 +284,8 @@ pub struct Created {
     /// many objects were created in all.
     pub objects: Vec<Value>,
     pub total: usize,
+    /// Created, but not printed: stdout was closed ([`report_closed`]).
+    pub unprinted: Vec<String>,
 }
 
 /// Creates every object of `visited` (or prints it, for a client dry run), printing
@@ -235,6 +299,8 @@ pub async fn create_entries(step: &CreateStep<'_>, visited: Visited) -> anyhow::
         step: *step,
         created: Vec::new(),
         total: 0,
+        rendered: Vec::new(),
+        unprinted: Vec::new(),
     };
     let client = match (step.client, step.dry_run) {
         (Some(client), DryRunStrategy::None | DryRunStrategy::Server) => client,
@@ -257,6 +323,9 @@ async fn print_client_dry_run(
     let mut seen = false;
     for (index, entry) in visited.entries().enumerate() {
         seen = true;
+        if apiclient::output::closed().is_some() {
+            break;
+        }
         let result = match entry {
             Ok(mut info) => {
                 warn(&info);
@@ -305,7 +374,7 @@ async fn create_first(
         output,
     )
     .await?;
-    if step.dry_run != DryRunStrategy::None {
+    if step.dry_run != DryRunStrategy::None || apiclient::output::closed().is_some() {
         return Ok(Some(BTreeSet::new()));
     }
     let crds: Vec<&Info> = first
@@ -334,28 +403,36 @@ async fn create_rest(
     output: &mut Output<'_>,
 ) -> anyhow::Result<()> {
     let mut seen_keys = HashSet::new();
-    let jobs = visited.entries().enumerate().map(|(index, entry)| {
-        let job = match entry {
-            Err(err) => Job::Done(Err(Failure::from_resource(&err))),
-            Ok(info) if info.is_namespace_or_crd() => Job::Skip,
-            Ok(mut info) => {
-                let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
-                warn(&info);
-                match save_config_if(step, &mut info.object) {
-                    Ok(()) => Job::Create {
-                        info: Box::new(info),
-                        alone: again,
-                    },
-                    Err(failure) => Job::Done(Err(failure)),
+    // Nothing more is sent once an output is found closed: the jobs are taken lazily.
+    let open = |_: &(usize, _)| apiclient::output::closed().is_none();
+    let jobs = visited
+        .entries()
+        .enumerate()
+        .take_while(open)
+        .map(|(index, entry)| {
+            let job = match entry {
+                Err(err) => Job::Done(Err(Failure::from_resource(&err))),
+                Ok(info) if info.is_namespace_or_crd() => Job::Skip,
+                Ok(mut info) => {
+                    let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
+                    warn(&info);
+                    match save_config_if(step, &mut info.object) {
+                        Ok(()) => Job::Create {
+                            info: Box::new(info),
+                            alone: again,
+                        },
+                        Err(failure) => Job::Done(Err(failure)),
+                    }
                 }
-            }
-        };
-        (index, job)
-    });
+            };
+            (index, job)
+        });
     let run = |index: usize, job: Job| async move {
         let result = match job {
             Job::Skip => None,
             Job::Done(result) => Some(result),
+            // A barrier held back while an output was found closed is not sent.
+            Job::Create { .. } if apiclient::output::closed().is_some() => None,
             Job::Create { info, .. } => Some(
                 create_one(step, client, limiter, &info, groups)
                     .await
@@ -445,11 +522,24 @@ fn object_key(info: &Info) -> u64 {
 
 async fn finish(mut output: Output<'_>, seen: bool) -> anyhow::Result<Created> {
     output.flush(0).await?;
+    if apiclient::output::closed().is_some() {
+        // Results held behind an entry that was never sent (a first-pass Namespace
+        // after the point where the run stopped) are reported all the same.
+        for result in std::mem::take(&mut output.pending).into_values() {
+            match result {
+                Ok(object) => output
+                    .unprinted
+                    .push(cli::printers::qualified_name(&object)),
+                Err(failure) => output.failures.push(failure),
+            }
+        }
+    }
     Ok(Created {
         seen,
         failures: output.failures,
         objects: output.created,
         total: output.total,
+        unprinted: output.unprinted,
     })
 }
 
@@ -464,7 +554,8 @@ async fn create_batch<'a>(
     output: &mut Output<'_>,
 ) -> anyhow::Result<BTreeSet<String>> {
     let mut created_crds = BTreeSet::new();
-    let mut results = futures::stream::iter(batch)
+    let open = |_: &(usize, &Info)| apiclient::output::closed().is_none();
+    let mut results = futures::stream::iter(batch.take_while(open))
         .map(|(index, info)| async move {
             (
                 index,

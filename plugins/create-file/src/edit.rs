@@ -28,7 +28,7 @@ use cli::SilentExit;
 use resources::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
 use tempfile::NamedTempFile;
 
-use crate::create::{CreateStep, create_entries, report};
+use crate::create::{CreateStep, create_entries, report, report_closed};
 use crate::report::{Failure, write_failures};
 
 mod text;
@@ -87,12 +87,18 @@ pub async fn run(
             Outcome::Create(created) => *created,
         };
         let created = create_entries(&step.create, edited).await?;
+        if apiclient::output::closed().is_some() {
+            if !created.failures.is_empty() {
+                keep(file)?;
+            }
+            return report_closed(&step.create, &created);
+        }
         if !created.failures.is_empty() {
             // kubectl stops at the first failed create, keeping the edited file, and
             // reports the server's error as it is (there is no file to name).
             keep(file)?;
             failures.extend(created.failures.into_iter().map(without_edited_source));
-            write_failures(&failures, &mut std::io::stderr().lock())?;
+            write_failures(&failures, &mut apiclient::output::Stderr)?;
             return Err(SilentExit(1).into());
         }
     }
@@ -102,10 +108,10 @@ pub async fn run(
 /// Keeps `file` and says where, as kubectl's `preservedFile` does.
 fn keep(file: NamedTempFile) -> anyhow::Result<()> {
     let (_, path) = file.keep().context("unable to keep the edited file")?;
-    eprintln!(
+    apiclient::output::eprintln(format_args!(
         "A copy of your changes has been stored to {:?}",
         path.display().to_string()
-    );
+    ));
     Ok(())
 }
 
@@ -159,11 +165,11 @@ async fn session(
         // The previous pass's file goes (dropping it removes it).
         drop(failed.take());
         if strip_comments(&original) == strip_comments(&edited) {
-            eprintln!("Edit cancelled, no changes made.");
+            apiclient::output::eprintln("Edit cancelled, no changes made.");
             return Ok(Outcome::Cancelled);
         }
         if !has_lines(&edited) {
-            eprintln!("Edit cancelled, saved file was empty.");
+            apiclient::output::eprintln("Edit cancelled, saved file was empty.");
             return Ok(Outcome::Cancelled);
         }
 
@@ -193,7 +199,7 @@ async fn session(
         }
         let (next, complaint) = reasons_for(&errors, step.validation, info);
         if let Some(line) = complaint {
-            eprintln!("{line}");
+            apiclient::output::eprintln(line);
         }
         reasons = next;
         failed = Some((edited, file));

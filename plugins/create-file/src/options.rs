@@ -277,7 +277,7 @@ impl CreateFileOptions {
         let body = tokio::task::spawn_blocking(move || read_raw(&name)).await??;
         let answer = resources::rest::post_raw(client, &self.raw, body).await?;
         use tokio::io::AsyncWriteExt as _;
-        let mut out = tokio::io::stdout();
+        let mut out = apiclient::output::async_stdout();
         out.write_all(answer.as_bytes()).await?;
         out.flush().await?;
         Ok(ExitCode::SUCCESS)

@@ -32,7 +32,7 @@ use resources::{RestMapper, Visited};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::create::{CreateStep, create_entries, report};
+use crate::create::{CreateStep, create_entries, report, report_closed};
 use progress::Progress;
 use watches::{Change, Watches};
 
@@ -96,6 +96,9 @@ pub async fn create_and_wait(
     timeout: Duration,
 ) -> anyhow::Result<ExitCode> {
     let created = create_entries(step, visited).await?;
+    if apiclient::output::closed().is_some() {
+        return report_closed(step, &created);
+    }
     if !created.seen {
         anyhow::bail!("no objects passed to create");
     }
@@ -242,11 +245,11 @@ impl Wait {
             }
             None => {
                 self.progress.finish();
-                eprintln!(
+                apiclient::output::eprintln(format_args!(
                     "{ready}/{} ready in {}",
                     self.progress.total(),
                     progress::go_duration(started.elapsed())
-                );
+                ));
                 Ok(Some(ExitCode::SUCCESS))
             }
         }
@@ -473,7 +476,7 @@ impl Wait {
     /// Ends the wait with `why` and exit 1.
     fn fail(&mut self, why: &str) -> anyhow::Result<ExitCode> {
         self.progress.finish();
-        eprintln!("error: {why}");
+        apiclient::output::eprintln(format_args!("error: {why}"));
         self.summary();
         Err(SilentExit(1).into())
     }
@@ -486,13 +489,16 @@ impl Wait {
             .iter()
             .filter(|t| t.state != State::Ready)
             .count();
-        eprintln!(
+        apiclient::output::eprintln(format_args!(
             "error: timed out after {} waiting for {waiting} of {} objects",
             progress::go_duration(timeout),
             self.progress.total()
-        );
+        ));
         if let Some(cause) = self.last_causes.last() {
-            eprintln!("last cause: {} {}", cause.object, cause.text);
+            apiclient::output::eprintln(format_args!(
+                "last cause: {} {}",
+                cause.object, cause.text
+            ));
         }
         self.summary();
         Err(SilentExit(TIMEOUT_EXIT).into())

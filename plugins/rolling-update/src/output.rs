@@ -101,8 +101,10 @@ impl Console {
     /// Write errors are ignored on purpose: once stdout is closed (`… | head -1`,
     /// a CI log collector gone), the update runs to its end rather than stopping
     /// between two steps; what it would have printed is lost, the cluster state is
-    /// not, and the exit code still tells success from failure. (`print!` panicked
-    /// there, and the release build's `panic = "abort"` killed the update mid-way.)
+    /// not. The writer records the closed pipe, so `cli::finish` then ends the run
+    /// killed by SIGPIPE as kubectl is, never 0 (an error still said on stderr).
+    /// (`print!` panicked there, and the release build's `panic = "abort"` killed the
+    /// update mid-way.)
     pub fn print(&self, text: &str) {
         let write = || {
             // A poisoned lock only means an earlier write panicked; the writer is fine.

@@ -43,6 +43,11 @@ const PRE_ATTACH_LOG: Duration = Duration::from_secs(5);
 /// (each request is bounded as well; this bounds them together).
 const CLEANUP_AFTER_SIGNAL: Duration = Duration::from_secs(20);
 
+/// The same bound once stdout or stderr was found closed: shorter, since whoever
+/// closed the pipe (`| head`) is not waiting for anything more, and the command must
+/// end within seconds of it (deleting is one request per object).
+const CLEANUP_AFTER_CLOSED: Duration = Duration::from_secs(8);
+
 /// How `--rm` deletes: `--cascade` only. kubectl's run sets its delete options'
 /// grace period to -1 whatever `--grace-period` and `--force` say (run.go:
 /// `deleteOpts.GracePeriod = -1`), so the delete carries no `gracePeriodSeconds` and
@@ -103,31 +108,48 @@ impl Session {
     pub async fn run(self, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitCode> {
         let interrupt = Interrupt::install(self.second_signal_hint());
         let mut signalled = None;
+        // A closed stdout or stderr ends the session at once, whatever the container
+        // still does: its output has nowhere to go, and `cli::finish` ends the command
+        // as kubectl ends (which a container that never ends would otherwise never let
+        // happen: the attach only writes when the container does).
         let result = tokio::select! {
             r = self.attach_and_wait(err) => r,
             i = interrupt.fired() => {
                 signalled = Some(i.signal);
                 Err(anyhow::Error::new(SilentExit(cli::interrupt::exit_code(i.signal))))
             }
+            stream = apiclient::output::wait_closed() => Err(anyhow::Error::new(
+                apiclient::output::Closed(stream),
+            )),
         };
         // The session's future is dropped: the terminal is restored and stdin is no
         // longer read before anything below is printed.
         if self.remove {
-            let removed = match signalled {
+            let bound = match (signalled, apiclient::output::closed()) {
+                (Some(_), _) => Some(CLEANUP_AFTER_SIGNAL),
+                (None, Some(_)) => Some(CLEANUP_AFTER_CLOSED),
+                (None, None) => None,
+            };
+            let removed = match bound {
                 None => self.remove_created(out).await,
-                Some(_) => tokio::time::timeout(CLEANUP_AFTER_SIGNAL, self.remove_created(out))
+                Some(bound) => tokio::time::timeout(bound, self.remove_created(out))
                     .await
                     .unwrap_or_else(|_| {
                         Err(anyhow!(
                             "deleting what --rm created took longer than {}s; {}",
-                            CLEANUP_AFTER_SIGNAL.as_secs(),
+                            bound.as_secs(),
                             self.second_signal_hint()
                         ))
                     }),
             };
-            if let Err(e) = removed {
-                // The primary outcome wins; a failed cleanup is reported, not hidden.
-                let _ = writeln!(err, "{}", cli::format_error(&e));
+            // A line not written to a closed stdout is no failed cleanup: the delete
+            // was done.
+            match removed {
+                Err(e) if !apiclient::output::is_closed(e.as_ref()) => {
+                    // The primary outcome wins; a failed cleanup is reported, not hidden.
+                    let _ = writeln!(err, "{}", cli::format_error(&e));
+                }
+                _ => {}
             }
         }
         // As in kubectl, the container's failure is reported after the cleanup (its
@@ -211,6 +233,8 @@ impl Session {
         let container = container_name(pod);
         let since = match self.replay_log(pods, &name, container.clone()).await {
             Ok(since) => Some(since),
+            // A closed stdout is the end, not a reason to warn and go on.
+            Err(e) if apiclient::output::is_closed(e.as_ref()) => return Err(e),
             Err(e) => {
                 writeln!(
                     err,
@@ -230,6 +254,9 @@ impl Session {
             detach_keys: &self.detach_keys,
         };
         if let Err(e) = stream::attach(pods, &request, err).await {
+            if apiclient::output::is_closed(e.as_ref()) {
+                return Err(e);
+            }
             writeln!(
                 err,
                 "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
@@ -255,7 +282,7 @@ impl Session {
         };
         let copy = async {
             let stream = pods.log_stream(name, &params).await?;
-            tokio::io::copy(&mut stream.compat(), &mut tokio::io::stdout()).await?;
+            tokio::io::copy(&mut stream.compat(), &mut apiclient::output::async_stdout()).await?;
             anyhow::Ok(())
         };
         tokio::time::timeout(PRE_ATTACH_LOG, copy)
@@ -375,38 +402,41 @@ impl Session {
             ..Default::default()
         };
         let stream = pods.log_stream(&name, &params).await?;
-        tokio::io::copy(&mut stream.compat(), &mut tokio::io::stdout()).await?;
+        tokio::io::copy(&mut stream.compat(), &mut apiclient::output::async_stdout()).await?;
         Ok(())
     }
 
     /// Deletes everything this command created, ignoring objects already gone, and
     /// prints kubectl 1.37's `pod "x" deleted from NS namespace` lines unless `-q`.
+    /// A line that cannot be written (a closed stdout) stops no delete: the first such
+    /// error is returned once all are done.
     async fn remove_created(&self, out: &mut dyn Write) -> Result<()> {
         let params = DeleteParams {
             propagation_policy: Some(self.deletion.cascade.clone()),
             ..Default::default()
         };
+        let mut unwritten = Ok(());
         for created in &self.created_all {
             let name = name_of(created);
             let api: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), &self.namespace, &created.resource);
             match api.delete(name, &params).await {
                 Ok(_) => {
-                    if !self.quiet {
+                    if !self.quiet && unwritten.is_ok() {
                         // Everything run creates is namespaced.
-                        writeln!(
+                        unwritten = writeln!(
                             out,
                             "{} \"{name}\" deleted from {} namespace",
                             kind_of(created),
                             self.namespace
-                        )?;
+                        );
                     }
                 }
                 Err(kube::Error::Api(s)) if s.is_not_found() => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(())
+        Ok(unwritten?)
     }
 }
 

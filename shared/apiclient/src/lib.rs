@@ -19,6 +19,7 @@
 //!   the kubeconfig, and the kube `Config` a client is built from.
 //! - [`kuberc`]: kubectl's preferences file, read for its credential plugin policy.
 //! - [`term`]: whether stderr gets colour.
+//! - [`output`]: the process's stdout and stderr, remembering a closed pipe.
 //! - [`waiting`]: why a wait is not over, in the server's words.
 //! - [`readiness`]: when a created object is ready by its kind's rules, and which
 //!   causes mean it never will be.
@@ -32,6 +33,7 @@ pub mod go_net;
 pub mod home;
 pub mod kubeconfig;
 pub mod kuberc;
+pub mod output;
 pub mod readiness;
 pub mod retry;
 pub mod status;

@@ -281,7 +281,7 @@ pub fn handle_headers(headers: &http::HeaderMap) {
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let writer =
         guard.get_or_insert_with(|| WarningWriter::new(crate::term::stderr_allows_color()));
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::output::Stderr;
     for value in values {
         let Ok(value) = value.to_str() else {
             continue;

@@ -30,7 +30,7 @@ pub struct Context {
     config: OnceCell<Config>,
     client: OnceCell<(Client, Bound)>,
     request_bound: Option<(Duration, &'static str)>,
-    /// Standard output. Not locked for the whole run: run-pod's attach writes through
+    /// Standard output, remembering a closed pipe (`apiclient::output`). Not locked for the whole run: run-pod's attach writes through
     /// tokio's stdout from another thread, and would wait forever on a lock held here.
     pub stdout: Box<dyn Write + Send>,
     /// Standard error.
@@ -63,8 +63,8 @@ impl Context {
             config: OnceCell::new(),
             client: OnceCell::new(),
             request_bound: None,
-            stdout: Box::new(std::io::stdout()),
-            stderr: Box::new(std::io::stderr()),
+            stdout: Box::new(apiclient::output::Stdout),
+            stderr: Box::new(apiclient::output::Stderr),
         })
     }
 

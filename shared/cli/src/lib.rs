@@ -13,6 +13,9 @@
 //! - command-line (flag) errors are pflag's, `error: …` and `See '… --help' for
 //!   usage.`, exit 1 ([`flag_error`]);
 //! - a command that reports a container's exit code (`run-pod --attach`) exits with it;
+//! - a closed stdout or stderr (`| head -1`) ends the command killed by SIGPIPE, as it
+//!   ends kubectl (a shell reports 141), after the command has finished or reported what
+//!   it had in flight (`closed_output`, [`apiclient::output`]);
 //! - with `--warnings-as-errors`, a command that succeeded but saw server warnings
 //!   prints `error: N warning(s) received` and exits 1 ([`apiclient::warnings`]).
 //!
@@ -20,7 +23,8 @@
 //! `apiclient`, `goyaml` and `gotext`; none of them uses it):
 //! - the skeleton: `skeleton` ([`run`], [`Plugin`]), `context` ([`Context`]: the
 //!   global flags, the client and the namespace, resolved when first asked for),
-//!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `flag_error` (clap's parse
+//!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `closed_output` (the end of
+//!   a command whose stdout or stderr was closed), `flag_error` (clap's parse
 //!   errors in pflag's words), [`version`] (`--version`);
 //! - [`flags`]: kubectl's global flags ([`flags::ConfigFlags`]) and the flag groups
 //!   plugins share (`-o`, `--dry-run`, `--record`, `--save-config`, booleans, durations);
@@ -31,6 +35,7 @@
 //!   echo goes when it is cleared;
 //! - [`fuzzing`]: the entry points of the `fuzz/` targets.
 
+mod closed_output;
 mod context;
 mod flag_error;
 pub mod interrupt;
@@ -209,6 +214,22 @@ pub fn format_error(err: &anyhow::Error) -> String {
 ///
 /// `command` is the user-facing name (`kubectl run-pod`) for the usage hint.
 pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
+    // A closed stdout or stderr ends every command the same way, whatever it returned:
+    // the work whose output could not be written does not count as done.
+    if apiclient::output::closed().is_some() {
+        if let Err(err) = &result
+            && !apiclient::output::is_closed(err.as_ref())
+            && !err.is::<SilentExit>()
+        {
+            // What went wrong besides, for as long as stderr is open.
+            let _ = writeln!(
+                apiclient::output::Stderr,
+                "{}",
+                format_error(err).trim_end()
+            );
+        }
+        return closed_output::end();
+    }
     let err = match result {
         // kubectl checks --warnings-as-errors only after a command that succeeded.
         Ok(code) if code == ExitCode::SUCCESS => match apiclient::warnings::as_error() {
@@ -221,7 +242,7 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     if let Some(SilentExit(code)) = err.downcast_ref::<SilentExit>() {
         return ExitCode::from(*code);
     }
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = apiclient::output::Stderr;
     if let Some(stopped) = err.downcast_ref::<Stopped>() {
         let _ = writeln!(stderr, "{stopped}");
         return ExitCode::from(stopped.exit_code);
@@ -229,14 +250,6 @@ pub fn finish(command: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     if let Some(UsageErrors(errors)) = err.downcast_ref::<UsageErrors>() {
         let _ = stderr.write_all(usage_errors(errors, command).as_bytes());
         return ExitCode::from(1);
-    }
-    // A closed stdout (`| head`) is not an error worth a message.
-    if err
-        .chain()
-        .filter_map(|c| c.downcast_ref::<std::io::Error>())
-        .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    {
-        return ExitCode::SUCCESS;
     }
     // kubectl's `fatal` adds a newline only to a message that lacks one (a Go
     // template's error can end in one, from the value it quotes).

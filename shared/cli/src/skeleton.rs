@@ -237,7 +237,7 @@ where
     };
     // pflag prints it while parsing, before anything else the command says.
     if let Some(notice) = ctx.deprecation() {
-        let _ = writeln!(std::io::stderr(), "{notice}");
+        let _ = writeln!(apiclient::output::Stderr, "{notice}");
     }
     if help {
         return print_and_exit(&plugin.help_text());
@@ -248,7 +248,8 @@ where
     super::init_logging(ctx.flags().verbosity, plugin.crate_name);
     apiclient::tls::install_crypto_provider();
     let result = runtime().and_then(|rt| rt.block_on(body(args, ctx)));
-    let _ = std::io::stdout().flush();
+    // What std's stdout still buffers: a closed pipe found here is one to end on too.
+    let _ = apiclient::output::Stdout.flush();
     super::finish(plugin.name, result)
 }
 
@@ -299,11 +300,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .map_err(|e| anyhow::Error::new(e).context("unable to start the async runtime"))
 }
 
-/// `--help` and `--version`: printed, exit 0 (a closed stdout is no error to report).
+/// `--help` and `--version`: printed, exit 0; a closed stdout ends them as it ends
+/// kubectl's (`--help | head -1`), with nothing to report.
 fn print_and_exit(text: &str) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    ExitCode::SUCCESS
+    let mut out = apiclient::output::Stdout;
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if apiclient::output::is_closed(&e) => super::closed_output::end(),
+        _ => ExitCode::SUCCESS,
+    }
 }
 
 #[cfg(test)]

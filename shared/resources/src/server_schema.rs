@@ -120,13 +120,10 @@ pub(crate) fn warn_unsupported(kinds: &[(Gvk, usize)], mode: Validation, schema:
             continue;
         }
         for _ in 0..*documents {
-            eprintln!(
-                "{}",
-                klog_warning(
-                    "schema.go:145",
-                    "cannot perform warn validation if server-side field validation is unsupported, skipping validation"
-                )
-            );
+            apiclient::output::eprintln(klog_warning(
+                "schema.go:145",
+                "cannot perform warn validation if server-side field validation is unsupported, skipping validation",
+            ));
         }
     }
 }

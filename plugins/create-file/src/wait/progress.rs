@@ -47,7 +47,7 @@ impl Progress {
         match &self.bar {
             Some(bar) => bar.set_message(line.clone()),
             None => {
-                let _ = writeln!(std::io::stderr(), "{line}");
+                let _ = writeln!(apiclient::output::Stderr, "{line}");
             }
         }
         self.last = line;
@@ -56,7 +56,7 @@ impl Progress {
     /// A line above the status line (a cause).
     pub fn line(&self, line: &str) {
         let write = || {
-            let _ = writeln!(std::io::stderr(), "{line}");
+            let _ = writeln!(apiclient::output::Stderr, "{line}");
         };
         match &self.bar {
             Some(bar) => bar.suspend(write),
@@ -75,7 +75,7 @@ impl Progress {
 /// The final summary of a wait that did not succeed: how many are ready, and the
 /// first of those that are not.
 pub fn summary(ready: usize, total: usize, not_ready: &[String]) {
-    let mut err = std::io::stderr().lock();
+    let mut err = apiclient::output::Stderr;
     let _ = writeln!(err, "{ready}/{total} ready; not ready:");
     for line in not_ready.iter().take(SUMMARY_LINES) {
         let _ = writeln!(err, "  {line}");

@@ -92,7 +92,9 @@ pub async fn attach(pods: &Api<Pod>, req: &Request<'_>, err: &mut dyn Write) -> 
     // kubectl's reattachMessage: stdin on a raw terminal, not quiet, any restart
     // policy (since 1.36), with the namespace.
     if tty && !req.quiet {
-        println!(
+        // A closed stdout is recorded by the writer, for `cli::finish`.
+        let _ = writeln!(
+            apiclient::output::Stdout,
             "Session ended, resume using 'kubectl attach {} -c {} -n {} -i -t' command",
             req.pod,
             req.container.as_deref().unwrap_or_default(),
@@ -120,12 +122,14 @@ fn forward_output(attached: &mut AttachedProcess) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
     if let Some(mut remote_out) = attached.stdout() {
         tasks.push(tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut remote_out, &mut tokio::io::stdout()).await;
+            // A closed stdout ends the copy; the writer records it, and that ends the
+            // session (`Session::run`).
+            let _ = tokio::io::copy(&mut remote_out, &mut apiclient::output::async_stdout()).await;
         }));
     }
     if let Some(mut remote_err) = attached.stderr() {
         tasks.push(tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut remote_err, &mut tokio::io::stderr()).await;
+            let _ = tokio::io::copy(&mut remote_err, &mut apiclient::output::async_stderr()).await;
         }));
     }
     tasks
