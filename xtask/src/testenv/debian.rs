@@ -51,14 +51,7 @@ pub(super) const NODE: [&str; 3] = ["kube-scheduler", "kubelet", "kube-proxy"];
 
 pub(super) fn build(wanted: Wanted) -> anyhow::Result<()> {
     let release = Release::V1_20;
-    let programs: Vec<&str> = wanted
-        .control_plane
-        .then_some(CONTROL_PLANE.as_slice())
-        .into_iter()
-        .chain(wanted.node.then_some(NODE.as_slice()))
-        .flatten()
-        .copied()
-        .collect();
+    let programs = programs(wanted);
     if programs.is_empty() {
         return Ok(());
     }
@@ -115,6 +108,18 @@ pub(super) fn build(wanted: Wanted) -> anyhow::Result<()> {
     // The source tree is over a gigabyte once built; the binaries are all we need.
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// The programs `wanted` names.
+fn programs(wanted: Wanted) -> Vec<&'static str> {
+    wanted
+        .control_plane
+        .then_some(CONTROL_PLANE.as_slice())
+        .into_iter()
+        .chain(wanted.node.then_some(NODE.as_slice()))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// Kubernetes 1.20.2 builds with Debian bookworm's Go 1.19 and not with a current Go
@@ -244,4 +249,26 @@ fn replace_reflect2(src: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_with_its_control_plane_makes_only_its_node() {
+        let node_only = Wanted {
+            control_plane: false,
+            node: true,
+        };
+        assert_eq!(
+            programs(node_only),
+            ["kube-scheduler", "kubelet", "kube-proxy"]
+        );
+        let everything = Wanted {
+            control_plane: true,
+            node: true,
+        };
+        assert_eq!(programs(everything).len(), 5);
+    }
 }

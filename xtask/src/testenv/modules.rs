@@ -51,14 +51,7 @@ pub(super) const NODE: [(&str, &str); 2] = [
 
 /// Builds what `wanted` names: the control plane (with etcd), the node, or both.
 pub(super) fn build(release: Release, wanted: Wanted, display: Display) -> anyhow::Result<()> {
-    let commands: Vec<(&str, &str)> = wanted
-        .control_plane
-        .then_some(CONTROL_PLANE.as_slice())
-        .into_iter()
-        .chain(wanted.node.then_some(NODE.as_slice()))
-        .flatten()
-        .copied()
-        .collect();
+    let commands = commands(wanted);
     if commands.is_empty() {
         return Ok(());
     }
@@ -120,6 +113,18 @@ pub(super) fn build(release: Release, wanted: Wanted, display: Display) -> anyho
     }
     let _ = std::fs::remove_dir_all(&incoming);
     Ok(())
+}
+
+/// The commands of `k8s.io/kubernetes` that `wanted` names.
+fn commands(wanted: Wanted) -> Vec<(&'static str, &'static str)> {
+    wanted
+        .control_plane
+        .then_some(CONTROL_PLANE.as_slice())
+        .into_iter()
+        .chain(wanted.node.then_some(NODE.as_slice()))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// `go` from `PATH`, new enough to switch toolchains when a go.mod asks for it.
@@ -263,6 +268,29 @@ mod tests {
             assert!(flags.contains(&format!("-X {package}.gitVersion=v1.37.2")));
             assert!(flags.contains(&format!("-X {package}.gitMajor=1")));
             assert!(flags.contains(&format!("-X {package}.gitMinor=37")));
+        }
+    }
+
+    #[test]
+    fn a_release_with_its_control_plane_builds_only_its_node() {
+        let names = |control_plane, node| -> Vec<&str> {
+            commands(Wanted {
+                control_plane,
+                node,
+            })
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+        };
+        assert_eq!(names(false, true), ["kubelet", "kube-proxy"]);
+        assert_eq!(names(true, false).len(), 4);
+        assert_eq!(names(true, true).len(), 6);
+        assert!(names(false, false).is_empty());
+        for (name, package) in commands(Wanted {
+            control_plane: true,
+            node: true,
+        }) {
+            assert_eq!(package, format!("k8s.io/kubernetes/cmd/{name}"));
         }
     }
 
