@@ -143,25 +143,7 @@ pub fn cni_conflist(layout: &Layout) -> String {
 
 /// docker-registry (distribution 2.8): serves the image store read-only.
 pub fn registry(layout: &Layout) -> String {
-    format!(
-        r#"version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: {store}
-  maintenance:
-    uploadpurging:
-      enabled: false
-    readonly:
-      enabled: true
-http:
-  addr: {REGISTRY_ADDRESS}
-"#,
-        store = layout.image_store.display()
-    )
+    localcluster::node::registry_config(&layout.image_store, REGISTRY_ADDRESS, true)
 }
 
 /// The `resolv.conf` pods get: the cluster DNS address (nothing answers there, but
