@@ -93,9 +93,15 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
     let c = cluster();
     let ns = c.namespace("cf-window").await;
     let client = c.client().await;
-    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "win-0000")
-        .await
-        .expect("webhook");
+    let webhook = HoldingWebhook::start(
+        &client,
+        c.loopback_listener(),
+        ns.as_str(),
+        CONFIGMAP_CREATES,
+        "win-0000",
+    )
+    .await
+    .expect("webhook");
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("cms.yaml");
     std::fs::write(&file, configmaps("win", N)).expect("write input");
@@ -153,9 +159,15 @@ async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
     let c = cluster();
     let ns = c.namespace("cf-sigterm").await;
     let client = c.client().await;
-    let webhook = HoldingWebhook::start(&client, ns.as_str(), CONFIGMAP_CREATES, "term-0000")
-        .await
-        .expect("webhook");
+    let webhook = HoldingWebhook::start(
+        &client,
+        c.loopback_listener(),
+        ns.as_str(),
+        CONFIGMAP_CREATES,
+        "term-0000",
+    )
+    .await
+    .expect("webhook");
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("cms.yaml");
     std::fs::write(&file, configmaps("term", N)).expect("write input");

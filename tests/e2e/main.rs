@@ -59,6 +59,9 @@
 //! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
 //!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
 //!   finished, the `--rm` pod deleted, no hang.
+//! - `real_node`: the plugins on a real kubelet and containerd (`--wait` with a
+//!   Service, the kubelet's causes, attach over both transports), and the host left
+//!   as it was after a cluster stops or its supervisor is killed.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -84,6 +87,7 @@ mod kyaml_output;
 mod node;
 mod paused_server;
 mod pod_security;
+mod real_node;
 mod rolling_update;
 mod rolling_update_faults;
 mod run_pod;

@@ -574,9 +574,15 @@ impl OnIsolated {
         let (ns, invariants) = start_web(cluster, label, ready_ms).await;
         let webhook = match hold {
             Some((rule, name)) => Some(
-                HoldingWebhook::start(&cluster.client().await, ns.as_str(), rule, name)
-                    .await
-                    .unwrap(),
+                HoldingWebhook::start(
+                    &cluster.client().await,
+                    cluster.loopback_listener(),
+                    ns.as_str(),
+                    rule,
+                    name,
+                )
+                .await
+                .unwrap(),
             ),
             None => None,
         };

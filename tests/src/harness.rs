@@ -67,6 +67,8 @@ pub struct Cluster {
     pub kubectl_binary: PathBuf,
     /// A directory holding only the plugin binaries, prepended to PATH for `kubectl`.
     pub plugin_dir: PathBuf,
+    /// With a real node: the network namespace the cluster runs in (`/run/netns/NAME`).
+    pub netns: Option<String>,
     // Kept open (never written) so the supervisor lives exactly as long as we do.
     _supervisor: Option<(Child, ChildStdin)>,
 }
@@ -214,6 +216,23 @@ pub fn goaway_cluster() -> &'static Cluster {
     }
 }
 
+static REAL_NODE: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+/// A cluster whose node is a real kubelet with containerd (`kubeplug-cluster --node
+/// real`), the whole cluster in a network namespace of its own: pods get addresses a
+/// Service's EndpointSlice takes, the kubelet's own events, back-offs and streaming.
+/// Started on first use; the tests using it share it.
+pub fn real_node_cluster() -> &'static Cluster {
+    let plugin_dir = cluster().plugin_dir.clone();
+    let release = cluster().release;
+    let real = REAL_NODE
+        .get_or_init(|| start_supervised(release, target_bin_dir(), plugin_dir, &["--node=real"]));
+    match real {
+        Ok(cluster) => cluster,
+        Err(reason) => panic!("e2e: no cluster with a real node: {reason}"),
+    }
+}
+
 fn start() -> Result<Cluster, String> {
     terminal_signal_dispositions();
     let bin_dir = target_bin_dir();
@@ -234,6 +253,7 @@ fn start() -> Result<Cluster, String> {
                 None => Release::from_env().map_err(|e| e.to_string())?,
             };
         return Ok(Cluster {
+            netns: netns_of(&kubeconfig),
             kubeconfig,
             release,
             kubectl_binary: reference_kubectl(release)?,
@@ -300,12 +320,19 @@ fn start_supervised(
         return Err(format!("the local control plane did not start:\n{log}"));
     };
     Ok(Cluster {
+        netns: netns_of(&kubeconfig),
         kubeconfig,
         release,
         kubectl_binary,
         plugin_dir,
         _supervisor: Some((child, stdin)),
     })
+}
+
+/// The network namespace of the cluster whose state file is beside `kubeconfig`.
+fn netns_of(kubeconfig: &Path) -> Option<String> {
+    let dir = kubeconfig.parent()?;
+    crate::state::ClusterState::read(dir).ok().flatten()?.netns
 }
 
 /// A directory holding links to the plugin binaries only: target/debug also holds
@@ -472,6 +499,19 @@ impl Cluster {
     /// Runs the real `kubectl` of the cluster's release (see [`Cluster::kubectl_binary`]),
     /// with [`Cluster::child_path`] as PATH (our plugins first), so that `kubectl
     /// run-pod …` goes through kubectl's own plugin lookup.
+    /// A listener on 127.0.0.1:0 where the cluster's API server can call it (an
+    /// admission webhook): inside the cluster's network namespace with a real node,
+    /// the host's loopback otherwise.
+    pub fn loopback_listener(&self) -> std::net::TcpListener {
+        match &self.netns {
+            Some(name) => {
+                crate::realnode::netns::listen_inside(&Path::new("/run/netns").join(name))
+                    .expect("a listener in the cluster's network namespace")
+            }
+            None => std::net::TcpListener::bind(("127.0.0.1", 0)).expect("a loopback listener"),
+        }
+    }
+
     pub fn kubectl(&self) -> Cmd {
         self.command(self.kubectl_binary.clone())
     }

@@ -25,5 +25,6 @@ pub mod harness;
 pub mod live;
 pub mod node;
 pub mod objects;
+pub mod realnode;
 /// The state file, from [`localcluster`] (which xtask links instead of this crate).
 pub use localcluster::{krew_binary, state};

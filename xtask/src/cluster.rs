@@ -20,6 +20,7 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
         ClusterAction::Up {
             kubernetes,
             audit,
+            node,
             nodes,
             apiserver_arg,
         } => {
@@ -28,7 +29,11 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
                 None => Release::from_env()?,
             };
             ensure_release(release)?;
-            let state = up_with(&state_dir, release, *audit, *nodes, None, apiserver_arg)?;
+            let node = Node {
+                kind: node.clone(),
+                count: *nodes,
+            };
+            let state = up_with(&state_dir, release, *audit, &node, None, apiserver_arg)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
                 None => "cargo xtask cluster down".into(),
@@ -98,7 +103,19 @@ pub fn up(
     nodes: usize,
     throttle_mutating: Option<u32>,
 ) -> anyhow::Result<ClusterState> {
-    up_with(state_dir, release, audit, nodes, throttle_mutating, &[])
+    let node = Node {
+        kind: "simulated".into(),
+        count: nodes,
+    };
+    up_with(state_dir, release, audit, &node, throttle_mutating, &[])
+}
+
+/// The node a cluster gets: `kubeplug-cluster --node KIND --nodes COUNT`.
+pub struct Node {
+    /// `real` or `simulated`.
+    pub kind: String,
+    /// The number of simulated nodes.
+    pub count: usize,
 }
 
 /// [`up`], with extra kube-apiserver flags (`kubeplug-cluster --apiserver-arg`).
@@ -106,7 +123,7 @@ pub fn up_with(
     state_dir: &Path,
     release: Release,
     audit: bool,
-    nodes: usize,
+    node: &Node,
     throttle_mutating: Option<u32>,
     apiserver_args: &[String],
 ) -> anyhow::Result<ClusterState> {
@@ -131,8 +148,9 @@ pub fn up_with(
         .arg(state_dir)
         .arg("--kubernetes")
         .arg(release.version())
+        .arg(format!("--node={}", node.kind))
         .arg("--nodes")
-        .arg(nodes.to_string())
+        .arg(node.count.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log);
@@ -210,6 +228,11 @@ pub fn down(state_dir: &Path) -> anyhow::Result<()> {
             signal(p.pid, 9);
         }
     }
+    if state.netns.is_some() {
+        // A real node's containers, mounts, cgroups and namespace outlive a supervisor
+        // that was killed; the supervisor's own sweep removes them.
+        sweep_nodes()?;
+    }
     std::fs::remove_dir_all(state_dir)
         .with_context(|| format!("cannot remove {}", state_dir.display()))?;
     eprintln!("cluster: stopped");
@@ -230,6 +253,13 @@ fn wait_gone(pid: u32, timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(100));
     }
     false
+}
+
+/// Removes what real nodes whose supervisor is gone left on the host
+/// (`kubeplug-cluster --sweep`).
+fn sweep_nodes() -> anyhow::Result<()> {
+    let supervisor = build_supervisor()?;
+    crate::run::run(Command::new(supervisor).arg("--sweep"))
 }
 
 /// Builds the supervisor binary and returns its path.

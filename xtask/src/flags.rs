@@ -88,7 +88,11 @@ pub enum ClusterAction {
         /// Write a metadata-level audit log (to count API requests).
         #[arg(long)]
         audit: bool,
-        /// Number of simulated nodes.
+        /// The node: `real` (a kubelet and containerd, the cluster in a network
+        /// namespace of its own) or `simulated`.
+        #[arg(long, default_value = "simulated", value_parser = ["real", "simulated"])]
+        node: String,
+        /// Number of simulated nodes (0: a control plane alone).
         #[arg(long, default_value_t = 1)]
         nodes: usize,
         /// An extra kube-apiserver flag, after the ones the cluster sets (repeatable),

@@ -132,11 +132,15 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
         test.env("RUST_TEST_THREADS", E2E_TEST_THREADS);
     }
     test.args(["--no-fail-fast", "--"]).args(&flags.cargo_args);
+    let host = localcluster::host::Snapshot::take();
     let result = sh(&mut test);
     if let Ok(lines) = std::fs::read_to_string(&report) {
         eprintln!("xtask test: e2e report ({}):\n{lines}", report.display());
     }
     result?;
+    if !flags.no_e2e {
+        host_as_it_was(&host)?;
+    }
     if flags.no_e2e {
         sh(cargo()
             .args(["test", "-p", "tests", "--lib", "--bins", "--"])
@@ -144,6 +148,28 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
         eprintln!("xtask test: end-to-end tests skipped (--no-e2e)");
     }
     Ok(())
+}
+
+/// Fails unless the real nodes of the e2e run left the host as it was: the sysctls a
+/// kubelet rewrites, the host directories it makes, no node's namespace, run directory
+/// or cgroups. The clusters stop once the test process has gone (their supervisors see
+/// its pipe close), so this waits a little for them.
+fn host_as_it_was(before: &localcluster::host::Snapshot) -> anyhow::Result<()> {
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let changes = localcluster::host::Snapshot::take().changes_since(before);
+        if changes.is_empty() {
+            eprintln!("xtask test: the host is as it was before the e2e tests");
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!(
+                "the e2e tests' nodes left the host changed:\n  {}",
+                changes.join("\n  ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
 }
 
 fn cargo(root: &Path) -> Command {

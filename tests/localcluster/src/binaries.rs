@@ -178,8 +178,11 @@ impl Binaries {
         let kube_apiserver = find("kube-apiserver")?;
         let kube_controller_manager = Some(find("kube-controller-manager")?);
         let (kube_scheduler, kubectl) = match release {
-            // 1.20.2 was built without them: the simulated node binds pods, and the
-            // installed kubectl is the reference.
+            // testenv builds 1.20.2's scheduler with its node, but it is not started
+            // yet: it serves plain HTTP on 0.0.0.0:10251 unless given `--port=0`, so
+            // the second 1.20.2 cluster's would exit. Until the control plane passes
+            // that flag the simulated node binds pods. The installed kubectl is the
+            // reference.
             Release::V1_20 => (None, None),
             Release::Current => (Some(find("kube-scheduler")?), Some(find("kubectl")?)),
         };
@@ -202,7 +205,7 @@ impl Binaries {
 }
 
 #[cfg(unix)]
-fn executable(path: &Path) -> Option<PathBuf> {
+pub(crate) fn executable(path: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(path).ok()?;
     (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then(|| path.to_path_buf())
@@ -211,7 +214,7 @@ fn executable(path: &Path) -> Option<PathBuf> {
 /// Windows has no execute bit; the control plane does not run there anyway, but xtask
 /// (which reports what is installed) builds there.
 #[cfg(not(unix))]
-fn executable(path: &Path) -> Option<PathBuf> {
+pub(crate) fn executable(path: &Path) -> Option<PathBuf> {
     path.is_file().then(|| path.to_path_buf())
 }
 

@@ -1,5 +1,6 @@
 //! The addresses of kubeplug's local test cluster, without the cluster itself: where
-//! the control-plane binaries are ([`Binaries`]), the state file a running
+//! the control-plane binaries are ([`Binaries`]), what a real node runs and where
+//! (`node`: [`NodeBinaries`], the test images), the state file a running
 //! `kubeplug-cluster` writes ([`state::ClusterState`]), probes of its processes, a
 //! client for one of its contexts, the names of the simulated node's steering
 //! annotations, and the latency proxy the e2e tests and the bench both put in front
@@ -11,7 +12,9 @@
 //! Linux-only) and xtask builds on every release platform.
 
 mod binaries;
+pub mod host;
 pub mod latency;
+pub mod node;
 pub mod process;
 pub mod state;
 pub mod steering;
@@ -22,6 +25,7 @@ pub use binaries::{
     Binaries, KREW_VERSION, NotInstalled, RELEASE_ENV, Release, UnknownRelease, cache_root,
     krew_binary,
 };
+pub use node::{IMAGES, NodeBinaries, SANDBOX_IMAGE};
 
 /// Builds a client for one context of a kubeconfig file.
 pub async fn client_for(kubeconfig: &Path, context: &str) -> anyhow::Result<kube::Client> {

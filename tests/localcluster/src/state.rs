@@ -29,6 +29,14 @@ pub struct ClusterState {
     pub audit_log: Option<PathBuf>,
     pub kubelet_port: u16,
     pub processes: Vec<ProcessEntry>,
+    /// With a real node: the network namespace the cluster runs in (`/run/netns/NAME`;
+    /// `nsenter --net=/run/netns/NAME` reaches the node IP and the pods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
+    /// With a real node: its run directory (containerd's socket is `containerd.sock`
+    /// there, for `ctr --address`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_run_dir: Option<PathBuf>,
 }
 
 impl ClusterState {

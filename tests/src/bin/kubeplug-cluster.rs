@@ -1,4 +1,7 @@
-//! `kubeplug-cluster`: supervises one local control plane plus the simulated node.
+//! `kubeplug-cluster`: supervises one local control plane plus its node: a real
+//! kubelet with containerd (`--node real`), the whole cluster inside a network
+//! namespace of its own and the API server forwarded to the host's 127.0.0.1, or the
+//! simulated node (`--node simulated`).
 //!
 //! `cargo xtask cluster up` starts it detached; the e2e harness starts it with
 //! `--wait-stdin`, so that the cluster goes away when the test process does, however
@@ -16,20 +19,34 @@ use std::time::Duration;
 
 use clap::Parser;
 use tests::controlplane::{self, Binaries, ControlPlane, Release};
+use tests::realnode::{self, RealNode, host, netns::NetNs};
 use tests::state::{ClusterState, ProcessEntry};
 use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
+
+/// Which node the cluster gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum NodeKind {
+    /// A kubelet and containerd, in a network namespace of the cluster's own.
+    Real,
+    /// The simulated node (`tests::node`), on loopback.
+    Simulated,
+}
 
 #[derive(Parser, Debug)]
 #[command(
     name = "kubeplug-cluster",
     version,
-    about = "Run a local control plane and simulated node until stopped"
+    about = "Run a local control plane and its node until stopped"
 )]
 struct Args {
     /// Directory for certificates, kubeconfig, logs and the state file.
-    #[arg(long, value_name = "DIR")]
-    state_dir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "sweep")]
+    state_dir: Option<PathBuf>,
+    /// Only remove what real nodes whose supervisor is gone left on the host (their
+    /// containers, mounts, cgroups, network namespaces), then exit.
+    #[arg(long)]
+    sweep: bool,
     /// The Kubernetes release to run (`v1.37.2`, `v1.20.2`; default:
     /// $KUBEPLUG_KUBERNETES, else the current release).
     #[arg(long, value_name = "VERSION")]
@@ -43,7 +60,10 @@ struct Args {
     /// Write a metadata-level audit log (for counting API requests).
     #[arg(long)]
     audit: bool,
-    /// Number of simulated nodes.
+    /// The node: `real` (a kubelet and containerd) or `simulated`.
+    #[arg(long, value_enum, default_value_t = NodeKind::Simulated)]
+    node: NodeKind,
+    /// Number of simulated nodes (0: a control plane alone).
     #[arg(long, default_value_t = 1)]
     nodes: usize,
     /// Default delay before a pod on a simulated node becomes Ready, in milliseconds.
@@ -68,8 +88,7 @@ struct Args {
     apiserver_arg: Vec<String>,
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -78,7 +97,28 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(&args).await {
+    if args.sweep {
+        for gone in host::sweep() {
+            eprintln!("kubeplug-cluster: removed the leftovers of node {gone}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    // The namespace is made and entered before the runtime starts any thread: every
+    // thread and child inherits the namespace of the thread that makes it.
+    let place = match Place::prepare(&args) {
+        Ok(place) => place,
+        Err(e) => {
+            eprintln!("kubeplug-cluster: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run(&args, &place)));
+    place.remove();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kubeplug-cluster: {e:#}");
@@ -87,25 +127,93 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: &Args) -> anyhow::Result<()> {
+/// Where the cluster runs: with a real node, its network namespace and the listener on
+/// the host's 127.0.0.1 that forwards to the API server inside.
+struct Place {
+    namespace: Option<(NetNs, std::net::TcpListener)>,
+    /// The node's id (also the namespace's name).
+    id: String,
+}
+
+impl Place {
+    fn prepare(args: &Args) -> anyhow::Result<Self> {
+        let id = host::node_id();
+        if args.node == NodeKind::Simulated {
+            return Ok(Self {
+                namespace: None,
+                id,
+            });
+        }
+        for gone in host::sweep() {
+            tracing::info!("removed the leftovers of node {gone}");
+        }
+        // Bound here, in the host's namespace, before entering the cluster's: the
+        // socket stays in the namespace it was made in.
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let ns = NetNs::create(&id)?;
+        if let Err(e) = ns.enter() {
+            ns.delete();
+            return Err(e);
+        }
+        Ok(Self {
+            namespace: Some((ns, listener)),
+            id,
+        })
+    }
+
+    /// The API server's port: the forwarder's, which the server also takes inside.
+    fn api_port(&self) -> anyhow::Result<Option<u16>> {
+        match &self.namespace {
+            Some((_, listener)) => Ok(Some(listener.local_addr()?.port())),
+            None => Ok(None),
+        }
+    }
+
+    fn remove(&self) {
+        if self.namespace.is_some() {
+            host::remove_node(&self.id);
+        }
+    }
+}
+
+async fn run(args: &Args, place: &Place) -> anyhow::Result<()> {
     let release = match &args.kubernetes {
         Some(name) => Release::parse(name)?,
         None => Release::from_env()?,
     };
     let binaries = Binaries::locate(release)?;
+    let node_binaries = match args.node {
+        NodeKind::Real => Some(localcluster::NodeBinaries::locate(release)?),
+        NodeKind::Simulated => None,
+    };
     let with_scheduler = binaries.kube_scheduler.is_some();
     let with_controllers = binaries.kube_controller_manager.is_some();
+    let api_port = place.api_port()?;
+    if let (Some((_, listener)), Some(port)) = (&place.namespace, api_port) {
+        tokio::spawn(forward(listener.try_clone()?, port));
+    }
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.
-    let mut plane = ControlPlane::start(args.control_plane(binaries)).await?;
+    let mut plane = ControlPlane::start(args.control_plane(binaries, api_port)).await?;
     let client = plane.admin_client().await?;
     tests::bootstrap::bootstrap(&client, release, with_controllers).await?;
 
-    let (stop_node, node_stopped) = tokio::sync::oneshot::channel::<()>();
-    let node_config = args.node_config(&plane, release, with_scheduler);
-    let mut node = tokio::spawn(tests::node::run(client.clone(), node_config, async move {
-        let _ = node_stopped.await;
-    }));
+    let mut node = match node_binaries {
+        Some(binaries) => {
+            let options = realnode::Options {
+                release,
+                binaries,
+                state_dir: args.state_dir().to_path_buf(),
+                kubeconfig: plane.endpoints.kubeconfig.clone(),
+                name: "kubeplug-node-0".to_string(),
+                id: place.id.clone(),
+            };
+            Node::Real(RealNode::start(options, &client).await?)
+        }
+        None if args.nodes == 0 => Node::None,
+        None => Node::simulated(&client, args.node_config(&plane, release, with_scheduler)),
+    };
 
     let mut state = ClusterState {
         supervisor_pid: std::process::id(),
@@ -115,56 +223,167 @@ async fn run(args: &Args) -> anyhow::Result<()> {
         ca_cert: plane.endpoints.ca_cert.clone(),
         audit_log: plane.endpoints.audit_log.clone(),
         kubelet_port: plane.endpoints.kubelet_port,
-        processes: process_entries(&plane),
+        processes: process_entries(&plane, &node),
+        netns: place
+            .namespace
+            .as_ref()
+            .map(|(ns, _)| ns.name().to_string()),
+        node_run_dir: node.run_dir(),
     };
-    state.write(&args.state_dir)?;
+    state.write(args.state_dir())?;
     println!("ready {}", plane.endpoints.kubeconfig.display());
 
-    // SIGUSR1: restart kube-apiserver on the same etcd (a fault for e2e tests).
+    let outcome = supervise(args, &mut plane, &mut node, &mut state).await;
+    node.stop().await;
+    plane.stop();
+    ClusterState::remove(args.state_dir());
+    args.clean_up(&outcome);
+    outcome
+}
+
+/// Watches the cluster until a signal, stdin's end (with `--wait-stdin`) or a crash.
+/// SIGUSR1 restarts kube-apiserver on the same etcd (a fault for e2e tests).
+async fn supervise(
+    args: &Args,
+    plane: &mut ControlPlane,
+    node: &mut Node,
+    state: &mut ClusterState,
+) -> anyhow::Result<()> {
     let mut sigusr1 = signal(SignalKind::user_defined1())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let stdin_closed = stdin_closed(args.wait_stdin);
     tokio::pin!(stdin_closed);
     let mut health = tokio::time::interval(Duration::from_secs(1));
-    let outcome = loop {
+    loop {
         tokio::select! {
-            _ = sigterm.recv() => break Ok(()),
-            _ = sigint.recv() => break Ok(()),
-            _ = &mut stdin_closed => break Ok(()),
+            _ = sigterm.recv() => return Ok(()),
+            _ = sigint.recv() => return Ok(()),
+            _ = &mut stdin_closed => return Ok(()),
             _ = sigusr1.recv() => {
-                if let Err(e) = plane.restart_apiserver().await {
-                    break Err(anyhow::anyhow!("restarting kube-apiserver: {e}"));
-                }
-                state.processes = process_entries(&plane);
-                state.write(&args.state_dir)?;
+                plane.restart_apiserver().await.map_err(|e| anyhow::anyhow!("restarting kube-apiserver: {e}"))?;
+                state.processes = process_entries(plane, node);
+                state.write(args.state_dir())?;
                 tracing::info!("kube-apiserver restarted");
             }
-            result = &mut node => break match result {
-                Ok(Ok(())) => Err(anyhow::anyhow!("the simulated node stopped unexpectedly")),
-                Ok(Err(e)) => Err(e.context("the simulated node failed")),
-                Err(e) => Err(anyhow::anyhow!("the simulated node panicked: {e}")),
-            },
+            failure = node.failed() => return Err(failure),
             _ = health.tick() => {
-                if let Some(crash) = plane.crashed() {
-                    break Err(anyhow::anyhow!("{crash}"));
+                if let Some(crash) = plane.crashed().or_else(|| node.crashed()) {
+                    return Err(anyhow::anyhow!("{crash}"));
                 }
             }
         }
+    }
+}
+
+/// Forwards every connection to the host's 127.0.0.1:`port` to the API server on the
+/// same port inside the namespace, byte for byte (TLS passes through untouched).
+async fn forward(listener: std::net::TcpListener, port: u16) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
     };
-    let _ = stop_node.send(());
-    let _ = tokio::time::timeout(Duration::from_secs(5), node).await;
-    plane.stop();
-    ClusterState::remove(&args.state_dir);
-    args.clean_up(&outcome);
-    outcome
+    loop {
+        let Ok((mut outside, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            // Made on a runtime thread, so inside the namespace.
+            match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                Ok(mut inside) => {
+                    let _ = outside.set_nodelay(true);
+                    let _ = inside.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut outside, &mut inside).await;
+                }
+                // The server is down (restarting): the client's connection closes, as
+                // it would be refused without the forwarder.
+                Err(_) => drop(outside),
+            }
+        });
+    }
+}
+
+/// The cluster's node.
+enum Node {
+    Real(RealNode),
+    Simulated {
+        task: tokio::task::JoinHandle<anyhow::Result<()>>,
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+    },
+    /// `--nodes 0`: a control plane alone.
+    None,
+}
+
+impl Node {
+    fn simulated(client: &kube::Client, config: tests::node::NodeSimConfig) -> Self {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(tests::node::run(client.clone(), config, async move {
+            let _ = stopped.await;
+        }));
+        Node::Simulated {
+            task,
+            stop: Some(stop),
+        }
+    }
+
+    /// Completes when the simulated node ends on its own (never for the others).
+    async fn failed(&mut self) -> anyhow::Error {
+        match self {
+            Node::Simulated { task, .. } if !task.is_finished() => match task.await {
+                Ok(Ok(())) => anyhow::anyhow!("the simulated node stopped unexpectedly"),
+                Ok(Err(e)) => e.context("the simulated node failed"),
+                Err(e) => anyhow::anyhow!("the simulated node panicked: {e}"),
+            },
+            _ => std::future::pending().await,
+        }
+    }
+
+    fn crashed(&mut self) -> Option<String> {
+        match self {
+            Node::Real(node) => node.crashed(),
+            _ => None,
+        }
+    }
+
+    fn run_dir(&self) -> Option<PathBuf> {
+        match self {
+            Node::Real(node) => Some(node.run_dir().to_path_buf()),
+            _ => None,
+        }
+    }
+
+    fn pids(&self) -> Vec<(&'static str, u32)> {
+        match self {
+            Node::Real(node) => node.pids(),
+            _ => Vec::new(),
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Node::Real(node) => node.stop(),
+            Node::Simulated { task, mut stop } => {
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+            }
+            Node::None => {}
+        }
+    }
 }
 
 impl Args {
+    /// `--state-dir`, which clap requires unless `--sweep`.
+    fn state_dir(&self) -> &std::path::Path {
+        self.state_dir
+            .as_deref()
+            .unwrap_or(std::path::Path::new("."))
+    }
+
     /// How to start the control plane these arguments ask for.
-    fn control_plane(&self, binaries: Binaries) -> controlplane::Options {
+    fn control_plane(&self, binaries: Binaries, api_port: Option<u16>) -> controlplane::Options {
         controlplane::Options {
-            state_dir: self.state_dir.clone(),
+            state_dir: self.state_dir().to_path_buf(),
             binaries,
             audit: self.audit,
             throttle: self
@@ -174,6 +393,7 @@ impl Args {
                     max_mutating_requests_inflight: mutating,
                 }),
             apiserver_args: self.apiserver_arg.clone(),
+            in_namespace: api_port,
         }
     }
 
@@ -204,22 +424,23 @@ impl Args {
         match outcome {
             // Logs are only worth keeping when something went wrong.
             Ok(()) if self.remove_state => {
-                let _ = std::fs::remove_dir_all(&self.state_dir);
+                let _ = std::fs::remove_dir_all(self.state_dir());
             }
             Err(_) => eprintln!(
                 "kubeplug-cluster: logs kept in {}",
-                self.state_dir.display()
+                self.state_dir().display()
             ),
             Ok(()) => {}
         }
     }
 }
 
-/// The pids of `plane`'s programs, as the state file lists them.
-fn process_entries(plane: &ControlPlane) -> Vec<ProcessEntry> {
+/// The pids of the cluster's programs, as the state file lists them.
+fn process_entries(plane: &ControlPlane, node: &Node) -> Vec<ProcessEntry> {
     plane
         .pids()
         .into_iter()
+        .chain(node.pids())
         .map(|(name, pid)| ProcessEntry {
             name: name.into(),
             pid,

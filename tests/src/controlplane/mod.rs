@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 pub use localcluster::{Binaries, NotInstalled, Release, client_for};
 pub use process::{alive, free_port, signal, tail};
 
-use process::Process;
+pub(crate) use process::{Process, wait_for_port};
 
 /// The namespace the `limited` user may use (and nothing else).
 pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
@@ -38,6 +38,10 @@ pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
 pub const ADMIN_CONTEXT: &str = "kubeplug-admin";
 /// The kubeconfig context of the namespace-limited user.
 pub const LIMITED_CONTEXT: &str = "kubeplug-limited";
+/// The node IP of a cluster with a real node (the inner end of its namespace's veth
+/// pair, `crate::realnode::netns`): the server listens and advertises there, and its
+/// certificate names it.
+pub const NODE_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 200, 0, 2);
 /// The `--service-cluster-ip-range` of the apiserver.
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 
@@ -54,6 +58,11 @@ pub struct Options {
     /// Extra kube-apiserver flags, after the ones set here (so they win), e.g.
     /// `--goaway-chance=0.02`.
     pub apiserver_args: Vec<String>,
+    /// With a real node: the server listens on every address of the cluster's network
+    /// namespace (the node IP, where pods reach it) on this port, the one the
+    /// namespace's forwarder took on the host's 127.0.0.1, and advertises the node IP.
+    /// `None`: 127.0.0.1 and a free port.
+    pub in_namespace: Option<u16>,
 }
 
 /// The API server's in-flight limits, with API Priority and Fairness off
@@ -160,7 +169,10 @@ impl ControlPlane {
         std::fs::create_dir_all(&state).map_err(state_error(&state))?;
         let credentials = Credentials::write(&state)?;
 
-        let api_port = port_for("kube-apiserver")?;
+        let api_port = match options.in_namespace {
+            Some(port) => port,
+            None => port_for("kube-apiserver")?,
+        };
         let kubelet_port = port_for("the kubelet")?;
         let server = format!("https://127.0.0.1:{api_port}");
 
@@ -260,6 +272,16 @@ impl ControlPlane {
             api_port,
             etcd_url,
         );
+        if options.in_namespace.is_some() {
+            let node_ip = NODE_IP;
+            api_args.extend([
+                "--bind-address=0.0.0.0".to_string(),
+                format!("--advertise-address={node_ip}"),
+                // A routable advertise address: the `kubernetes` Service's endpoints
+                // are kept, and in-cluster clients reach the server through it.
+                "--endpoint-reconciler-type=lease".to_string(),
+            ]);
+        }
         if let Some(throttle) = options.throttle {
             api_args.extend([
                 "--enable-priority-and-fairness=false".to_string(),

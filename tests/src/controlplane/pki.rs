@@ -50,6 +50,10 @@ impl Pki {
         serving
             .subject_alt_names
             .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::new(10, 96, 0, 1))));
+        // The node IP, where pods and the kubelet of a real node reach the server.
+        serving
+            .subject_alt_names
+            .push(SanType::IpAddress(IpAddr::V4(super::NODE_IP)));
         serving
             .distinguished_name
             .push(DnType::CommonName, "kube-apiserver");

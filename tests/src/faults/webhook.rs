@@ -79,17 +79,19 @@ pub struct HoldingWebhook {
 }
 
 impl HoldingWebhook {
-    /// Serves on loopback, registers itself for `rule` (and ConfigMap creates) in
-    /// `namespace`, and returns once the API server calls it; the first request of
-    /// `rule` for the object named `hold` is then held until [`Self::release`].
+    /// Serves on `listener` (on 127.0.0.1 where the API server runs:
+    /// `Cluster::loopback_listener`), registers itself for `rule` (and ConfigMap
+    /// creates) in `namespace`, and returns once the API server calls it; the first
+    /// request of `rule` for the object named `hold` is then held until
+    /// [`Self::release`].
     pub async fn start(
         client: &kube::Client,
+        listener: std::net::TcpListener,
         namespace: &str,
         rule: Rule,
         hold: &str,
     ) -> anyhow::Result<Self> {
         let (acceptor, ca) = acceptor()?;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {

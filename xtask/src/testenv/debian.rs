@@ -9,13 +9,17 @@
 //! 3. replace `vendor/github.com/modern-go/reflect2` (1.0.1) with Debian's 1.0.2:
 //!    1.0.1 is broken under Go ≥ 1.18 and the apiserver built with it segfaults
 //!    ("fault in map iteration") when it JSON-encodes some responses;
-//! 4. `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"` with Debian's Go first on
+//! 4. `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"`, and the node's
+//!    `cmd/kube-scheduler cmd/kubelet cmd/kube-proxy`, with Debian's Go first on
 //!    `PATH` (a newer Go may come first on the machine; 1.20.2 needs 1.19) (the Makefile runs
 //!    the code generators a plain `go build` would miss); a failed attempt leaves
 //!    empty generator binaries in `_output`, so it is removed before the one retry.
 //!
 //! The binaries land in the user cache, keyed by version, outside the repository.
-//! Every step is skipped when its result is already there.
+//! Every step is skipped when its result is already there, and only the programs
+//! missing are made: a cache built before the node was holds the control plane, and
+//! then only the node's programs are built (the source tree, deleted after each build,
+//! is fetched again for them).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,7 +27,9 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use localcluster::Release;
 
-use crate::run::{output, run as sh, run_logged};
+use super::Wanted;
+use super::apt::{self, APT_OPTS, as_root};
+use crate::run::{run as sh, run_logged};
 
 const APT_PACKAGES: [&str; 5] = [
     "golang-go",
@@ -36,26 +42,26 @@ const APT_PACKAGES: [&str; 5] = [
 const DEBIAN_GO_BIN: &str = "/usr/lib/go/bin";
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/kubeplug-deb-src.sources";
 const REFLECT2_SRC: &str = "/usr/share/gocode/src/github.com/modern-go/reflect2";
-// apt must never wait forever on a mirror that does not answer; and it waits (up to
-// five minutes) for the dpkg lock instead of failing at once, since `cargo xtask test`
-// builds this release beside the lints, whose Python tools may install a package too.
-pub(crate) const APT_OPTS: [&str; 6] = [
-    "-o",
-    "Acquire::http::Timeout=60",
-    "-o",
-    "Acquire::Retries=3",
-    "-o",
-    "DPkg::Lock::Timeout=300",
-];
 
-pub(super) fn build() -> anyhow::Result<()> {
+/// The control plane's programs (etcd is Debian's own).
+pub(super) const CONTROL_PLANE: [&str; 2] = ["kube-apiserver", "kube-controller-manager"];
+/// The node's: its kubelet and kube-proxy, and the scheduler, which binds pods for a
+/// real node (the simulated one bound them itself, so the first builds had none).
+pub(super) const NODE: [&str; 3] = ["kube-scheduler", "kubelet", "kube-proxy"];
+
+pub(super) fn build(wanted: Wanted) -> anyhow::Result<()> {
     let release = Release::V1_20;
+    let programs = programs(wanted);
+    if programs.is_empty() {
+        return Ok(());
+    }
     let cache = release.cache_dir();
     let work = cache.join("build");
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let log = cache.join("build.log");
     eprintln!(
-        "testenv: building Kubernetes {release} from Debian's source package (once; ~10 minutes)"
+        "testenv: building {} of Kubernetes {release} from Debian's source package (once; ~10 minutes)",
+        programs.join(" ")
     );
     eprintln!(
         "testenv: step 1/4: Debian packages {}",
@@ -70,13 +76,15 @@ pub(super) fn build() -> anyhow::Result<()> {
     replace_reflect2(&src)?;
 
     eprintln!(
-        "testenv: step 4/4: make kube-apiserver kube-controller-manager (log: {})",
+        "testenv: step 4/4: make {} (log: {})",
+        programs.join(" "),
         log.display()
     );
+    let what: Vec<String> = programs.iter().map(|p| format!("cmd/{p}")).collect();
     let make = || {
         let mut cmd = Command::new("make");
         cmd.current_dir(&src)
-            .arg("WHAT=cmd/kube-apiserver cmd/kube-controller-manager");
+            .arg(format!("WHAT={}", what.join(" ")));
         pin_debian_go(&mut cmd)?;
         run_logged(&mut cmd, &log)
     };
@@ -89,7 +97,7 @@ pub(super) fn build() -> anyhow::Result<()> {
     let built = src.join("_output").join("bin");
     let bin = release.bin_dir();
     std::fs::create_dir_all(&bin)?;
-    for name in ["kube-apiserver", "kube-controller-manager"] {
+    for name in programs {
         let from = built.join(name);
         let to = bin.join(name);
         // Copy to a temporary name first so an interrupted copy is never mistaken for a binary.
@@ -100,6 +108,18 @@ pub(super) fn build() -> anyhow::Result<()> {
     // The source tree is over a gigabyte once built; the binaries are all we need.
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// The programs `wanted` names.
+fn programs(wanted: Wanted) -> Vec<&'static str> {
+    wanted
+        .control_plane
+        .then_some(CONTROL_PLANE.as_slice())
+        .into_iter()
+        .chain(wanted.node.then_some(NODE.as_slice()))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// Kubernetes 1.20.2 builds with Debian bookworm's Go 1.19 and not with a current Go
@@ -124,45 +144,8 @@ fn pin_debian_go(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs a command as root: directly when we are root, else through `sudo -n`.
-pub(crate) fn as_root(args: &[&str]) -> anyhow::Result<Command> {
-    let root = output("id", &["-u"]).is_some_and(|uid| uid.trim() == "0");
-    if root {
-        let mut cmd = Command::new(args[0]);
-        cmd.args(&args[1..]);
-        return Ok(cmd);
-    }
-    if which_exists("sudo")
-        && Command::new("sudo")
-            .args(["-n", "true"])
-            .status()
-            .is_ok_and(|s| s.success())
-    {
-        let mut cmd = Command::new("sudo");
-        cmd.arg("-n").args(args);
-        return Ok(cmd);
-    }
-    bail!(
-        "`{}` needs root; run as root, give passwordless sudo, or install the packages yourself: apt-get install {}",
-        args.join(" "),
-        APT_PACKAGES.join(" ")
-    )
-}
-
-fn which_exists(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
 fn install_packages() -> anyhow::Result<()> {
-    let missing: Vec<&str> = APT_PACKAGES
-        .iter()
-        .copied()
-        .filter(|p| {
-            !output("dpkg-query", &["-W", "-f=${Status}", p])
-                .is_some_and(|s| s.contains("install ok installed"))
-        })
-        .collect();
+    let missing = apt::missing(&APT_PACKAGES);
     let need_src = !has_deb_src()?;
     if need_src {
         // deb822 format, the default on Debian 12+. Bookworm's source package is the one
@@ -182,19 +165,7 @@ fn install_packages() -> anyhow::Result<()> {
         eprintln!("testenv: packages already installed");
         return Ok(());
     }
-    let mut update = vec!["apt-get"];
-    update.extend(APT_OPTS);
-    update.push("update");
-    sh(&mut as_root(&update)?)
-        .context("apt-get update failed (is the Debian mirror reachable?)")?;
-    if !missing.is_empty() {
-        let mut install = vec!["apt-get"];
-        install.extend(APT_OPTS);
-        install.extend(["install", "-y", "--no-install-recommends"]);
-        install.extend(&missing);
-        sh(as_root(&install)?.env("DEBIAN_FRONTEND", "noninteractive"))?;
-    }
-    Ok(())
+    apt::install(&missing)
 }
 
 /// Whether apt already knows a bookworm `deb-src` (ours or the machine's own).
@@ -278,4 +249,26 @@ fn replace_reflect2(src: &Path) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_with_its_control_plane_makes_only_its_node() {
+        let node_only = Wanted {
+            control_plane: false,
+            node: true,
+        };
+        assert_eq!(
+            programs(node_only),
+            ["kube-scheduler", "kubelet", "kube-proxy"]
+        );
+        let everything = Wanted {
+            control_plane: true,
+            node: true,
+        };
+        assert_eq!(programs(everything).len(), 5);
+    }
 }

@@ -4,7 +4,8 @@
 //! `k8s.io/kubernetes` at the pinned release and replaces each of its staging modules
 //! (`k8s.io/api`, `k8s.io/client-go`, …: `./staging/…` in upstream's go.mod, which a
 //! dependency cannot use) with the published `v0.MINOR.PATCH`; its go.sum fixes every
-//! checksum. The release's own commands are built with it as the main module, with
+//! checksum. The release's own commands (the control plane's, and the node's kubelet
+//! and kube-proxy) are built with it as the main module, with
 //! `-trimpath -s -w` and the version variables of upstream's `hack/lib/version.sh`
 //! (without `gitMajor`/`gitMinor`, `/version` reports v0.0.0 and the server misjudges
 //! which deprecated APIs it still serves). Upstream's static linking and build tags
@@ -26,18 +27,34 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use localcluster::Release;
 
+use super::Wanted;
 use super::progress::{Counted, Display, run_counted};
 use crate::run::output;
 
-/// The commands built from `k8s.io/kubernetes`, as `go build` package paths.
-const COMMANDS: [&str; 4] = [
-    "k8s.io/kubernetes/cmd/kube-apiserver",
-    "k8s.io/kubernetes/cmd/kube-controller-manager",
-    "k8s.io/kubernetes/cmd/kube-scheduler",
-    "k8s.io/kubernetes/cmd/kubectl",
+/// The control plane's commands built from `k8s.io/kubernetes`, by the name each is
+/// installed under and its `go build` package path (etcd comes from its own module).
+pub(super) const CONTROL_PLANE: [(&str, &str); 4] = [
+    ("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
+    (
+        "kube-controller-manager",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+    ),
+    ("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"),
+    ("kubectl", "k8s.io/kubernetes/cmd/kubectl"),
+];
+/// The node's, from the same module: a cache built before the node was holds the
+/// control plane, and then only these are built.
+pub(super) const NODE: [(&str, &str); 2] = [
+    ("kubelet", "k8s.io/kubernetes/cmd/kubelet"),
+    ("kube-proxy", "k8s.io/kubernetes/cmd/kube-proxy"),
 ];
 
-pub(super) fn build(release: Release, display: Display) -> anyhow::Result<()> {
+/// Builds what `wanted` names: the control plane (with etcd), the node, or both.
+pub(super) fn build(release: Release, wanted: Wanted, display: Display) -> anyhow::Result<()> {
+    let commands = commands(wanted);
+    if commands.is_empty() {
+        return Ok(());
+    }
     let go = go_command()?;
     let modules = crate::project_root().join("xtask").join("testenv");
     let cache = release.cache_dir();
@@ -46,54 +63,68 @@ pub(super) fn build(release: Release, display: Display) -> anyhow::Result<()> {
     std::fs::create_dir_all(&incoming)
         .with_context(|| format!("cannot create {}", incoming.display()))?;
     let log = cache.join("build.log");
+    let names: Vec<&str> = commands.iter().map(|(name, _)| *name).collect();
+    let steps = if wanted.control_plane { 2 } else { 1 };
     eprintln!(
-        "testenv: building Kubernetes {release} from its Go modules (once; ~20 minutes on two cores; log: {})",
+        "testenv: building {} of Kubernetes {release} from its Go modules (once; ~20 minutes on two cores for all; log: {})",
+        names.join(" "),
         log.display()
     );
     check_pin(&modules.join("kubernetes"), release)?;
 
-    eprintln!("testenv: step 1/2: {}", COMMANDS.join(" "));
+    eprintln!("testenv: step 1/{steps}: {}", names.join(" "));
+    let packages: Vec<&str> = commands.iter().map(|(_, package)| *package).collect();
     let kube = GoBuild {
         go: &go,
         module: &modules.join("kubernetes"),
         out: &format!("{}/", incoming.display()),
         ldflags: &format!("-s -w {}", version_ldflags(release)),
-        packages: &COMMANDS,
+        packages: &packages,
         log: &log,
         display,
     };
     kube.run(&format!("Kubernetes {release}"))
         .context("building Kubernetes from its Go modules failed")?;
 
-    eprintln!("testenv: step 2/2: etcd");
-    let etcd = GoBuild {
-        go: &go,
-        module: &modules.join("etcd"),
-        out: &incoming.join("etcd").display().to_string(),
-        ldflags: "-s -w",
-        packages: &["."],
-        log: &log,
-        display,
-    };
-    etcd.run("etcd")
-        .context("building etcd from its Go module failed")?;
+    let mut installed = names;
+    if wanted.control_plane {
+        eprintln!("testenv: step 2/2: etcd");
+        let etcd = GoBuild {
+            go: &go,
+            module: &modules.join("etcd"),
+            out: &incoming.join("etcd").display().to_string(),
+            ldflags: "-s -w",
+            packages: &["."],
+            log: &log,
+            display,
+        };
+        etcd.run("etcd")
+            .context("building etcd from its Go module failed")?;
+        installed.push("etcd");
+    }
 
     // Move into place only once everything built, so that a half-built release is
     // never found by `Binaries::locate`.
     let bin = release.bin_dir();
     std::fs::create_dir_all(&bin)?;
-    for name in [
-        "kube-apiserver",
-        "kube-controller-manager",
-        "kube-scheduler",
-        "kubectl",
-        "etcd",
-    ] {
+    for name in installed {
         std::fs::rename(incoming.join(name), bin.join(name))
             .with_context(|| format!("cannot move {name} into {}", bin.display()))?;
     }
     let _ = std::fs::remove_dir_all(&incoming);
     Ok(())
+}
+
+/// The commands of `k8s.io/kubernetes` that `wanted` names.
+fn commands(wanted: Wanted) -> Vec<(&'static str, &'static str)> {
+    wanted
+        .control_plane
+        .then_some(CONTROL_PLANE.as_slice())
+        .into_iter()
+        .chain(wanted.node.then_some(NODE.as_slice()))
+        .flatten()
+        .copied()
+        .collect()
 }
 
 /// `go` from `PATH`, new enough to switch toolchains when a go.mod asks for it.
@@ -237,6 +268,29 @@ mod tests {
             assert!(flags.contains(&format!("-X {package}.gitVersion=v1.37.2")));
             assert!(flags.contains(&format!("-X {package}.gitMajor=1")));
             assert!(flags.contains(&format!("-X {package}.gitMinor=37")));
+        }
+    }
+
+    #[test]
+    fn a_release_with_its_control_plane_builds_only_its_node() {
+        let names = |control_plane, node| -> Vec<&str> {
+            commands(Wanted {
+                control_plane,
+                node,
+            })
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+        };
+        assert_eq!(names(false, true), ["kubelet", "kube-proxy"]);
+        assert_eq!(names(true, false).len(), 4);
+        assert_eq!(names(true, true).len(), 6);
+        assert!(names(false, false).is_empty());
+        for (name, package) in commands(Wanted {
+            control_plane: true,
+            node: true,
+        }) {
+            assert_eq!(package, format!("k8s.io/kubernetes/cmd/{name}"));
         }
     }
 
