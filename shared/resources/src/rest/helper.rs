@@ -76,7 +76,9 @@ impl Helper {
                 kube::Error::BuildRequest(kube::core::request::Error::Validation(e.to_string()))
             })?;
         }
-        Ok(request)
+        // The URL as client-go writes it (kube's reads `?&…`, or ends in `?`); the
+        // client tidies every request anyway, this one is also returned to be read.
+        Ok(apiclient::client::query::tidy_request(request))
     }
 
     /// POSTs `object` to its collection and returns what the server stored.
@@ -153,7 +155,7 @@ mod tests {
         assert_eq!(req.method(), http::Method::POST);
         assert_eq!(
             req.uri().to_string(),
-            "/apis/apps/v1/namespaces/team/deployments?&dryRun=All&fieldManager=kubectl-create"
+            "/apis/apps/v1/namespaces/team/deployments?dryRun=All&fieldManager=kubectl-create"
         );
         let mut body = serde_json::to_vec(&obj).expect("json");
         body.push(b'\n');
@@ -175,7 +177,7 @@ mod tests {
             assert_eq!(
                 req.uri().to_string(),
                 format!(
-                    "/apis/apps/v1/deployments?&fieldManager=kubectl-create&fieldValidation={directive}"
+                    "/apis/apps/v1/deployments?fieldManager=kubectl-create&fieldValidation={directive}"
                 )
             );
         }
@@ -187,7 +189,7 @@ mod tests {
         let req = helper
             .create_request(Some("team"), &serde_json::json!({}))
             .expect("request");
-        assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments?");
+        assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments");
     }
 
     #[tokio::test]
