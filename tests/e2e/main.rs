@@ -56,6 +56,8 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `verbose`: `-v=1` … `-v=9` of run-pod and create-file beside kubectl's, line by
+//!   line after normalisation; rolling-update's requests in the same forms.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -90,5 +92,6 @@ mod smoke;
 mod terminal;
 mod tls;
 mod validation;
+mod verbose;
 mod waiting;
 mod yaml_output;
