@@ -108,7 +108,7 @@ fn builder_with(
             connector.set_write_timeout(config.write_timeout);
             connector.set_reset_reader_on_write(config.reset_reader_on_write);
         }
-        connector
+        debugging::Timed(connector)
     };
     let multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         // client-go's health check of an HTTP/2 connection (its `ReadIdleTimeout` and
@@ -240,9 +240,11 @@ enum Versions {
 }
 
 /// The connection pool's HTTP client: hyper-util's, over the connector chain the
-/// builder makes (timeouts, TLS, [`connect::Connector`]).
+/// builder makes (`-v=9`'s connection times, timeouts, TLS, [`connect::Connector`]).
 type HttpClient = hyper_util::client::legacy::Client<
-    hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+    debugging::Timed<
+        hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+    >,
     Body,
 >;
 

@@ -16,10 +16,22 @@
 //! masks it (`Bearer <masked>`) at every level, in the curl line too: no level shows
 //! a credential. A watch's or a followed log's body is a stream that client-go does
 //! not log either.
+//!
+//! At `-v=9` client-go also traces its connections: `"HTTP Trace: Dial succeed"` when
+//! one is dialled, and on the `"Response"` line the dial and TLS handshake times of a
+//! new one (`dnsLookupMilliseconds`, `dialMilliseconds`, `tlsHandshakeMilliseconds`)
+//! or the wait for a pooled one (`getConnectionMilliseconds`), then the server's time
+//! (`serverProcessingMilliseconds`). Here the connector ([`dialed`], [`Timed`]) records
+//! each new connection and the next answered request claims it; a name's lookup is
+//! counted in the dial (hyper's connector resolves and dials in one step, so the
+//! lookup reads 0), a pooled connection is handed over at once (0), and the server's
+//! time is the rest of the request's.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::Mutex;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hyper::body::{Body as _, Bytes, Frame, SizeHint};
 use kube::client::Body;
@@ -156,11 +168,122 @@ fn log_response(
         pairs.push(("headers", Value::Text(headers.as_bytes())));
     }
     pairs.push(("milliseconds", Value::Int(ms)));
+    if level >= 9 && response.is_some() {
+        timings(&mut pairs, ms);
+    }
     klog::info(
         "round_trippers.go",
         line!(),
         &klog::structured("Response", &pairs),
     );
+}
+
+/// `-v=9`'s connection and server times of a request that took `ms` (client-go's
+/// `DebugDetailedTiming`).
+fn timings(pairs: &mut Vec<(&str, Value<'_>)>, ms: i128) {
+    let connecting = match take_connection() {
+        Some(new) => {
+            let (dial, tls) = (new.dial.as_millis() as i128, new.tls.as_millis() as i128);
+            pairs.push(("dnsLookupMilliseconds", Value::Int(0)));
+            pairs.push(("dialMilliseconds", Value::Int(dial)));
+            pairs.push(("tlsHandshakeMilliseconds", Value::Int(tls)));
+            dial + tls
+        }
+        None => {
+            pairs.push(("getConnectionMilliseconds", Value::Int(0)));
+            0
+        }
+    };
+    let server = ms - connecting;
+    if server > 0 {
+        pairs.push(("serverProcessingMilliseconds", Value::Int(server)));
+    }
+}
+
+/// A new connection's times, from the connector to the request it was made for.
+#[derive(Debug, Default)]
+struct Connection {
+    dial: Duration,
+    tls: Duration,
+}
+
+/// The dial of the connection being made ([`dialed`]), until [`Timed`] has its TLS
+/// handshake too.
+static DIAL: Mutex<Option<Duration>> = Mutex::new(None);
+
+/// New connections not yet claimed by a request's `-v=9` line.
+static CONNECTIONS: Mutex<VecDeque<Connection>> = Mutex::new(VecDeque::new());
+
+fn take_connection() -> Option<Connection> {
+    CONNECTIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .pop_front()
+}
+
+/// A TCP connection to `address` made in `took`: client-go's `-v=9` trace line, and
+/// the dial time of the connection's [`Timed`] record.
+pub(super) fn dialed(address: &str, took: Duration) {
+    if !klog::enabled(9) {
+        return;
+    }
+    *DIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(took);
+    klog::info(
+        "round_trippers.go",
+        line!(),
+        &klog::structured(
+            "HTTP Trace: Dial succeed",
+            &[
+                ("network", Value::Text(b"tcp")),
+                ("address", Value::Text(address.as_bytes())),
+            ],
+        ),
+    );
+}
+
+/// A connector that records, at `-v=9`, how long each of its connections took to
+/// dial ([`dialed`]) and then to shake hands (the rest of its time).
+#[derive(Clone, Debug)]
+pub(super) struct Timed<C>(pub(super) C);
+
+impl<C> tower::Service<http::Uri> for Timed<C>
+where
+    C: tower::Service<http::Uri>,
+    C::Future: Send + 'static,
+{
+    type Response = C::Response;
+    type Error = C::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<C::Response, C::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), C::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, uri: http::Uri) -> Self::Future {
+        let start = Instant::now();
+        let connecting = self.0.call(uri);
+        Box::pin(async move {
+            let connection = connecting.await?;
+            if klog::enabled(9) {
+                let total = start.elapsed();
+                let dial = DIAL
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take()
+                    .unwrap_or_default();
+                CONNECTIONS
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push_back(Connection {
+                        dial,
+                        tls: total.saturating_sub(dial),
+                    });
+            }
+            Ok(connection)
+        })
+    }
 }
 
 /// A body line of `-v=8` and up (client-go's `logBody`).
