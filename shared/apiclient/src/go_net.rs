@@ -361,7 +361,7 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
 
 /// Go's `time.Duration.String()` (`32s`, `1m0s`, `1.5s`, `500ms`), for the URLs'
 /// `timeout` parameter.
-fn go_duration(d: std::time::Duration) -> String {
+pub(crate) fn go_duration(d: std::time::Duration) -> String {
     let nanos = d.as_nanos();
     if nanos == 0 {
         return "0s".into();
