@@ -781,7 +781,7 @@ async fn aggregated_discovery_cold_is_two_requests_and_warm_none() {
             &file,
         ]);
         out.success();
-        tests::harness::logged_get_paths(&out.stderr)
+        tests::klog::logged_get_paths(&out.stderr)
     };
     assert_eq!(discovery_gets(), ["/api", "/apis"]);
     assert_eq!(discovery_gets(), Vec::<String>::new());

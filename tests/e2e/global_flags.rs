@@ -54,9 +54,10 @@ fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
         vec!["--validate=false", "--cluster=nope"],
         vec!["--validate=false", "--context=nope", "-n", "default"],
         vec!["--context=nope"],
+        // kubectl writes no profile for `none`, its default, and neither does a plugin.
         vec![
             "--dry-run=client",
-            "--profile=trace",
+            "--profile=none",
             profile_output.as_str(),
         ],
     ];

@@ -62,6 +62,8 @@
 //! - `real_node`: the plugins on a real kubelet and containerd (`--wait` with a
 //!   Service, the kubelet's causes, attach over both transports), and the host left
 //!   as it was after a cluster stops or its supervisor is killed.
+//! - `verbose`: `-v=1` … `-v=9` of run-pod and create-file beside kubectl's, line by
+//!   line after normalisation; rolling-update's requests in the same forms.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
@@ -98,5 +100,6 @@ mod smoke;
 mod terminal;
 mod tls;
 mod validation;
+mod verbose;
 mod waiting;
 mod yaml_output;

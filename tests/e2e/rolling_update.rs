@@ -261,9 +261,7 @@ fn logged_requests(stderr: &str) -> Vec<(String, String)> {
     stderr
         .lines()
         .filter_map(|line| {
-            let (_, rest) = line.split_once(" INFO ")?;
-            let (method, rest) = rest.split_once(" https://")?;
-            let url = rest.split(' ').next()?;
+            let (method, url) = tests::klog::responses(line).pop()?;
             let path = url.split_once("/namespaces/")?.1.split_once('/')?.1;
             let (path, query) = path.split_once('?').unwrap_or((path, ""));
             let mut path: String = path

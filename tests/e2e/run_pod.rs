@@ -359,9 +359,38 @@ async fn record_writes_the_change_cause_kubectl_writes() {
 
 /// kubectl's global flags that plugins used to refuse, against the same server as
 /// kubectl 1.32: `--username` on the cluster's token user is client-go's validation
-/// error, `--match-server-version` reads `/version` and fails with kubectl's message
-/// (the server half is identical; the client half is this build's), and the Go
-/// runtime flags are accepted.
+/// error, `--match-server-version` reads `/version` and passes or fails where kubectl
+/// does (the plugins report kubectl 1.37.2's version), and the Go runtime flags are
+/// accepted (`--profile=none`; a profile is refused, see `profile_is_refused`).
+/// `--profile=cpu` writes kubectl's pprof profile; a plugin, not a Go program, refuses
+/// it in words before doing anything, in every plugin, and writes no file.
+#[test]
+fn profile_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("profile.pprof");
+    let output_flag = format!("--profile-output={}", output.display());
+    for (plugin, args) in [
+        ("run-pod", &["p", "--image=busybox"][..]),
+        ("create-file", &["-f", "-"][..]),
+        ("rolling-update", &["rc", "--image=busybox"][..]),
+    ] {
+        let out = cluster()
+            .plugin(plugin)
+            .args(args)
+            .args(["--profile=cpu", output_flag.as_str()])
+            .stdin("")
+            .run();
+        out.code(1);
+        assert_eq!(
+            out.stderr,
+            format!(
+                "error: --profile=cpu: kubectl {plugin} is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf\n"
+            )
+        );
+        assert!(!output.exists(), "{plugin} wrote a profile");
+    }
+}
+
 #[tokio::test]
 async fn global_flags_behave_as_kubectls() {
     let ns = cluster().namespace("run-pod-global-flags").await;
@@ -383,40 +412,46 @@ async fn global_flags_behave_as_kubectls() {
     assert_eq!(ours.stderr, theirs.stderr);
     assert!(!ours.stderr.contains("pa55word"));
 
-    // A server dry run: where the versions match, kubectl goes on and must not
-    // create `theirs` before the steps below.
+    // A server dry run: where the versions match, both go on, and must not create
+    // `ours` or `theirs` before the steps below.
     let (ours, theirs) = both(&["--match-server-version", "--dry-run=server"]);
-    ours.code(1);
-    let server_half = |stderr: &str| {
-        stderr
-            .split(" differs from client version ")
-            .next()
-            .map(str::to_string)
-            .expect("message")
-    };
-    let minor = cluster().release.minor();
-    assert!(
-        ours.stderr.starts_with(&format!(
-            "error: server version (&version.Info{{Major:\"1\", Minor:\"{minor}\""
-        )),
-        "{}",
-        ours.stderr
-    );
     match cluster().release {
-        // kubectl 1.32 is another version than the 1.20.2 server: both refuse.
+        // kubectl 1.32 and the plugins (1.37.2) are other versions than the 1.20.2
+        // server: both refuse, naming the server's version alike.
         Release::V1_20 => {
+            ours.code(1);
             theirs.code(1);
+            let server_half = |stderr: &str| {
+                stderr
+                    .split(" differs from client version ")
+                    .next()
+                    .and_then(|s| s.split(", GitVersion:").nth(1))
+                    .map(str::to_string)
+                    .expect("message")
+            };
             assert_eq!(server_half(&ours.stderr), server_half(&theirs.stderr));
+            assert!(
+                ours.stderr.starts_with(
+                    "error: server version (&version.Info{Major:\"1\", Minor:\"20\", EmulationMajor:\"\""
+                ) && ours.stderr.contains(
+                    " differs from client version (version.Info{Major:\"1\", Minor:\"37\", EmulationMajor:\"\", EmulationMinor:\"\", MinCompatibilityMajor:\"\", MinCompatibilityMinor:\"\", GitVersion:\"v1.37.2\", GitCommit:\"$Format:%H$\", GitTreeState:\"\""
+                ),
+                "{}",
+                ours.stderr
+            );
         }
-        // The current server's own kubectl matches it; a plugin never does.
+        // The current server's own kubectl matches it, and so do the plugins, which
+        // report that kubectl's version.
         Release::Current => {
             theirs.success();
+            ours.success();
+            assert_eq!(ours.stdout, "pod/ours created (server dry run)\n");
         }
     }
 
     let (ours, theirs) = both(&[
         "--disable-compression",
-        "--profile=cpu",
+        "--profile=none",
         "--profile-output=/dev/null",
         "--log-flush-frequency=1s",
         "--vmodule=run=4",

@@ -1,5 +1,6 @@
 //! No secret in any output: every plugin, through each of its error paths,
-//! at every `-v` level from 0 to 10, with a kubeconfig whose tokens, keys, exec `env:`
+//! at every `-v` level from 0 to 10 (the headers of 7 and 8 and the curl line of 9
+//! masking `Authorization` as client-go does), with a kubeconfig whose tokens, keys, exec `env:`
 //! values and arguments and auth-provider settings are marker strings; no byte of
 //! stdout or stderr may carry one.
 //!
@@ -398,6 +399,32 @@ fn leaks<'a>(fixture: &'a Fixture, out: &Output) -> Vec<&'a str> {
         .collect()
 }
 
+/// A logged `Authorization` header (the headers of `-v=7` and 8, the curl line of 9)
+/// whose value is not client-go's mask (`Bearer <masked>`, `Basic <masked>`,
+/// `<masked>`): the line, if any.
+fn unmasked_authorization(stderr: &str) -> Option<&str> {
+    stderr.lines().find(|line| {
+        line.match_indices("Authorization: ").any(|(at, _)| {
+            let value = &line[at + "Authorization: ".len()..];
+            let value = value.split('"').next().unwrap_or(value).trim_end();
+            !(value == "<masked>"
+                || value
+                    .split_once(' ')
+                    .is_some_and(|(_, rest)| rest == "<masked>"))
+        })
+    })
+}
+
+#[test]
+fn a_masked_authorization_is_told_from_an_unmasked_one() {
+    let masked = "\tAuthorization: Bearer <masked>\n\tcurl -v -XGET  -H \"Authorization: Basic <masked>\" 'https://h/'";
+    assert_eq!(unmasked_authorization(masked), None);
+    assert_eq!(
+        unmasked_authorization("\tAuthorization: Bearer abc"),
+        Some("\tAuthorization: Bearer abc")
+    );
+}
+
 #[tokio::test]
 async fn no_error_path_prints_a_secret_at_any_verbosity() {
     let cluster = cluster();
@@ -439,6 +466,8 @@ async fn no_error_path_prints_a_secret_at_any_verbosity() {
                     let leaked = leaks(&fixture, &out);
                     let problem = if !leaked.is_empty() {
                         Some(format!("printed {leaked:?}"))
+                    } else if let Some(line) = unmasked_authorization(&out.stderr) {
+                        Some(format!("logged an unmasked Authorization: {line}"))
                     } else if out.code != 1 {
                         Some(format!("exit code {}", out.code))
                     } else if !case.says.iter().any(|s| out.stderr.contains(s)) {

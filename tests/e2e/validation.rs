@@ -357,7 +357,7 @@ async fn on_a_current_server_openapi_v3_decides_and_v2_comes_only_for_lists() {
             .args(["--cache-dir", cache_dir, "-f", file])
             .run();
         out.success();
-        let mut paths = tests::harness::logged_get_paths(&out.stderr);
+        let mut paths = tests::klog::logged_get_paths(&out.stderr);
         paths.retain(|p| p.starts_with("/openapi"));
         paths
     };

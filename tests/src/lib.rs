@@ -8,6 +8,8 @@
 //!   processes, and the rolling-update invariant checker.
 //! - [`harness`]: one control plane per test run, one namespace per test, helpers to
 //!   run the plugins directly and through the real `kubectl`.
+//! - [`klog`]: the klog lines of a `-v` run: the requests they name, and the
+//!   normalisation (time, pid, source line, milliseconds) their comparison allows.
 //! - [`live`]: a plugin run a test acts on while it runs (its output line by line,
 //!   signals, a bounded end).
 //! - [`objects`]: objects as tests create and read them back (pod readiness, a
@@ -22,6 +24,7 @@ pub mod controlplane;
 pub mod faults;
 pub mod foreign;
 pub mod harness;
+pub mod klog;
 pub mod live;
 pub mod node;
 pub mod objects;

@@ -59,9 +59,17 @@ impl Target {
         // `--field-manager` defaults to `kubectl-run`; an empty one is left out, as
         // client-go's `CreateOptions` leaves it out.
         let helper = Helper::new(self.client.clone(), mapping)
+            .typed()
             .dry_run(self.dry_run)
             .with_field_manager(self.field_manager.as_str());
-        let object = match helper.create(Some(&self.namespace), &body).await {
+        // Sent as kubectl sends its typed objects: `json.Marshal`'s field order (the
+        // server reads any order; `-v=8` shows the body as kubectl's does).
+        let encoded =
+            cli::printers::gojson::json(&body, None, cli::printers::gojson::Structs::Current);
+        let object = match helper
+            .create_encoded(Some(&self.namespace), encoded.into_bytes())
+            .await
+        {
             Ok(created) => created,
             Err(kube::Error::Api(status)) if is_missing_resource(&status) => {
                 return Err(match no_kind_match(&self.client, &resource).await {

@@ -160,6 +160,72 @@ pub fn bound_of(err: &(dyn std::error::Error + 'static)) -> Option<Bound> {
     None
 }
 
+/// A discovery or OpenAPI request with the `timeout` parameter kubectl's discovery and
+/// OpenAPI clients send (`/api?timeout=32s`): `--request-timeout` as given, else
+/// their 32 s; any other request as it is.
+fn with_discovery_timeout<B>(
+    mut request: http::Request<B>,
+    request_timeout: Option<Duration>,
+) -> http::Request<B> {
+    let path = request.uri().path();
+    let discovery = matches!(path, "/api" | "/apis" | "/version" | "/openapi/v2")
+        || path == "/openapi/v3"
+        || path.starts_with("/openapi/v3/");
+    if request.method() != http::Method::GET || !discovery {
+        return request;
+    }
+    let timeout = request_timeout.map_or_else(|| "32s".to_string(), go_duration);
+    let path_and_query = match request.uri().query().filter(|q| !q.is_empty()) {
+        Some(query) => format!("{path}?{query}&timeout={timeout}"),
+        None => format!("{path}?timeout={timeout}"),
+    };
+    let mut parts = request.uri().clone().into_parts();
+    if let Ok(path_and_query) = path_and_query.parse() {
+        parts.path_and_query = Some(path_and_query);
+        if let Ok(uri) = http::Uri::from_parts(parts) {
+            *request.uri_mut() = uri;
+        }
+    }
+    request
+}
+
+/// Go's `time.Duration.String()` (`32s`, `1m0s`, `1.5s`, `500ms`), for the URLs'
+/// `timeout` parameter.
+pub(crate) fn go_duration(d: std::time::Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000_000_000 {
+        let (unit, per) = match nanos {
+            n if n < 1_000 => ("ns", 1),
+            n if n < 1_000_000 => ("\u{b5}s", 1_000),
+            _ => ("ms", 1_000_000),
+        };
+        return format!("{}{unit}", fraction(nanos, per));
+    }
+    let secs = nanos / 1_000_000_000;
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, nanos % 60_000_000_000);
+    let s = format!("{}s", fraction(s, 1_000_000_000));
+    match (h, m) {
+        (0, 0) => s,
+        (0, m) => format!("{m}m{s}"),
+        (h, m) => format!("{h}h{m}m{s}"),
+    }
+}
+
+/// `n / per` with Go's shortest decimal fraction (`1.5`, `2`).
+fn fraction(n: u128, per: u128) -> String {
+    let whole = n / per;
+    let rest = n % per;
+    if rest == 0 {
+        return whole.to_string();
+    }
+    let width = per.to_string().len() - 1;
+    let digits = format!("{rest:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 /// See [`Bound::layer`].
 #[derive(Debug, Clone, Copy)]
 pub struct Layer(Bound);
@@ -182,9 +248,9 @@ pub struct Service<S> {
     bound: Bound,
 }
 
-impl<S, R> tower::Service<R> for Service<S>
+impl<S, B> tower::Service<http::Request<B>> for Service<S>
 where
-    S: tower::Service<R, Response = http::Response<Box<DynBody>>>,
+    S: tower::Service<http::Request<B>, Response = http::Response<Box<DynBody>>>,
     S::Error: Into<BoxError>,
     S::Future: Send + 'static,
 {
@@ -196,8 +262,9 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: R) -> Self::Future {
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let bound = self.bound;
+        let request = with_discovery_timeout(request, bound.request_timeout);
         let response = self.inner.call(request);
         Box::pin(async move {
             match response.await {
@@ -241,6 +308,29 @@ pub fn no_answer(err: &(dyn std::error::Error + 'static)) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As kubectl's discovery and OpenAPI clients write their URLs.
+    #[test]
+    fn discovery_and_openapi_requests_carry_kubectl_s_timeout() {
+        let get = |uri: &str, timeout: Option<Duration>| {
+            let request = http::Request::get(uri).body(()).expect("request");
+            with_discovery_timeout(request, timeout).uri().to_string()
+        };
+        assert_eq!(get("/api", None), "/api?timeout=32s");
+        assert_eq!(
+            get("/apis", Some(Duration::from_secs(2))),
+            "/apis?timeout=2s"
+        );
+        assert_eq!(get("/openapi/v3", None), "/openapi/v3?timeout=32s");
+        assert_eq!(
+            get("/openapi/v3/api/v1?hash=AB", None),
+            "/openapi/v3/api/v1?hash=AB&timeout=32s"
+        );
+        assert_eq!(get("/api/v1/pods", None), "/api/v1/pods");
+        assert_eq!(get("/openapi/v3x", None), "/openapi/v3x");
+        let post = http::Request::post("/api").body(()).expect("request");
+        assert_eq!(with_discovery_timeout(post, None).uri(), "/api");
+    }
 
     fn config() -> kube::Config {
         let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
@@ -406,21 +496,31 @@ mod tests {
         }
 
         let bound = bound_requests(&mut config(), Some((Duration::from_secs(5), "--timeout")));
-        let failing = tower::service_fn(|_: ()| async {
+        let request = || {
+            http::Request::get("/api/v1/pods")
+                .body(())
+                .expect("request")
+        };
+        let failing = tower::service_fn(|_: http::Request<()>| async {
             Err::<http::Response<Box<DynBody>>, BoxError>(
                 std::io::Error::from(std::io::ErrorKind::TimedOut).into(),
             )
         });
-        let Err(err) = bound.layer().layer(failing).oneshot(()).await else {
+        let Err(err) = bound.layer().layer(failing).oneshot(request()).await else {
             panic!("the request fails");
         };
         assert_eq!(bound_of(err.as_ref()), Some(bound));
         assert!(is_timeout(err.as_ref()));
 
-        let answering = tower::service_fn(|_: ()| async {
+        let answering = tower::service_fn(|_: http::Request<()>| async {
             Ok::<_, BoxError>(http::Response::new(Box::new(Cut) as Box<DynBody>))
         });
-        let response = bound.layer().layer(answering).oneshot(()).await.unwrap();
+        let response = bound
+            .layer()
+            .layer(answering)
+            .oneshot(request())
+            .await
+            .unwrap();
         let err = response.into_body().collect().await.unwrap_err();
         assert_eq!(bound_of(err.as_ref()), Some(bound));
     }

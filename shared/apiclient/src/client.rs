@@ -12,22 +12,24 @@
 //! environment's for the server, as Go's `ProxyFromEnvironment` reads it; http, https
 //! and socks5 as in client-go), the
 //! connect, read and write timeouts, and kube's own base-URI and extra-header layers
-//! (impersonation, the user agent). kube's request tracing is replaced by one line per
-//! request at `-v=6`, as kubectl logs them: `GET https://…/api/v1/pods 200 OK in 4
-//! milliseconds`.
+//! (impersonation, the user agent). kube's request tracing is replaced by client-go's
+//! debugging round tripper (`debugging`: from `-v=6`, the requests, headers, bodies and
+//! curl lines kubectl logs, in klog's structured form, credentials masked).
 //!
 //! What stays kube's: [`kube::Config`] (the kubeconfig's resolution) and the
 //! [`kube::Client`] above this service.
 
 pub mod connect;
 mod deadline;
+mod debugging;
+pub mod query;
 pub mod resend;
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_body_util::BodyExt as _;
 use hyper_util::client::legacy::Error as LegacyError;
@@ -106,7 +108,7 @@ fn builder_with(
             connector.set_write_timeout(config.write_timeout);
             connector.set_reset_reader_on_write(config.reset_reader_on_write);
         }
-        connector
+        debugging::Timed(connector)
     };
     let multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         // client-go's health check of an HTTP/2 connection (its `ReadIdleTimeout` and
@@ -134,7 +136,10 @@ fn builder_with(
         .layer(config.base_uri_layer())
         .layer(crate::credentials::layer(credentials))
         .layer(extra_headers)
-        .layer_fn(Logged)
+        // Before the log lines, so that they show the URL and headers as sent.
+        .map_request(query::tidy_request)
+        .map_request(accept_json)
+        .layer_fn(debugging::Debugging)
         .service(http)
         .map_err(BoxError::from)
         .map_response(|response| {
@@ -144,6 +149,16 @@ fn builder_with(
         BoxService::new(service),
         config.default_namespace.clone(),
     ))
+}
+
+/// client-go's `Accept` for a request that names none (kube names none on most):
+/// JSON, else anything, as kubectl's REST client asks for it.
+fn accept_json(mut request: http::Request<Body>) -> http::Request<Body> {
+    request
+        .headers_mut()
+        .entry(http::header::ACCEPT)
+        .or_insert(http::HeaderValue::from_static("application/json, */*"));
+    request
 }
 
 /// The proxies to the server: the kubeconfig's `proxy-url` for every request, else
@@ -225,9 +240,11 @@ enum Versions {
 }
 
 /// The connection pool's HTTP client: hyper-util's, over the connector chain the
-/// builder makes (timeouts, TLS, [`connect::Connector`]).
+/// builder makes (`-v=9`'s connection times, timeouts, TLS, [`connect::Connector`]).
 type HttpClient = hyper_util::client::legacy::Client<
-    hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+    debugging::Timed<
+        hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+    >,
     Body,
 >;
 
@@ -372,54 +389,6 @@ impl std::fmt::Display for Requested {
 impl std::error::Error for Requested {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(self.source.as_ref())
-    }
-}
-
-/// One line per request at `-v=6` (target `http`, at INFO, which the lower levels'
-/// filters leave out), as kubectl's round tripper logs it: method, URL, status and
-/// time. Never headers: they carry the credentials.
-#[derive(Clone, Debug)]
-struct Logged<S>(S);
-
-impl<S, B, R> tower::Service<http::Request<B>> for Logged<S>
-where
-    S: tower::Service<http::Request<B>, Response = http::Response<R>>,
-    S::Future: Send + 'static,
-    S::Error: std::fmt::Display + Into<BoxError>,
-{
-    type Response = S::Response;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let method = request.method().clone();
-        let uri = request.uri().clone();
-        let start = Instant::now();
-        let response = self.0.call(request);
-        Box::pin(async move {
-            let response = response.await;
-            let ms = start.elapsed().as_millis();
-            match &response {
-                Ok(r) => {
-                    tracing::info!(target: "http", "{method} {uri} {} in {ms} milliseconds", r.status());
-                }
-                Err(e) => {
-                    tracing::info!(target: "http", "{method} {uri} failed after {ms} milliseconds: {e}");
-                }
-            }
-            // The request a failure belongs to, which Go's `url.Error` names.
-            response.map_err(|source| {
-                Box::new(Requested {
-                    method,
-                    uri,
-                    source: source.into(),
-                }) as BoxError
-            })
-        })
     }
 }
 

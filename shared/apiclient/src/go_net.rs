@@ -352,48 +352,11 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
         uri.scheme_str().unwrap_or("https"),
         uri.authority().map_or("", |a| a.as_str())
     );
-    let timeout = request_timeout.map_or_else(|| "32s".to_string(), go_duration);
+    let timeout = request_timeout.map_or_else(|| "32s".to_string(), crate::bound::go_duration);
     Some(format!(
         "Get \"{server}{path}?timeout={timeout}\": {}",
         failure.text
     ))
-}
-
-/// Go's `time.Duration.String()` (`32s`, `1m0s`, `1.5s`, `500ms`), for the URLs'
-/// `timeout` parameter.
-fn go_duration(d: std::time::Duration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".into();
-    }
-    if nanos < 1_000_000_000 {
-        let (unit, per) = match nanos {
-            n if n < 1_000 => ("ns", 1),
-            n if n < 1_000_000 => ("\u{b5}s", 1_000),
-            _ => ("ms", 1_000_000),
-        };
-        return format!("{}{unit}", fraction(nanos, per));
-    }
-    let secs = nanos / 1_000_000_000;
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, nanos % 60_000_000_000);
-    let s = format!("{}s", fraction(s, 1_000_000_000));
-    match (h, m) {
-        (0, 0) => s,
-        (0, m) => format!("{m}m{s}"),
-        (h, m) => format!("{h}h{m}m{s}"),
-    }
-}
-
-/// `n / per` with Go's shortest decimal fraction (`1.5`, `2`).
-fn fraction(n: u128, per: u128) -> String {
-    let whole = n / per;
-    let rest = n % per;
-    if rest == 0 {
-        return whole.to_string();
-    }
-    let width = per.to_string().len() - 1;
-    let digits = format!("{rest:0width$}");
-    format!("{whole}.{}", digits.trim_end_matches('0'))
 }
 
 /// An error and its causes joined by `: `, without repeating a cause whose text its

@@ -1,7 +1,9 @@
 //! The API client of the kubeplug plugins, and the words of its failures.
 //!
 //! - [`client`]: the client every command uses, built from kube's `Config`: TLS, the
-//!   proxy, connect/read/write timeouts, the credentials layer, `-v=6` request lines.
+//!   proxy, connect/read/write timeouts, the credentials layer, and what kubectl logs
+//!   of each request from `-v=6` (headers, bodies, curl lines; credentials masked).
+//! - [`klog`]: klog's lines (header, structured values) and the `-v` they are written at.
 //! - [`tls`]: the rustls crypto provider and a client's rustls configuration.
 //! - [`credentials`]: the kubeconfig user's credentials as client-go provides them
 //!   (token, basic, token file, exec plugin), never printing a secret.
@@ -31,6 +33,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod klog;
 pub mod kubeconfig;
 pub mod kuberc;
 pub mod output;

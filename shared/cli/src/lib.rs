@@ -23,9 +23,15 @@
 //! `apiclient`, `goyaml` and `gotext`; none of them uses it):
 //! - the skeleton: `skeleton` ([`run`], [`Plugin`]), `context` ([`Context`]: the
 //!   global flags, the client and the namespace, resolved when first asked for),
+<<<<<<< HEAD
 //!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `closed_output` (the end of
 //!   a command whose stdout or stderr was closed), `flag_error` (clap's parse
 //!   errors in pflag's words), [`version`] (`--version`);
+=======
+//!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `flag_error` (clap's parse
+//!   errors in pflag's words), [`version`] (`--version`), `logging` (`-v`'s klog
+//!   lines);
+>>>>>>> wt/verbose
 //! - [`flags`]: kubectl's global flags ([`flags::ConfigFlags`]) and the flag groups
 //!   plugins share (`-o`, `--dry-run`, `--record`, `--save-config`, booleans, durations);
 //! - [`printers`]: `-o json|yaml|name|go-template|jsonpath…`, kubectl's typed JSON
@@ -39,6 +45,7 @@ mod closed_output;
 mod context;
 mod flag_error;
 pub mod interrupt;
+mod logging;
 mod skeleton;
 pub mod version;
 
@@ -54,6 +61,7 @@ use std::process::ExitCode;
 
 pub use context::Context;
 pub use flag_error::{flag_error, flag_error_message};
+pub use logging::init_logging;
 pub use skeleton::{Plugin, run};
 
 /// A usage error: the command line is wrong, nothing was sent to the server.
@@ -97,60 +105,6 @@ pub struct Stopped {
 #[derive(Debug, thiserror::Error)]
 #[error("exit status {0}")]
 pub struct SilentExit(pub u8);
-
-/// Turns kubectl's `-v` level into a tracing filter. Levels follow klog loosely:
-/// 0–3 warnings only, 4–5 debug for the workspace's crates ([`LIBRARIES`]) and the
-/// plugin (`crate_name`, its
-/// tracing target), 6+ debug including kube's requests, 8+ trace. kube marks the
-/// `Authorization` header sensitive, so no level prints tokens.
-pub fn init_logging(verbosity: u8, crate_name: &str) {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    // `Targets`, not `EnvFilter`: the filter is one of four fixed `target=level` lists,
-    // which `Targets` matches the same way (longest target prefix wins, a bare level is
-    // the default); `EnvFilter` (the `env-filter` feature) would bring its directive
-    // parser and span-field value matching for nothing (binary size).
-    // The lists below always parse; an empty filter would only silence the logs.
-    let filter: tracing_subscriber::filter::Targets = logging_filter(verbosity, crate_name)
-        .parse()
-        .unwrap_or_default();
-    // A registry with the fmt layer, not `fmt()`'s subscriber: that one has a level
-    // filter of its own (INFO) that would hide the debug and trace levels of `-v=4`+.
-    let _ = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                // The one colour decision (a terminal, no NO_COLOR, no TERM=dumb): CI
-                // logs and `2>file` get plain text, as klog's. `with_ansi` overrides
-                // tracing's own check.
-                .with_ansi(apiclient::term::stderr_allows_color())
-                .with_writer(std::io::stderr)
-                .with_target(false),
-        )
-        .with(filter)
-        .try_init();
-}
-
-/// The tracing filter of [`init_logging`].
-fn logging_filter(verbosity: u8, crate_name: &str) -> String {
-    match verbosity {
-        // kube-client logs every failed request at ERROR before returning the error we
-        // print ourselves, and kube-runtime's watcher every retried watch error with a
-        // Debug dump of the Status; kubectl shows nothing extra at these levels.
-        0..=3 => "warn,kube_client=off,kube_runtime=off".into(),
-        4..=5 => format!("warn,{},{crate_name}=debug", libraries("debug")),
-        6..=7 => format!("info,kube=debug,{},{crate_name}=debug", libraries("debug")),
-        _ => format!("debug,kube=trace,{}", libraries("trace")),
-    }
-}
-
-/// The workspace's library crates, whose logs `-v=4` and up show (their tracing
-/// targets are their module paths).
-const LIBRARIES: [&str; 5] = ["gotext", "goyaml", "apiclient", "resources", "cli"];
-
-/// `gotext=LEVEL,goyaml=LEVEL,…` for [`LIBRARIES`].
-fn libraries(level: &str) -> String {
-    LIBRARIES.map(|l| format!("{l}={level}")).join(",")
-}
 
 /// Formats an API error as kubectl's `StandardErrorMessage` does (the one-line form;
 /// the rules are in [`apiclient::status`]).
@@ -326,48 +280,6 @@ mod tests {
             format_error(&anyhow::Error::new(missing)),
             "error: auth info \"nope\" does not exist"
         );
-    }
-
-    /// The request lines of `-v=6` (target `http`, see `apiclient::client`) appear from
-    /// that level on, as kubectl's do.
-    #[test]
-    fn request_lines_start_at_v6() {
-        use tracing::Level;
-        use tracing_subscriber::filter::Targets;
-        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
-        assert!(!at(5).would_enable("http", &Level::INFO));
-        assert!(at(6).would_enable("http", &Level::INFO));
-        assert!(at(9).would_enable("http", &Level::INFO));
-    }
-
-    #[test]
-    fn logging_names_only_the_given_crate() {
-        let filter = logging_filter(4, "kubectl_x");
-        assert_eq!(
-            filter,
-            "warn,gotext=debug,goyaml=debug,apiclient=debug,resources=debug,cli=debug,kubectl_x=debug"
-        );
-        assert!(!logging_filter(6, "kubectl_x").contains("run_pod"));
-    }
-
-    /// Every level's list parses as `Targets` and selects by target prefix as
-    /// `EnvFilter` did: `kube` covers `kube_client`, the longest prefix wins.
-    #[test]
-    fn logging_filters_parse_as_targets() {
-        use tracing::Level;
-        use tracing_subscriber::filter::Targets;
-        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
-        assert!(!at(0).would_enable("kube_client::client", &Level::ERROR));
-        assert!(at(0).would_enable("rustls", &Level::WARN));
-        assert!(!at(0).would_enable("resources", &Level::INFO));
-        assert!(at(4).would_enable("kubectl_x::options", &Level::DEBUG));
-        for library in LIBRARIES {
-            assert!(at(4).would_enable(&format!("{library}::x"), &Level::DEBUG));
-        }
-        assert!(at(6).would_enable("kube_client::client::builder", &Level::DEBUG));
-        assert!(!at(6).would_enable("hyper_util", &Level::DEBUG));
-        assert!(at(9).would_enable("kube_client", &Level::TRACE));
-        assert!(at(9).would_enable("hyper_util", &Level::DEBUG));
     }
 
     #[test]

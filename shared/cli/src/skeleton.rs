@@ -245,6 +245,9 @@ where
     if version {
         return print_and_exit(&super::version::text());
     }
+    if let Some(refusal) = ctx.flags().profile_refusal(plugin.name) {
+        return super::finish(plugin.name, Err(anyhow::anyhow!(refusal)));
+    }
     super::init_logging(ctx.flags().verbosity, plugin.crate_name);
     apiclient::tls::install_crypto_provider();
     let result = runtime().and_then(|rt| rt.block_on(body(args, ctx)));

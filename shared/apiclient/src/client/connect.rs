@@ -140,10 +140,14 @@ impl tower::Service<Uri> for Connector {
         let this = self.clone();
         Box::pin(async move {
             let Some(proxy) = this.proxies.intercept(&dst) else {
+                let start = std::time::Instant::now();
                 let io = match this.tcp.oneshot(dst.clone()).await {
                     Ok(io) => io,
                     Err(e) => return Err(Dialed::new(&dst, false, e.into()).await.into()),
                 };
+                if let Ok(peer) = io.inner().peer_addr() {
+                    super::debugging::dialed(&peer.to_string(), start.elapsed());
+                }
                 return Ok(Conn {
                     io: MaybeHttpsStream::Http(io),
                     proxied: false,

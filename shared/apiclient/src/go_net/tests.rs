@@ -3,6 +3,7 @@
 //! the client refuses), and over the error values themselves otherwise.
 
 use super::*;
+use crate::bound::go_duration;
 
 /// A kube client for `server` trusting `ca` (PEM), through the plugins' own stack.
 fn client(server: &str, ca: Option<&str>, tls_server_name: Option<&str>) -> kube::Client {

@@ -33,8 +33,31 @@ pub fn read(path: &Path) -> Result<Kubeconfig> {
             Some(acc) => acc.merge(config).map_err(|e| fail(e.to_string()))?,
         });
     }
+    log_loaded(path);
     // An empty file is an empty kubeconfig.
     Ok(merged.unwrap_or_default())
+}
+
+/// client-go's `-v=6` line for a kubeconfig file read (`loader.go`: `Config loaded
+/// from file:  PATH`, Go's `Infoln` spacing), once per file: kubectl reads its
+/// kubeconfig once, the plugins read it again for each step that needs it.
+fn log_loaded(path: &Path) {
+    static LOGGED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    if !crate::klog::enabled(6) {
+        return;
+    }
+    let mut logged = LOGGED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if logged.iter().any(|p| p == path) {
+        return;
+    }
+    logged.push(path.to_path_buf());
+    crate::klog::info(
+        "loader.go",
+        line!(),
+        &format!("Config loaded from file:  {}", path.display()),
+    );
 }
 
 /// The documents of a kubeconfig's text, each read as go-yaml v2 reads it and decoded

@@ -161,12 +161,13 @@ pub struct ConfigFlags {
     pub disable_compression: bool,
 
     // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl
-    // checks them, nothing is captured (the plugins are not Go programs).
+    // checks them; any but `none` is refused before the command runs
+    // (`ConfigFlags::profile_refusal`): the plugins are not Go programs.
     /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex|trace)
     #[arg(long, global = true, value_name = "PROFILE", default_value = "none", value_parser = parse_profile)]
     pub profile: String,
 
-    // Never written: see `--profile`.
+    // Never written: see `--profile`, whose `none` leaves nothing to write.
     /// Name of the file to write the profile to
     #[arg(
         long,
@@ -187,6 +188,22 @@ pub struct ConfigFlags {
     /// comma-separated list of pattern=N settings for file-filtered logging (only works for the default text log format)
     #[arg(long, global = true, value_name = "PATTERN=N", value_parser = parse_vmodule)]
     pub vmodule: Option<String>,
+}
+
+impl ConfigFlags {
+    /// `--profile` other than `none`: kubectl writes a Go runtime profile of itself
+    /// (pprof) to `--profile-output`; a plugin has no Go runtime to profile and says
+    /// so rather than ignore the flag. `command` is the plugin's name
+    /// (`kubectl run-pod`).
+    pub fn profile_refusal(&self, command: &str) -> Option<String> {
+        // Empty: flags built in code (`Default`), not parsed.
+        (!matches!(self.profile.as_str(), "none" | "")).then(|| {
+            format!(
+                "--profile={}: {command} is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf",
+                self.profile
+            )
+        })
+    }
 }
 
 /// kubectl's `--profile` names (its `initProfiling` refuses any other).
@@ -415,9 +432,9 @@ impl ConfigFlags {
 }
 
 /// `--match-server-version`: kubectl's `discovery.MatchesServerVersion`, one request
-/// to `/version`. kubectl compares its own build (git version, commit and tree state)
-/// with the server's; a plugin's build never equals a server's, so with the flag every
-/// command that reaches a server stops here with kubectl's message.
+/// to `/version`, comparing git version, commit and tree state. The plugins report
+/// the kubectl they follow ([`client_version`]), so the check passes where kubectl
+/// 1.37.2 built from its Go module would pass, and fails in its words elsewhere.
 async fn check_server_version(config: &Config) -> Result<()> {
     let (credentials, identity) = apiclient::credentials::Credentials::of(config)?;
     let client = apiclient::client::builder(config, credentials, identity)?.build();
@@ -443,29 +460,47 @@ async fn check_server_version(config: &Config) -> Result<()> {
     })
 }
 
-/// This build's `version.Info`, in the fields kubectl fills from its build: the
-/// plugin's version, the compiler and the platform in Go's names.
+/// The kubectl release the plugins follow, whose version they report.
+pub const KUBECTL_RELEASE: (&str, &str, &str) = ("1", "37", "v1.37.2");
+
+/// The client `version.Info` the plugins report: kubectl 1.37.2's as kubectl built
+/// from its published Go module reports it (`go install`, and the project's
+/// `cargo xtask testenv`): component-base's defaults for what `hack/lib/version.sh`
+/// sets only from a git checkout (`$Format:%H$`, no tree state, the 1970 build date).
+/// A server of the same release built the same way matches; an official release
+/// build (its commit, `clean`) does not, as that kubectl does not match it either.
+/// The compiler and platform are this build's, in Go's names.
 fn client_version() -> k8s_openapi::apimachinery::pkg::version::Info {
     let arch = match std::env::consts::ARCH {
         "x86_64" => "amd64",
         "aarch64" => "arm64",
         other => other,
     };
+    let (major, minor, git_version) = KUBECTL_RELEASE;
     k8s_openapi::apimachinery::pkg::version::Info {
-        git_version: concat!("v", env!("CARGO_PKG_VERSION")).into(),
+        major: major.into(),
+        minor: minor.into(),
+        git_version: git_version.into(),
+        git_commit: "$Format:%H$".into(),
+        build_date: "1970-01-01T00:00:00Z".into(),
         compiler: "rustc".into(),
         platform: format!("{}/{arch}", std::env::consts::OS),
         ..Default::default()
     }
 }
 
-/// Go's `%#v` of a `version.Info` (its strings are ASCII, where Rust's `{:?}` quotes
-/// as Go's `%q` does).
+/// Go's `%#v` of apimachinery 1.37's `version.Info`, every field in its order (its
+/// strings are ASCII, where Rust's `{:?}` quotes as Go's `%q` does).
 fn go_version_info(info: &k8s_openapi::apimachinery::pkg::version::Info) -> String {
+    let opt = |s: &Option<String>| s.clone().unwrap_or_default();
     format!(
-        "version.Info{{Major:{:?}, Minor:{:?}, GitVersion:{:?}, GitCommit:{:?}, GitTreeState:{:?}, BuildDate:{:?}, GoVersion:{:?}, Compiler:{:?}, Platform:{:?}}}",
+        "version.Info{{Major:{:?}, Minor:{:?}, EmulationMajor:{:?}, EmulationMinor:{:?}, MinCompatibilityMajor:{:?}, MinCompatibilityMinor:{:?}, GitVersion:{:?}, GitCommit:{:?}, GitTreeState:{:?}, BuildDate:{:?}, GoVersion:{:?}, Compiler:{:?}, Platform:{:?}}}",
         info.major,
         info.minor,
+        opt(&info.emulation_major),
+        opt(&info.emulation_minor),
+        opt(&info.min_compatibility_major),
+        opt(&info.min_compatibility_minor),
         info.git_version,
         info.git_commit,
         info.git_tree_state,

@@ -86,6 +86,23 @@ impl DryRunFlags {
     }
 }
 
+/// The lines of kubectl's `GetDryRunStrategy` (`pkg/cmd/util/helpers.go`) that
+/// warn of a deprecated spelling: bare, `=true`-like and `=false`-like.
+const HELPERS_BARE: u32 = 714;
+const HELPERS_TRUE: u32 = 728;
+const HELPERS_FALSE: u32 = 731;
+
+/// kubectl's warning of a deprecated spelling: a klog warning line (`W1202 …
+/// helpers.go:714] --dry-run is deprecated…`), as its `klog.Warning` writes it.
+fn deprecated(at: u32, message: &str) -> String {
+    apiclient::klog::line(
+        apiclient::klog::Severity::Warning,
+        "helpers.go",
+        at,
+        message,
+    )
+}
+
 /// [`DryRunFlags::to_strategy`] on a bare string.
 pub fn parse_dry_run(
     value: &str,
@@ -100,24 +117,21 @@ pub fn parse_dry_run(
     // A failed warning write (closed stderr) must not turn a valid flag into an error.
     match boolean {
         Some(true) => {
-            let _ = writeln!(
-                warnings,
-                "Warning: --dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=client."
-            );
+            let _ = warnings.write_all(deprecated(HELPERS_TRUE, &format!("--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=client.")).as_bytes());
             Ok(DryRunStrategy::Client)
         }
         Some(false) => {
-            let _ = writeln!(
-                warnings,
-                "Warning: --dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=none."
-            );
+            let _ = warnings.write_all(deprecated(HELPERS_FALSE, &format!("--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run=none.")).as_bytes());
             Ok(DryRunStrategy::None)
         }
         None => match value {
             BARE => {
-                let _ = writeln!(
-                    warnings,
-                    "Warning: --dry-run is deprecated and can be replaced with --dry-run=client."
+                let _ = warnings.write_all(
+                    deprecated(
+                        HELPERS_BARE,
+                        "--dry-run is deprecated and can be replaced with --dry-run=client.",
+                    )
+                    .as_bytes(),
                 );
                 Ok(DryRunStrategy::Client)
             }
@@ -171,9 +185,12 @@ mod tests {
     fn bare_flag_means_client_with_a_warning_and_does_not_eat_the_next_word() {
         let (s, warn, args) = strategy(&["--dry-run", "client"]);
         assert_eq!(s, Ok(DryRunStrategy::Client));
-        assert_eq!(
-            warn,
-            "Warning: --dry-run is deprecated and can be replaced with --dry-run=client.\n"
+        assert!(warn.starts_with('W'), "{warn}");
+        assert!(
+            warn.ends_with(
+                " helpers.go:714] --dry-run is deprecated and can be replaced with --dry-run=client.\n"
+            ),
+            "{warn}"
         );
         assert_eq!(args, ["client"]);
     }
@@ -182,9 +199,10 @@ mod tests {
     fn booleans_are_deprecated_spellings() {
         let (s, warn, _) = strategy(&["--dry-run=true"]);
         assert_eq!(s, Ok(DryRunStrategy::Client));
-        assert_eq!(
-            warn,
-            "Warning: --dry-run=true is deprecated (boolean value) and can be replaced with --dry-run=client.\n"
+        assert!(warn.starts_with('W'), "{warn}");
+        assert!(
+            warn.ends_with(" helpers.go:728] --dry-run=true is deprecated (boolean value) and can be replaced with --dry-run=client.\n"),
+            "{warn}"
         );
         let (s, warn, _) = strategy(&["--dry-run=false"]);
         assert_eq!(s, Ok(DryRunStrategy::None));

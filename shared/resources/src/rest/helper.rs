@@ -10,6 +10,12 @@ use serde_json::Value;
 
 use crate::Mapping;
 
+/// The `Accept` of cli-runtime's Helper over kubectl's unstructured client.
+const UNSTRUCTURED_ACCEPT: &str = "application/json";
+
+/// The `Accept` of kubectl's typed REST client.
+const TYPED_ACCEPT: &str = "application/json, */*";
+
 /// The REST verbs for one kind of object.
 #[derive(Clone)]
 pub struct Helper {
@@ -17,6 +23,7 @@ pub struct Helper {
     mapping: Mapping,
     params: PostParams,
     field_validation: Option<&'static str>,
+    accept: &'static str,
 }
 
 impl Helper {
@@ -27,7 +34,16 @@ impl Helper {
             mapping,
             params: PostParams::default(),
             field_validation: None,
+            accept: UNSTRUCTURED_ACCEPT,
         }
+    }
+
+    /// For an object kubectl holds in its Go type (`kubectl run`'s): its typed
+    /// client asks for `application/json, */*`, where the unstructured one of
+    /// `kubectl create -f` asks for `application/json`.
+    pub fn typed(mut self) -> Self {
+        self.accept = TYPED_ACCEPT;
+        self
     }
 
     /// Server-side dry run (`dryRun=All`): validated and admitted, never persisted.
@@ -61,7 +77,18 @@ impl Helper {
         namespace: Option<&str>,
         object: &Value,
     ) -> Result<http::Request<Vec<u8>>, kube::Error> {
-        let mut body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+        let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+        self.create_request_of(namespace, body)
+    }
+
+    /// [`Self::create_request`] of an object already encoded (`body`, JSON without
+    /// its final newline): for a caller that writes it in its Go type's field order,
+    /// as kubectl sends typed objects.
+    pub fn create_request_of(
+        &self,
+        namespace: Option<&str>,
+        mut body: Vec<u8>,
+    ) -> Result<http::Request<Vec<u8>>, kube::Error> {
         // Go's json.Encoder, which client-go's body goes through, ends it with a newline;
         // the server quotes the body in some refusals (`… bigger context …|{…}\n|…`),
         // which then read as kubectl's only with the same bytes.
@@ -76,7 +103,13 @@ impl Helper {
                 kube::Error::BuildRequest(kube::core::request::Error::Validation(e.to_string()))
             })?;
         }
-        Ok(request)
+        request.headers_mut().insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static(self.accept),
+        );
+        // The URL as client-go writes it (kube's reads `?&…`, or ends in `?`); the
+        // client tidies every request anyway, this one is also returned to be read.
+        Ok(apiclient::client::query::tidy_request(request))
     }
 
     /// POSTs `object` to its collection and returns what the server stored.
@@ -87,6 +120,17 @@ impl Helper {
     ) -> Result<Value, kube::Error> {
         self.client
             .request::<Value>(self.create_request(namespace, object)?)
+            .await
+    }
+
+    /// [`Self::create`] of an object already encoded ([`Self::create_request_of`]).
+    pub async fn create_encoded(
+        &self,
+        namespace: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<Value, kube::Error> {
+        self.client
+            .request::<Value>(self.create_request_of(namespace, body)?)
             .await
     }
 
@@ -153,11 +197,15 @@ mod tests {
         assert_eq!(req.method(), http::Method::POST);
         assert_eq!(
             req.uri().to_string(),
-            "/apis/apps/v1/namespaces/team/deployments?&dryRun=All&fieldManager=kubectl-create"
+            "/apis/apps/v1/namespaces/team/deployments?dryRun=All&fieldManager=kubectl-create"
         );
         let mut body = serde_json::to_vec(&obj).expect("json");
         body.push(b'\n');
         assert_eq!(req.body(), &body);
+        assert_eq!(req.headers()[http::header::ACCEPT], "application/json");
+        let typed = Helper::new(client(), mapping(true)).typed();
+        let req = typed.create_request(None, &obj).expect("request");
+        assert_eq!(req.headers()[http::header::ACCEPT], "application/json, */*");
     }
 
     #[tokio::test]
@@ -175,7 +223,7 @@ mod tests {
             assert_eq!(
                 req.uri().to_string(),
                 format!(
-                    "/apis/apps/v1/deployments?&fieldManager=kubectl-create&fieldValidation={directive}"
+                    "/apis/apps/v1/deployments?fieldManager=kubectl-create&fieldValidation={directive}"
                 )
             );
         }
@@ -187,7 +235,7 @@ mod tests {
         let req = helper
             .create_request(Some("team"), &serde_json::json!({}))
             .expect("request");
-        assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments?");
+        assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments");
     }
 
     #[tokio::test]

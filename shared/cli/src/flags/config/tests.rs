@@ -201,11 +201,26 @@ fn version_info_prints_as_gos_percent_hash_v() {
         platform: "linux/amd64".into(),
         ..Default::default()
     };
-    // As kubectl 1.32 printed the local server's.
+    // The local 1.20 server's, in apimachinery 1.37's fields (the emulation and
+    // compatibility versions empty, as a 1.20 server does not send them).
     assert_eq!(
         go_version_info(&info),
-        r#"version.Info{Major:"1", Minor:"20", GitVersion:"v1.20.2", GitCommit:"faecb196815e248d3ecfb03c680a4507229c2a56", GitTreeState:"archive", BuildDate:"2026-11-25T14:30:43Z", GoVersion:"go1.19.8", Compiler:"gc", Platform:"linux/amd64"}"#
+        r#"version.Info{Major:"1", Minor:"20", EmulationMajor:"", EmulationMinor:"", MinCompatibilityMajor:"", MinCompatibilityMinor:"", GitVersion:"v1.20.2", GitCommit:"faecb196815e248d3ecfb03c680a4507229c2a56", GitTreeState:"archive", BuildDate:"2026-11-25T14:30:43Z", GoVersion:"go1.19.8", Compiler:"gc", Platform:"linux/amd64"}"#
     );
+}
+
+/// The plugins report kubectl 1.37.2 as built from its Go module, which is what a
+/// server of that release built the same way reports for itself.
+#[test]
+fn the_client_version_is_kubectl_s_release() {
+    let client = client_version();
+    assert_eq!(client.git_version, "v1.37.2");
+    assert_eq!((client.major.as_str(), client.minor.as_str()), ("1", "37"));
+    assert_eq!(client.git_commit, "$Format:%H$");
+    assert_eq!(client.git_tree_state, "");
+    assert!(go_version_info(&client).starts_with(
+        r#"version.Info{Major:"1", Minor:"37", EmulationMajor:"", EmulationMinor:"", MinCompatibilityMajor:"", MinCompatibilityMinor:"", GitVersion:"v1.37.2", GitCommit:"$Format:%H$", GitTreeState:"", BuildDate:"1970-01-01T00:00:00Z""#
+    ));
 }
 
 #[tokio::test]
@@ -272,5 +287,23 @@ fn offline_namespace_is_explicit_only_with_n() {
     assert_eq!(
         explicit.offline_namespace().expect("ns"),
         ("ns".to_string(), true)
+    );
+}
+
+/// A profile kubectl would write is refused in words; `none`, kubectl's default, is
+/// what a plugin does anyway.
+#[test]
+fn a_profile_is_refused_in_words() {
+    let mut flags = ConfigFlags {
+        profile: "none".into(),
+        ..ConfigFlags::default()
+    };
+    assert_eq!(flags.profile_refusal("kubectl run-pod"), None);
+    flags.profile = "cpu".into();
+    assert_eq!(
+        flags.profile_refusal("kubectl run-pod").as_deref(),
+        Some(
+            "--profile=cpu: kubectl run-pod is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf"
+        )
     );
 }
