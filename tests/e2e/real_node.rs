@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tests::harness::{Cluster, Output, real_node_cluster, target_bin_dir};
+use tests::harness::{
+    Cluster, Output, legacy_real_node_cluster, real_node_cluster, target_bin_dir,
+};
 use tests::state::ClusterState;
 
 fn write(dir: &Path, file: &str, text: &str) {
@@ -238,6 +240,41 @@ async fn run_pod_attaches_as_kubectl_does_over_websocket_and_spdy() {
         .run();
     left.success();
     assert_eq!(left.stdout, "", "{}", left.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_1_20_2_its_own_kubelet_runs_the_app_and_the_attach() {
+    let cluster = legacy_real_node_cluster();
+    let tree = app_tree();
+    let root = tree.path().display().to_string();
+    let ns = cluster.namespace("real-legacy").await;
+    let ours = cluster
+        .kubectl()
+        .args(["create-file", "-R", "-f", &root, "--wait", "--timeout=120s"])
+        .args(["-n", ns.as_str()])
+        .run();
+    ours.success();
+    assert!(
+        ours.stderr
+            .trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("3/3 ready in ")),
+        "{}",
+        ours.stderr
+    );
+    // kubectl 1.32, the reference here, may lose the first line written before its
+    // attach connects; run-pod's output is whole, with the container's exit code.
+    let theirs = attach(cluster, "run", "a", true, ns.as_str());
+    theirs.code(3);
+    let ours = attach(cluster, "run-pod", "a", true, ns.as_str());
+    ours.code(3);
+    assert!(
+        ours.stdout
+            .starts_with("first one\nsecond\npod \"a\" deleted"),
+        "{}",
+        ours.stdout
+    );
 }
 
 /// A cluster of the test's own, with a real node, started as the harness starts one.

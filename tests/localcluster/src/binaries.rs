@@ -178,12 +178,10 @@ impl Binaries {
         let kube_apiserver = find("kube-apiserver")?;
         let kube_controller_manager = Some(find("kube-controller-manager")?);
         let (kube_scheduler, kubectl) = match release {
-            // testenv builds 1.20.2's scheduler with its node, but it is not started
-            // yet: it serves plain HTTP on 0.0.0.0:10251 unless given `--port=0`, so
-            // the second 1.20.2 cluster's would exit. Until the control plane passes
-            // that flag the simulated node binds pods. The installed kubectl is the
+            // testenv builds 1.20.2's scheduler with its node (an older cache may lack
+            // it: then the simulated node binds pods). The installed kubectl is the
             // reference.
-            Release::V1_20 => (None, None),
+            Release::V1_20 => (executable(&cache.join("kube-scheduler")), None),
             Release::Current => (Some(find("kube-scheduler")?), Some(find("kubectl")?)),
         };
         Ok(Self {

@@ -212,7 +212,7 @@ impl ControlPlane {
             plane.start_controller_manager(kcm, minor, &credentials)?;
         }
         if let Some(scheduler) = &options.binaries.kube_scheduler {
-            plane.start_scheduler(scheduler)?;
+            plane.start_scheduler(scheduler, minor)?;
         }
         Ok(plane)
     }
@@ -357,9 +357,9 @@ impl ControlPlane {
     }
 
     /// Starts kube-scheduler with the admin's kubeconfig.
-    fn start_scheduler(&mut self, program: &Path) -> Result<(), StartError> {
+    fn start_scheduler(&mut self, program: &Path, minor: u32) -> Result<(), StartError> {
         let kubeconfig = self.endpoints.kubeconfig.display();
-        let scheduler_args = vec![
+        let mut scheduler_args = vec![
             format!("--kubeconfig={kubeconfig}"),
             format!("--authentication-kubeconfig={kubeconfig}"),
             format!("--authorization-kubeconfig={kubeconfig}"),
@@ -368,6 +368,11 @@ impl ControlPlane {
             "--secure-port=0".to_string(),
             "--v=1".to_string(),
         ];
+        if minor < 23 {
+            // The insecure health port (plain HTTP on 0.0.0.0:10251), gone since 1.23:
+            // a second cluster's scheduler would find it taken and exit.
+            scheduler_args.push("--port=0".to_string());
+        }
         self.spawn("kube-scheduler", program, &scheduler_args)
     }
 
