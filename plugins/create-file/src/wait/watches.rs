@@ -69,6 +69,19 @@ pub struct Watches {
     queue: VecDeque<Change>,
 }
 
+/// The EndpointSlice resource the server serves: `discovery.k8s.io/v1` from 1.21 on,
+/// `v1beta1` before (1.17–1.20). The fields the Service rule reads (each endpoint's
+/// addresses and `conditions.ready`) are the same in both, so either decodes as v1.
+async fn endpoint_slices(mapper: &mut RestMapper) -> ApiResource {
+    for version in ["v1", "v1beta1"] {
+        let gvk = GroupVersionKind::gvk("discovery.k8s.io", version, "EndpointSlice");
+        if let Ok(mapping) = mapper.mapping(&gvk).await {
+            return mapping.api_resource();
+        }
+    }
+    ApiResource::erase::<EndpointSlice>(&())
+}
+
 impl Watches {
     /// Starts the watches the `targets` need (mapping their kinds through `mapper`).
     pub async fn start(
@@ -138,7 +151,7 @@ impl Watches {
             }
         }
         let pods = ApiResource::erase::<Pod>(&());
-        let slices = ApiResource::erase::<EndpointSlice>(&());
+        let slices = endpoint_slices(mapper).await;
         let namespaces: Vec<String> = watches.selectors.keys().cloned().collect();
         for ns in namespaces {
             watches.add(client, &pods, Some(&ns), (Watched::Pods, "pods".into()));
@@ -259,7 +272,7 @@ impl Watches {
                         .get(&namespace)
                         .is_some_and(|names| names.contains(s))
                 });
-                if wanted && let Ok(slice) = typed::<EndpointSlice>(&object) {
+                if wanted && let Ok(slice) = slice_as_v1(object) {
                     let slice = present.then(|| Box::new(slice));
                     self.queue.push_back(Change::Slice {
                         namespace,
@@ -270,6 +283,15 @@ impl Watches {
             }
         }
     }
+}
+
+/// An EndpointSlice of either version as the v1 type (k8s-openapi's decoder checks
+/// `apiVersion`, and v1beta1's extra `topology` is not read).
+fn slice_as_v1(mut object: DynamicObject) -> anyhow::Result<EndpointSlice> {
+    if let Some(types) = object.types.as_mut() {
+        types.api_version = "discovery.k8s.io/v1".to_string();
+    }
+    typed(&object)
 }
 
 fn typed<T: serde::de::DeserializeOwned>(object: &DynamicObject) -> anyhow::Result<T> {
