@@ -98,7 +98,7 @@ pub struct SilentExit(pub u8);
 /// plugin (`crate_name`, its
 /// tracing target), 6+ debug including kube's requests, 8+ trace. kube marks the
 /// `Authorization` header sensitive, so no level prints tokens.
-pub fn init_logging(verbosity: u8, crate_name: &str) {
+pub fn init_logging(verbosity: i32, crate_name: &str) {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     // `Targets`, not `EnvFilter`: the filter is one of four fixed `target=level` lists,
@@ -126,12 +126,13 @@ pub fn init_logging(verbosity: u8, crate_name: &str) {
 }
 
 /// The tracing filter of [`init_logging`].
-fn logging_filter(verbosity: u8, crate_name: &str) -> String {
+fn logging_filter(verbosity: i32, crate_name: &str) -> String {
     match verbosity {
         // kube-client logs every failed request at ERROR before returning the error we
         // print ourselves, and kube-runtime's watcher every retried watch error with a
         // Debug dump of the Status; kubectl shows nothing extra at these levels.
-        0..=3 => "warn,kube_client=off,kube_runtime=off".into(),
+        // klog takes a negative level too: it logs no more than level 0.
+        ..=3 => "warn,kube_client=off,kube_runtime=off".into(),
         4..=5 => format!("warn,{},{crate_name}=debug", libraries("debug")),
         6..=7 => format!("info,kube=debug,{},{crate_name}=debug", libraries("debug")),
         _ => format!("debug,kube=trace,{}", libraries("trace")),
@@ -321,7 +322,7 @@ mod tests {
     fn request_lines_start_at_v6() {
         use tracing::Level;
         use tracing_subscriber::filter::Targets;
-        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        let at = |v: i32| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
         assert!(!at(5).would_enable("http", &Level::INFO));
         assert!(at(6).would_enable("http", &Level::INFO));
         assert!(at(9).would_enable("http", &Level::INFO));
@@ -343,7 +344,7 @@ mod tests {
     fn logging_filters_parse_as_targets() {
         use tracing::Level;
         use tracing_subscriber::filter::Targets;
-        let at = |v: u8| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
+        let at = |v: i32| -> Targets { logging_filter(v, "kubectl_x").parse().expect("parses") };
         assert!(!at(0).would_enable("kube_client::client", &Level::ERROR));
         assert!(at(0).would_enable("rustls", &Level::WARN));
         assert!(!at(0).would_enable("resources", &Level::INFO));

@@ -82,7 +82,7 @@ impl Plugin {
         };
         // pflag lets any flag repeat, the last value winning (lists append: clap's
         // `Append` args are left alone by this).
-        crate::flags::go_bool_flags(cmd.args_override_self(true))
+        crate::flags::pflag_arguments(crate::flags::go_bool_flags(cmd.args_override_self(true)))
     }
 
     /// Parses `argv` into the plugin's flags and the matches (for [`Context`]).
