@@ -93,7 +93,7 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
     }
     if !KUBECTL_SCHEME.contains(&api_version.as_str()) {
         return Err(Error::Invalid(format!(
-            "no kind {kind:?} is registered for version {api_version:?} in scheme \"k8s.io/kubectl/pkg/scheme/scheme.go:28\""
+            "no kind {kind:?} is registered for version {api_version:?} in scheme \"pkg/runtime/scheme.go:111\""
         )));
     }
     use k8s_openapi::api;
