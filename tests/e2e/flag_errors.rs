@@ -28,6 +28,35 @@ fn bad_flags_read_as_in_kubectl() {
             "create-file",
             &["-f", "x.yaml", "--dry-run=later"],
         ),
+        // pflag's rule: -f takes -n as its value, then c1 is an unexpected argument.
+        ("create", "create-file", &["-f", "-n", "c1"]),
+        (
+            "run",
+            "run-pod",
+            &["x", "--image=busybox", "--grace-period=abc"],
+        ),
+        (
+            "run",
+            "run-pod",
+            &[
+                "x",
+                "--image=busybox",
+                "--grace-period=99999999999999999999",
+            ],
+        ),
+        // The first word after a leading `--` is NAME in kubectl 1.37.
+        (
+            "run",
+            "run-pod",
+            &[
+                "--image=busybox",
+                "--dry-run=client",
+                "-o",
+                "name",
+                "--",
+                "echo",
+            ],
+        ),
         ("run", "run-pod", &["x", "--image=busybox", "--nope"]),
         (
             "run",
@@ -46,7 +75,11 @@ fn bad_flags_read_as_in_kubectl() {
         let expected = kubectl(&[&[theirs][..], args].concat());
         let got = kubectl(&[&[ours][..], args].concat());
         let hint = |command: &str| format!("See 'kubectl {command} --help' for usage.");
-        let expected_stderr = expected.stderr.replace(&hint(theirs), &hint(ours));
+        let usage = |command: &str| format!("See 'kubectl {command} -h' for help and examples");
+        let expected_stderr = expected
+            .stderr
+            .replace(&hint(theirs), &hint(ours))
+            .replace(&usage(theirs), &usage(ours));
         if (got.code, got.stdout.as_str(), got.stderr.as_str())
             != (
                 expected.code,

@@ -32,6 +32,10 @@
 //!   them, beside kubectl.
 //! - `validation`: `--validate` against the server's published OpenAPI schema, beside
 //!   kubectl.
+//! - `differential`: the differential harness: every flag a plugin shares with its
+//!   kubectl command, given values from classes (empty, not a number, overflow, a
+//!   missing file, …), beside kubectl 1.37 byte for byte, with one list of deliberate
+//!   differences.
 //! - `dist`: installation the way krew does it, and plugin completion.
 //! - `flag_errors`: a bad flag refused in the words and exit code of the kubectl
 //!   command each plugin stands for.
@@ -75,6 +79,7 @@ mod create_file_faults;
 mod create_file_wait;
 mod create_file_window;
 mod credentials;
+mod differential;
 mod dist;
 mod fidelity;
 mod flag_errors;

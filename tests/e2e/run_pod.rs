@@ -570,6 +570,68 @@ async fn overrides_are_applied() {
     assert_eq!(env, ["A", "B"]);
 }
 
+/// `--overrides` that kubectl refuses: a kind other than the generated one (sent to
+/// the pods endpoint, refused by the server), an apiVersion outside kubectl's scheme,
+/// and JSON patches that fail, in evanphx/json-patch's words; beside kubectl run.
+#[tokio::test]
+async fn failing_overrides_read_as_in_kubectl() {
+    let ns = cluster().namespace("run-pod-bad-overrides").await;
+    let json = "--override-type=json";
+    let cases: &[&[&str]] = &[
+        &["--overrides={\"kind\":\"ConfigMap\"}", "--dry-run=server"],
+        &[
+            "--overrides={\"apiVersion\":\"v2\"}",
+            "--dry-run=client",
+            "-o",
+            "yaml",
+        ],
+        &[
+            json,
+            "--overrides=[{\"op\":\"remove\",\"path\":\"/spec/nope\"}]",
+            "--dry-run=client",
+        ],
+        &[
+            json,
+            "--overrides=[{\"op\":\"test\",\"path\":\"/kind\",\"value\":\"Service\"}]",
+            "--dry-run=client",
+        ],
+        &[
+            json,
+            "--overrides=[{\"op\":\"bogus\",\"path\":\"/kind\"}]",
+            "--dry-run=client",
+        ],
+        &[
+            json,
+            "--overrides={\"op\":\"remove\",\"path\":\"/kind\"}",
+            "--dry-run=client",
+        ],
+        &[
+            json,
+            "--overrides=[{\"op\":\"add\",\"path\":\"/spec/containers/5\",\"value\":{}}]",
+            "--dry-run=client",
+        ],
+    ];
+    let mut differences = Vec::new();
+    for args in cases {
+        let line = |command: &'static str| {
+            let mut line = vec![command, "-n", ns.as_str(), "x", "--image=busybox"];
+            line.extend_from_slice(args);
+            line
+        };
+        let expected = cluster().kubectl().args(line("run")).stdin("").run();
+        let got = cluster().kubectl().args(line("run-pod")).stdin("").run();
+        assert_ne!(expected.code, 0, "kubectl run {args:?} refuses it");
+        if (expected.code, &expected.stdout, &expected.stderr)
+            != (got.code, &got.stdout, &got.stderr)
+        {
+            differences.push(format!(
+                "{args:?}:\n  kubectl: {expected:?}\n  run-pod: {got:?}"
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 #[tokio::test]
 async fn save_config_and_field_manager() {
     let ns = cluster().namespace("run-pod-save-config").await;

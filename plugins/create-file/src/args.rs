@@ -45,9 +45,11 @@ pub struct Args {
         long,
         default_value_t = 32,
         value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = cli::flags::go_int,
         help = "Maximum number of objects created at the same time (fewer while the server throttles; kinds that affect the admission of later objects, such as LimitRange or ServiceAccount, are created alone, in input order). Results are printed in the order of the input"
     )]
-    pub concurrency: usize,
+    pub concurrency: i64,
 
     #[arg(long, help = "Edit the API resource before creating")]
     pub edit: bool,

@@ -111,7 +111,8 @@ impl CreateFileOptions {
             raw: args.raw,
             edit: args.edit,
             windows_line_endings: args.windows_line_endings,
-            concurrency: args.concurrency,
+            // A negative count is refused by `validate`, as 0 is.
+            concurrency: usize::try_from(args.concurrency).unwrap_or(0),
             timeout: resolve_timeout(args.timeout, args.wait),
             wait: args.wait,
             namespace,
@@ -146,29 +147,32 @@ impl CreateFileOptions {
                 return usage("--edit and --wait are mutually exclusive".into());
             }
         }
+        // kubectl's `Validate` words the --raw checks as plain errors, without the
+        // usage hint.
+        let plain = |msg: String| Err(anyhow::anyhow!(msg));
         if !self.raw.is_empty() {
             if self.edit {
-                return usage("--raw and --edit are mutually exclusive".into());
+                return plain("--raw and --edit are mutually exclusive".into());
             }
             if self.filenames.filenames.len() != 1 {
-                return usage("--raw can only use a single local file or stdin".into());
+                return plain("--raw can only use a single local file or stdin".into());
             }
             let f = &self.filenames.filenames[0];
             if f.starts_with("http://") || f.starts_with("https://") {
-                return usage("--raw cannot read from a url".into());
+                return plain("--raw cannot read from a url".into());
             }
             if self.filenames.recursive {
-                return usage("--raw and --recursive are mutually exclusive".into());
+                return plain("--raw and --recursive are mutually exclusive".into());
             }
             if !self.selector.is_empty() {
-                return usage("--raw and --selector (-l) are mutually exclusive".into());
+                return plain("--raw and --selector (-l) are mutually exclusive".into());
             }
             if self.print.format().is_some() {
-                return usage("--raw and --output are mutually exclusive".into());
+                return plain("--raw and --output are mutually exclusive".into());
             }
             // Only a path: the body must go to the configured server and nowhere else.
             if !self.raw.starts_with('/') {
-                return usage(format!(
+                return plain(format!(
                     "--raw must be a valid URL path: parse {:?}: invalid URI for request",
                     self.raw
                 ));
@@ -301,10 +305,11 @@ fn read_raw(name: &str) -> anyhow::Result<Vec<u8>> {
     if name == "-" {
         return resources::read_local(std::io::stdin().lock()).context("unable to read STDIN");
     }
-    std::fs::File::open(name)
-        .and_then(resources::read_local)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => anyhow::anyhow!("the path {name:?} does not exist"),
-            _ => anyhow::Error::new(e).context(format!("unable to read {name:?}")),
-        })
+    // kubectl opens the file and its client reads it, each failure a Go `PathError`:
+    // `open x: no such file or directory`, `read dir: is a directory`.
+    let path = std::path::Path::new(name);
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!(apiclient::error::go_path_error("open", path, &e)))?;
+    resources::read_local(file)
+        .map_err(|e| anyhow::anyhow!(apiclient::error::go_path_error("read", path, &e)))
 }

@@ -119,7 +119,7 @@ pub struct Args {
     pub max_unavailable: IntOrPercent,
 
     /// Minimum number of seconds a new pod must be Ready before it counts as available.
-    #[arg(verbatim_doc_comment, long, value_name = "SECONDS", default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..))]
+    #[arg(verbatim_doc_comment, long, value_name = "SECONDS", default_value_t = 0, allow_negative_numbers = true, value_parser = non_negative_seconds)]
     pub min_ready_seconds: i32,
 
     /// If true, stop waiting as soon as the new pods fail in a way that cannot fix itself (refused by admission for what the template asks, other than a quota; an invalid template or image name), with the command to resume. If false, wait for --timeout, as kubectl 1.17 did.
@@ -128,6 +128,16 @@ pub struct Args {
 
     #[command(flatten)]
     pub print: PrintFlags,
+}
+
+/// `--min-ready-seconds`: a number as Go's `strconv.ParseInt` reads pflag's `int32`
+/// flags, and not negative.
+fn non_negative_seconds(value: &str) -> Result<i32, String> {
+    match cli::flags::go_int32(value) {
+        Ok(n) if n < 0 => Err(format!("{n} is not in 0..={}", i32::MAX)),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,7 @@ pub struct Args {
         long,
         default_value_t = -1,
         allow_negative_numbers = true,
+        value_parser = cli::flags::go_int,
         help = "Period of time in seconds given to the resource to terminate gracefully. Ignored if negative. Set to 1 for immediate shutdown. Can only be set to 0 when --force is true (force deletion)."
     )]
     pub grace_period: i64,
@@ -133,6 +134,7 @@ pub struct Args {
         long,
         default_value_t = -1,
         allow_negative_numbers = true,
+        value_parser = cli::flags::go_int32,
         help = "The host port mapping for the container port. To demonstrate a single-machine container."
     )]
     pub hostport: i32,
@@ -211,6 +213,7 @@ pub struct Args {
         long,
         default_value_t = 1,
         allow_negative_numbers = true,
+        value_parser = cli::flags::go_int32,
         help = "Number of replicas to create for this container (run/v1 and deployment/* only). Default is 1."
     )]
     pub replicas: i32,

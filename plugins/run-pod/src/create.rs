@@ -42,9 +42,12 @@ pub struct Target {
 }
 
 impl Target {
-    /// Creates `obj` (one POST) and returns what the server answered.
-    pub async fn create(&self, mut obj: Value) -> Result<Created> {
-        let mapping = mapping_of(&obj)?;
+    /// Creates `obj` (one POST) and returns what the server answered. `kind` is the
+    /// generated one: kubectl maps the object before `--overrides`, so an override
+    /// that changes the kind is sent to the generated kind's resource, and the
+    /// server refuses it (`ConfigMap in version "v1" cannot be handled as a Pod`).
+    pub async fn create(&self, mut obj: Value, kind: &str) -> Result<Created> {
+        let mapping = mapping_of(&obj, kind)?;
         let resource = mapping.api_resource();
         if self.save_config {
             // kubectl run annotates typed objects (see cli::flags::save_config).
@@ -121,14 +124,14 @@ async fn no_kind_match(client: &Client, resource: &ApiResource) -> Option<anyhow
     })
 }
 
-/// The REST mapping of an object kubectl run generates, from its apiVersion and kind.
-/// Overrides may change the apiVersion (`apps/v1beta1`); the plural stays the kind's.
-pub fn mapping_of(obj: &Value) -> Result<Mapping> {
+/// The REST mapping of an object kubectl run generates, from its apiVersion and the
+/// generated `kind`. Overrides may change the apiVersion (`apps/v1beta1`); the plural
+/// stays the generated kind's.
+pub fn mapping_of(obj: &Value, kind: &str) -> Result<Mapping> {
     let api_version = obj
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     resources::mapping_at(api_version, kind).with_context(|| {
         format!("no known resource for kind {kind:?} (apiVersion {api_version:?})")
     })
@@ -141,17 +144,26 @@ mod tests {
 
     #[test]
     fn resources_need_no_discovery() {
-        let r = mapping_of(&json!({"apiVersion": "apps/v1", "kind": "Deployment"})).expect("known");
+        let r = mapping_of(
+            &json!({"apiVersion": "apps/v1", "kind": "Deployment"}),
+            "Deployment",
+        )
+        .expect("known");
         assert_eq!(
             (r.group.as_str(), r.version.as_str(), r.resource.as_str()),
             ("apps", "v1", "deployments")
         );
-        let r = mapping_of(&json!({"apiVersion": "v1", "kind": "Pod"})).expect("known");
+        let r = mapping_of(&json!({"apiVersion": "v1", "kind": "Pod"}), "Pod").expect("known");
         assert_eq!(
             (r.group.as_str(), r.version.as_str(), r.resource.as_str()),
             ("", "v1", "pods")
         );
-        let err = mapping_of(&json!({"apiVersion": "v1", "kind": "Widget"})).expect_err("unknown");
+        // An override that changes the kind is sent where the generated kind goes.
+        let r =
+            mapping_of(&json!({"apiVersion": "v1", "kind": "ConfigMap"}), "Pod").expect("known");
+        assert_eq!((r.kind.as_str(), r.resource.as_str()), ("Pod", "pods"));
+        let err = mapping_of(&json!({"apiVersion": "v1", "kind": "Widget"}), "Widget")
+            .expect_err("unknown");
         assert_eq!(
             err.to_string(),
             "no known resource for kind \"Widget\" (apiVersion \"v1\")"

@@ -141,10 +141,15 @@ impl RunPodOptions {
         } else {
             args.attach || args.stdin
         };
+        // kubectl 1.37 reads the first word after a `--` that comes before any NAME as
+        // the NAME (its check of `ArgsLenAtDash` never sees that `--`: `run
+        // --image=busybox -- echo` runs a pod named `echo`).
+        let mut dash_args = args.dash_args.into_iter();
+        let name = args.name.or_else(|| dash_args.next());
         let mut container_args = args.args;
-        container_args.extend(args.dash_args);
+        container_args.extend(dash_args);
         let params = RunParams {
-            name: args.name.clone().unwrap_or_default(),
+            name: name.clone().unwrap_or_default(),
             image: args.image.clone().unwrap_or_default(),
             labels: args.labels,
             annotations: args.annotations,
@@ -166,7 +171,7 @@ impl RunPodOptions {
             schedule: args.schedule,
         };
         Ok(Self {
-            name: args.name,
+            name,
             image: args.image,
             params,
             generator_name: args.generator.filter(|g| !g.is_empty()),
@@ -449,12 +454,12 @@ impl RunPodOptions {
             field_manager: self.field_manager.clone(),
             save_config: self.save_config,
         };
-        let created = target.create(obj).await?;
+        let created = target.create(obj, generator.kind()).await?;
         let mut all_created: Vec<Created> = vec![created.clone()];
         let mut service_error = None;
         let mut service_object = None;
         if let Some(svc) = service {
-            match target.create(svc).await {
+            match target.create(svc, "Service").await {
                 Ok(svc) => {
                     service_object = Some(svc.object.clone());
                     all_created.push(svc);

@@ -53,6 +53,12 @@ pub enum Error {
         "invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable"
     )]
     NoConfiguration,
+    /// `--request-timeout` in neither of client-go's `ParseTimeout` forms, in its words.
+    #[error(
+        "Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"
+    )]
+    InvalidTimeout,
+
     /// A flag value that cannot be used.
     #[error("invalid argument {value:?} for \"{flag}\" flag: {reason}")]
     InvalidFlag {

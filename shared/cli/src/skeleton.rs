@@ -82,7 +82,7 @@ impl Plugin {
         };
         // pflag lets any flag repeat, the last value winning (lists append: clap's
         // `Append` args are left alone by this).
-        crate::flags::go_bool_flags(cmd.args_override_self(true))
+        crate::flags::pflag_arguments(crate::flags::go_bool_flags(cmd.args_override_self(true)))
     }
 
     /// Parses `argv` into the plugin's flags and the matches (for [`Context`]).
@@ -248,7 +248,10 @@ where
     if let Some(refusal) = ctx.flags().profile_refusal(plugin.name) {
         return super::finish(plugin.name, Err(anyhow::anyhow!(refusal)));
     }
-    super::init_logging(ctx.flags().verbosity, plugin.crate_name);
+    // `-v` takes a negative level as klog does (it then logs as level 0), and a level
+    // past 255 logs as everything does.
+    let level = u8::try_from(ctx.flags().verbosity.max(0)).unwrap_or(u8::MAX);
+    super::init_logging(level, plugin.crate_name);
     apiclient::tls::install_crypto_provider();
     let result = runtime().and_then(|rt| rt.block_on(body(args, ctx)));
     // What std's stdout still buffers: a closed pipe found here is one to end on too.

@@ -102,9 +102,9 @@ pub enum ResourceError {
         object: String,
         flag: String,
     },
-    /// The `-l` value does not parse.
-    #[error("unable to parse requirement: {0}")]
-    Selector(String),
+    /// The `-l` value does not parse (`message` in apimachinery's words).
+    #[error("the provided selector {} is not valid: {message}", gotext::go_fmt::quote(.selector))]
+    Selector { selector: String, message: String },
     /// Inputs that cannot be combined (kubectl's wording).
     #[error("{0}")]
     Usage(String),
@@ -209,7 +209,10 @@ impl ResourceError {
                 object: object.clone(),
                 flag: flag.clone(),
             },
-            Self::Selector(s) => Self::Selector(s.clone()),
+            Self::Selector { selector, message } => Self::Selector {
+                selector: selector.clone(),
+                message: message.clone(),
+            },
             Self::Usage(s) => Self::Usage(s.clone()),
         }
     }

@@ -52,6 +52,18 @@ fn generator_choice() {
     );
 }
 
+/// kubectl 1.37 reads the first word after a leading `--` as NAME, the rest as the
+/// container's arguments.
+#[test]
+fn a_leading_double_dash_is_followed_by_the_name() {
+    let o = options(&["--image=nginx", "--", "echo", "hi"]);
+    assert_eq!(o.name.as_deref(), Some("echo"));
+    assert_eq!(o.params.args, ["hi"]);
+    let o = options(&["x", "--image=nginx", "--", "echo", "hi"]);
+    assert_eq!(o.name.as_deref(), Some("x"));
+    assert_eq!(o.params.args, ["echo", "hi"]);
+}
+
 #[test]
 fn attach_follows_stdin_unless_given() {
     assert!(options(&["x", "--image=nginx", "-i"]).attach);
@@ -78,6 +90,7 @@ fn usage_errors_and_plain_errors() {
     };
     plain(&["x"], "required flag(s) \"image\" not set");
     plain(&["--image=nginx"], "NAME is required for run");
+    plain(&["--image=nginx", "--"], "NAME is required for run");
     plain(&["x", "--image="], "--image is required");
     plain(
         &["x", "--image=Bad"],

@@ -64,10 +64,9 @@ pub enum Timeout {
     None,
     /// The bound of every request's connect, read and write.
     After(Duration),
-    /// A value that did not parse (`reason`, in Go's words), reported where client-go's
-    /// `ClientConfig` parses it: after every problem of the kubeconfig and of the other
-    /// overrides.
-    Invalid { value: String, reason: String },
+    /// A value that did not parse, reported where client-go's `ClientConfig` parses
+    /// it: after every problem of the kubeconfig and of the other overrides.
+    Invalid,
 }
 
 impl Overrides {
@@ -255,11 +254,7 @@ impl Overrides {
         match &self.timeout {
             Timeout::None => Ok(None),
             Timeout::After(d) => Ok((!d.is_zero()).then_some(*d)),
-            Timeout::Invalid { value, reason } => Err(Error::InvalidFlag {
-                flag: "request-timeout",
-                value: value.clone(),
-                reason: reason.clone(),
-            }),
+            Timeout::Invalid => Err(Error::InvalidTimeout),
         }
     }
 

@@ -312,10 +312,7 @@ async fn server_alone_is_enough() {
 /// kubeconfig's problems (client-go parses it last).
 #[tokio::test]
 async fn an_invalid_timeout_is_reported_after_the_kubeconfig_s_problems() {
-    let invalid = || Timeout::Invalid {
-        value: "soon".into(),
-        reason: "time: invalid duration \"soon\"".into(),
-    };
+    let invalid = || Timeout::Invalid;
     let overrides = Overrides {
         timeout: invalid(),
         ..Default::default()
@@ -325,7 +322,7 @@ async fn an_invalid_timeout_is_reported_after_the_kubeconfig_s_problems() {
             .apply(&mut Config::new(placeholder_uri()))
             .unwrap_err()
             .to_string(),
-        "invalid argument \"soon\" for \"request-timeout\" flag: time: invalid duration \"soon\""
+        "Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "config", ADMIN);

@@ -134,9 +134,11 @@ pub struct ConfigFlags {
         long = "v",
         global = true,
         value_name = "LEVEL",
-        default_value_t = 0
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = super::klog_level
     )]
-    pub verbosity: u8,
+    pub verbosity: i32,
 
     /// Username for basic authentication to the API server
     #[arg(long, global = true, value_name = "USERNAME")]
@@ -286,23 +288,27 @@ impl std::fmt::Debug for ConfigFlags {
 impl ConfigFlags {
     /// The request timeout as a [`Duration`]; `None` means "no timeout" (`0`).
     pub fn request_timeout(&self) -> Result<Option<Duration>> {
-        self.parse_request_timeout()
-            .map_err(|reason| Error::InvalidFlag {
-                flag: "request-timeout",
-                value: self.request_timeout.clone(),
-                reason,
-            })
+        self.parse_request_timeout().ok_or(Error::InvalidTimeout)
     }
 
-    /// `--request-timeout` as a Go duration (a bare number is seconds), the reason
-    /// in Go's words when it does not parse; `None` is "no timeout" (`0`).
-    fn parse_request_timeout(&self) -> std::result::Result<Option<Duration>, String> {
-        // `Default` (used when a plugin builds flags programmatically) leaves it empty.
-        if self.request_timeout.is_empty() {
-            return Ok(None);
+    /// client-go's `ParseTimeout`: a whole number of seconds that is not negative,
+    /// else a Go duration (a negative one too); `None` inside is "no timeout" (zero or
+    /// negative, as Go's HTTP client reads its `Timeout`), `None` outside a value in
+    /// neither form.
+    fn parse_request_timeout(&self) -> Option<Option<Duration>> {
+        let value = self.request_timeout.as_str();
+        // Empty is "not given" to client-go, and `Default` (used when a plugin builds
+        // flags programmatically) leaves it empty.
+        if value.is_empty() {
+            return Some(None);
         }
-        let d = super::parse_go_duration(&self.request_timeout, true)?;
-        Ok((!d.is_zero()).then_some(d))
+        if let Ok(seconds) = super::parse_go_int(value, 10, 64)
+            && let Ok(seconds) = u64::try_from(seconds)
+        {
+            return Some((seconds > 0).then(|| Duration::from_secs(seconds)));
+        }
+        let (negative, d) = super::parse_go_duration_signed(value).ok()?;
+        Some((!negative && !d.is_zero()).then_some(d))
     }
 
     /// kubectl's `ToRawKubeConfigLoader`: the loading rules (`--kubeconfig`, else
@@ -326,12 +332,9 @@ impl ConfigFlags {
             }
         }
         let timeout = match self.parse_request_timeout() {
-            Ok(None) => kubeconfig::Timeout::None,
-            Ok(Some(d)) => kubeconfig::Timeout::After(d),
-            Err(reason) => kubeconfig::Timeout::Invalid {
-                value: self.request_timeout.clone(),
-                reason,
-            },
+            Some(None) => kubeconfig::Timeout::None,
+            Some(Some(d)) => kubeconfig::Timeout::After(d),
+            None => kubeconfig::Timeout::Invalid,
         };
         kubeconfig::Overrides {
             context: self.context.clone(),

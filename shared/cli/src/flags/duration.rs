@@ -13,7 +13,7 @@ use std::time::Duration;
 pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, String> {
     let s = input.trim();
     if s.is_empty() {
-        return Err("invalid duration \"\"".into());
+        return Err("time: invalid duration \"\"".into());
     }
     if bare_seconds && s.bytes().all(|b| b.is_ascii_digit()) {
         return s
@@ -25,6 +25,8 @@ pub fn parse_go_duration(input: &str, bare_seconds: bool) -> Result<Duration, St
         return Ok(Duration::ZERO);
     }
     if s.starts_with('-') {
+        // Not a Go duration at all: Go's words (`time: invalid duration "-x"`).
+        parse_go_duration_signed(input)?;
         return Err(format!(
             "invalid duration {input:?}: negative durations are not allowed"
         ));
@@ -52,20 +54,20 @@ pub fn parse_go_duration_signed(input: &str) -> Result<(bool, Duration), String>
         return Ok((negative, Duration::ZERO));
     }
     if body.is_empty() {
-        return Err(format!("time: invalid duration \"{input}\""));
+        return Err(format!("time: invalid duration {}", time_quote(input)));
     }
     magnitude(body, input).map(|d| (negative, d))
 }
 
 /// The unsigned part of a Go duration; `input` is what messages quote.
 fn magnitude(s: &str, input: &str) -> Result<Duration, String> {
-    let bad = || format!("time: invalid duration \"{input}\"");
+    let bad = || format!("time: invalid duration {}", time_quote(input));
     let mut rest = s;
     let mut total = 0f64;
     while !rest.is_empty() {
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("time: missing unit in duration \"{input}\""))?;
+            .ok_or_else(|| format!("time: missing unit in duration {}", time_quote(input)))?;
         if num_len == 0 {
             return Err(bad());
         }
@@ -83,7 +85,9 @@ fn magnitude(s: &str, input: &str) -> Result<Duration, String> {
             "h" => 3600e9,
             unit => {
                 return Err(format!(
-                    "time: unknown unit \"{unit}\" in duration \"{input}\""
+                    "time: unknown unit {} in duration {}",
+                    time_quote(unit),
+                    time_quote(input)
                 ));
             }
         };
@@ -94,6 +98,24 @@ fn magnitude(s: &str, input: &str) -> Result<Duration, String> {
         return Err(bad());
     }
     Ok(Duration::from_nanos(total.round() as u64))
+}
+
+/// The `quote` of Go's `time` package in its errors: bytes outside printable ASCII as
+/// `\xNN`, `"` and `\\` escaped (not `strconv.Quote`: `"\xc3\xbc"` for `ü`).
+fn time_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(char::from(b));
+            }
+            b' '..=0x7f => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]

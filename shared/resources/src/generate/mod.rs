@@ -36,6 +36,7 @@
 //! ```
 
 mod image;
+mod json_patch;
 mod overrides;
 mod params;
 mod pod;

@@ -3,7 +3,8 @@
 //!
 //! kubectl applies all three kinds on the client, then decodes the result into the
 //! typed object (dropping unknown fields, rejecting wrong types). The same happens
-//! here: merge and JSON patches come from the `json-patch` crate, strategic merge from
+//! here: merge patches come from the `json-patch` crate, JSON patches from
+//! [`super::json_patch`] (evanphx/json-patch's rules and words), strategic merge from
 //! [`super::strategic`], and [`normalize`] round-trips known kinds through their
 //! k8s-openapi types.
 
@@ -53,9 +54,7 @@ pub fn apply_overrides(obj: Value, overrides: &str, kind: OverrideType) -> Resul
             json_patch::merge(&mut doc, &patch);
         }
         OverrideType::Json => {
-            let patch: json_patch::Patch = serde_json::from_str(overrides)
-                .map_err(|e| Error::Invalid(format!("invalid JSON patch: {e}")))?;
-            json_patch::patch(&mut doc, &patch).map_err(|e| Error::Invalid(e.to_string()))?;
+            super::json_patch::apply(&mut doc, overrides).map_err(Error::Invalid)?;
         }
         OverrideType::Strategic => {
             let patch: Value = serde_json::from_str(overrides)
@@ -92,6 +91,11 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
             "Object 'Kind' is missing in '{obj}'"
         )));
     }
+    if !KUBECTL_SCHEME.contains(&api_version.as_str()) {
+        return Err(Error::Invalid(format!(
+            "no kind {kind:?} is registered for version {api_version:?} in scheme \"pkg/runtime/scheme.go:111\""
+        )));
+    }
     use k8s_openapi::api;
     match (api_version.as_str(), kind.as_str()) {
         ("v1", "Pod") => round_trip::<api::core::v1::Pod>(obj),
@@ -111,6 +115,41 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
         _ => Ok(obj),
     }
 }
+
+/// The group-versions of kubectl's scheme (`k8s.io/kubectl/pkg/scheme`'s install), the
+/// only ones its decoder of an overridden object reads; any other fails there, before
+/// anything is sent. A kind the scheme lacks in one of them is left to the server.
+const KUBECTL_SCHEME: &[&str] = &[
+    "v1",
+    "admission.k8s.io/v1",
+    "admission.k8s.io/v1beta1",
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1beta1",
+    "apps/v1",
+    "apps/v1beta1",
+    "apps/v1beta2",
+    "authentication.k8s.io/v1",
+    "authentication.k8s.io/v1beta1",
+    "authorization.k8s.io/v1",
+    "authorization.k8s.io/v1beta1",
+    "autoscaling/v1",
+    "autoscaling/v2",
+    "batch/v1",
+    "batch/v1beta1",
+    "certificates.k8s.io/v1",
+    "certificates.k8s.io/v1beta1",
+    "extensions/v1beta1",
+    "imagepolicy.k8s.io/v1alpha1",
+    "networking.k8s.io/v1",
+    "policy/v1",
+    "policy/v1beta1",
+    "rbac.authorization.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1alpha1",
+    "rbac.authorization.k8s.io/v1beta1",
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1alpha1",
+    "storage.k8s.io/v1beta1",
+];
 
 fn round_trip<K: DeserializeOwned + Serialize>(obj: Value) -> Result<Value, Error> {
     // Through text, as kube decodes what the server answers (crate::typed).

@@ -81,10 +81,33 @@ fn bad_request_timeout_is_a_flag_error() {
         ..Default::default()
     };
     let err = flags.request_timeout().unwrap_err().to_string();
-    assert!(
-        err.starts_with("invalid argument \"soon\" for \"request-timeout\" flag"),
-        "{err}"
+    assert_eq!(
+        err,
+        "Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"
     );
+}
+
+/// client-go's `ParseTimeout`: whole seconds, else any Go duration, a negative one
+/// being no timeout; a negative whole number is neither.
+#[test]
+fn request_timeouts_are_client_go_s() {
+    for (value, want) in [
+        ("5", Some(Some(Duration::from_secs(5)))),
+        ("+5", Some(Some(Duration::from_secs(5)))),
+        ("0", Some(None)),
+        ("1m", Some(Some(Duration::from_secs(60)))),
+        ("-1s", Some(None)),
+        ("0s", Some(None)),
+        ("-1", None),
+        ("abc", None),
+        ("0x10", None),
+    ] {
+        let flags = ConfigFlags {
+            request_timeout: value.into(),
+            ..Default::default()
+        };
+        assert_eq!(flags.request_timeout().ok(), want, "for {value:?}");
+    }
 }
 
 #[test]
