@@ -42,18 +42,41 @@ fn app_tree() -> tempfile::TempDir {
     dir
 }
 
+/// `create-file -R -f TREE --wait` into `ns`, which ends with every object ready.
+fn app_becomes_ready(cluster: &Cluster, tree: &str, ns: &str) -> Output {
+    let out = cluster
+        .kubectl()
+        .args([
+            "create-file",
+            "-R",
+            "-f",
+            tree,
+            "--wait",
+            "--timeout=120s",
+            "-n",
+            ns,
+        ])
+        .run();
+    out.success();
+    assert!(
+        out.stderr
+            .trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("3/3 ready in ")),
+        "{}",
+        out.stderr
+    );
+    out
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_app_with_a_service_from_a_tree_ends_ready() {
     let cluster = real_node_cluster();
     let tree = app_tree();
     let root = tree.path().display().to_string();
     let ours_ns = cluster.namespace("real-wait-app").await;
-    let ours = cluster
-        .kubectl()
-        .args(["create-file", "-R", "-f", &root, "--wait", "--timeout=120s"])
-        .args(["-n", ours_ns.as_str()])
-        .run();
-    ours.success();
+    let ours = app_becomes_ready(cluster, &root, ours_ns.as_str());
     let theirs_ns = cluster.namespace("real-wait-app-kubectl").await;
     let theirs = cluster
         .kubectl()
@@ -61,15 +84,6 @@ async fn an_app_with_a_service_from_a_tree_ends_ready() {
         .run();
     theirs.success();
     assert_eq!(ours.stdout, theirs.stdout);
-    assert!(
-        ours.stderr
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("3/3 ready in ")),
-        "{}",
-        ours.stderr
-    );
     // The Service has the pods' addresses (the simulated node's loopback ones were
     // refused by the EndpointSlice controller).
     let slices = cluster
@@ -248,21 +262,7 @@ async fn on_1_20_2_its_own_kubelet_runs_the_app_and_the_attach() {
     let tree = app_tree();
     let root = tree.path().display().to_string();
     let ns = cluster.namespace("real-legacy").await;
-    let ours = cluster
-        .kubectl()
-        .args(["create-file", "-R", "-f", &root, "--wait", "--timeout=120s"])
-        .args(["-n", ns.as_str()])
-        .run();
-    ours.success();
-    assert!(
-        ours.stderr
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("3/3 ready in ")),
-        "{}",
-        ours.stderr
-    );
+    app_becomes_ready(cluster, &root, ns.as_str());
     // The container's exit code comes back through both. Its output does not yet, past
     // what run-pod replays from the log before attaching: over 1.20's v4 WebSocket
     // protocol the stream ends early (run-pod's README, "differences from kubectl";

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 pub use localcluster::{Binaries, NotInstalled, Release, client_for};
 pub use process::{alive, free_port, signal, tail};
 
-pub(crate) use process::{Process, wait_for_port};
+pub(crate) use process::{Process, first_crash, wait_for_port};
 
 /// The namespace the `limited` user may use (and nothing else).
 pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
@@ -459,15 +459,7 @@ impl ControlPlane {
 
     /// The first program that has exited unexpectedly, with its log tail.
     pub fn crashed(&mut self) -> Option<String> {
-        self.processes.iter_mut().find_map(|p| {
-            p.exited().map(|status| {
-                format!(
-                    "{} exited ({status}); last log lines:\n{}",
-                    p.name,
-                    p.log_tail(20)
-                )
-            })
-        })
+        process::first_crash(&mut self.processes)
     }
 
     /// Stops every process (newest first) and removes etcd's data when it lived

@@ -93,6 +93,21 @@ impl Process {
     }
 }
 
+/// The first of `processes` that has exited, as "NAME exited (STATUS); last log lines
+/// (LOG):" and its log's tail: what a supervisor reports when a component crashed.
+pub fn first_crash(processes: &mut [Process]) -> Option<String> {
+    processes.iter_mut().find_map(|p| {
+        p.exited().map(|status| {
+            format!(
+                "{} exited ({status}); last log lines ({}):\n{}",
+                p.name,
+                p.log.display(),
+                p.log_tail(20)
+            )
+        })
+    })
+}
+
 fn set_parent_death_signal(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     #[allow(unsafe_code)]

@@ -201,16 +201,7 @@ impl RealNode {
 
     /// The first program that has exited unexpectedly, with its log tail.
     pub fn crashed(&mut self) -> Option<String> {
-        self.processes.iter_mut().find_map(|p| {
-            p.exited().map(|status| {
-                format!(
-                    "{} exited ({status}); last log lines ({}):\n{}",
-                    p.name,
-                    p.log.display(),
-                    p.log_tail(20)
-                )
-            })
-        })
+        crate::controlplane::first_crash(&mut self.processes)
     }
 
     /// Stops the kubelet, containerd and the registry, then removes the node from the
