@@ -224,7 +224,10 @@ fn words(flag: &str, ty: Type, class: Class, dir: &Path) -> Vec<String> {
         // pflag's rule: a flag that needs a value takes the next word, `-` or not.
         Class::Dash => vec![format!("--{flag}"), "-x".into()],
         Class::Unicode => with("ünï✓"),
-        Class::MissingFile => with("/nonexistent/kubeplug"),
+        // Inside the run's own directory: a path flag such as `--cache-dir` makes what
+        // it names (kubectl's too), and a fixed path outside would be left on the host
+        // for every later test to meet (one sets `KUBECONFIG=/nonexistent`).
+        Class::MissingFile => with(&dir.join("missing").join("kubeplug").display().to_string()),
         Class::Directory => with(&dir.display().to_string()),
         Class::RefusedUrl => with("http://127.0.0.1:1/x"),
     }
