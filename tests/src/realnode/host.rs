@@ -296,17 +296,52 @@ fn unescape_mount_path(field: &str) -> PathBuf {
     PathBuf::from(out)
 }
 
-/// Removes a cgroup directory and all below it, children first (a cgroup is removed
-/// with rmdir, and only once it is empty of tasks and children).
+/// Removes a cgroup directory and all below it, children first. A cgroup is removed
+/// with rmdir only once no task is left in it, and a SIGKILLed task leaves its cgroup
+/// a moment after the signal: what is still there is killed again and waited for, up
+/// to 10 s in all.
 fn remove_cgroup_tree(dir: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while dir.exists() {
+        remove_empty_cgroups(dir);
+        if !dir.exists() || std::time::Instant::now() > deadline {
+            break;
+        }
+        for pid in tasks_below(dir) {
+            crate::controlplane::signal(pid, libc::SIGKILL);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if dir.exists() {
+        tracing::warn!("cannot remove cgroup {}: tasks are left in it", dir.display());
+    }
+}
+
+/// rmdir of `dir` and every cgroup below it, children first; a busy one stays.
+fn remove_empty_cgroups(dir: &Path) {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                remove_cgroup_tree(&entry.path());
+                remove_empty_cgroups(&entry.path());
             }
         }
     }
     let _ = std::fs::remove_dir(dir);
+}
+
+/// The pids in `dir`'s `cgroup.procs` and those of every cgroup below it.
+fn tasks_below(dir: &Path) -> Vec<u32> {
+    let mut pids: Vec<u32> = std::fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            pids.extend(tasks_below(&entry.path()));
+        }
+    }
+    pids
 }
 
 #[cfg(test)]
