@@ -1,7 +1,11 @@
 //! One attach session, as kubectl 1.37's `attach.Run` has it: the terminal set up
 //! (`SetupTTY`), the recorded-session warning and the prompt hint, the streams
 //! forwarded (stdin through the detach keys on a raw terminal), the terminal size
-//! followed, the end recognised, and the line that says how to resume.
+//! followed, the end recognised, and the line that says how to resume. Unlike
+//! kubectl, it connects before it prints the log written so far, and holds the
+//! attach's output until the log up to where that output begins is printed
+//! (`replay`), so that what the container writes meanwhile is neither lost nor
+//! printed twice; what kubectl prints before it connects still comes after that log.
 
 use std::io::{IsTerminal as _, Write};
 use std::sync::{Arc, Mutex, PoisonError};
