@@ -66,6 +66,8 @@
 //! - `real_node`: the plugins on a real kubelet and containerd (`--wait` with a
 //!   Service, the kubelet's causes, attach over both transports), and the host left
 //!   as it was after a cluster stops or its supervisor is killed.
+//! - `first_output`: run-pod's `-i --rm` on a real kubelet, 100 runs, none losing or
+//!   repeating the container's first output (kubectl's rate reported beside it).
 //! - `verbose`: `-v=1` … `-v=9` of run-pod and create-file beside kubectl's, line by
 //!   line after normalisation; rolling-update's requests in the same forms.
 //! - `terminal`: the pseudo-terminal helpers, not tests.
@@ -82,6 +84,7 @@ mod credentials;
 mod differential;
 mod dist;
 mod fidelity;
+mod first_output;
 mod flag_errors;
 mod global_flags;
 mod goaway;

@@ -3,8 +3,9 @@
 //! 1. find the pod (the created Pod, or the first pod of a created workload);
 //! 2. wait until it is Running **and Ready** (`--pod-running-timeout`); if it has
 //!    already finished, print its logs instead;
-//! 3. print the container's log so far (since kubectl 1.36: output written before the
-//!    attach connects is not lost), then attach over kube's WebSocket (`ws` feature),
+//! 3. attach over kube's WebSocket (`ws` feature) and print the container's log up to
+//!    where the attach's own output begins, then that (`replay`: nothing written
+//!    before the attach joined is lost, nothing is printed twice),
 //!    raw terminal with `-t`, resize forwarding, `--detach-keys` (see `stream`); if
 //!    attaching fails, warn and print the logs written since;
 //! 4. with `--restart=Never` (or `OnFailure`) and without `--leave-stdin-open`, wait for
@@ -33,11 +34,9 @@ use cli::interrupt::Interrupt;
 use crate::create::Created;
 
 pub mod detach;
+mod replay;
 mod stdin;
 mod stream;
-
-/// How long kubectl 1.37 gives the log printed before the attach (its 5 s context).
-const PRE_ATTACH_LOG: Duration = Duration::from_secs(5);
 
 /// How long `--rm` may take to delete after a signal before the command gives up
 /// (each request is bounded as well; this bounds them together).
@@ -226,24 +225,13 @@ impl Session {
         exit_code_of(&pod)
     }
 
-    /// kubectl 1.37's `handleAttachPod` for a running pod: the log so far, then the
-    /// attach; if attaching fails, a warning and the log written since.
+    /// kubectl 1.37's `handleAttachPod` for a running pod: the log so far and the
+    /// attach, joined without a gap or a repeated line (`stream`, `replay`); if
+    /// attaching fails, a warning and the log written since.
     async fn attach_ready(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let container = container_name(pod);
-        let since = match self.replay_log(pods, &name, container.clone()).await {
-            Ok(since) => Some(since),
-            // A closed stdout is the end, not a reason to warn and go on.
-            Err(e) if apiclient::output::is_closed(e.as_ref()) => return Err(e),
-            Err(e) => {
-                writeln!(
-                    err,
-                    "warning: couldn't fetch pre-attach logs: {}",
-                    plain_message(&e)
-                )?;
-                None
-            }
-        };
+        let mut pre = replay::PreAttach::new(pods, &name, container.clone());
         let request = stream::Request {
             pod: &name,
             namespace: &self.namespace,
@@ -253,7 +241,7 @@ impl Session {
             quiet: self.quiet,
             detach_keys: &self.detach_keys,
         };
-        if let Err(e) = stream::attach(pods, &request, err).await {
+        if let Err(e) = stream::attach(pods, &request, err, &mut pre).await {
             if apiclient::output::is_closed(e.as_ref()) {
                 return Err(e);
             }
@@ -262,34 +250,9 @@ impl Session {
                 "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
                 plain_message(&e)
             )?;
-            self.print_logs(pods, pod, since).await?;
+            self.print_logs(pods, pod, pre.read_at).await?;
         }
         Ok(())
-    }
-
-    /// The container's log as it is now, within kubectl's 5 s; the time it was read
-    /// (to the second, as kubectl's `sinceTime` travels), from which a fallback to
-    /// the logs goes on.
-    async fn replay_log(
-        &self,
-        pods: &Api<Pod>,
-        name: &str,
-        container: Option<String>,
-    ) -> Result<Timestamp> {
-        let params = LogParams {
-            container,
-            ..Default::default()
-        };
-        let copy = async {
-            let stream = pods.log_stream(name, &params).await?;
-            tokio::io::copy(&mut stream.compat(), &mut apiclient::output::async_stdout()).await?;
-            anyhow::Ok(())
-        };
-        tokio::time::timeout(PRE_ATTACH_LOG, copy)
-            .await
-            // Go's words for the expired context.
-            .map_err(|_| anyhow!("context deadline exceeded"))??;
-        Ok(Timestamp::from_second(Timestamp::now().as_second())?)
     }
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the

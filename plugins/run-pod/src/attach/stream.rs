@@ -1,7 +1,11 @@
 //! One attach session, as kubectl 1.37's `attach.Run` has it: the terminal set up
 //! (`SetupTTY`), the recorded-session warning and the prompt hint, the streams
 //! forwarded (stdin through the detach keys on a raw terminal), the terminal size
-//! followed, the end recognised, and the line that says how to resume.
+//! followed, the end recognised, and the line that says how to resume. Unlike
+//! kubectl, it connects before it prints the log written so far, and holds the
+//! attach's output until the log up to where that output begins is printed
+//! (`replay`), so that what the container writes meanwhile is neither lost nor
+//! printed twice; what kubectl prints before it connects still comes after that log.
 
 use std::io::{IsTerminal as _, Write};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,14 +13,23 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::{Context as _, Result, anyhow};
 use futures::SinkExt as _;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, AttachParams, AttachedProcess, TerminalSize};
 use tokio::task::JoinHandle;
 
 use super::detach::{self, Detacher};
+use super::replay::{self, PreAttach};
 use super::stdin;
 
 /// How long output may keep arriving after the attach session reported its end.
 const STREAM_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long the attach's first bytes are waited for before the log is read without
+/// them: its writer joins within milliseconds of the upgrade's answer.
+const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How many chunks of output are held while the log is read (then the attach waits).
+const HELD_CHUNKS: usize = 64;
 
 /// kubectl 1.37's attach says this (unless `-q`) before its prompt hint: whoever can
 /// read the container's log sees what was typed.
@@ -37,25 +50,22 @@ pub struct Request<'a> {
     pub detach_keys: &'a str,
 }
 
-/// Attaches, forwards until the session ends, and restores the terminal. An error
-/// means the attach failed (the caller falls back to the logs, as kubectl does).
-pub async fn attach(pods: &Api<Pod>, req: &Request<'_>, err: &mut dyn Write) -> Result<()> {
-    let tty = setup_tty(req, err)?;
-    if !req.quiet {
-        // kubectl's attach prints them with or without stdin, before it connects (so
-        // they also precede a failed attach's warning).
-        writeln!(err, "{RECORDED}")?;
-        writeln!(
-            err,
-            "If you don't see a command prompt, try pressing enter."
-        )?;
-    }
-    let raw = tty.then(RawMode::enable).transpose()?;
+/// Attaches, forwards until the session ends, and restores the terminal. The log
+/// written before the attach joined is printed first, joined to the attach's output
+/// (see `replay`). An error means the attach failed (the caller falls back to the
+/// logs since `pre.read_at`, as kubectl does).
+pub async fn attach(
+    pods: &Api<Pod>,
+    req: &Request<'_>,
+    err: &mut dyn Write,
+    pre: &mut PreAttach<'_>,
+) -> Result<()> {
+    let tty = wants_tty(req);
     // kubectl binds the keys on its raw terminal, before connecting: a bad value fails
     // the attach (and so falls back to the logs) only in a raw `-it` session.
-    let detacher = match req.stdin && tty {
-        true => Some(Detacher::new(detach::parse(req.detach_keys)?)),
-        false => None,
+    let keys = match req.stdin && tty {
+        true => Some(detach::parse(req.detach_keys)).transpose(),
+        false => Ok(None),
     };
     let params = AttachParams {
         container: req.container.clone(),
@@ -65,9 +75,29 @@ pub async fn attach(pods: &Api<Pod>, req: &Request<'_>, err: &mut dyn Write) -> 
         tty,
         ..Default::default()
     };
-    let mut attached = pods.attach(req.pod, &params).await?;
-    let outputs = forward_output(&mut attached);
-    let stdin = forward_stdin(&mut attached, detacher)?;
+    let (keys, connected) = match keys {
+        Err(e) => (None, Err(anyhow::Error::new(e))),
+        Ok(keys) => (
+            keys,
+            pods.attach(req.pod, &params).await.map_err(Into::into),
+        ),
+    };
+    let mut attached = match connected {
+        Ok(attached) => attached,
+        Err(e) => {
+            // Nothing joined: the log so far, then what kubectl says before it connects.
+            replay_all(pre, err).await?;
+            introduce(req, tty, err)?;
+            return Err(e);
+        }
+    };
+    let mut early = Early::start(&mut attached);
+    early.wait_for_first().await;
+    replay_before(pre, &mut early, err).await?;
+    introduce(req, tty, err)?;
+    let raw = tty.then(RawMode::enable).transpose()?;
+    let output = tokio::spawn(early.forward());
+    let stdin = forward_stdin(&mut attached, keys.map(Detacher::new))?;
     let resize_task = match tty {
         true => attached
             .terminal_size()
@@ -77,11 +107,9 @@ pub async fn attach(pods: &Api<Pod>, req: &Request<'_>, err: &mut dyn Write) -> 
     let joined = session_end(attached).await;
     // The session is over: stop reading the user's terminal before anything else.
     let stdin_task = stdin.map(StdinForward::stop);
-    for task in outputs {
-        // Output still in flight is copied; a stream the server never ends is not waited for.
-        if tokio::time::timeout(STREAM_DRAIN, task).await.is_err() {
-            tracing::debug!("an output stream did not end after the session; leaving it");
-        }
+    // Output still in flight is copied; a stream the server never ends is not waited for.
+    if tokio::time::timeout(STREAM_DRAIN, output).await.is_err() {
+        tracing::debug!("an output stream did not end after the session; leaving it");
     }
     for task in stdin_task.into_iter().chain(resize_task) {
         task.abort();
@@ -104,35 +132,196 @@ pub async fn attach(pods: &Api<Pod>, req: &Request<'_>, err: &mut dyn Write) -> 
     Ok(())
 }
 
-/// kubectl's `SetupTTY`: a TTY needs stdin, and stdin must be a terminal. Whether
-/// the session is a raw terminal one.
-fn setup_tty(req: &Request<'_>, err: &mut dyn Write) -> Result<bool> {
-    let stdin_is_terminal = std::io::stdin().is_terminal();
-    if req.tty && req.stdin && !stdin_is_terminal && !req.quiet {
+/// What kubectl's attach prints before it connects, after the pre-attach log: the
+/// `SetupTTY` complaint, the recorded-session warning and the prompt hint.
+fn introduce(req: &Request<'_>, tty: bool, err: &mut dyn Write) -> Result<()> {
+    if req.quiet {
+        return Ok(());
+    }
+    if req.tty && req.stdin && !tty {
         writeln!(
             err,
             "Unable to use a TTY - input is not a terminal or the right kind of file"
         )?;
     }
-    Ok(req.tty && req.stdin && stdin_is_terminal)
+    // kubectl's attach prints them with or without stdin (so they also precede a
+    // failed attach's warning).
+    writeln!(err, "{RECORDED}")?;
+    writeln!(
+        err,
+        "If you don't see a command prompt, try pressing enter."
+    )?;
+    Ok(())
 }
 
-/// The container's stdout and stderr, copied to ours as they come.
-fn forward_output(attached: &mut AttachedProcess) -> Vec<JoinHandle<()>> {
-    let mut tasks = Vec::new();
-    if let Some(mut remote_out) = attached.stdout() {
-        tasks.push(tokio::spawn(async move {
-            // A closed stdout ends the copy; the writer records it, and that ends the
-            // session (`Session::run`).
-            let _ = tokio::io::copy(&mut remote_out, &mut apiclient::output::async_stdout()).await;
-        }));
+/// kubectl's `SetupTTY`: a TTY needs stdin, and stdin must be a terminal. Whether
+/// the session is a raw terminal one.
+fn wants_tty(req: &Request<'_>) -> bool {
+    req.tty && req.stdin && std::io::stdin().is_terminal()
+}
+
+/// The log so far, all of it (no attach joined); a log that cannot be read is
+/// kubectl's warning.
+async fn replay_all(pre: &mut PreAttach<'_>, err: &mut dyn Write) -> Result<()> {
+    match pre.read().await {
+        Ok(log) => write_stdout(&log.text).await,
+        Err(e) => warn_unread(&e, err),
     }
-    if let Some(mut remote_err) = attached.stderr() {
-        tasks.push(tokio::spawn(async move {
-            let _ = tokio::io::copy(&mut remote_err, &mut apiclient::output::async_stderr()).await;
-        }));
+}
+
+/// The log up to where the attach's first bytes begin (`replay::join`).
+async fn replay_before(
+    pre: &mut PreAttach<'_>,
+    early: &mut Early,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let log = match pre.read().await {
+        Ok(log) => log,
+        Err(e) => return warn_unread(&e, err),
+    };
+    early.drain();
+    let print = match early.first() {
+        Some((bytes, arrived)) => replay::join(&log, &bytes, arrived),
+        None => log.text.len(),
+    };
+    write_stdout(&log.text[..print]).await
+}
+
+/// kubectl's warning for a log it could not read before attaching; the session goes on.
+fn warn_unread(e: &anyhow::Error, err: &mut dyn Write) -> Result<()> {
+    writeln!(
+        err,
+        "warning: couldn't fetch pre-attach logs: {}",
+        super::plain_message(e)
+    )?;
+    Ok(())
+}
+
+async fn write_stdout(bytes: &[u8]) -> Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut out = apiclient::output::async_stdout();
+    out.write_all(bytes).await?;
+    out.flush().await?;
+    Ok(())
+}
+
+/// The container's two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Out,
+    Err,
+}
+
+/// A chunk of the container's output, with when it arrived.
+type Chunk = (Which, Vec<u8>, Timestamp);
+
+/// The attach's output from its first byte: held until the log before it is printed,
+/// then copied to ours as it comes.
+struct Early {
+    chunks: tokio::sync::mpsc::Receiver<Chunk>,
+    held: Vec<Chunk>,
+}
+
+impl Early {
+    fn start(attached: &mut AttachedProcess) -> Early {
+        let (tx, chunks) = tokio::sync::mpsc::channel(HELD_CHUNKS);
+        if let Some(remote) = attached.stdout() {
+            tokio::spawn(read_chunks(remote, Which::Out, tx.clone()));
+        }
+        if let Some(remote) = attached.stderr() {
+            tokio::spawn(read_chunks(remote, Which::Err, tx));
+        }
+        Early {
+            chunks,
+            held: Vec::new(),
+        }
     }
-    tasks
+
+    /// Waits for the attach's first bytes, which say its writer has joined, up to
+    /// [`JOIN_WAIT`]: a container that writes nothing gives no sign.
+    async fn wait_for_first(&mut self) {
+        if let Ok(Some(chunk)) = tokio::time::timeout(JOIN_WAIT, self.chunks.recv()).await {
+            self.held.push(chunk);
+        }
+    }
+
+    /// Holds whatever else has arrived.
+    fn drain(&mut self) {
+        while let Ok(chunk) = self.chunks.try_recv() {
+            self.held.push(chunk);
+        }
+    }
+
+    /// The stream that brought the first bytes, all it brought so far, and when the
+    /// first of them arrived.
+    fn first(&self) -> Option<(Vec<u8>, Timestamp)> {
+        let (which, _, arrived) = self.held.first()?;
+        let bytes = self
+            .held
+            .iter()
+            .filter(|(w, _, _)| w == which)
+            .flat_map(|(_, b, _)| b.iter().copied())
+            .collect();
+        Some((bytes, *arrived))
+    }
+
+    /// Copies what is held, then the rest, to our stdout and stderr; a stream found
+    /// closed is written no more (the writer records it, and that ends the session:
+    /// `Session::run`).
+    async fn forward(mut self) {
+        let mut out = apiclient::output::async_stdout();
+        let mut err = apiclient::output::async_stderr();
+        let mut open = [true, true];
+        let held = std::mem::take(&mut self.held);
+        let mut next = held.into_iter();
+        loop {
+            let (which, bytes, _) = match next.next() {
+                Some(chunk) => chunk,
+                None => match self.chunks.recv().await {
+                    Some(chunk) => chunk,
+                    None => return,
+                },
+            };
+            let index = which as usize;
+            if bytes.is_empty() || !open[index] {
+                continue;
+            }
+            let written = match which {
+                Which::Out => write_flushed(&mut out, &bytes).await,
+                Which::Err => write_flushed(&mut err, &bytes).await,
+            };
+            open[index] = written.is_ok();
+        }
+    }
+}
+
+async fn write_flushed(
+    w: &mut (impl tokio::io::AsyncWrite + Unpin),
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    w.write_all(bytes).await?;
+    w.flush().await
+}
+
+/// Reads one of the attach's streams into chunks until it ends.
+async fn read_chunks(
+    mut remote: impl tokio::io::AsyncRead + Unpin,
+    which: Which,
+    tx: tokio::sync::mpsc::Sender<Chunk>,
+) {
+    use tokio::io::AsyncReadExt as _;
+    let mut buf = vec![0; 32 * 1024];
+    while let Ok(n) = remote.read(&mut buf).await {
+        if n == 0
+            || tx
+                .send((which, buf[..n].to_vec(), Timestamp::now()))
+                .await
+                .is_err()
+        {
+            return;
+        }
+    }
 }
 
 /// Our stdin on its way to the container, and the handle that stops reading it.
