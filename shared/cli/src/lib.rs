@@ -23,15 +23,10 @@
 //! `apiclient`, `goyaml` and `gotext`; none of them uses it):
 //! - the skeleton: `skeleton` ([`run`], [`Plugin`]), `context` ([`Context`]: the
 //!   global flags, the client and the namespace, resolved when first asked for),
-<<<<<<< HEAD
 //!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `closed_output` (the end of
 //!   a command whose stdout or stderr was closed), `flag_error` (clap's parse
-//!   errors in pflag's words), [`version`] (`--version`);
-=======
-//!   [`interrupt`] (Ctrl-C and SIGTERM between API calls), `flag_error` (clap's parse
 //!   errors in pflag's words), [`version`] (`--version`), `logging` (`-v`'s klog
 //!   lines);
->>>>>>> wt/verbose
 //! - [`flags`]: kubectl's global flags ([`flags::ConfigFlags`]) and the flag groups
 //!   plugins share (`-o`, `--dry-run`, `--record`, `--save-config`, booleans, durations);
 //! - [`printers`]: `-o json|yaml|name|go-template|jsonpath…`, kubectl's typed JSON
