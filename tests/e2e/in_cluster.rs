@@ -1,15 +1,17 @@
-//! The plugins as a CI pipeline step runs them: inside a pod on the
-//! simulated node, as the pod's ServiceAccount (the projected token the node
-//! requests and rotates), limited by a namespaced Role, with no kubeconfig and no
-//! terminal, output through a pipe, cancelled by SIGTERM. Each case runs beside
-//! kubectl of the server's release in the same kind of pod where kubectl has the
-//! command (rolling-update has none since 1.18).
+//! The plugins as a CI pipeline step runs them: inside a pod on the real node
+//! (`harness::real_node_cluster`), as the pod's ServiceAccount (the projected token
+//! the kubelet requests and rotates), limited by a namespaced Role, with no
+//! kubeconfig and no terminal, output through a pipe, cancelled by SIGTERM. Each case
+//! runs beside kubectl of the server's release in the same kind of pod where kubectl
+//! has the command (rolling-update has none since 1.18).
 //!
-//! The pods run the host's binaries: `PATH` in the container is the plugin
-//! directory, the reference kubectl's directory and the system's; the node gives
-//! them `KUBERNETES_SERVICE_HOST`/`_PORT` and the token, `ca.crt` and namespace
-//! at `/var/run/secrets/kubernetes.io/serviceaccount/` in a mount namespace of
-//! their own. `HOME` is the pod's scratch directory, so no kubeconfig exists.
+//! The pods run the host's binaries in the `ci-runner:1` image (a busybox rootfs):
+//! hostPath volumes mount the build's binaries (the plugins), the reference kubectl's
+//! directory and the C library they are linked against at their host paths, and
+//! `PATH` in the container names the plugin and kubectl directories. They reach the API server as pods do, through the
+//! `kubernetes` Service's cluster IP (kube-proxy's rules on the node), with the
+//! kubelet's `KUBERNETES_SERVICE_HOST`/`_PORT` and its service-account volume.
+//! `HOME` is the image's `/root`, where no kubeconfig exists.
 
 #![allow(clippy::unwrap_used)]
 
@@ -26,12 +28,9 @@ use kube::api::{DeleteParams, ListParams, LogParams, Patch, PatchParams, PostPar
 use kube::runtime::wait::await_condition;
 use kube::{Api, Client};
 use serde_json::json;
-use tests::harness::{Cluster, TestNamespace, cluster};
+use tests::harness::{Cluster, TestNamespace, real_node_cluster};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
-
-/// Pods of the RCs under update: ready 300 ms after they start.
-const READY_300MS: &[(&str, &str)] = &[("sim.kubeplug.io/ready-after-ms", "300")];
 
 /// The token file every container reads.
 const TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -92,7 +91,33 @@ fn deployer_rules() -> serde_json::Value {
     ])
 }
 
-/// A pod spec running `argv` as the `ci` ServiceAccount, never restarted.
+/// Where the tests write what the pods read (manifests) or leave (a token copy):
+/// mounted read-write at the same path in every CI pod.
+fn shared_dir() -> PathBuf {
+    tests::harness::target_bin_dir().join("e2e-in-cluster")
+}
+
+/// The host directories a CI pod mounts at the same paths, read-only unless said: the
+/// build's binary directory (the plugin directory's symbolic links point into it), the
+/// reference kubectl's, the C library and loader they are linked against (`/lib`,
+/// `/lib64` and `/usr/lib` are where `ldd` finds them; the busybox image has none),
+/// and [`shared_dir`] (inside the first).
+fn host_mounts(cluster: &Cluster) -> Vec<(String, bool)> {
+    let kubectl_dir = cluster.kubectl_binary.parent().unwrap();
+    let shared = shared_dir();
+    std::fs::create_dir_all(&shared).unwrap();
+    vec![
+        (tests::harness::target_bin_dir().display().to_string(), true),
+        (kubectl_dir.display().to_string(), true),
+        ("/lib".to_owned(), true),
+        ("/lib64".to_owned(), true),
+        ("/usr/lib".to_owned(), true),
+        (shared.display().to_string(), false),
+    ]
+}
+
+/// A pod spec running `argv` as the `ci` ServiceAccount, never restarted, in the
+/// `ci-runner:1` image (a busybox rootfs) with [`host_mounts`].
 fn ci_pod_spec(
     cluster: &Cluster,
     argv: &[&str],
@@ -101,11 +126,30 @@ fn ci_pod_spec(
 ) -> serde_json::Value {
     let mut vars = vec![json!({"name": "PATH", "value": ci_path(cluster)})];
     vars.extend(env.iter().map(|(k, v)| json!({"name": k, "value": v})));
+    let mounts = host_mounts(cluster);
+    let volumes: Vec<_> = mounts
+        .iter()
+        .enumerate()
+        .map(|(i, (path, _))| {
+            json!({"name": format!("host-{i}"), "hostPath": {"path": path, "type": "Directory"}})
+        })
+        .collect();
+    let volume_mounts: Vec<_> = mounts
+        .iter()
+        .enumerate()
+        .map(|(i, (path, read_only))| {
+            json!({"name": format!("host-{i}"), "mountPath": path, "readOnly": read_only})
+        })
+        .collect();
     json!({
         "serviceAccountName": "ci",
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": grace_seconds,
-        "containers": [{"name": "step", "image": "ci-runner:1", "command": argv, "env": vars}]
+        "volumes": volumes,
+        "containers": [{
+            "name": "step", "image": "ci-runner:1", "command": argv, "env": vars,
+            "volumeMounts": volume_mounts
+        }]
     })
 }
 
@@ -124,7 +168,7 @@ fn ci_pod(
     .unwrap()
 }
 
-/// How a pod's only container ended: (exit code, logs with the node's read times).
+/// How a pod's only container ended: (exit code, logs with the runtime's read times).
 async fn wait_ended(pods: &Api<Pod>, name: &str, timeout: Duration) -> (i32, String) {
     let ended = |p: Option<&Pod>| p.and_then(terminated).is_some();
     tokio::time::timeout(timeout, await_condition(pods.clone(), name, ended))
@@ -174,7 +218,7 @@ async fn wait_running(pods: &Api<Pod>, name: &str) {
     .unwrap();
 }
 
-/// Log lines as (time the node read them from the pipe, text).
+/// Log lines as (time the container runtime read them from the pipe, text).
 fn timed(logs: &str) -> Vec<(Timestamp, String)> {
     logs.lines()
         .map(|line| {
@@ -228,11 +272,38 @@ async fn job(
     (code, text(&logs))
 }
 
+/// Waits until the authorizer lets the ServiceAccount `ci` of `ns` `verb`
+/// `resource` there (a SubjectAccessReview, answered by the same authorizer).
+async fn wait_allowed(client: &Client, ns: &str, verb: &str, resource: &str) {
+    use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+    let review: SubjectAccessReview = serde_json::from_value(json!({
+        "spec": {
+            "user": format!("system:serviceaccount:{ns}:ci"),
+            "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{ns}")],
+            "resourceAttributes": {"namespace": ns, "verb": verb, "resource": resource}
+        }
+    }))
+    .unwrap();
+    let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let answer = reviews
+                .create(&PostParams::default(), &review)
+                .await
+                .unwrap();
+            if answer.status.is_some_and(|s| s.allowed) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{verb} {resource} allowed in {ns} within 30s"));
+}
+
 /// Writes the manifests of the create cases into a fresh directory under target/.
 fn manifests(name: &str, docs: &[(&str, &str)]) -> PathBuf {
-    let dir = tests::harness::target_bin_dir()
-        .join("e2e-in-cluster")
-        .join(name);
+    let dir = shared_dir().join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (file, text) in docs {
@@ -263,7 +334,7 @@ where
 
 #[tokio::test(flavor = "multi_thread")]
 async fn create_file_in_a_job_as_a_service_account_beside_kubectl() {
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let dir = manifests(
         "job",
@@ -315,8 +386,9 @@ async fn create_file_in_a_job_as_a_service_account_beside_kubectl() {
                 .patch("ci", &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .unwrap();
-            // RBAC reaches the authorizer through the API server's informers.
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            // RBAC reaches the authorizer through the API server's informers: wait
+            // until it says yes.
+            wait_allowed(&client, &ns_name, "create", "secrets").await;
             let second = job(cluster, &client, &ns_name, "second", &argv).await;
             let after_second = (
                 names::<ConfigMap>(&client, &ns_name).await,
@@ -378,13 +450,21 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
     use tests::faults::latency::LatencyProxy;
     // Every request takes at least this long more, so the creates (one at a time,
     // as kubectl sends them) are spread out in time: each `created` line must
-    // reach the node's end of the pipe while the next create is under way.
+    // reach the runtime's end of the pipe while the next create is under way.
     const RTT: Duration = Duration::from_millis(600);
     const N: usize = 4;
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
-    let proxy = LatencyProxy::for_kubeconfig(&cluster.kubeconfig, RTT).unwrap();
+    // The proxy listens on the node IP inside the cluster's network namespace, where
+    // the pods are, and forwards to the API server on this side's loopback.
+    let netns = std::path::Path::new("/run/netns").join(cluster.netns.as_deref().unwrap());
+    let listener =
+        tests::realnode::netns::listen_inside_at(&netns, tests::controlplane::NODE_IP).unwrap();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&cluster.kubeconfig).unwrap();
+    let upstream = tests::faults::latency::server_addr(&kubeconfig).unwrap();
+    let proxy = LatencyProxy::serve(listener, upstream, RTT).unwrap();
     let port = proxy.addr.port().to_string();
+    let host = tests::controlplane::NODE_IP.to_string();
     let docs: String = (0..N)
         .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n---\n"))
         .collect();
@@ -394,6 +474,7 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
         let client = client.clone();
         let file = file.clone();
         let port = port.clone();
+        let host = host.clone();
         async move {
             service_account(
                 &client,
@@ -403,13 +484,17 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
             .await;
             let mut argv: Vec<&str> = argv;
             argv.push(&file);
-            // The pod reaches the API server through the proxy: the container's
-            // own `env` comes after the kubernetes Service's variables.
+            // The pod reaches the API server through the proxy (the serving
+            // certificate names the node IP): the container's own `env` comes after
+            // the kubernetes Service's variables.
             let pod = ci_pod(
                 cluster,
                 "step",
                 &argv,
-                &[("KUBERNETES_SERVICE_PORT", &port)],
+                &[
+                    ("KUBERNETES_SERVICE_HOST", &host),
+                    ("KUBERNETES_SERVICE_PORT", &port),
+                ],
                 &[],
             );
             let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
@@ -434,7 +519,7 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
         let texts: Vec<&str> = lines.iter().map(|(_, t)| t.as_str()).collect();
         let want: Vec<String> = (0..N).map(|i| format!("configmap/cm{i} created")).collect();
         assert_eq!(texts, want, "{who}");
-        // The node stamps each read from the pipe. Lines held back until exit
+        // containerd stamps each read from the pipe. Lines held back until exit
         // would come in one read; lines written as each create is answered are
         // read at least one round trip apart (half of it allowed for a slow read).
         let spread = lines[N - 1].0.duration_since(lines[0].0);
@@ -448,7 +533,7 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_pod_and_rolling_update_run_from_a_pod() {
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let run = |ns: TestNamespace, argv: Vec<&'static str>| {
         let client = client.clone();
@@ -494,11 +579,7 @@ async fn run_pod_and_rolling_update_run_from_a_pod() {
     // in the ServiceAccount's namespace.
     let ns = ours.3;
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
-    create_ready(
-        &rcs,
-        &rc("web", "web", &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
-    )
-    .await;
+    create_ready(&rcs, &rc("web", "web", &[], &[("c", OLD_IMAGE)], 2, &[])).await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
     let image = format!("--image={NEW_IMAGE}");
     let argv = [
@@ -537,7 +618,7 @@ async fn run_pod_and_rolling_update_run_from_a_pod() {
 /// namespace holding the RC (so that the RC's invariants see only its pods),
 /// where the ServiceAccount may deploy.
 async fn runner_and_target(test: &str) -> (TestNamespace, TestNamespace, Client) {
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let runner = cluster.namespace(&format!("{test}-runner")).await;
     let target = cluster.namespace(&format!("{test}-target")).await;
@@ -584,19 +665,12 @@ fn follow(
 async fn sigterm_to_a_pod_mid_update_then_a_rerun_resumes() {
     use tests::faults::invariants::{Expect, RcInvariants};
     const REPLICAS: i32 = 3;
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let (runner, target, client) = runner_and_target("ci-sigterm").await;
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), target.as_str());
     create_ready(
         &rcs,
-        &rc(
-            "web",
-            "web",
-            &[],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_300MS,
-        ),
+        &rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, &[]),
     )
     .await;
     let invariants = RcInvariants::watch(client.clone(), target.as_str()).await;
@@ -615,7 +689,7 @@ async fn sigterm_to_a_pod_mid_update_then_a_rerun_resumes() {
         "--update-period=2s",
         &namespace,
     ];
-    // The pipeline is cancelled: the runner deletes the step's pod, the node sends
+    // The pipeline is cancelled: the runner deletes the step's pod, the kubelet sends
     // SIGTERM, then SIGKILL once the grace period is over.
     let first = ci_pod(cluster, "step-1", &argv, &[], &[]);
     pods.create(&PostParams::default(), &first).await.unwrap();
@@ -633,7 +707,7 @@ async fn sigterm_to_a_pod_mid_update_then_a_rerun_resumes() {
             out.lock().unwrap()
         )
     });
-    // The node posts the terminated status before it deletes the pod. The watch is
+    // The kubelet posts the terminated status before it deletes the pod. The watch is
     // established (its initial list done) before the delete: the plugin exits at once
     // on SIGTERM, and a watch started after the pod was gone would never see it end.
     let mut events = kube::runtime::watcher(
@@ -702,32 +776,40 @@ async fn client_with_token(cluster: &Cluster, token: &str) -> Client {
     Client::try_from(config).unwrap()
 }
 
+/// The shortest token lifetime the API allows a projected token (`expirationSeconds`).
+const SHORTEST_TOKEN_SECONDS: i64 = 600;
+
+/// The pod of the rotation test: the service-account volume written out as the
+/// kubelet's own `kube-api-access-*`, but with the shortest token lifetime, so the
+/// kubelet replaces the token (at 80% of it) while the step runs.
+fn short_token_pod(cluster: &Cluster, script: &str, env: &[(&str, &str)]) -> Pod {
+    let mut spec = ci_pod_spec(cluster, &["sh", "-c", script], env, 30);
+    spec["automountServiceAccountToken"] = json!(false);
+    spec["volumes"].as_array_mut().unwrap().push(json!({
+        "name": "short-token",
+        "projected": {"sources": [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": SHORTEST_TOKEN_SECONDS}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}]}}
+        ]}
+    }));
+    spec["containers"][0]["volumeMounts"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "short-token", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}));
+    serde_json::from_value(json!({"metadata": {"name": "deploy"}, "spec": spec})).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
     use tests::faults::invariants::{Expect, RcInvariants};
-    use tests::node::process::volumes::{TOKEN_BOUND_SECRET, TOKEN_REFRESH_AFTER_MS};
     const REPLICAS: i32 = 6;
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let (runner, target, client) = runner_and_target("ci-rotation").await;
-    // The first token is bound to this Secret (the node's steering): deleting it
-    // makes the API server refuse that token while the pod runs on.
-    let binding: Secret =
-        serde_json::from_value(json!({"metadata": {"name": "first-token"}})).unwrap();
-    Api::<Secret>::namespaced(client.clone(), runner.as_str())
-        .create(&PostParams::default(), &binding)
-        .await
-        .unwrap();
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), target.as_str());
     create_ready(
         &rcs,
-        &rc(
-            "web",
-            "web",
-            &[],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            READY_300MS,
-        ),
+        &rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, &[]),
     )
     .await;
     let invariants = RcInvariants::watch(client.clone(), target.as_str()).await;
@@ -738,29 +820,22 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
     let old_env = old_copy.display().to_string();
     let image = format!("--image={NEW_IMAGE}");
     let namespace = format!("--namespace={}", target.as_str());
-    // Six steps of 14 s: about 90 s, beyond the minute after which a client reads
-    // its token file again (client-go's period, and the plugins').
+    // Six steps of 130 s: about 13 min, beyond the first token's 10 min (and the
+    // minute's leeway after it in which the API server still accepts it). The kubelet
+    // writes a new token from 8 min on (80% of its lifetime, at its next sync of the
+    // pod), and a client reads its token file again after a minute (client-go's
+    // period, and the plugins'): the step must have switched before the first expires.
     let script = format!(
         "cp {TOKEN} \"$FIRST\" || exit 99\n\
-         kubectl rolling-update web {image} --update-period=14s {namespace} 2>&1\n\
+         kubectl rolling-update web {image} --update-period=130s {namespace} 2>&1\n\
          code=$?\n\
          if cmp -s {TOKEN} \"$FIRST\"; then echo 'token: unchanged'; else echo 'token: rewritten'; fi\n\
          exit $code"
     );
-    let pod = ci_pod(
-        cluster,
-        "deploy",
-        &["sh", "-c", &script],
-        &[("FIRST", &old_env)],
-        &[
-            (TOKEN_BOUND_SECRET, "first-token"),
-            (TOKEN_REFRESH_AFTER_MS, "3000"),
-        ],
-    );
+    let pod = short_token_pod(cluster, &script, &[("FIRST", &old_env)]);
     let pods: Api<Pod> = Api::namespaced(client.clone(), runner.as_str());
     pods.create(&PostParams::default(), &pod).await.unwrap();
     wait_running(&pods, "deploy").await;
-    let running_at = tokio::time::Instant::now();
     let first = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             match std::fs::read_to_string(&old_copy) {
@@ -776,44 +851,40 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
     target_pods
         .list(&ListParams::default())
         .await
-        .expect("the first token is accepted while its Secret exists");
+        .expect("the first token is accepted while it is current");
 
-    // Past the minute (and a margin), the step reads the rewritten token file;
-    // then the first token is revoked.
-    tokio::time::sleep_until(running_at + Duration::from_secs(66)).await;
+    // The first token expires while the update runs; the API server refuses it from a
+    // minute after its expiry on (the JWT validator's leeway for clock skew).
+    let lifetime = Duration::from_secs(SHORTEST_TOKEN_SECONDS.unsigned_abs());
+    let refused = tokio::time::timeout(lifetime + Duration::from_secs(120), async {
+        loop {
+            match target_pods.list(&ListParams::default()).await {
+                Err(kube::Error::Api(status)) if status.code == 401 => return,
+                _ => tokio::time::sleep(Duration::from_secs(1)).await,
+            }
+        }
+    })
+    .await;
+    let revoked_at = Timestamp::now();
+    assert!(
+        refused.is_ok(),
+        "the first token is refused once it expired"
+    );
     assert_eq!(
         terminated(&pods.get("deploy").await.unwrap()),
         None,
         "the update still runs"
     );
-    Api::<Secret>::namespaced(client.clone(), runner.as_str())
-        .delete("first-token", &DeleteParams::default())
-        .await
-        .unwrap();
-    let revoked_at = Timestamp::now();
-    let refused = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            match target_pods.list(&ListParams::default()).await {
-                Err(kube::Error::Api(status)) if status.code == 401 => return,
-                _ => tokio::time::sleep(Duration::from_millis(200)).await,
-            }
-        }
-    })
-    .await;
-    assert!(
-        refused.is_ok(),
-        "the first token is refused once its Secret is gone"
-    );
 
-    let (code, logs) = wait_ended(&pods, "deploy", Duration::from_secs(180)).await;
+    let (code, logs) = wait_ended(&pods, "deploy", Duration::from_secs(300)).await;
     let out = text(&logs);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.ends_with("replicationcontroller/web rolling updated\ntoken: rewritten\n"),
         "{out}"
     );
-    // Progress lines reached the pipe as they happened: the node read some before
-    // the revocation and some after (the run is about 90 s long).
+    // Progress lines reached the pipe as they happened: some were read before the
+    // first token expired and some after.
     let lines = timed(&logs);
     let before = lines.iter().filter(|(t, _)| *t < revoked_at).count();
     let after = lines
@@ -843,7 +914,7 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
 /// objects' own conditions still end the wait (a failed Job, with its failure).
 #[tokio::test(flavor = "multi_thread")]
 async fn create_file_wait_in_a_job_without_events() {
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("ci-wait").await;
     service_account(
@@ -858,8 +929,8 @@ async fn create_file_wait_in_a_job_without_events() {
     let failing = json!({
         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "migrate"},
         "spec": {"backoffLimit": 0, "template": {
-            "metadata": {"annotations": {"sim.kubeplug.io/exit-after-ms": "200", "sim.kubeplug.io/exit-code": "3"}},
-            "spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "migrate:1"}]}}}
+            "spec": {"restartPolicy": "Never", "containers": [
+                {"name": "m", "image": "migrate:1", "command": ["sh", "-c", "exit 3"]}]}}}
     })
     .to_string();
     let dir = manifests("wait-no-events", &[("job.json", &failing)]);
@@ -957,7 +1028,7 @@ async fn code_after_signal(
 #[tokio::test(flavor = "multi_thread")]
 async fn every_exit_code_each_readme_lists() {
     use tests::faults::latency::LatencyProxy;
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("exit-codes").await;
     let ns_flag = format!("--namespace={}", ns.as_str());
@@ -999,8 +1070,9 @@ async fn every_exit_code_each_readme_lists() {
     let never_ready = json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "never"},
         "spec": {"selector": {"matchLabels": {"app": "never"}}, "template": {
-            "metadata": {"labels": {"app": "never"}, "annotations": {"sim.kubeplug.io/never-ready": "true"}},
-            "spec": {"containers": [{"name": "c", "image": "web:1"}]}}}
+            "metadata": {"labels": {"app": "never"}},
+            "spec": {"containers": [{"name": "c", "image": "web:1",
+                "readinessProbe": {"exec": {"command": ["false"]}, "periodSeconds": 1}}]}}}
     })
     .to_string();
     let dir = manifests("exit-codes-wait", &[("never.json", &never_ready)]);
@@ -1067,11 +1139,7 @@ async fn every_exit_code_each_readme_lists() {
     let mut rolling = BTreeMap::new();
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
     for name in ["web0", "web130", "web143"] {
-        create_ready(
-            &rcs,
-            &rc(name, name, &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
-        )
-        .await;
+        create_ready(&rcs, &rc(name, name, &[], &[("c", OLD_IMAGE)], 2, &[])).await;
     }
     let image = format!("--image={NEW_IMAGE}");
     let update =
@@ -1137,7 +1205,7 @@ async fn every_exit_code_each_readme_lists() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn edit_without_a_terminal_fails_as_kubectl_does() {
-    let cluster = cluster();
+    let cluster = real_node_cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("ci-edit").await;
     service_account(

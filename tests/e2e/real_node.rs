@@ -107,6 +107,62 @@ async fn an_app_with_a_service_from_a_tree_ends_ready() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_reach_the_api_server_through_the_kubernetes_service() {
+    let cluster = real_node_cluster();
+    // The API server advertises the node IP, which the EndpointSlice names.
+    let slice = cluster
+        .kubectl()
+        .args(["get", "endpointslices", "kubernetes", "-n", "default"])
+        .args(["-o", "jsonpath={.endpoints[*].addresses[*]}"])
+        .run();
+    slice.success();
+    assert_eq!(slice.stdout, "10.200.0.2");
+    // A pod reaches it at the Service's cluster IP and port 443 (kube-proxy's rules).
+    // busybox's TLS cannot finish a handshake with the API server (its ECDSA
+    // certificate), so the pod speaks plain HTTP to the TLS port: Go's server answers
+    // that with a 400 of its own words, which only the API server's listener sends.
+    let ns = cluster.namespace("real-service-ip").await;
+    let ns = ns.as_str();
+    cluster
+        .kubectl()
+        .args([
+            "run",
+            "probe",
+            "--image=busybox",
+            "--restart=Never",
+            "-n",
+            ns,
+        ])
+        .args(["--command", "--", "sh", "-c"])
+        .arg("printf 'GET /version HTTP/1.0\\r\\n\\r\\n' | nc 10.96.0.1 443")
+        .run()
+        .success();
+    let ended = cluster
+        .kubectl()
+        .args(["wait", "pod/probe", "-n", ns, "--timeout=120s"])
+        .arg("--for=jsonpath={.status.phase}=Succeeded");
+    tokio::task::spawn_blocking(move || ended.run())
+        .await
+        .unwrap()
+        .success();
+    let logs = cluster.kubectl().args(["logs", "probe", "-n", ns]).run();
+    logs.success();
+    let lines: Vec<&str> = logs
+        .stdout
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "HTTP/1.0 400 Bad Request",
+            "",
+            "Client sent an HTTP request to an HTTPS server."
+        ]
+    );
+}
+
 /// A pod whose image's registry does not exist, and one no node has room for.
 const UNPULLABLE_AND_UNSCHEDULABLE: &str = "apiVersion: v1\nkind: Pod\nmetadata: {name: badimg}\nspec: {terminationGracePeriodSeconds: 1, containers: [{name: c, image: \"registry.invalid/nope:1\"}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: \"64\"}}}]}\n";
 /// A pod whose container fails at once, every time. Its readiness probe keeps it from

@@ -87,7 +87,20 @@ impl LatencyProxy {
             upstream.ip().is_loopback(),
             "the latency proxy forwards to loopback only"
         );
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        Self::serve(std::net::TcpListener::bind("127.0.0.1:0")?, upstream, rtt)
+    }
+
+    /// The proxy on a listener of the caller's (one bound in another network
+    /// namespace, where the clients are), to `upstream` on this one's loopback.
+    pub fn serve(
+        listener: std::net::TcpListener,
+        upstream: SocketAddr,
+        rtt: Duration,
+    ) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            upstream.ip().is_loopback(),
+            "the latency proxy forwards to loopback only"
+        );
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let one_way = rtt / 2;

@@ -186,6 +186,10 @@ evictionHard:
   nodefs.inodesFree: "1%"
 serializeImagePulls: false
 nodeStatusUpdateFrequency: 10s
+# A projected token is replaced at 80% of its lifetime, on the pod's next sync: with
+# the default minute a token of the shortest lifetime (10 min) could be rewritten so
+# late that a client reading its file once a minute still sends the expired one.
+syncFrequency: 10s
 "#,
         cgroup_root = layout.cgroup_root(),
         resolv = layout.file("resolv.conf").display(),
@@ -240,6 +244,38 @@ pub fn kubelet_args(
         ]);
     }
     args
+}
+
+/// kube-proxy's configuration: iptables mode, in the node's network namespace, where
+/// the `kubernetes` Service's cluster IP leads to the API server on the node IP. Every
+/// setting that would write a host-wide sysctl is off: the conntrack table's size and
+/// timeouts (0 leaves them as they are), and localhost NodePorts (`route_localnet`).
+pub fn kube_proxy(kubeconfig: &Path, node: &str) -> String {
+    format!(
+        r#"apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+hostnameOverride: {node}
+clusterCIDR: {POD_SUBNET}
+clientConnection:
+  kubeconfig: {kubeconfig}
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+  udpTimeout: 0s
+  udpStreamTimeout: 0s
+iptables:
+  localhostNodePorts: false
+# The supervisor has no CAP_SYS_RESOURCE to lower its score.
+oomScoreAdj: 0
+healthzBindAddress: {NODE_IP}:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["{NODE_IP}/32"]
+"#,
+        kubeconfig = kubeconfig.display(),
+    )
 }
 
 #[cfg(test)]

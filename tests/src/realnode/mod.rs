@@ -9,9 +9,11 @@
 //!    docker.io and registry.k8s.io;
 //! 3. containerd (CRI, overlayfs, runc with cgroupfs), everything under the node's run
 //!    directory;
-//! 4. the kubelet of the cluster's release, which registers its Node; the start
-//!    returns once the Node is Ready, and then writes back the host sysctls the
-//!    kubelet changed ([`host`]).
+//! 4. the kubelet of the cluster's release, which registers its Node; once the Node
+//!    is Ready the start writes back the host sysctls the kubelet changed ([`host`]);
+//! 5. kube-proxy of the release (iptables mode, the namespace's tables only, no
+//!    host-wide sysctl): the start returns once the `kubernetes` Service's cluster IP
+//!    leads to the API server, as it does for pods on a real cluster.
 //!
 //! Stopping ([`RealNode::stop`]) ends them newest first and removes the node from the
 //! host ([`host::remove_node`]): the containers and shims, mounts, cgroups, CNI
@@ -96,7 +98,77 @@ impl RealNode {
         node.spawn("kubelet", &options.binaries.kubelet, &args)?;
         node.wait_ready(client).await?;
         host::restore_sysctls();
+        node.start_kube_proxy(&options, client).await?;
         Ok(node)
+    }
+
+    /// kube-proxy, so that pods reach Services, the API server's `kubernetes` among
+    /// them, by cluster IP; returns once it has written that Service's rules.
+    async fn start_kube_proxy(
+        &mut self,
+        options: &Options,
+        client: &kube::Client,
+    ) -> anyhow::Result<()> {
+        let program = options
+            .binaries
+            .kube_proxy
+            .as_ref()
+            .context("no kube-proxy of the release: run `cargo xtask testenv`")?;
+        let config = self.layout.file("kube-proxy.yaml");
+        std::fs::write(
+            &config,
+            config::kube_proxy(&options.kubeconfig, &options.name),
+        )
+        .with_context(|| format!("cannot write {}", config.display()))?;
+        self.spawn(
+            "kube-proxy",
+            program,
+            &[
+                format!("--config={}", config.display()),
+                "--v=1".to_string(),
+            ],
+        )?;
+        self.wait_service_rules(client).await
+    }
+
+    /// Waits until kube-proxy's NAT table leads the `kubernetes` Service's cluster IP
+    /// somewhere (at most a minute).
+    async fn wait_service_rules(&mut self, client: &kube::Client) -> anyhow::Result<()> {
+        let services: Api<k8s_openapi::api::core::v1::Service> =
+            Api::namespaced(client.clone(), "default");
+        let ip = services
+            .get("kubernetes")
+            .await
+            .context("the kubernetes Service")?
+            .spec
+            .and_then(|s| s.cluster_ip)
+            .context("the kubernetes Service's cluster IP")?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let rules = std::process::Command::new("iptables-save")
+                .args(["-t", "nat"])
+                .output()
+                .context("cannot run iptables-save")?;
+            let rules = String::from_utf8_lossy(&rules.stdout);
+            if rules
+                .lines()
+                .any(|l| l.starts_with("-A KUBE-SERVICES") && l.contains(&format!("-d {ip}/32")))
+            {
+                return Ok(());
+            }
+            if let Some(crash) = self.crashed() {
+                anyhow::bail!("{crash}");
+            }
+            if Instant::now() > deadline {
+                let proxy = self.processes.last().context("kube-proxy")?;
+                anyhow::bail!(
+                    "kube-proxy wrote no rules for {ip} within a minute; last log lines ({}):\n{}",
+                    proxy.log.display(),
+                    proxy.log_tail(20)
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     fn start_registry(&mut self, binaries: &NodeBinaries) -> anyhow::Result<()> {

@@ -115,6 +115,15 @@ impl NetNs {
 /// namespace and ends; the socket stays in the namespace it was made in, and is served
 /// from any thread.
 pub fn listen_inside(path: &Path) -> anyhow::Result<std::net::TcpListener> {
+    listen_inside_at(path, std::net::Ipv4Addr::LOCALHOST)
+}
+
+/// A TCP listener on `ip`:0 inside the namespace at `path`, as [`listen_inside`]: on the
+/// node IP, pods reach it (they cannot reach the namespace's loopback).
+pub fn listen_inside_at(
+    path: &Path,
+    ip: std::net::Ipv4Addr,
+) -> anyhow::Result<std::net::TcpListener> {
     let path = path.to_path_buf();
     std::thread::spawn(move || -> anyhow::Result<std::net::TcpListener> {
         let file = std::fs::File::open(&path)
@@ -123,7 +132,7 @@ pub fn listen_inside(path: &Path) -> anyhow::Result<std::net::TcpListener> {
             std::os::fd::AsFd::as_fd(&file),
             Some(rustix::thread::LinkNameSpaceType::Network),
         )?;
-        Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?)
+        Ok(std::net::TcpListener::bind((ip, 0))?)
     })
     .join()
     .map_err(|_| anyhow::anyhow!("the thread binding in the cluster's namespace panicked"))?
