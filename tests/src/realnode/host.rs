@@ -313,7 +313,10 @@ fn remove_cgroup_tree(dir: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     if dir.exists() {
-        tracing::warn!("cannot remove cgroup {}: tasks are left in it", dir.display());
+        tracing::warn!(
+            "cannot remove cgroup {}: tasks are left in it",
+            dir.display()
+        );
     }
 }
 
