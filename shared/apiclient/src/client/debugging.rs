@@ -331,10 +331,10 @@ fn status_text(status: http::StatusCode) -> String {
     format!("{} {text}", status.as_u16())
 }
 
-/// client-go's `headersMap.String()`: `Name: value` lines sorted by Go's canonical
-/// name, each value its own line, `Authorization` masked.
-fn headers_text(headers: &http::HeaderMap) -> String {
-    let mut lines: Vec<(String, String)> = headers
+/// `headers` as (Go's canonical name, value) pairs, `Authorization` masked, sorted by
+/// name. Stable: one name's values keep their order, as in Go's header map.
+fn masked_sorted(headers: &http::HeaderMap) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = headers
         .iter()
         .map(|(name, value)| {
             let name = canonical(name.as_str());
@@ -342,9 +342,14 @@ fn headers_text(headers: &http::HeaderMap) -> String {
             (name, value)
         })
         .collect();
-    // Stable: one name's values keep their order, as in Go's header map.
-    lines.sort_by(|a, b| a.0.cmp(&b.0));
-    lines
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    pairs
+}
+
+/// client-go's `headersMap.String()`: `Name: value` lines sorted by Go's canonical
+/// name, each value its own line, `Authorization` masked.
+fn headers_text(headers: &http::HeaderMap) -> String {
+    masked_sorted(headers)
         .into_iter()
         .map(|(name, value)| format!("{name}: {value}\n"))
         .collect()
@@ -353,16 +358,7 @@ fn headers_text(headers: &http::HeaderMap) -> String {
 /// client-go's `toCurl`: `curl -v -XVERB  -H "Name: value" … 'URL'` and a newline,
 /// `Authorization` masked.
 fn curl(method: &http::Method, url: &str, headers: &http::HeaderMap) -> String {
-    let mut sorted: Vec<(String, String)> = headers
-        .iter()
-        .map(|(name, value)| {
-            let name = canonical(name.as_str());
-            let value = mask(&name, &String::from_utf8_lossy(value.as_bytes()));
-            (name, value)
-        })
-        .collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let flags: String = sorted
+    let flags: String = masked_sorted(headers)
         .iter()
         .map(|(name, value)| format!(" -H {}", klog::quote(format!("{name}: {value}").as_bytes())))
         .collect();
