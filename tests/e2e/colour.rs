@@ -113,7 +113,7 @@ async fn the_rolling_update_bar_writes_no_colour_under_no_color() {
     let rc = dir.path().join("rc.yaml");
     std::fs::write(
         &rc,
-        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: bar\nspec:\n  replicas: 1\n  selector:\n    app: bar\n  template:\n    metadata:\n      labels:\n        app: bar\n      annotations:\n        sim.kubeplug.io/ready-after-ms: \"300\"\n    spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.8\n",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: bar\nspec:\n  replicas: 1\n  selector:\n    app: bar\n  template:\n    metadata:\n      labels:\n        app: bar\n    spec:\n      containers:\n      - name: c\n        image: registry.k8s.io/pause:3.8\n",
     )
     .expect("write");
     cluster()

@@ -11,7 +11,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tests::harness::{Cluster, Output, real_node_cluster, report};
+use tests::harness::{Cluster, Output, cluster, report};
 
 const RUNS: usize = 100;
 const AT_ONCE: usize = 4;
@@ -73,7 +73,7 @@ fn runs(cluster: &'static Cluster, program: &'static str, prefix: &str, ns: &str
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_pod_never_loses_the_first_output_where_kubectl_sometimes_does() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let namespace = cluster.namespace("first-output").await;
     let ns = namespace.as_str().to_string();
     let ours = {

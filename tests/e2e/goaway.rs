@@ -9,6 +9,7 @@ use kube::api::{Api, ListParams, PostParams};
 use std::time::Duration;
 use tests::harness::{goaway_cluster, wait_for_ready_replicas};
 use tests::objects::configmaps;
+use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -110,10 +111,16 @@ async fn a_rolling_update_runs_to_its_end() {
     let cluster = goaway_cluster();
     let ns = cluster.namespace("goaway-ru").await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
-    let fast = &[("sim.kubeplug.io/ready-after-ms", "200")];
     rcs.create(
         &PostParams::default(),
-        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 3, fast),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("web", OLD_IMAGE)],
+            3,
+            Readiness::Started,
+        ),
     )
     .await
     .expect("create rc");

@@ -1,5 +1,5 @@
 //! The plugins as a CI pipeline step runs them: inside a pod on the real node
-//! (`harness::real_node_cluster`), as the pod's ServiceAccount (the projected token
+//! (`harness::cluster`), as the pod's ServiceAccount (the projected token
 //! the kubelet requests and rotates), limited by a namespaced Role, with no
 //! kubeconfig and no terminal, output through a pipe, cancelled by SIGTERM. Each case
 //! runs beside kubectl of the server's release in the same kind of pod where kubectl
@@ -28,7 +28,8 @@ use kube::api::{DeleteParams, ListParams, LogParams, Patch, PatchParams, PostPar
 use kube::runtime::wait::await_condition;
 use kube::{Api, Client};
 use serde_json::json;
-use tests::harness::{Cluster, TestNamespace, real_node_cluster};
+use tests::harness::{Cluster, TestNamespace, cluster};
+use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
 
@@ -334,7 +335,7 @@ where
 
 #[tokio::test(flavor = "multi_thread")]
 async fn create_file_in_a_job_as_a_service_account_beside_kubectl() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let dir = manifests(
         "job",
@@ -453,7 +454,7 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
     // reach the runtime's end of the pipe while the next create is under way.
     const RTT: Duration = Duration::from_millis(600);
     const N: usize = 4;
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     // The proxy listens on the node IP inside the cluster's network namespace, where
     // the pods are, and forwards to the API server on this side's loopback.
@@ -533,7 +534,7 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_pod_and_rolling_update_run_from_a_pod() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let run = |ns: TestNamespace, argv: Vec<&'static str>| {
         let client = client.clone();
@@ -579,7 +580,18 @@ async fn run_pod_and_rolling_update_run_from_a_pod() {
     // in the ServiceAccount's namespace.
     let ns = ours.3;
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
-    create_ready(&rcs, &rc("web", "web", &[], &[("c", OLD_IMAGE)], 2, &[])).await;
+    create_ready(
+        &rcs,
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            2,
+            Readiness::Started,
+        ),
+    )
+    .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns.as_str());
     let image = format!("--image={NEW_IMAGE}");
     let argv = [
@@ -618,7 +630,7 @@ async fn run_pod_and_rolling_update_run_from_a_pod() {
 /// namespace holding the RC (so that the RC's invariants see only its pods),
 /// where the ServiceAccount may deploy.
 async fn runner_and_target(test: &str) -> (TestNamespace, TestNamespace, Client) {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let runner = cluster.namespace(&format!("{test}-runner")).await;
     let target = cluster.namespace(&format!("{test}-target")).await;
@@ -665,12 +677,19 @@ fn follow(
 async fn sigterm_to_a_pod_mid_update_then_a_rerun_resumes() {
     use tests::faults::invariants::{Expect, RcInvariants};
     const REPLICAS: i32 = 3;
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let (runner, target, client) = runner_and_target("ci-sigterm").await;
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), target.as_str());
     create_ready(
         &rcs,
-        &rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, &[]),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            REPLICAS,
+            Readiness::Started,
+        ),
     )
     .await;
     let invariants = RcInvariants::watch(client.clone(), target.as_str()).await;
@@ -804,12 +823,19 @@ fn short_token_pod(cluster: &Cluster, script: &str, env: &[(&str, &str)]) -> Pod
 async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
     use tests::faults::invariants::{Expect, RcInvariants};
     const REPLICAS: i32 = 6;
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let (runner, target, client) = runner_and_target("ci-rotation").await;
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), target.as_str());
     create_ready(
         &rcs,
-        &rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, &[]),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("c", OLD_IMAGE)],
+            REPLICAS,
+            Readiness::Started,
+        ),
     )
     .await;
     let invariants = RcInvariants::watch(client.clone(), target.as_str()).await;
@@ -914,7 +940,7 @@ async fn a_long_rolling_update_in_a_pod_outlives_its_first_token() {
 /// objects' own conditions still end the wait (a failed Job, with its failure).
 #[tokio::test(flavor = "multi_thread")]
 async fn create_file_wait_in_a_job_without_events() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("ci-wait").await;
     service_account(
@@ -1028,7 +1054,7 @@ async fn code_after_signal(
 #[tokio::test(flavor = "multi_thread")]
 async fn every_exit_code_each_readme_lists() {
     use tests::faults::latency::LatencyProxy;
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("exit-codes").await;
     let ns_flag = format!("--namespace={}", ns.as_str());
@@ -1139,7 +1165,11 @@ async fn every_exit_code_each_readme_lists() {
     let mut rolling = BTreeMap::new();
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
     for name in ["web0", "web130", "web143"] {
-        create_ready(&rcs, &rc(name, name, &[], &[("c", OLD_IMAGE)], 2, &[])).await;
+        create_ready(
+            &rcs,
+            &rc(name, name, &[], &[("c", OLD_IMAGE)], 2, Readiness::Started),
+        )
+        .await;
     }
     let image = format!("--image={NEW_IMAGE}");
     let update =
@@ -1205,7 +1235,7 @@ async fn every_exit_code_each_readme_lists() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn edit_without_a_terminal_fails_as_kubectl_does() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let client = cluster.client().await;
     let ns = cluster.namespace("ci-edit").await;
     service_account(

@@ -7,10 +7,12 @@
 //!
 //! Each case runs once with `kubectl run` and once with `kubectl run-pod`, at the
 //! same time, each in a namespace of its own; the namespace is the only text
-//! normalised. The containers are the simulated node's processes: `sh` is the host's
-//! shell on a terminal of the node's, with `PS1` set so its prompt is known.
+//! normalised. The containers run busybox's `sh` on the real node, on a terminal the
+//! kubelet's runtime gives them, with `PS1` set so its prompt is known.
 
 use std::time::Duration;
+
+use tests::steering::{self, Readiness};
 
 use crate::terminal::Typist;
 
@@ -40,16 +42,25 @@ use Step::{Pause, PodReady, Raw, Resize, Type, Wait};
 /// which no attach sees (as on a real cluster, where it is the reason for kubectl's
 /// hint); a shell slower than the attach would print it into the session.
 const PS1: &str = "--env=PS1=pod# ";
-const SETTLED: &str = "--annotations=sim.kubeplug.io/ready-after-ms=1000";
+const SETTLED: &str = "<ready after 1 s>";
+/// Markers, like [`SETTLED`], that [`Case::new`] makes a readiness probe of (see
+/// [`probed`]): never ready, and ready after 5 s.
+const NEVER_READY: &str = "<never ready>";
+const AFTER_5S: &str = "<ready after 5 s>";
 const PROMPT: &str = "pod# ";
-/// The prompt the shell prints after an Enter.
-const AFTER_ENTER: &str = "\r\npod# ";
+/// A new prompt once the shell is ready for keys: busybox's line editor prints the
+/// prompt and then asks the terminal where its cursor is (`ESC[6n`), but only when no
+/// typed key is waiting; keys typed before the question would change the bytes on
+/// the terminal, so the steps wait for it before they type.
+const READY: &str = "pod# \x1b[6n";
+/// The prompt the shell prints after an Enter, ready for keys.
+const AFTER_ENTER: &str = "\r\npod# \x1b[6n";
 const HINT: &str = "If you don't see a command prompt, try pressing enter.\r\n";
 /// kubectl 1.37's warning before the hint.
 const RECORDED: &str = "All commands and output from this session will be recorded in container logs, including credentials and sensitive information passed through the command prompt.\r\n";
 
 /// A fresh `-it` session: the hint, the terminal raw, a pause, Enter, the prompt.
-const ENTER_SESSION: [Step; 5] = [Wait(HINT), Raw, Pause(300), Type("\r"), Wait(PROMPT)];
+const ENTER_SESSION: [Step; 5] = [Wait(HINT), Raw, Pause(300), Type("\r"), Wait(READY)];
 
 struct Case {
     /// The arguments after `kubectl run -n NS` / `kubectl run-pod -n NS`.
@@ -63,19 +74,54 @@ struct Case {
     rc: i32,
     /// Texts the transcript must hold (beyond being kubectl's).
     shows: &'static [&'static str],
+    /// Where kubectl's words differ, as run-pod's README says: (kubectl's, ours),
+    /// replaced in kubectl's transcript before the two are compared.
+    differs: &'static [(&'static str, &'static str)],
 }
 
 impl Case {
     fn new(args: &'static [&'static str], steps: Vec<Step>, rc: i32) -> Self {
         Case {
-            args,
+            args: probed(args),
             pipe: None,
             size: (100, 30),
             steps,
             rc,
             shows: &[],
+            differs: &[],
         }
     }
+}
+
+/// `args` with each readiness marker ([`SETTLED`], [`NEVER_READY`], [`AFTER_5S`])
+/// replaced by the `--overrides` that give the pod's container that readiness probe
+/// (kubectl and run-pod name the container as the pod: the first argument that is no
+/// flag).
+fn probed(args: &'static [&'static str]) -> &'static [&'static str] {
+    let readiness = |arg: &str| match arg {
+        SETTLED => Some(Readiness::AfterSecs(1)),
+        NEVER_READY => Some(Readiness::Never),
+        AFTER_5S => Some(Readiness::AfterSecs(5)),
+        _ => None,
+    };
+    if !args.iter().any(|a| readiness(a).is_some()) {
+        return args;
+    }
+    let name = args
+        .iter()
+        .take_while(|a| **a != "--")
+        .find(|a| !a.starts_with('-'))
+        .expect("a pod name");
+    let mut out: Vec<&'static str> = Vec::new();
+    for arg in args {
+        match readiness(arg).and_then(Readiness::probe) {
+            Some(probe) => {
+                out.extend(steering::run_pod_probe(name, probe).map(|a| &*String::leak(a)))
+            }
+            None => out.push(arg),
+        }
+    }
+    out.leak()
 }
 
 /// Single quotes for `sh`.
@@ -117,13 +163,28 @@ fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
     typist.type_keys("hello\r");
     typist.wait_for("got=hello\r\n");
     let (code, transcript) = typist.finish();
-    let shown = String::from_utf8_lossy(&transcript).replace(ns, "NS");
+    let shown = one_redraw(&String::from_utf8_lossy(&transcript).replace(ns, "NS"));
     assert_eq!(
         code,
         Some(0),
         "{subcommand}: the shell's exit code; it shows {shown:?}"
     );
     shown
+}
+
+/// `transcript` with each run of prompt redraws (`\rpod# ESC[J`, ash's answer to a
+/// SIGWINCH) made one. Both commands send the terminal's size twice as they attach
+/// (one larger, then the real one: kubectl's redraw trick); whether the shell sees
+/// one signal or two depends on how close together the kernel delivers them, which
+/// is the machine's timing, not the command's output.
+fn one_redraw(transcript: &str) -> String {
+    let redraw = format!("\r{PROMPT}\x1b[J");
+    let twice = redraw.repeat(2);
+    let mut out = transcript.to_string();
+    while out.contains(&twice) {
+        out = out.replace(&twice, &redraw);
+    }
+    out
 }
 
 fn pod_ready(ns: &str, name: &str) {
@@ -166,6 +227,10 @@ async fn beside_kubectl(test: &str, case: Case) {
     for text in case.shows {
         assert!(ours.contains(text), "no {text:?} in {ours:?}");
     }
+    let theirs = case
+        .differs
+        .iter()
+        .fold(theirs, |t, (kubectl, run_pod)| t.replace(kubectl, run_pod));
     assert_eq!(
         lines(&ours),
         lines(&theirs),
@@ -196,7 +261,7 @@ async fn it_rm_exit_code_comes_back_and_the_shell_gets_the_next_line() {
     steps.extend([
         Type("echo hi\r"),
         Wait("hi\r\n"),
-        Wait(PROMPT),
+        Wait(READY),
         Type("exit 3\r"),
     ]);
     let mut case = Case::new(IT_RM, steps, 3);
@@ -224,7 +289,7 @@ async fn ctrl_c_goes_to_the_shell_in_the_pod() {
         Wait("sleep 30\r\n"),
         Pause(800),
         Type("\x03"),
-        Wait(PROMPT),
+        Wait(READY),
         Type("exit 4\r"),
     ]);
     let mut case = Case::new(IT_RM, steps, 4);
@@ -284,12 +349,12 @@ async fn window_size_reaches_the_pod_before_and_during_the_session() {
     steps.extend([
         Type("stty size\r"),
         Wait("30 100\r\n"),
-        Wait(PROMPT),
+        Wait(READY),
         Resize(90, 20),
         Pause(500),
         Type("stty size\r"),
         Wait("20 90\r\n"),
-        Wait(PROMPT),
+        Wait(READY),
         Type("exit\r"),
     ]);
     let case = Case::new(IT_RM, steps, 0);
@@ -384,7 +449,7 @@ async fn a_pod_that_never_starts_times_out() {
             "--image=busybox",
             "--restart=Never",
             "--pod-running-timeout=3s",
-            "--annotations=sim.kubeplug.io/never-ready=true",
+            NEVER_READY,
             "--",
             "sh",
         ],
@@ -405,7 +470,7 @@ async fn a_pod_that_already_exited_shows_its_logs() {
             "q",
             "--image=busybox",
             "--restart=Never",
-            "--annotations=sim.kubeplug.io/ready-after-ms=5000",
+            AFTER_5S,
             "--",
             "sh",
             "-c",
@@ -414,7 +479,8 @@ async fn a_pod_that_already_exited_shows_its_logs() {
         vec![],
         3,
     );
-    case.shows = &["bye\r\r\n"];
+    // The kubelet's log of a terminal keeps its lines without the terminal's `\r`.
+    case.shows = &["bye\r\n"];
     beside_kubectl("pty-exited", case).await;
 }
 
@@ -439,7 +505,7 @@ async fn attach_false_only_creates() {
 }
 
 /// A fresh namespace holding the ReplicationController `web` of 3 ready pods whose
-/// replacements each take 1.5 s to become ready: an update of it lasts long enough to
+/// replacements each take 2 s to become ready: an update of it lasts long enough to
 /// be interrupted, its bar drawn.
 async fn slow_web_rc(prefix: &str) -> tests::harness::TestNamespace {
     use crate::rolling_update::{OLD_IMAGE, create_ready, rc};
@@ -456,7 +522,7 @@ async fn slow_web_rc(prefix: &str) -> tests::harness::TestNamespace {
             &[],
             &[("c", OLD_IMAGE)],
             3,
-            &[("sim.kubeplug.io/ready-after-ms", "1500")],
+            Readiness::AfterSecs(2),
         ),
     )
     .await;
@@ -577,11 +643,12 @@ async fn ctrl_c_during_create_file_wait_clears_the_status_line() {
             "replicas": 1,
             "selector": {"matchLabels": {"app": "slow"}},
             "template": {
-                "metadata": {
-                    "labels": {"app": "slow"},
-                    "annotations": {"sim.kubeplug.io/ready-after-ms": "600000"}
-                },
-                "spec": {"containers": [{"name": "slow", "image": "nginx:1.27"}]}
+                "metadata": {"labels": {"app": "slow"}},
+                "spec": {"containers": [{
+                    "name": "slow",
+                    "image": "nginx:1.27",
+                    "readinessProbe": steering::never_ready(),
+                }]}
             }
         }
     });
@@ -629,9 +696,37 @@ async fn attach_without_stdin_shows_the_output() {
 
 #[tokio::test]
 async fn a_tty_asked_for_with_stdin_from_a_pipe() {
-    let mut case = Case::new(IT_RM, vec![Wait("hi\r\r\n")], 3);
-    case.pipe = Some("echo hi; exit 3");
-    case.shows = &["Unable to use a TTY - input is not a terminal or the right kind of file\r\n"];
+    // The pod gets its terminal; the attach asks for none (stdin is no terminal) but
+    // for stderr, which the kubelet, holding to the container's own terminal, turns
+    // into a terminal attach with stderr: containerd refuses it. kubectl falls back
+    // to the log so far (empty: `hi` comes later), and so does run-pod; the piped
+    // text never reaches the container, whose exit code comes back.
+    let mut case = Case::new(
+        &[
+            "-it",
+            "--rm",
+            "shell",
+            "--image=busybox",
+            "--restart=Never",
+            "--",
+            "sh",
+            "-c",
+            "sleep 2; echo hi; exit 3",
+        ],
+        vec![],
+        3,
+    );
+    case.pipe = Some("echo piped");
+    // kubectl tried SPDY after the WebSocket attach failed (run-pod's README, "attach
+    // on servers before 1.30").
+    case.differs = &[(
+        "streaming logs: unable to upgrade connection: rpc error",
+        "streaming logs: rpc error",
+    )];
+    case.shows = &[
+        "Unable to use a TTY - input is not a terminal or the right kind of file\r\n",
+        "warning: couldn't attach to pod/shell, falling back to streaming logs: rpc error: code = InvalidArgument desc = tty and stderr cannot both be true\r\n",
+    ];
     beside_kubectl("pty-it-pipe", case).await;
 }
 
@@ -650,7 +745,7 @@ async fn ctrl_c_while_waiting_for_the_pod_still_removes_it() {
             "q",
             "--image=busybox",
             "--restart=Never",
-            "--annotations=sim.kubeplug.io/never-ready=true",
+            NEVER_READY,
             "--",
             "sh",
         ],
@@ -709,29 +804,34 @@ async fn output_before_the_attach_is_replayed_on_a_raw_terminal() {
         Wait("second go\r\n"),
     ];
     let mut case = Case::new(args, steps, 0);
-    // The container's terminal writes `\r\n`; the user's, not raw while the log is
-    // printed, adds its own `\r`.
+    // The container's terminal writes `\r\n`; the kubelet's log keeps the line
+    // without its `\r`, and the user's terminal, not raw while the log is printed,
+    // adds its own.
     case.shows = &[
-        "first\r\r\n",
+        "first\r\n",
         "Session ended, resume using 'kubectl attach q -c q -n NS -i -t' command\r\n",
     ];
     beside_kubectl("pty-replay-it", case).await;
 }
 
-/// The default detach keys, Ctrl-P Ctrl-Q, end stdin in a raw `-it` session: the
-/// pod's shell reads end of file and exits, and the session ends as kubectl's does.
+/// The default detach keys, Ctrl-P Ctrl-Q, end the attach of a raw `-it` session,
+/// and the session ends as kubectl's does.
 #[tokio::test]
 async fn ctrl_p_ctrl_q_detaches() {
     let mut steps = ENTER_SESSION.to_vec();
     steps.extend([
         Type("echo hi\r"),
         Wait("hi\r\n"),
-        Wait(PROMPT),
+        Wait(READY),
         Type("\x10\x11"),
     ]);
-    let mut case = Case::new(IT_RM, steps, 0);
+    // Detached, the shell runs on (its terminal's input never ends): the wait for its
+    // exit code times out, and --rm deletes the pod.
+    let args: &'static [&'static str] = [&["--pod-running-timeout=5s"][..], IT_RM].concat().leak();
+    let mut case = Case::new(args, steps, 1);
     case.shows = &[
-        "Session ended, resume using 'kubectl attach shell -c shell -n NS -i -t' command\r\npod \"shell\" deleted from NS namespace\r\nrc=0\r\n",
+        "Session ended, resume using 'kubectl attach shell -c shell -n NS -i -t' command\r\n",
+        "pod \"shell\" deleted from NS namespace\r\n",
     ];
     beside_kubectl("pty-detach", case).await;
 }
@@ -741,10 +841,15 @@ async fn ctrl_p_ctrl_q_detaches() {
 #[tokio::test]
 async fn detach_keys_of_the_user_s_choice() {
     let mut steps = ENTER_SESSION.to_vec();
-    steps.extend([Type("echo a\x10b\r"), Wait(PROMPT), Type("\x18x")]);
-    let args: &'static [&'static str] = [&["--detach-keys=ctrl-x,x"][..], IT_RM].concat().leak();
-    let mut case = Case::new(args, steps, 0);
-    case.shows = &["pod \"shell\" deleted from NS namespace\r\nrc=0\r\n"];
+    steps.extend([Type("echo a\x10b\r"), Wait(READY), Type("\x18x")]);
+    let args: &'static [&'static str] = [
+        &["--detach-keys=ctrl-x,x", "--pod-running-timeout=5s"][..],
+        IT_RM,
+    ]
+    .concat()
+    .leak();
+    let mut case = Case::new(args, steps, 1);
+    case.shows = &["pod \"shell\" deleted from NS namespace\r\n"];
     beside_kubectl("pty-detach-keys", case).await;
 }
 

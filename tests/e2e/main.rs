@@ -1,11 +1,8 @@
 //! End-to-end tests against a real local control plane (see `tests::harness`).
 //!
 //! One test binary, one module per area:
-//! - `smoke`: the foundation — the control plane, the simulated node, the real
+//! - `smoke`: the foundation — the control plane, the real node, the real
 //!   controller-manager, RBAC, and kubectl's plugin lookup of our binaries.
-//! - `node`: the simulated node's behaviour (binding, steering annotations,
-//!   restart policies, deletion, node health).
-//! - `kubelet`: the simulated node's process kubelet: logs, attach, exec, TTY.
 //! - `run_pod`: `kubectl run-pod`.
 //! - `run_pod_attach`: `run-pod` attached to real processes: stdin, exit codes, TTY.
 //! - `run_pod_output`: run-pod's objects byte for byte beside kubectl's (`-o json` in
@@ -91,10 +88,8 @@ mod goaway;
 mod hostile;
 mod in_cluster;
 mod interactive;
-mod kubelet;
 mod kuberc;
 mod kyaml_output;
-mod node;
 mod paused_server;
 mod pod_security;
 mod real_node;

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{Namespace, ReplicationController};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use tests::harness::{Release, cluster};
+use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -141,7 +142,14 @@ async fn rolling_update_passes_the_pod_security_warning_on() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster().client().await, ns.as_str());
     rcs.create(
         &PostParams::default(),
-        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 1, &[]),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("web", OLD_IMAGE)],
+            1,
+            Readiness::Started,
+        ),
     )
     .await
     .expect("create rc");

@@ -1,4 +1,4 @@
-//! The plugins on a real node (`harness::real_node_cluster`: a kubelet and containerd
+//! The plugins on a real node (`harness::cluster`: a kubelet and containerd
 //! of the server's release, the cluster in a network namespace of its own): what only
 //! a real kubelet shows — pod addresses a Service's EndpointSlice takes, the kubelet's
 //! own event wording and back-offs, the streaming server — and the host left as it was
@@ -14,9 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use tests::harness::{
-    Cluster, Output, legacy_real_node_cluster, real_node_cluster, target_bin_dir,
-};
+use tests::harness::{Cluster, Output, cluster, legacy_cluster, target_bin_dir};
 use tests::state::ClusterState;
 
 fn write(dir: &Path, file: &str, text: &str) {
@@ -72,7 +70,7 @@ fn app_becomes_ready(cluster: &Cluster, tree: &str, ns: &str) -> Output {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_app_with_a_service_from_a_tree_ends_ready() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let tree = app_tree();
     let root = tree.path().display().to_string();
     let ours_ns = cluster.namespace("real-wait-app").await;
@@ -84,7 +82,7 @@ async fn an_app_with_a_service_from_a_tree_ends_ready() {
         .run();
     theirs.success();
     assert_eq!(ours.stdout, theirs.stdout);
-    // The Service has the pods' addresses (the simulated node's loopback ones were
+    // The Service has the pods' addresses (routable ones: a loopback address would be
     // refused by the EndpointSlice controller).
     let slices = cluster
         .kubectl()
@@ -109,7 +107,7 @@ async fn an_app_with_a_service_from_a_tree_ends_ready() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pods_reach_the_api_server_through_the_kubernetes_service() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     // The API server advertises the node IP, which the EndpointSlice names.
     let slice = cluster
         .kubectl()
@@ -204,7 +202,7 @@ fn waiting_line<'a>(out: &'a Output, prefix: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn waiting_names_the_kubelet_s_and_the_scheduler_s_causes() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let (stuck, crash) = tokio::join!(
         wait_for(cluster, "real-wait-pull", UNPULLABLE_AND_UNSCHEDULABLE),
         wait_for(cluster, "real-wait-crash", CRASHING),
@@ -286,7 +284,7 @@ fn attach(cluster: &Cluster, program: &str, name: &str, websockets: bool, ns: &s
 
 #[tokio::test(flavor = "multi_thread")]
 async fn run_pod_attaches_as_kubectl_does_over_websocket_and_spdy() {
-    let cluster = real_node_cluster();
+    let cluster = cluster();
     let ns = cluster.namespace("real-attach").await;
     for (i, websockets) in [true, false].into_iter().enumerate() {
         // One name for both: `--rm` has deleted kubectl's pod when it returns, and the
@@ -314,7 +312,7 @@ async fn run_pod_attaches_as_kubectl_does_over_websocket_and_spdy() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn on_1_20_2_its_own_kubelet_runs_the_app_and_the_attach() {
-    let cluster = legacy_real_node_cluster();
+    let cluster = legacy_cluster();
     let tree = app_tree();
     let root = tree.path().display().to_string();
     let ns = cluster.namespace("real-legacy").await;
@@ -366,7 +364,7 @@ impl OwnCluster {
         let mut child = Command::new(target_bin_dir().join("kubeplug-cluster"))
             .arg("--state-dir")
             .arg(state_dir.path())
-            .args(["--node=real", "--wait-stdin"])
+            .arg("--wait-stdin")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(state_dir.path().join("supervisor.log")).unwrap())

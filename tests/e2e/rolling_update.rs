@@ -1,6 +1,6 @@
 //! `kubectl rolling-update` end to end: the real `kubectl` finds our plugin, the
-//! real ReplicationController manager creates and deletes pods, the simulated node
-//! makes them Ready after a delay.
+//! real ReplicationController manager creates and deletes pods, the real node runs
+//! them (some with a readiness probe that passes after a delay).
 
 // The helpers below run only inside tests: an unwrap there is a failed assertion
 // (clippy's allow-unwrap-in-tests does not reach non-#[test] helpers).
@@ -21,6 +21,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
+use tests::steering::Readiness;
 
 use crate::terminal::{on_terminal, screen};
 
@@ -35,16 +36,19 @@ pub(crate) fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// An RC named `name` selecting `app=<app>` plus `extra`, with pods ready
-/// `ready_after_ms` after they start.
+/// An RC named `name` selecting `app=<app>` plus `extra`, with pods ready as
+/// `readiness` says.
 pub(crate) fn rc(
     name: &str,
     app: &str,
     extra: &[(&str, &str)],
     images: &[(&str, &str)],
     replicas: i32,
-    steering: &[(&str, &str)],
+    readiness: Readiness,
 ) -> ReplicationController {
+    let probe = readiness
+        .probe()
+        .map(|p| serde_json::from_value(p).expect("a readiness probe"));
     let mut selector = labels(&[("app", app)]);
     selector.extend(labels(extra));
     ReplicationController {
@@ -58,7 +62,6 @@ pub(crate) fn rc(
             template: Some(PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(selector),
-                    annotations: Some(labels(steering)),
                     ..Default::default()
                 }),
                 spec: Some(PodSpec {
@@ -67,6 +70,7 @@ pub(crate) fn rc(
                         .map(|(n, i)| Container {
                             name: n.to_string(),
                             image: Some(i.to_string()),
+                            readiness_probe: probe.clone(),
                             ..Default::default()
                         })
                         .collect(),
@@ -79,8 +83,6 @@ pub(crate) fn rc(
         status: None,
     }
 }
-
-const READY_300MS: &[(&str, &str)] = &[("sim.kubeplug.io/ready-after-ms", "300")];
 
 pub(crate) async fn create_ready(rcs: &Api<ReplicationController>, rc: &ReplicationController) {
     rcs.create(&PostParams::default(), rc)
@@ -200,7 +202,14 @@ async fn image_with_one_name_renames_back_and_keeps_pods_available() {
     let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), ns.as_str());
     create_ready(
         &rcs,
-        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 3, READY_300MS),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("web", OLD_IMAGE)],
+            3,
+            Readiness::Started,
+        ),
     )
     .await;
     let (min_available, watch) = watch_availability(client.clone(), ns.as_str(), "web");
@@ -295,7 +304,14 @@ async fn an_update_sends_only_the_requests_it_needs() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("web", "web", &[], &[("web", OLD_IMAGE)], 3, READY_300MS),
+        &rc(
+            "web",
+            "web",
+            &[],
+            &[("web", OLD_IMAGE)],
+            3,
+            Readiness::Started,
+        ),
     )
     .await;
     // A poll interval no wait reaches: its safety-net re-lists would add requests.
@@ -400,7 +416,14 @@ async fn image_with_two_names_deletes_the_old_rc() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("api", "api", &[], &[("api", OLD_IMAGE)], 2, READY_300MS),
+        &rc(
+            "api",
+            "api",
+            &[],
+            &[("api", OLD_IMAGE)],
+            2,
+            Readiness::Started,
+        ),
     )
     .await;
     let out = rolling_update(
@@ -435,7 +458,7 @@ async fn image_with_two_names_deletes_the_old_rc() {
 
 fn new_rc_yaml(name: &str, version: &str, image: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: {name}\nspec:\n  selector:\n    app: file\n    version: {version}\n  template:\n    metadata:\n      labels:\n        app: file\n        version: {version}\n      annotations:\n        sim.kubeplug.io/ready-after-ms: \"300\"\n    spec:\n      terminationGracePeriodSeconds: 0\n      containers:\n      - name: c\n        image: {image}\n"
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: {name}\nspec:\n  selector:\n    app: file\n    version: {version}\n  template:\n    metadata:\n      labels:\n        app: file\n        version: {version}\n    spec:\n      terminationGracePeriodSeconds: 0\n      containers:\n      - name: c\n        image: {image}\n"
     )
 }
 
@@ -452,7 +475,7 @@ async fn from_a_file_and_from_stdin() {
             &[("version", "v1")],
             &[("c", OLD_IMAGE)],
             2,
-            READY_300MS,
+            Readiness::Started,
         ),
     )
     .await;
@@ -555,7 +578,7 @@ async fn from_a_url_through_the_resource_builder() {
             &[("version", "v1")],
             &[("c", OLD_IMAGE)],
             2,
-            READY_300MS,
+            Readiness::Started,
         ),
     )
     .await;
@@ -630,7 +653,7 @@ async fn progress_bar_on_a_terminal_and_the_classic_lines_intact() {
             &[],
             &[("c", OLD_IMAGE)],
             2,
-            &[("sim.kubeplug.io/ready-after-ms", "1200")],
+            Readiness::AfterSecs(2),
         ),
     )
     .await;
@@ -718,7 +741,14 @@ async fn same_image_needs_a_pull_policy() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("same", "same", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+        &rc(
+            "same",
+            "same",
+            &[],
+            &[("c", OLD_IMAGE)],
+            1,
+            Readiness::Started,
+        ),
     )
     .await;
     let out = rolling_update(
@@ -767,7 +797,7 @@ async fn multi_container_needs_container() {
             &[],
             &[("a", OLD_IMAGE), ("b", OLD_IMAGE)],
             1,
-            READY_300MS,
+            Readiness::Started,
         ),
     )
     .await;
@@ -830,7 +860,14 @@ async fn dry_run_changes_nothing() {
     let pods: Api<Pod> = Api::namespaced(client, ns.as_str());
     create_ready(
         &rcs,
-        &rc("dry", "dry", &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
+        &rc(
+            "dry",
+            "dry",
+            &[],
+            &[("c", OLD_IMAGE)],
+            2,
+            Readiness::Started,
+        ),
     )
     .await;
     let snapshot = || async {
@@ -889,8 +926,14 @@ async fn never_ready_times_out_with_kubectl_message() {
     let cluster = cluster();
     let ns = cluster.namespace("ru-timeout").await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
-    let never = &[("sim.kubeplug.io/never-ready", "true")];
-    let old = rc("stuck", "stuck", &[], &[("c", OLD_IMAGE)], 2, never);
+    let old = rc(
+        "stuck",
+        "stuck",
+        &[],
+        &[("c", OLD_IMAGE)],
+        2,
+        Readiness::Never,
+    );
     rcs.create(&PostParams::default(), &old).await.unwrap();
     let started = std::time::Instant::now();
     let out = rolling_update(
@@ -978,7 +1021,7 @@ async fn resume_after_kill_at_several_points() {
     let cluster = cluster();
     let ns = cluster.namespace("ru-resume").await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
-    let slow = &[("sim.kubeplug.io/ready-after-ms", "1500")];
+    let slow = Readiness::AfterSecs(2);
     create_ready(&rcs, &rc("res", "res", &[], &[("c", OLD_IMAGE)], 3, slow)).await;
     let image = format!("--image={NEW_IMAGE}");
     let args = ["res", image.as_str(), "--update-period=0"];
@@ -1036,7 +1079,14 @@ async fn resume_after_kill_between_delete_and_rename() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("ren", "ren", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+        &rc(
+            "ren",
+            "ren",
+            &[],
+            &[("c", OLD_IMAGE)],
+            1,
+            Readiness::Started,
+        ),
     )
     .await;
     let image = format!("--image={NEW_IMAGE}");
@@ -1059,7 +1109,7 @@ async fn rollback_of_a_half_done_update() {
     let cluster = cluster();
     let ns = cluster.namespace("ru-rollback").await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
-    let slow = &[("sim.kubeplug.io/ready-after-ms", "1500")];
+    let slow = Readiness::AfterSecs(2);
     create_ready(&rcs, &rc("rb", "rb", &[], &[("c", OLD_IMAGE)], 3, slow)).await;
     let image = format!("--image={NEW_IMAGE}");
     let seen = run_and_kill(
@@ -1179,7 +1229,7 @@ async fn ctrl_c_stops_cleanly_and_the_rerun_resumes() {
     let cluster = cluster();
     let ns = cluster.namespace("ru-sigint").await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
-    let slow = &[("sim.kubeplug.io/ready-after-ms", "3000")];
+    let slow = Readiness::AfterSecs(3);
     create_ready(&rcs, &rc("sig", "sig", &[], &[("c", OLD_IMAGE)], 2, slow)).await;
     let image = format!("--image={NEW_IMAGE}");
     let args = ["sig", "sig-v2", image.as_str(), "--update-period=0"];
@@ -1233,7 +1283,7 @@ async fn ctrl_c_during_the_rename_never_strands_the_pods() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("sr", "sr", &[], &[("c", OLD_IMAGE)], 2, READY_300MS),
+        &rc("sr", "sr", &[], &[("c", OLD_IMAGE)], 2, Readiness::Started),
     )
     .await;
     let image = format!("--image={NEW_IMAGE}");
@@ -1315,7 +1365,14 @@ async fn two_names_resume_after_kill_during_cleanup() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("del", "del", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+        &rc(
+            "del",
+            "del",
+            &[],
+            &[("c", OLD_IMAGE)],
+            1,
+            Readiness::Started,
+        ),
     )
     .await;
     let image = format!("--image={NEW_IMAGE}");
@@ -1345,7 +1402,14 @@ async fn surge_unavailable_and_min_ready_seconds_flags() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("knobs", "knobs", &[], &[("c", OLD_IMAGE)], 4, READY_300MS),
+        &rc(
+            "knobs",
+            "knobs",
+            &[],
+            &[("c", OLD_IMAGE)],
+            4,
+            Readiness::Started,
+        ),
     )
     .await;
     let out = rolling_update(
@@ -1378,7 +1442,14 @@ async fn record_writes_the_change_cause_on_the_new_rc() {
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     create_ready(
         &rcs,
-        &rc("rec", "rec", &[], &[("c", OLD_IMAGE)], 1, READY_300MS),
+        &rc(
+            "rec",
+            "rec",
+            &[],
+            &[("c", OLD_IMAGE)],
+            1,
+            Readiness::Started,
+        ),
     )
     .await;
     let image = format!("--image={NEW_IMAGE}");

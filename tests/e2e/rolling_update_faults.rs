@@ -21,13 +21,13 @@ use tests::faults::proxy::{ApiProxy, Transport};
 use tests::faults::webhook::{HoldingWebhook, Rule};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
 use tests::live::Live;
+use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
 /// Kill points run at once (each with its own namespace, proxy and plugin).
 const PARALLEL: usize = 4;
 const REPLICAS: i32 = 2;
-const READY_FAST: &[(&str, &str)] = &[("sim.kubeplug.io/ready-after-ms", "200")];
 
 /// One command, its starting point and where it must end.
 #[derive(Clone)]
@@ -367,7 +367,7 @@ fn new_rc_file(name: &str) -> PathBuf {
         &[("version", "v2")],
         &[("c", NEW_IMAGE)],
         REPLICAS,
-        READY_FAST,
+        Readiness::Started,
     );
     std::fs::write(&path, serde_json::to_vec(&new).unwrap()).unwrap();
     path
@@ -389,7 +389,14 @@ impl Scenario {
     ) -> Self {
         Scenario {
             name,
-            initial: rc(old, "web", extra, &[("c", OLD_IMAGE)], REPLICAS, READY_FAST),
+            initial: rc(
+                old,
+                "web",
+                extra,
+                &[("c", OLD_IMAGE)],
+                REPLICAS,
+                Readiness::Started,
+            ),
             before: None,
             before_k: None,
             args,
@@ -487,17 +494,10 @@ fn fault_args(ns: &str, timeout: &str) -> Vec<String> {
 async fn start_web(
     cluster: &'static Cluster,
     label: &str,
-    ready_ms: &str,
+    readiness: Readiness,
 ) -> (tests::harness::TestNamespace, RcInvariants) {
     let scenario = Scenario {
-        initial: rc(
-            "web",
-            "web",
-            &[],
-            &[("c", OLD_IMAGE)],
-            REPLICAS,
-            &[("sim.kubeplug.io/ready-after-ms", ready_ms)],
-        ),
+        initial: rc("web", "web", &[], &[("c", OLD_IMAGE)], REPLICAS, readiness),
         ..Scenario::new("fault", "web", &[], Vec::new(), "web")
     };
     let (ns, _) = prepare(cluster, &scenario, label).await;
@@ -543,8 +543,8 @@ struct OnIsolated {
 }
 
 impl OnIsolated {
-    async fn start(label: &str, ready_ms: &str, timeout: &str, until: &str) -> Self {
-        let mut run = Self::spawn(label, ready_ms, timeout, None).await.0;
+    async fn start(label: &str, readiness: Readiness, timeout: &str, until: &str) -> Self {
+        let mut run = Self::spawn(label, readiness, timeout, None).await.0;
         run.live.as_mut().unwrap().until(until).await;
         run
     }
@@ -554,24 +554,24 @@ impl OnIsolated {
     /// the test releases it: the point of the protocol where the test acts.
     async fn start_holding(
         label: &str,
-        ready_ms: &str,
+        readiness: Readiness,
         timeout: &str,
         rule: Rule,
         hold: &str,
     ) -> (Self, HoldingWebhook) {
-        let (run, webhook) = Self::spawn(label, ready_ms, timeout, Some((rule, hold))).await;
+        let (run, webhook) = Self::spawn(label, readiness, timeout, Some((rule, hold))).await;
         (run, webhook.unwrap())
     }
 
     async fn spawn(
         label: &str,
-        ready_ms: &str,
+        readiness: Readiness,
         timeout: &str,
         hold: Option<(Rule, &str)>,
     ) -> (Self, Option<HoldingWebhook>) {
         let (cluster, lock) = tests::harness::isolated_cluster().await;
         let plane = tests::faults::ControlPlane::of(&cluster.kubeconfig).unwrap();
-        let (ns, invariants) = start_web(cluster, label, ready_ms).await;
+        let (ns, invariants) = start_web(cluster, label, readiness).await;
         let webhook = match hold {
             Some((rule, name)) => Some(
                 HoldingWebhook::start(
@@ -621,7 +621,13 @@ impl OnIsolated {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converges() {
-    let mut run = OnIsolated::start("ru-paused-api", "1500", "--timeout=5s", "Scaling web-").await;
+    let mut run = OnIsolated::start(
+        "ru-paused-api",
+        Readiness::AfterSecs(2),
+        "--timeout=5s",
+        "Scaling web-",
+    )
+    .await;
     let paused = run.plane.pause("kube-apiserver").unwrap();
     // Every request and watch is bounded by --timeout: the run ends on its own.
     let (code, out, err) = run.end(Duration::from_secs(60)).await;
@@ -644,8 +650,13 @@ async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converg
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
-    let mut run =
-        OnIsolated::start("ru-second-ctrl-c", "1500", "--timeout=5m", "Scaling web-").await;
+    let mut run = OnIsolated::start(
+        "ru-second-ctrl-c",
+        Readiness::AfterSecs(2),
+        "--timeout=5m",
+        "Scaling web-",
+    )
+    .await;
     let paused = run.plane.pause("kube-apiserver").unwrap();
     run.live().signal(libc::SIGINT);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -671,8 +682,14 @@ async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges()
     // paused, so its garbage collector cannot finish that deletion first: the
     // pause comes before the step's request is processed, not after an output line
     // (which raced the collector).
-    let (mut run, webhook) =
-        OnIsolated::start_holding("ru-paused-kcm", "200", "--timeout=5s", RC_DELETES, "web").await;
+    let (mut run, webhook) = OnIsolated::start_holding(
+        "ru-paused-kcm",
+        Readiness::Started,
+        "--timeout=5s",
+        RC_DELETES,
+        "web",
+    )
+    .await;
     assert!(
         webhook.wait_holding(Duration::from_secs(120)).await,
         "the old RC's DELETE never reached the server"
@@ -702,8 +719,13 @@ const RC_DELETES: Rule = Rule {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_server_restarted_mid_update_then_the_rerun_converges() {
-    let mut run =
-        OnIsolated::start("ru-restart-api", "1500", "--timeout=20s", "Scaling web-").await;
+    let mut run = OnIsolated::start(
+        "ru-restart-api",
+        Readiness::AfterSecs(2),
+        "--timeout=20s",
+        "Scaling web-",
+    )
+    .await;
     run.plane.restart_apiserver().await.unwrap();
     // The run may ride out the restart (watches reconnect) or stop with an error;
     // either way it ends, and the same command finishes the job. An error may follow
@@ -727,7 +749,7 @@ async fn api_server_restarted_mid_update_then_the_rerun_converges() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_concurrent_writer_causes_conflicts_the_update_rides_them_out() {
     let cluster = cluster();
-    let (ns, invariants) = start_web(cluster, "ru-conflicts", "200").await;
+    let (ns, invariants) = start_web(cluster, "ru-conflicts", Readiness::Started).await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     // Another writer keeps updating every RC of the namespace (an annotation bump,
     // GET then PUT), so the plugin's own PUTs meet 409 Conflicts.
@@ -764,7 +786,14 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
     let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns.as_str());
     // No deployment key: the old RC is relabelled (template, pods, selector) while
     // pods die and the RC manager replaces them.
-    let web = rc("web", "web", &[], &[("c", OLD_IMAGE)], 30, READY_FAST);
+    let web = rc(
+        "web",
+        "web",
+        &[],
+        &[("c", OLD_IMAGE)],
+        30,
+        Readiness::Started,
+    );
     rcs.create(&PostParams::default(), &web).await.unwrap();
     crate::rolling_update::wait_ready(&rcs, "web", 30).await;
     let invariants = RcInvariants::watch(client.clone(), ns.as_str()).await;
@@ -773,7 +802,10 @@ async fn pod_deleting_chaos_during_a_30_replica_update() {
         tokio::spawn(async move {
             let mut i = 0usize;
             loop {
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                // A pod deleted every 1.5 s: the real node replaces one in about a
+                // second, so the update (which keeps all 30 available) can make
+                // progress between deaths, as it must on a cluster losing pods.
+                tokio::time::sleep(Duration::from_millis(1500)).await;
                 let Ok(list) = pods.list(&Default::default()).await else {
                     continue;
                 };
@@ -934,7 +966,7 @@ fn rule(resources: &[&str], verbs: &[&str]) -> k8s_openapi::api::rbac::v1::Polic
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forbidden_watch_is_reported_at_once() {
     let cluster = cluster();
-    let (ns, _invariants) = start_web(cluster, "ru-forbidden-watch", "200").await;
+    let (ns, _invariants) = start_web(cluster, "ru-forbidden-watch", Readiness::Started).await;
     let dir = tempfile::tempdir().unwrap();
     // Everything the update needs except watching pods.
     let kubeconfig = service_account_kubeconfig(
@@ -971,7 +1003,7 @@ async fn a_forbidden_watch_is_reported_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_resume_hint_works_and_prints_no_secret() {
     let cluster = cluster();
-    let (ns, invariants) = start_web(cluster, "ru-hint", "1500").await;
+    let (ns, invariants) = start_web(cluster, "ru-hint", Readiness::AfterSecs(2)).await;
     let admin = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
     let token = admin
         .lines()
@@ -1054,7 +1086,7 @@ async fn the_resume_hint_works_and_prints_no_secret() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_stdout_does_not_stop_the_update() {
     let cluster = cluster();
-    let (ns, invariants) = start_web(cluster, "ru-closed-stdout", "200").await;
+    let (ns, invariants) = start_web(cluster, "ru-closed-stdout", Readiness::Started).await;
     let plugin = cluster.plugin_dir.join(plugin_binary("rolling-update"));
     invariants.client_alive(true);
     // `| head -1`: the reader goes away after the first line.
@@ -1090,7 +1122,7 @@ async fn a_closed_stdout_does_not_stop_the_update() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_half_done_update_whose_old_rc_was_deleted_is_finished_or_refused() {
     let cluster = cluster();
-    let (ns, invariants) = start_web(cluster, "ru-old-deleted", "200").await;
+    let (ns, invariants) = start_web(cluster, "ru-old-deleted", Readiness::Started).await;
     let rcs: Api<ReplicationController> = Api::namespaced(cluster.client().await, ns.as_str());
     let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
     // One name, no deployment key: 14 writes; stop after the first scale-up (write
@@ -1165,7 +1197,7 @@ async fn a_half_done_update_whose_old_rc_was_deleted_is_finished_or_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_watches_are_re_listed_after_the_poll_interval() {
     let cluster = cluster();
-    let (ns, invariants) = start_web(cluster, "ru-stalled-watch", "200").await;
+    let (ns, invariants) = start_web(cluster, "ru-stalled-watch", Readiness::Started).await;
     let proxy = ApiProxy::start(&cluster.kubeconfig).unwrap();
     // Every watch answers and then says nothing: only re-listing sees progress.
     proxy.stall_watches(true);

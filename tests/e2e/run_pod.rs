@@ -14,6 +14,7 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
 use tests::objects::pod_ready;
+use tests::steering;
 
 /// `kubectl run-pod -n NS ARGS…` on the shared cluster.
 pub(crate) fn run_pod(ns: &str, args: &[&str]) -> Output {
@@ -704,16 +705,22 @@ async fn forbidden_is_kubectl_shaped() {
 #[tokio::test]
 async fn pod_running_timeout_applies_to_never_ready_pods_and_rm_cleans_up() {
     let ns = cluster().namespace("run-pod-rm-timeout").await;
+    // Running, never ready; tini passes the deletion's SIGTERM on to `sleep`.
+    let probe = steering::run_pod_probe("slow", steering::never_ready());
     let out = run_pod(
         ns.as_str(),
         &[
             "slow",
-            "--image=busybox",
+            "--image=kubeplug/busybox-tini:1",
             "--attach",
             "--rm",
             "--restart=Never",
             "--pod-running-timeout=2s",
-            "--annotations=sim.kubeplug.io/never-ready=true",
+            &probe[0],
+            &probe[1],
+            "--",
+            "sleep",
+            "3600",
         ],
     );
     out.code(1);
@@ -731,45 +738,124 @@ async fn pod_running_timeout_applies_to_never_ready_pods_and_rm_cleans_up() {
         .expect("watch");
 }
 
+/// Gives the `limited` user in `ns` what a CI step's account often has: pods to run,
+/// read, follow and delete, their logs, but no `pods/attach`.
+async fn without_attach(ns: &str) {
+    use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+    use kube::api::{ObjectMeta, PostParams};
+    let client = cluster().client().await;
+    let meta = || ObjectMeta {
+        name: Some("no-attach".into()),
+        ..Default::default()
+    };
+    let rules = vec![
+        PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["pods".into()]),
+            verbs: ["create", "get", "list", "watch", "delete"]
+                .map(String::from)
+                .to_vec(),
+            ..Default::default()
+        },
+        PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["pods/log".into()]),
+            verbs: vec!["get".into()],
+            ..Default::default()
+        },
+    ];
+    Api::<Role>::namespaced(client.clone(), ns)
+        .create(
+            &PostParams::default(),
+            &Role {
+                metadata: meta(),
+                rules: Some(rules),
+            },
+        )
+        .await
+        .expect("role");
+    Api::<RoleBinding>::namespaced(client, ns)
+        .create(
+            &PostParams::default(),
+            &RoleBinding {
+                metadata: meta(),
+                role_ref: RoleRef {
+                    api_group: "rbac.authorization.k8s.io".into(),
+                    kind: "Role".into(),
+                    name: "no-attach".into(),
+                },
+                subjects: Some(vec![Subject {
+                    api_group: Some("rbac.authorization.k8s.io".into()),
+                    kind: "User".into(),
+                    name: "limited".into(),
+                    ..Default::default()
+                }]),
+            },
+        )
+        .await
+        .expect("role binding");
+}
+
 #[tokio::test]
 async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
-    // A container with no command runs on the simulated node's timer runtime, which
-    // cannot be attached to: kubectl's fallback to logs follows, then the wait for the
-    // pod to finish times out (it never does), and --rm still cleans up.
-    let ns = cluster().namespace("run-pod-attach-fallback").await;
-    let out = run_pod(
-        ns.as_str(),
-        &[
-            "web",
-            "--image=busybox",
-            "--attach",
-            "--rm",
-            "-q",
-            "--restart=Never",
-            "--pod-running-timeout=5s",
-        ],
+    // The user may not attach (403): kubectl's fallback streams the container's log
+    // instead, the pod's exit code comes back, and --rm still cleans up. Beside
+    // kubectl run, in a namespace each.
+    let mut outputs = Vec::new();
+    for (side, command) in [("kubectl", "run"), ("ours", "run-pod")] {
+        let ns = cluster()
+            .namespace(&format!("run-pod-attach-fallback-{side}"))
+            .await;
+        without_attach(ns.as_str()).await;
+        let out = cluster()
+            .kubectl()
+            .args([command, "--context", LIMITED_CONTEXT, "-n", ns.as_str()])
+            .args([
+                "web",
+                // tini passes the deletion's SIGTERM on (a shell as PID 1 ignores it).
+                "--image=kubeplug/busybox-tini:1",
+                "--attach",
+                "--rm",
+                "-q",
+                "--restart=Never",
+                "--",
+                "sh",
+                "-c",
+                "echo hi; sleep 2; exit 3",
+            ])
+            .run();
+        let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
+        let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
+        tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", gone))
+            .await
+            .expect("pod deleted")
+            .expect("watch");
+        outputs.push((out.code, out.stdout, out.stderr.replace(ns.as_str(), "NS")));
+    }
+    let ours = outputs.pop().unwrap();
+    let mut theirs = outputs.pop().unwrap();
+    // The one difference (run-pod's README, "attach on servers before 1.30"): kubectl
+    // tries SPDY's POST after the WebSocket upgrade's 403, run-pod does not.
+    theirs.2 = theirs.2.replace(
+        "unable to upgrade connection: pods \"web\" is forbidden: User \"limited\" cannot create resource",
+        "pods \"web\" is forbidden: User \"limited\" cannot get resource",
     );
-    out.code(1);
+    assert_eq!((ours.0, &ours.2), (theirs.0, &theirs.2));
+    assert_eq!(ours.0, 3, "{ours:?}");
+    // Beyond kubectl: the log printed before the attach was tried is not printed
+    // again by the fallback. kubectl's fallback asks for the log from the second it
+    // read it in, and prints `hi` twice when both fell in the same second.
+    assert_eq!(ours.1, "hi\n", "-q: no deletion message, no line twice");
     assert!(
-        out.stderr
+        ["hi\n", "hi\nhi\n"].contains(&theirs.1.as_str()),
+        "{theirs:?}"
+    );
+    assert!(
+        ours.2
             .starts_with("warning: couldn't attach to pod/web, falling back to streaming logs: "),
         "{}",
-        out.stderr
+        ours.2
     );
-    assert!(
-        out.stderr
-            .ends_with("error: timed out waiting for the condition\n"),
-        "{}",
-        out.stderr
-    );
-    // -q suppresses the deletion message.
-    assert_eq!(out.stdout, "");
-    let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
-    let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
-    tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", gone))
-        .await
-        .expect("pod deleted")
-        .expect("watch");
 }
 
 /// The audit log of the harness's cluster (it always starts one with `--audit`), or

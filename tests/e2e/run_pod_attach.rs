@@ -1,5 +1,5 @@
-//! `kubectl run-pod` attached to a container that really runs (the simulated node's
-//! process kubelet): stdin, exit codes, `--rm`, the logs fallback, TTYs and restarts.
+//! `kubectl run-pod` attached to a container that really runs (on the real node's
+//! kubelet and containerd): stdin, exit codes, `--rm`, the logs fallback, TTYs and restarts.
 //! All through the real `kubectl` plugin lookup.
 
 use std::time::Duration;
@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
 use tests::harness::{Output, cluster};
+use tests::steering;
 
 fn run_pod(ns: &str, args: &[&str], stdin: &str) -> Output {
     cluster()
@@ -170,8 +171,10 @@ async fn tty_allocates_a_terminal() {
 #[tokio::test]
 async fn on_failure_restarts_until_success_and_exits_zero() {
     let ns = cluster().namespace("attach-onfailure").await;
-    // The scratch directory survives restarts of the container: count runs there.
+    // An emptyDir survives restarts of the container (its own file system does not):
+    // count runs there.
     let script = "n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo run $n; [ $n -ge 3 ]";
+    let scratch = r#"--overrides={"spec":{"volumes":[{"name":"scratch","emptyDir":{}}],"containers":[{"name":"flaky","workingDir":"/scratch","volumeMounts":[{"name":"scratch","mountPath":"/scratch"}]}]}}"#;
     let out = run_pod(
         ns.as_str(),
         &[
@@ -180,6 +183,8 @@ async fn on_failure_restarts_until_success_and_exits_zero() {
             "--attach",
             "--rm",
             "--restart=OnFailure",
+            "--override-type=strategic",
+            scratch,
             "--",
             "sh",
             "-c",
@@ -277,13 +282,16 @@ const HINT: &str = "If you don't see a command prompt, try pressing enter.\n";
 #[tokio::test]
 async fn output_before_the_attach_is_replayed_as_kubectl_1_37_does() {
     let script = "echo first; read x; echo second $x";
+    // Ready a second after the shell started, so both attach after `first`.
+    let probe = steering::run_pod_probe("t", steering::ready_after(1));
     let base = [
         "-i",
         "--rm",
         "--restart=Never",
         "t",
         "--image=busybox",
-        "--annotations=sim.kubeplug.io/ready-after-ms=1000",
+        &probe[0],
+        &probe[1],
     ];
     for (round, extra) in [
         &[][..],
@@ -372,7 +380,9 @@ async fn sigterm_deletes_what_rm_created_and_exits_143() {
             "-i",
             "--rm",
             "t",
-            "--image=busybox",
+            // tini passes the deletion's SIGTERM on (a shell as PID 1 ignores it, and
+            // the pod would take its whole grace period to go).
+            "--image=kubeplug/busybox-tini:1",
             "--",
             "sh",
             "-c",

@@ -29,6 +29,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tests::foreign::closed_port;
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
+use tests::steering;
 
 /// A marker per secret place of the kubeconfig: the test fails if any is printed.
 const EXEC_ENV: &str = "kplugMARKERexecEnv7f3a";
@@ -509,7 +510,8 @@ async fn an_interrupted_rolling_update_prints_no_secret() {
         // Pods are ready 2 s after they start: long enough to be interrupted while
         // the plugin waits for the new one.
         let rc = format!(
-            "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: web{v}\nspec:\n  replicas: 1\n  selector: {{app: web{v}}}\n  template:\n    metadata:\n      labels: {{app: web{v}}}\n      annotations: {{sim.kubeplug.io/ready-after-ms: \"2000\"}}\n    spec:\n      terminationGracePeriodSeconds: 0\n      containers:\n      - {{name: c, image: registry.k8s.io/pause:3.8}}\n"
+            "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: web{v}\nspec:\n  replicas: 1\n  selector: {{app: web{v}}}\n  template:\n    metadata:\n      labels: {{app: web{v}}}\n    spec:\n      terminationGracePeriodSeconds: 0\n      containers:\n      - {{name: c, image: registry.k8s.io/pause:3.8, readinessProbe: {probe}}}\n",
+            probe = steering::ready_after(2),
         );
         cluster
             .kubectl()

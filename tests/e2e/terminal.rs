@@ -4,9 +4,8 @@
 // A failed terminal or process call is a broken test environment: unwrap says where.
 #![allow(clippy::unwrap_used)]
 
-/// A pseudo-terminal (master, slave) of `width` columns. Written here with rustix
-/// (already a dependency for the simulated node's TTYs) rather than reusing the
-/// node's private helper: this one must not be a controlling terminal either.
+/// A pseudo-terminal (master, slave) of `width` columns, with rustix (a dependency
+/// already); it must not become a controlling terminal.
 pub fn open_pty(width: u16) -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
     use rustix::fs::{Mode, OFlags, open};
     use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};

@@ -216,46 +216,6 @@ pub fn goaway_cluster() -> &'static Cluster {
     }
 }
 
-static REAL_NODE: OnceLock<Result<Cluster, String>> = OnceLock::new();
-
-/// A cluster whose node is a real kubelet with containerd (`kubeplug-cluster --node
-/// real`), the whole cluster in a network namespace of its own: pods get addresses a
-/// Service's EndpointSlice takes, the kubelet's own events, back-offs and streaming.
-/// Started on first use; the tests using it share it.
-pub fn real_node_cluster() -> &'static Cluster {
-    let plugin_dir = cluster().plugin_dir.clone();
-    let release = cluster().release;
-    let real = REAL_NODE
-        .get_or_init(|| start_supervised(release, target_bin_dir(), plugin_dir, &["--node=real"]));
-    match real {
-        Ok(cluster) => cluster,
-        Err(reason) => panic!("e2e: no cluster with a real node: {reason}"),
-    }
-}
-
-static LEGACY_REAL_NODE: OnceLock<Result<Cluster, String>> = OnceLock::new();
-
-/// [`real_node_cluster`] on 1.20.2, with that release's own kubelet and scheduler (the
-/// shared one when the run is on 1.20.2 already).
-pub fn legacy_real_node_cluster() -> &'static Cluster {
-    if cluster().release == Release::V1_20 {
-        return real_node_cluster();
-    }
-    let plugin_dir = cluster().plugin_dir.clone();
-    let real = LEGACY_REAL_NODE.get_or_init(|| {
-        start_supervised(
-            Release::V1_20,
-            target_bin_dir(),
-            plugin_dir,
-            &["--node=real"],
-        )
-    });
-    match real {
-        Ok(cluster) => cluster,
-        Err(reason) => panic!("e2e: no 1.20.2 cluster with a real node: {reason}"),
-    }
-}
-
 fn start() -> Result<Cluster, String> {
     terminal_signal_dispositions();
     let bin_dir = target_bin_dir();

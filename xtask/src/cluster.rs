@@ -20,7 +20,6 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
         ClusterAction::Up {
             kubernetes,
             audit,
-            node,
             nodes,
             apiserver_arg,
         } => {
@@ -29,11 +28,7 @@ pub fn run(flags: &flags::Cluster) -> anyhow::Result<()> {
                 None => Release::from_env()?,
             };
             ensure_release(release)?;
-            let node = Node {
-                kind: node.clone(),
-                count: *nodes,
-            };
-            let state = up_with(&state_dir, release, *audit, &node, None, apiserver_arg)?;
+            let state = up_with(&state_dir, release, *audit, *nodes, None, apiserver_arg)?;
             let down = match &flags.state_dir {
                 Some(dir) => format!("cargo xtask cluster --state-dir {} down", dir.display()),
                 None => "cargo xtask cluster down".into(),
@@ -100,22 +95,10 @@ pub fn up(
     state_dir: &Path,
     release: Release,
     audit: bool,
-    nodes: usize,
+    nodes: u8,
     throttle_mutating: Option<u32>,
 ) -> anyhow::Result<ClusterState> {
-    let node = Node {
-        kind: "simulated".into(),
-        count: nodes,
-    };
-    up_with(state_dir, release, audit, &node, throttle_mutating, &[])
-}
-
-/// The node a cluster gets: `kubeplug-cluster --node KIND --nodes COUNT`.
-pub struct Node {
-    /// `real` or `simulated`.
-    pub kind: String,
-    /// The number of simulated nodes.
-    pub count: usize,
+    up_with(state_dir, release, audit, nodes, throttle_mutating, &[])
 }
 
 /// [`up`], with extra kube-apiserver flags (`kubeplug-cluster --apiserver-arg`).
@@ -123,7 +106,7 @@ pub fn up_with(
     state_dir: &Path,
     release: Release,
     audit: bool,
-    node: &Node,
+    nodes: u8,
     throttle_mutating: Option<u32>,
     apiserver_args: &[String],
 ) -> anyhow::Result<ClusterState> {
@@ -148,9 +131,8 @@ pub fn up_with(
         .arg(state_dir)
         .arg("--kubernetes")
         .arg(release.version())
-        .arg(format!("--node={}", node.kind))
         .arg("--nodes")
-        .arg(node.count.to_string())
+        .arg(nodes.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log);

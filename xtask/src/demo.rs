@@ -74,7 +74,9 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     println!("== the plugins, found by kubectl on PATH");
     println!("   ({})", on_path.says());
     session.kubectl(&["plugin", "list"])?;
-    println!("\n== the local cluster: a real kube-apiserver with a simulated node");
+    println!(
+        "\n== the local cluster: a real kube-apiserver with a real node (kubelet + containerd)"
+    );
     session.kubectl(&["get", "nodes", "-o", "wide"])?;
     session.fresh_namespace()?;
     session.run_pod()?;

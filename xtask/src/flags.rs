@@ -17,7 +17,7 @@ pub enum Task {
     /// Kubernetes 1.20.2 from Debian's source package once (about 10 minutes on two
     /// cores) and caches the binaries under the user cache directory.
     Testenv(Testenv),
-    /// Start, stop or locate the local cluster (control plane + simulated node).
+    /// Start, stop or locate the local cluster (control plane + a real node).
     Cluster(Cluster),
     /// Everything CI runs: testenv (if needed), build, and every test tier.
     Test(Test),
@@ -88,13 +88,10 @@ pub enum ClusterAction {
         /// Write a metadata-level audit log (to count API requests).
         #[arg(long)]
         audit: bool,
-        /// The node: `real` (a kubelet and containerd, the cluster in a network
-        /// namespace of its own) or `simulated`.
-        #[arg(long, default_value = "simulated", value_parser = ["real", "simulated"])]
-        node: String,
-        /// Number of simulated nodes (0: a control plane alone).
-        #[arg(long, default_value_t = 1)]
-        nodes: usize,
+        /// Number of nodes: 1 (a kubelet and containerd, the cluster in a network
+        /// namespace of its own) or 0 (a control plane alone).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+        nodes: u8,
         /// An extra kube-apiserver flag, after the ones the cluster sets (repeatable),
         /// e.g. `--apiserver-arg=--goaway-chance=0.02` for a server that sends GOAWAY
         /// as an HA cluster's do.

@@ -88,8 +88,10 @@ fn python_tools() -> anyhow::Result<PathBuf> {
             let mut install = vec!["apt-get"];
             install.extend(crate::testenv::APT_OPTS);
             install.extend(["install", "-y", "--no-install-recommends", "python3-venv"]);
-            sh(crate::testenv::as_root(&install)?.env("DEBIAN_FRONTEND", "noninteractive"))
-                .context("cannot install python3-venv for the workflow linters")?;
+            crate::testenv::apt_exclusive(|| {
+                sh(crate::testenv::as_root(&install)?.env("DEBIAN_FRONTEND", "noninteractive"))
+            })
+            .context("cannot install python3-venv for the workflow linters")?;
             sh(&mut create()).context("cannot create a Python virtual environment")?;
         }
     }

@@ -4,7 +4,7 @@
 
 mod archive;
 // The local cluster (and so the tasks that start one) runs on Linux only: its supervisor
-// and simulated node use Linux process control, `cluster down` reads /proc, and the
+// and real node use Linux process control and namespaces, `cluster down` reads /proc, and the
 // bench's launcher declares Linux's wait flags and `rusage` layout by hand. On the other
 // release platforms xtask packages (`dist`, `krew-check`, `index`, and `install` on Unix).
 #[cfg(target_os = "linux")]
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         #[cfg(not(target_os = "linux"))]
         flags::Task::Cluster(_) | flags::Task::Demo(_) | flags::Task::Bench(_) => {
             Err(anyhow::anyhow!(
-                "the local cluster runs on Linux only (its simulated node and supervisor use Linux process control)"
+                "the local cluster runs on Linux only (its real node and supervisor use Linux namespaces and process control)"
             ))
         }
     };

@@ -125,7 +125,7 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
         test.args(["--exclude", "tests"]);
     }
     // Four tests at a time by default, not one per core: the e2e tests mostly wait on
-    // the cluster (controllers, the simulated node, timeouts), and on two cores four
+    // the cluster (controllers, the kubelet, timeouts), and on two cores four
     // at a time took 9 min 34 s where two took 13 min 32 s (the CPU 86% busy). Eight
     // at a time was faster still, but the signal tests' timing no longer held.
     if std::env::var_os("RUST_TEST_THREADS").is_none() {

@@ -39,7 +39,7 @@ use self::progress::Display;
 use crate::flags;
 use crate::run::output;
 
-pub(crate) use apt::{APT_OPTS, as_root};
+pub(crate) use apt::{APT_OPTS, as_root, exclusive as apt_exclusive};
 
 /// What a command needs built: the control planes of `releases`, their nodes, and krew
 /// (which only the test of the install-in-CI recipe runs).
@@ -279,7 +279,7 @@ fn report(found: &Binaries, what: &str) {
     line(
         "kube-scheduler",
         found.kube_scheduler.as_deref(),
-        "none: the simulated node binds pods",
+        "none: pods stay Pending (run `cargo xtask testenv`)",
     );
     line(
         "kubectl",

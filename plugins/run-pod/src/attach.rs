@@ -196,7 +196,7 @@ impl Session {
         )
         .await?
         {
-            Waited::Completed(pod) => self.print_logs(&pods, &pod, None).await?,
+            Waited::Completed(pod) => self.print_logs(&pods, &pod, None, None).await?,
             Waited::Ready(pod) => self.attach_ready(&pods, &pod, err).await?,
         }
         let wait_for_exit =
@@ -250,7 +250,8 @@ impl Session {
                 "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
                 plain_message(&e)
             )?;
-            self.print_logs(pods, pod, pre.read_at).await?;
+            self.print_logs(pods, pod, pre.read_at, pre.printed_through)
+                .await?;
         }
         Ok(())
     }
@@ -357,16 +358,43 @@ impl Session {
 
     /// kubectl's `logOpts`: the logs of the (single) container, as they are now (or
     /// those written since `since`).
-    async fn print_logs(&self, pods: &Api<Pod>, pod: &Pod, since: Option<Timestamp>) -> Result<()> {
+    /// The log from `since` on, without the lines written up to `printed_through`
+    /// (printed before the attach failed: `sinceTime` travels in whole seconds, so
+    /// the log from `since` may begin with them).
+    async fn print_logs(
+        &self,
+        pods: &Api<Pod>,
+        pod: &Pod,
+        since: Option<Timestamp>,
+        printed_through: Option<Timestamp>,
+    ) -> Result<()> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let params = LogParams {
             container: container_name(pod),
             since_time: since,
+            timestamps: printed_through.is_some(),
             ..Default::default()
         };
         let stream = pods.log_stream(&name, &params).await?;
-        tokio::io::copy(&mut stream.compat(), &mut apiclient::output::async_stdout()).await?;
-        Ok(())
+        let mut out = apiclient::output::async_stdout();
+        let Some(printed_through) = printed_through else {
+            tokio::io::copy(&mut stream.compat(), &mut out).await?;
+            return Ok(());
+        };
+        let mut lines = tokio::io::BufReader::new(stream.compat());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if tokio::io::AsyncBufReadExt::read_until(&mut lines, b'\n', &mut line).await? == 0 {
+                tokio::io::AsyncWriteExt::flush(&mut out).await?;
+                return Ok(());
+            }
+            let log = replay::Log::parse(&line);
+            if log.written_at(0).is_some_and(|at| at <= printed_through) {
+                continue;
+            }
+            tokio::io::AsyncWriteExt::write_all(&mut out, &log.text).await?;
+        }
     }
 
     /// Deletes everything this command created, ignoring objects already gone, and

@@ -112,7 +112,8 @@ pub struct Binaries {
     /// Optional with `KUBEBUILDER_ASSETS` (envtest ships none); without it there are no
     /// controllers, and the tests that need them say so.
     pub kube_controller_manager: Option<PathBuf>,
-    /// The release's own scheduler; without it the simulated node binds pods itself.
+    /// The release's own scheduler, which binds pods to the node; without one (an old
+    /// cache), pods stay Pending and the cluster says so.
     pub kube_scheduler: Option<PathBuf>,
     /// kubectl of the release, the reference on its server; `None`: the one on `PATH`.
     pub kubectl: Option<PathBuf>,
@@ -179,8 +180,7 @@ impl Binaries {
         let kube_controller_manager = Some(find("kube-controller-manager")?);
         let (kube_scheduler, kubectl) = match release {
             // testenv builds 1.20.2's scheduler with its node (an older cache may lack
-            // it: then the simulated node binds pods). The installed kubectl is the
-            // reference.
+            // it: testenv builds it again). The installed kubectl is the reference.
             Release::V1_20 => (executable(&cache.join("kube-scheduler")), None),
             Release::Current => (Some(find("kube-scheduler")?), Some(find("kubectl")?)),
         };

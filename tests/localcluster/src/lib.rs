@@ -2,11 +2,11 @@
 //! the control-plane binaries are ([`Binaries`]), what a real node runs and where
 //! (`node`: [`NodeBinaries`], the test images), the state file a running
 //! `kubeplug-cluster` writes ([`state::ClusterState`]), probes of its processes, a
-//! client for one of its contexts, the names of the simulated node's steering
-//! annotations, and the latency proxy the e2e tests and the bench both put in front
+//! client for one of its contexts, how test pods are made to behave on the node
+//! (`steering`: readiness probes and commands), and the latency proxy the e2e tests and the bench both put in front
 //! of it.
 //!
-//! The `tests` crate (the supervisor, the simulated node, the harness) re-exports all
+//! The `tests` crate (the supervisor, the real node, the harness) re-exports all
 //! of it; `xtask` links only this crate and runs `kubeplug-cluster` as a program, so
 //! `cargo xtask dist|install` never compile the test infrastructure (which is
 //! Linux-only) and xtask builds on every release platform.

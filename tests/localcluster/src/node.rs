@@ -16,6 +16,14 @@ use sha2::{Digest, Sha256};
 
 use crate::binaries::{NotInstalled, Release, cache_root};
 
+/// The node's IP (the inner end of its network namespace's veth pair,
+/// `tests::realnode::netns`): the API server listens and advertises there, and its
+/// certificate names it.
+pub const NODE_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 200, 0, 2);
+
+/// The port the kubelet serves its API on, at [`NODE_IP`].
+pub const KUBELET_PORT: u16 = 10250;
+
 /// The pod sandbox image the kubelet and containerd are given.
 pub const SANDBOX_IMAGE: &str = "registry.k8s.io/pause:3.10";
 

@@ -27,7 +27,6 @@ pub struct ClusterState {
     pub kubeconfig: PathBuf,
     pub ca_cert: PathBuf,
     pub audit_log: Option<PathBuf>,
-    pub kubelet_port: u16,
     pub processes: Vec<ProcessEntry>,
     /// With a real node: the network namespace the cluster runs in (`/run/netns/NAME`;
     /// `nsenter --net=/run/netns/NAME` reaches the node IP and the pods).

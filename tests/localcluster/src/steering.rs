@@ -1,17 +1,74 @@
-//! The names of the simulated node's per-pod steering annotations (parsed by
-//! `tests::node::steering`), for whoever writes such pods: the e2e tests and the bench.
+//! How the e2e tests and the bench make a pod behave as a test needs, on the real node,
+//! with nothing but what a user would write in a pod: readiness probes and commands.
+//! The kubelet runs them for real; its timings (probe periods, start-up) are real too.
 
-/// `"N"` (milliseconds): the containers become ready N ms after they start
-/// (again after every restart). Overrides the node's default delay.
-pub const READY_AFTER_MS: &str = "sim.kubeplug.io/ready-after-ms";
-/// `"true"`: the containers run but never become ready.
-pub const NEVER_READY: &str = "sim.kubeplug.io/never-ready";
-/// `"K"`: the containers terminate with exit code K (0..=255, or any i32 a
-/// kubelet could report). Defaults to 0 when only [`EXIT_AFTER_MS`] is set.
-pub const EXIT_CODE: &str = "sim.kubeplug.io/exit-code";
-/// `"N"` (milliseconds): the containers terminate N ms after they start
-/// (again after every restart). Defaults to 0 when only [`EXIT_CODE`] is set.
-pub const EXIT_AFTER_MS: &str = "sim.kubeplug.io/exit-after-ms";
-/// `"true"`: the containers ignore SIGTERM, so deleting the pod takes the
-/// whole grace period and ends in a SIGKILL (exit code 137).
-pub const IGNORE_SIGTERM: &str = "sim.kubeplug.io/ignore-sigterm";
+use serde_json::{Value, json};
+
+use crate::node::{KUBELET_PORT, NODE_IP};
+
+/// A readiness probe that passes from `delay_secs` seconds after the container
+/// started (to within the one-second period): a TCP probe of the node's kubelet port,
+/// which is open while the node runs. TCP, not an exec of `true`, so that it works in
+/// every test image, the pause images too (they hold one program and no shell).
+pub fn ready_after(delay_secs: u32) -> Value {
+    json!({
+        "tcpSocket": {"host": NODE_IP.to_string(), "port": KUBELET_PORT},
+        "initialDelaySeconds": delay_secs,
+        "periodSeconds": 1,
+        "failureThreshold": 1,
+    })
+}
+
+/// A readiness probe that never passes: a TCP probe of a port on the node that
+/// nothing listens on (connection refused).
+pub fn never_ready() -> Value {
+    json!({
+        "tcpSocket": {"host": NODE_IP.to_string(), "port": 1},
+        "periodSeconds": 1,
+        "failureThreshold": 1,
+    })
+}
+
+/// The command of a container that ends with exit `code` about `after_ms` after it
+/// started (busybox images: it runs `sh`).
+pub fn exit_after(after_ms: u64, code: i32) -> Vec<String> {
+    let secs = format!("{}.{:03}", after_ms / 1000, after_ms % 1000);
+    vec![
+        "sh".into(),
+        "-c".into(),
+        format!("sleep {secs}; exit {code}"),
+    ]
+}
+
+/// The flags that give the one container of `kubectl run-pod NAME` (the container is
+/// named as the pod) a readiness probe: a strategic-merge `--overrides`, which merges
+/// containers by name.
+pub fn run_pod_probe(name: &str, probe: Value) -> [String; 2] {
+    let overrides = json!({"spec": {"containers": [{"name": name, "readinessProbe": probe}]}});
+    [
+        "--override-type=strategic".into(),
+        format!("--overrides={overrides}"),
+    ]
+}
+
+/// When a test pod's containers become ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// As soon as they start (no probe): the kubelet's own pace.
+    Started,
+    /// [`ready_after`] this many seconds.
+    AfterSecs(u32),
+    /// Never ([`never_ready`]).
+    Never,
+}
+
+impl Readiness {
+    /// The readiness probe that gives this behaviour (`None` for [`Readiness::Started`]).
+    pub fn probe(self) -> Option<Value> {
+        match self {
+            Readiness::Started => None,
+            Readiness::AfterSecs(secs) => Some(ready_after(secs)),
+            Readiness::Never => Some(never_ready()),
+        }
+    }
+}

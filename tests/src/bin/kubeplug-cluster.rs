@@ -1,7 +1,6 @@
-//! `kubeplug-cluster`: supervises one local control plane plus its node: a real
-//! kubelet with containerd (`--node real`), the whole cluster inside a network
-//! namespace of its own and the API server forwarded to the host's 127.0.0.1, or the
-//! simulated node (`--node simulated`).
+//! `kubeplug-cluster`: supervises one local control plane plus its node, a real
+//! kubelet with containerd, the whole cluster inside a network namespace of its own
+//! and the API server forwarded to the host's 127.0.0.1.
 //!
 //! `cargo xtask cluster up` starts it detached; the e2e harness starts it with
 //! `--wait-stdin`, so that the cluster goes away when the test process does, however
@@ -23,15 +22,6 @@ use tests::realnode::{self, RealNode, host, netns::NetNs};
 use tests::state::{ClusterState, ProcessEntry};
 use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
-
-/// Which node the cluster gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum NodeKind {
-    /// A kubelet and containerd, in a network namespace of the cluster's own.
-    Real,
-    /// The simulated node (`tests::node`), on loopback.
-    Simulated,
-}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,15 +50,9 @@ struct Args {
     /// Write a metadata-level audit log (for counting API requests).
     #[arg(long)]
     audit: bool,
-    /// The node: `real` (a kubelet and containerd) or `simulated`.
-    #[arg(long, value_enum, default_value_t = NodeKind::Simulated)]
-    node: NodeKind,
-    /// Number of simulated nodes (0: a control plane alone).
-    #[arg(long, default_value_t = 1)]
-    nodes: usize,
-    /// Default delay before a pod on a simulated node becomes Ready, in milliseconds.
-    #[arg(long, default_value_t = 200)]
-    ready_after_ms: u64,
+    /// Number of nodes: 1 (a kubelet and containerd) or 0 (a control plane alone).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=1))]
+    nodes: u8,
     /// Throttle like a busy cluster: API Priority and Fairness off and at most N
     /// mutating requests in flight (the API server answers 429 with Retry-After: 1
     /// beyond; system:masters users are exempt, the `limited` user is not).
@@ -105,7 +89,7 @@ fn main() -> ExitCode {
     }
     // The namespace is made and entered before the runtime starts any thread: every
     // thread and child inherits the namespace of the thread that makes it.
-    let place = match Place::prepare(&args) {
+    let place = match Place::prepare() {
         Ok(place) => place,
         Err(e) => {
             eprintln!("kubeplug-cluster: {e:#}");
@@ -127,23 +111,18 @@ fn main() -> ExitCode {
     }
 }
 
-/// Where the cluster runs: with a real node, its network namespace and the listener on
-/// the host's 127.0.0.1 that forwards to the API server inside.
+/// Where the cluster runs: its network namespace and the listener on the host's
+/// 127.0.0.1 that forwards to the API server inside.
 struct Place {
-    namespace: Option<(NetNs, std::net::TcpListener)>,
+    namespace: NetNs,
+    listener: std::net::TcpListener,
     /// The node's id (also the namespace's name).
     id: String,
 }
 
 impl Place {
-    fn prepare(args: &Args) -> anyhow::Result<Self> {
+    fn prepare() -> anyhow::Result<Self> {
         let id = host::node_id();
-        if args.node == NodeKind::Simulated {
-            return Ok(Self {
-                namespace: None,
-                id,
-            });
-        }
         for gone in host::sweep() {
             tracing::info!("removed the leftovers of node {gone}");
         }
@@ -157,23 +136,19 @@ impl Place {
             return Err(e);
         }
         Ok(Self {
-            namespace: Some((ns, listener)),
+            namespace: ns,
+            listener,
             id,
         })
     }
 
     /// The API server's port: the forwarder's, which the server also takes inside.
-    fn api_port(&self) -> anyhow::Result<Option<u16>> {
-        match &self.namespace {
-            Some((_, listener)) => Ok(Some(listener.local_addr()?.port())),
-            None => Ok(None),
-        }
+    fn api_port(&self) -> anyhow::Result<u16> {
+        Ok(self.listener.local_addr()?.port())
     }
 
     fn remove(&self) {
-        if self.namespace.is_some() {
-            host::remove_node(&self.id);
-        }
+        host::remove_node(&self.id);
     }
 }
 
@@ -183,16 +158,13 @@ async fn run(args: &Args, place: &Place) -> anyhow::Result<()> {
         None => Release::from_env()?,
     };
     let binaries = Binaries::locate(release)?;
-    let node_binaries = match args.node {
-        NodeKind::Real => Some(localcluster::NodeBinaries::locate(release)?),
-        NodeKind::Simulated => None,
+    let node_binaries = match args.nodes {
+        0 => None,
+        _ => Some(localcluster::NodeBinaries::locate(release)?),
     };
-    let with_scheduler = binaries.kube_scheduler.is_some();
     let with_controllers = binaries.kube_controller_manager.is_some();
     let api_port = place.api_port()?;
-    if let (Some((_, listener)), Some(port)) = (&place.namespace, api_port) {
-        tokio::spawn(forward(listener.try_clone()?, port));
-    }
+    tokio::spawn(forward(place.listener.try_clone()?, api_port));
     // Runs on the main thread (block_on), which lives as long as the process: the
     // children's parent-death signal depends on that.
     let mut plane = ControlPlane::start(args.control_plane(binaries, api_port)).await?;
@@ -209,10 +181,9 @@ async fn run(args: &Args, place: &Place) -> anyhow::Result<()> {
                 name: "kubeplug-node-0".to_string(),
                 id: place.id.clone(),
             };
-            Node::Real(RealNode::start(options, &client).await?)
+            Node::Real(Box::new(RealNode::start(options, &client).await?))
         }
-        None if args.nodes == 0 => Node::None,
-        None => Node::simulated(&client, args.node_config(&plane, release, with_scheduler)),
+        None => Node::None,
     };
 
     let mut state = ClusterState {
@@ -222,12 +193,8 @@ async fn run(args: &Args, place: &Place) -> anyhow::Result<()> {
         kubeconfig: plane.endpoints.kubeconfig.clone(),
         ca_cert: plane.endpoints.ca_cert.clone(),
         audit_log: plane.endpoints.audit_log.clone(),
-        kubelet_port: plane.endpoints.kubelet_port,
         processes: process_entries(&plane, &node),
-        netns: place
-            .namespace
-            .as_ref()
-            .map(|(ns, _)| ns.name().to_string()),
+        netns: Some(place.namespace.name().to_string()),
         node_run_dir: node.run_dir(),
     };
     state.write(args.state_dir())?;
@@ -266,7 +233,6 @@ async fn supervise(
                 state.write(args.state_dir())?;
                 tracing::info!("kube-apiserver restarted");
             }
-            failure = node.failed() => return Err(failure),
             _ = health.tick() => {
                 if let Some(crash) = plane.crashed().or_else(|| node.crashed()) {
                     return Err(anyhow::anyhow!("{crash}"));
@@ -304,39 +270,12 @@ async fn forward(listener: std::net::TcpListener, port: u16) {
 
 /// The cluster's node.
 enum Node {
-    Real(RealNode),
-    Simulated {
-        task: tokio::task::JoinHandle<anyhow::Result<()>>,
-        stop: Option<tokio::sync::oneshot::Sender<()>>,
-    },
+    Real(Box<RealNode>),
     /// `--nodes 0`: a control plane alone.
     None,
 }
 
 impl Node {
-    fn simulated(client: &kube::Client, config: tests::node::NodeSimConfig) -> Self {
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(tests::node::run(client.clone(), config, async move {
-            let _ = stopped.await;
-        }));
-        Node::Simulated {
-            task,
-            stop: Some(stop),
-        }
-    }
-
-    /// Completes when the simulated node ends on its own (never for the others).
-    async fn failed(&mut self) -> anyhow::Error {
-        match self {
-            Node::Simulated { task, .. } if !task.is_finished() => match task.await {
-                Ok(Ok(())) => anyhow::anyhow!("the simulated node stopped unexpectedly"),
-                Ok(Err(e)) => e.context("the simulated node failed"),
-                Err(e) => anyhow::anyhow!("the simulated node panicked: {e}"),
-            },
-            _ => std::future::pending().await,
-        }
-    }
-
     fn crashed(&mut self) -> Option<String> {
         match self {
             Node::Real(node) => node.crashed(),
@@ -361,12 +300,6 @@ impl Node {
     async fn stop(self) {
         match self {
             Node::Real(node) => node.stop(),
-            Node::Simulated { task, mut stop } => {
-                if let Some(stop) = stop.take() {
-                    let _ = stop.send(());
-                }
-                let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
-            }
             Node::None => {}
         }
     }
@@ -381,7 +314,7 @@ impl Args {
     }
 
     /// How to start the control plane these arguments ask for.
-    fn control_plane(&self, binaries: Binaries, api_port: Option<u16>) -> controlplane::Options {
+    fn control_plane(&self, binaries: Binaries, api_port: u16) -> controlplane::Options {
         controlplane::Options {
             state_dir: self.state_dir().to_path_buf(),
             binaries,
@@ -393,29 +326,7 @@ impl Args {
                     max_mutating_requests_inflight: mutating,
                 }),
             apiserver_args: self.apiserver_arg.clone(),
-            in_namespace: api_port,
-        }
-    }
-
-    /// The simulated nodes of `plane`.
-    fn node_config(
-        &self,
-        plane: &ControlPlane,
-        release: Release,
-        with_scheduler: bool,
-    ) -> tests::node::NodeSimConfig {
-        tests::node::NodeSimConfig {
-            node_names: (0..self.nodes)
-                .map(|i| format!("kubeplug-node-{i}"))
-                .collect(),
-            default_ready_after: Duration::from_millis(self.ready_after_ms),
-            kubelet_port: plane.endpoints.kubelet_port,
-            kubelet_version: release.version().to_string(),
-            // The release's own scheduler binds pods where there is one.
-            bind_pods: !with_scheduler,
-            // Pods reach the API server where it listens (in-cluster clients).
-            api_server: Some(plane.endpoints.server.clone()),
-            ..Default::default()
+            api_port,
         }
     }
 

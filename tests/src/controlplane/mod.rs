@@ -12,9 +12,8 @@
 //!   `system:masters`) and `limited` (an `admin` RoleBinding in namespace
 //!   [`LIMITED_NAMESPACE`] only), so tests can provoke a real 403;
 //! - RBAC authorization and service-account keys and issuer (required by 1.20);
-//! - the release's kube-scheduler binds pods (the current release); without one
-//!   (1.20.2) the simulated node (`crate::node`) binds them; the simulated node always
-//!   plays the kubelet;
+//! - the release's own kube-scheduler binds pods; the node (`crate::realnode`) is a
+//!   real kubelet;
 //! - an optional audit log (metadata level) for counting API requests in benchmarks.
 //!
 //! Processes are started from the caller's thread with a parent-death signal, so the
@@ -38,10 +37,7 @@ pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
 pub const ADMIN_CONTEXT: &str = "kubeplug-admin";
 /// The kubeconfig context of the namespace-limited user.
 pub const LIMITED_CONTEXT: &str = "kubeplug-limited";
-/// The node IP of a cluster with a real node (the inner end of its namespace's veth
-/// pair, `crate::realnode::netns`): the server listens and advertises there, and its
-/// certificate names it.
-pub const NODE_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 200, 0, 2);
+pub use localcluster::node::NODE_IP;
 /// The `--service-cluster-ip-range` of the apiserver.
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 
@@ -58,17 +54,16 @@ pub struct Options {
     /// Extra kube-apiserver flags, after the ones set here (so they win), e.g.
     /// `--goaway-chance=0.02`.
     pub apiserver_args: Vec<String>,
-    /// With a real node: the server listens on every address of the cluster's network
-    /// namespace (the node IP, where pods reach it) on this port, the one the
-    /// namespace's forwarder took on the host's 127.0.0.1, and advertises the node IP.
-    /// `None`: 127.0.0.1 and a free port.
-    pub in_namespace: Option<u16>,
+    /// The server listens on every address of the cluster's network namespace (the
+    /// node IP, where pods reach it) on this port, the one the namespace's forwarder
+    /// took on the host's 127.0.0.1, and advertises the node IP.
+    pub api_port: u16,
 }
 
 /// The API server's in-flight limits, with API Priority and Fairness off
 /// (`--enable-priority-and-fairness=false`): beyond them it answers `429` with
 /// `Retry-After: 1`, as a busy shared cluster does. Members of `system:masters` (the
-/// `admin` user, the controller-manager, the simulated node) are exempt from these
+/// `admin` user, the controller-manager, the node) are exempt from these
 /// limits; the `limited` user is throttled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Throttle {
@@ -85,8 +80,6 @@ pub struct Endpoints {
     pub kubeconfig: PathBuf,
     pub ca_cert: PathBuf,
     pub audit_log: Option<PathBuf>,
-    /// A free port reserved for the simulated node's kubelet API.
-    pub kubelet_port: u16,
 }
 
 /// A running control plane. Dropping it stops every process it started.
@@ -169,11 +162,7 @@ impl ControlPlane {
         std::fs::create_dir_all(&state).map_err(state_error(&state))?;
         let credentials = Credentials::write(&state)?;
 
-        let api_port = match options.in_namespace {
-            Some(port) => port,
-            None => port_for("kube-apiserver")?,
-        };
-        let kubelet_port = port_for("the kubelet")?;
+        let api_port = options.api_port;
         let server = format!("https://127.0.0.1:{api_port}");
 
         let kubeconfig = write_state(
@@ -196,7 +185,6 @@ impl ControlPlane {
                 kubeconfig,
                 ca_cert: credentials.ca_cert.clone(),
                 audit_log: None,
-                kubelet_port,
             },
             state_dir: state,
             etcd_data,
@@ -272,16 +260,13 @@ impl ControlPlane {
             api_port,
             etcd_url,
         );
-        if options.in_namespace.is_some() {
-            let node_ip = NODE_IP;
-            api_args.extend([
-                "--bind-address=0.0.0.0".to_string(),
-                format!("--advertise-address={node_ip}"),
-                // A routable advertise address: the `kubernetes` Service's endpoints
-                // are kept, and in-cluster clients reach the server through it.
-                "--endpoint-reconciler-type=lease".to_string(),
-            ]);
-        }
+        api_args.extend([
+            "--bind-address=0.0.0.0".to_string(),
+            format!("--advertise-address={NODE_IP}"),
+            // A routable advertise address: the `kubernetes` Service's endpoints
+            // are kept, and in-cluster clients reach the server through it.
+            "--endpoint-reconciler-type=lease".to_string(),
+        ]);
         if let Some(throttle) = options.throttle {
             api_args.extend([
                 "--enable-priority-and-fairness=false".to_string(),
@@ -338,7 +323,7 @@ impl ControlPlane {
             // plugins, the bottleneck of rolling updates and 30-replica tests.
             "--kube-api-qps=200".to_string(),
             "--kube-api-burst=400".to_string(),
-            // No cloud and no IPAM: the simulated node needs no pod CIDR. The cloud
+            // No cloud and no IPAM: the node's CNI bridge has its own pod subnet. The cloud
             // controllers left kube-controller-manager after 1.20, and the others
             // were renamed (`nodeipam` is `node-ipam-controller` since 1.28).
             if minor < 28 {
@@ -572,14 +557,8 @@ fn apiserver_args(
         // Gone since 1.24 (the insecure port no longer exists).
         api_args.push("--insecure-port=0".to_string());
     }
-    if minor >= 24 {
-        // Current servers refuse a loopback advertise address for the `kubernetes`
-        // Service's endpoints; nothing here reaches the API through that Service
-        // (in-cluster clients get the real address), so no reconciler keeps them.
-        api_args.push("--endpoint-reconciler-type=none".to_string());
-    }
     if minor < 22 {
-        // The simulated kubelet serves a self-signed certificate; 1.20 does not
+        // The kubelet serves a self-signed certificate; 1.20 does not
         // verify kubelets when no --kubelet-certificate-authority is set, and
         // neither do later releases (which dropped the flag).
         api_args.push("--kubelet-https=true".to_string());

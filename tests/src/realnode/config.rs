@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use localcluster::Release;
+use localcluster::node::KUBELET_PORT;
 
 use super::netns::{NODE_IP, POD_SUBNET};
 
@@ -160,8 +161,10 @@ cgroupDriver: cgroupfs
 # several clusters' kubelets run side by side.
 cgroupRoot: {cgroup_root}
 address: {NODE_IP}
-port: 10250
+port: {KUBELET_PORT}
 readOnlyPort: 0
+# The bench's rolling-update-30 runs hold 180 pods at once (the pod subnet is a /24).
+maxPods: 250
 healthzPort: 0
 # The apiserver calls the kubelet without client credentials.
 authentication:

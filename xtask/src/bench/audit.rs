@@ -5,7 +5,7 @@
 //! kube-rs send the `Impersonate-User` header from the kubeconfig, and the apiserver
 //! records it in each audit event as `impersonatedUser.username`, so a request belongs
 //! to exactly one run, whatever else talks to the cluster at the same time (the
-//! controller-manager and the simulated node use the same admin credentials, and run
+//! controller-manager and the scheduler use the same admin credentials, and run
 //! concurrently; a time window or a user-agent would mix them in). The command lines
 //! stay exactly what a user types: only `KUBECONFIG` differs.
 //!

@@ -15,8 +15,10 @@ use super::model::{Cache, Cell, Series, Target};
 
 pub mod matrix;
 
-/// Readiness delay of the rolling-update pods on the simulated node.
-pub const READY_AFTER_MS: u64 = 300;
+/// Readiness delay of the bench's pods: their readiness probe
+/// (`localcluster::steering::ready_after`) passes this long after they start, to within
+/// the kubelet's one-second probe period, so the ideal is a lower bound.
+pub const READY_AFTER_MS: u64 = 1000;
 /// The largest input a warm-up run uses (create-file objects, rolling-update replicas).
 ///
 /// A warm-up only has to fill caches (page cache, kubectl's discovery cache, the
@@ -803,7 +805,7 @@ mod tests {
         );
         let ru = Kind::RollingUpdate { replicas: 10 };
         assert!(ru.theirs(&env, &run).is_none());
-        assert_eq!(ru.ideal().unwrap().0, 3.0);
+        assert_eq!(ru.ideal().unwrap().0, 10.0);
         assert_eq!(ru.targets(), vec![Target::WallRatioAtMost(1.5)]);
     }
 

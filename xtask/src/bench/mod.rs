@@ -317,8 +317,8 @@ fn restrict(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
-/// Simulated nodes of the benchmark's cluster (see [`LocalCluster::start`]).
-const BENCH_NODES: usize = 3;
+/// Nodes of the benchmark's cluster (see [`LocalCluster::start`]).
+const BENCH_NODES: u8 = 1;
 
 /// The local cluster of this benchmark, stopped when dropped (also on errors).
 struct LocalCluster {
@@ -337,9 +337,9 @@ impl LocalCluster {
         }
         // Throttling applies only to users outside system:masters: every case but the
         // throttled ones runs in that group and is never affected (see cases.rs).
-        // Three simulated nodes (110 pods each, as kubelets take): a case's runs keep
-        // their namespaces until the case ends, and rolling-update-30's six runs hold
-        // 180 pods; a current server's scheduler keeps the pods beyond capacity Pending.
+        // One real node, which takes 250 pods (`maxPods` in its KubeletConfiguration): a
+        // case's runs keep their namespaces until the case ends, and rolling-update-30's
+        // six runs hold 180 pods.
         let state = crate::cluster::up(
             &state_dir,
             release,
@@ -737,7 +737,7 @@ impl Bench {
             (Kind::CreateFileWait { deployments }, Kind::CreateFileWait { deployments: warm }) => {
                 result.notes.push(format!(
                     "{deployments} Deployments of one replica, one YAML file each, in one directory; each run \
-                     creates them in a fresh namespace and waits until all are rolled out (the simulated node \
+                     creates them in a fresh namespace and waits until all are rolled out (a readiness probe \
                      makes pods ready {} ms after they start); kubectl's side is a script: `kubectl create -f` \
                      per file, then `kubectl rollout status -f` per file",
                     cases::READY_AFTER_MS
@@ -756,7 +756,7 @@ impl Bench {
         if let Kind::RollingUpdate { replicas } = kind {
             result.notes.push(format!(
                 "each run starts from a ReplicationController of {replicas} ready pods (nginx:1) in a fresh namespace; \
-                 the simulated node makes pods ready {} ms after they start",
+                 a readiness probe makes pods ready {} ms after they start",
                 cases::READY_AFTER_MS
             ));
         }
@@ -923,7 +923,7 @@ impl Bench {
                     "web",
                     i32::try_from(replicas).unwrap_or(i32::MAX),
                     cases::READY_AFTER_MS,
-                );
+                )?;
                 // Only our side has runs here (the baseline is the ideal), so every
                 // namespace is one of ours.
                 setup::ready_controllers(&self.client, namespaces, &rc, Duration::from_secs(120))
@@ -1144,7 +1144,7 @@ fn environment(kubectl: &Path, server: &str, existing: bool) -> Vec<(String, Str
                 format!("existing (KUBECONFIG), server {server}")
             } else {
                 format!(
-                    "local: kube-apiserver {server} + etcd on tmpfs + kube-controller-manager, simulated node"
+                    "local: kube-apiserver {server} + etcd on tmpfs + kube-controller-manager + kube-scheduler, a real node (kubelet + containerd)"
                 )
             },
         ),
@@ -1164,13 +1164,13 @@ fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
             .to_string(),
         "Requests are attributed exactly: each run's kubeconfig impersonates a unique user \
          (`as: kubeplug-bench-<case>-<a|b><run>`, group system:masters) and the audit log records it per request; \
-         the controller-manager and the simulated node, which share the admin credentials, are never counted."
+         the controller-manager and the scheduler, which share the admin credentials, are never counted."
             .to_string(),
         "The ceiling for create-file is an in-process kube-rs client with 32 requests in flight: no process start, \
          no file parsing, no discovery."
             .to_string(),
-        "The machine has 2 cores shared by the apiserver, etcd, the controller-manager, the simulated node and \
-         the command under test: numbers are for comparison on the same machine, not absolute."
+        "The machine has 2 cores shared by the apiserver, etcd, the controller-manager, the scheduler, the kubelet and \
+         containerd, and the command under test: numbers are for comparison on the same machine, not absolute."
             .to_string(),
     ];
     // Google Cloud SDK's kubectl is a "dispatcher" build: before every command it asks

@@ -106,15 +106,15 @@ pub async fn namespaces(client: &Client, names: &[String], for_pods: bool) -> an
 }
 
 /// The ReplicationController the rolling-update cases start from: `replicas` pods of
-/// `nginx:1` that the simulated node makes ready `ready_after_ms` after they start
-/// (the annotation is in the template, so the new controller's pods get it too).
+/// `nginx:1` whose readiness probe passes `ready_after_ms` (whole seconds) after they
+/// start (the probe is in the template, so the new controller's pods get it too).
 pub fn replication_controller(
     name: &str,
     replicas: i32,
     ready_after_ms: u64,
-) -> ReplicationController {
+) -> anyhow::Result<ReplicationController> {
     let labels = BTreeMap::from([("app".to_string(), name.to_string())]);
-    ReplicationController {
+    Ok(ReplicationController {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
             ..Default::default()
@@ -125,16 +125,15 @@ pub fn replication_controller(
             template: Some(PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels),
-                    annotations: Some(BTreeMap::from([(
-                        localcluster::steering::READY_AFTER_MS.to_string(),
-                        ready_after_ms.to_string(),
-                    )])),
                     ..Default::default()
                 }),
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: name.to_string(),
                         image: Some("nginx:1".to_string()),
+                        readiness_probe: Some(serde_json::from_value(
+                            localcluster::steering::ready_after((ready_after_ms / 1000) as u32),
+                        )?),
                         ..Default::default()
                     }],
                     // Deleting old pods must not wait out the default 30 s grace period.
@@ -145,7 +144,7 @@ pub fn replication_controller(
             ..Default::default()
         }),
         ..Default::default()
-    }
+    })
 }
 
 /// Creates the controller in each namespace and waits until all are fully ready.
@@ -237,11 +236,12 @@ pub fn write_deployments(dir: &Path, deployments: u32) -> anyhow::Result<()> {
                 "replicas": 1,
                 "selector": {"matchLabels": {"app": name}},
                 "template": {
-                    "metadata": {
-                        "labels": {"app": name},
-                        "annotations": {"sim.kubeplug.io/ready-after-ms": cases::READY_AFTER_MS.to_string()}
-                    },
-                    "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{
+                        "name": "web",
+                        "image": "nginx:1",
+                        "readinessProbe": localcluster::steering::ready_after((cases::READY_AFTER_MS / 1000) as u32),
+                    }]}
                 }
             }
         });
@@ -348,9 +348,9 @@ pub async fn delete_namespaces(client: &Client) -> anyhow::Result<usize> {
 }
 
 /// Deletes the benchmark's namespaces and waits (up to `limit`) until they are gone,
-/// so that the next case starts on an empty node: the simulated node, like a
-/// kubelet, takes 110 pods, and a current server's scheduler leaves the rest
-/// Pending (the rolling-update cases alone create up to 36 pods per run).
+/// so that the next case starts on an empty node: the node takes 250 pods and the
+/// scheduler leaves the rest Pending (the rolling-update cases alone create up to 36
+/// pods per run).
 pub async fn clear_namespaces(client: &Client, limit: Duration) -> anyhow::Result<()> {
     delete_namespaces(client).await?;
     let api: Api<Namespace> = Api::all(client.clone());

@@ -46,8 +46,27 @@ pub(super) fn missing<'a>(packages: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// Held around every apt-get that takes a lock, by every thread of this process.
+/// `DPkg::Lock::Timeout` waits for dpkg's lock only: `apt-get update` fails at once
+/// (exit 100, "Could not get lock /var/lib/apt/lists/lock") while another update
+/// runs, as two of testenv's threads did on a fresh machine.
+static APT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` holding [`APT`].
+pub(crate) fn exclusive<T>(f: impl FnOnce() -> T) -> T {
+    // A thread that panicked holding it left apt as apt leaves itself: go on.
+    let _held = APT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    f()
+}
+
 /// `apt-get update`, then installs `packages` (nothing when empty).
 pub(super) fn install(packages: &[&str]) -> anyhow::Result<()> {
+    exclusive(|| update_and_install(packages))
+}
+
+fn update_and_install(packages: &[&str]) -> anyhow::Result<()> {
     let mut update = vec!["apt-get"];
     update.extend(APT_OPTS);
     update.push("update");

@@ -45,8 +45,8 @@ const REFLECT2_SRC: &str = "/usr/share/gocode/src/github.com/modern-go/reflect2"
 
 /// The control plane's programs (etcd is Debian's own).
 pub(super) const CONTROL_PLANE: [&str; 2] = ["kube-apiserver", "kube-controller-manager"];
-/// The node's: its kubelet and kube-proxy, and the scheduler, which binds pods for a
-/// real node (the simulated one bound them itself, so the first builds had none).
+/// The node's: its kubelet and kube-proxy, and the scheduler, which binds pods to it
+/// (the project's first builds had none).
 pub(super) const NODE: [&str; 3] = ["kube-scheduler", "kubelet", "kube-proxy"];
 
 pub(super) fn build(wanted: Wanted) -> anyhow::Result<()> {

@@ -39,6 +39,10 @@ pub struct PreAttach<'a> {
     /// When the log was read (to the second, as `sinceTime` travels), from which a
     /// fallback to the logs goes on.
     pub read_at: Option<Timestamp>,
+    /// When the last line printed from the log was written: a fallback to the logs,
+    /// which asks from `read_at`'s whole second on, leaves out the lines up to it
+    /// (printed already).
+    pub printed_through: Option<Timestamp>,
 }
 
 impl<'a> PreAttach<'a> {
@@ -48,6 +52,7 @@ impl<'a> PreAttach<'a> {
             pod,
             container,
             read_at: None,
+            printed_through: None,
         }
     }
 
@@ -102,7 +107,7 @@ impl Log {
     }
 
     /// When the line holding byte `offset` of the text was written.
-    fn written_at(&self, offset: usize) -> Option<Timestamp> {
+    pub fn written_at(&self, offset: usize) -> Option<Timestamp> {
         let index = self.lines.partition_point(|(start, _)| *start <= offset);
         self.lines
             .get(index.checked_sub(1)?)

@@ -164,7 +164,14 @@ fn wants_tty(req: &Request<'_>) -> bool {
 /// kubectl's warning.
 async fn replay_all(pre: &mut PreAttach<'_>, err: &mut dyn Write) -> Result<()> {
     match pre.read().await {
-        Ok(log) => write_stdout(&log.text).await,
+        Ok(log) => {
+            pre.printed_through = log
+                .text
+                .len()
+                .checked_sub(1)
+                .and_then(|end| log.written_at(end));
+            write_stdout(&log.text).await
+        }
         Err(e) => warn_unread(&e, err),
     }
 }
@@ -184,6 +191,7 @@ async fn replay_before(
         Some((bytes, arrived)) => replay::join(&log, &bytes, arrived),
         None => log.text.len(),
     };
+    pre.printed_through = print.checked_sub(1).and_then(|end| log.written_at(end));
     write_stdout(&log.text[..print]).await
 }
 
