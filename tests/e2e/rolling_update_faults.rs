@@ -681,19 +681,21 @@ async fn paused_controller_manager_in_the_rename_step_then_the_rerun_converges()
     // The old RC's DELETE is held at admission until kube-controller-manager is
     // paused, so its garbage collector cannot finish that deletion first: the
     // pause comes before the step's request is processed, not after an output line
-    // (which raced the collector).
+    // (which raced the collector). `--timeout` bounds every wait of the run, the
+    // scaling before the rename too, so it leaves a loaded machine's kubelet time to
+    // start the pods (5 s did not, and the run ended before the DELETE).
     let (mut run, webhook) = OnIsolated::start_holding(
         "ru-paused-kcm",
         Readiness::Started,
-        "--timeout=5s",
+        "--timeout=30s",
         RC_DELETES,
         "web",
     )
     .await;
-    assert!(
-        webhook.wait_holding(Duration::from_secs(120)).await,
-        "the old RC's DELETE never reached the server"
-    );
+    if !webhook.wait_holding(Duration::from_secs(120)).await {
+        let (code, out, err) = run.end(Duration::from_secs(60)).await;
+        panic!("the old RC's DELETE never reached the server: exit {code:?}\n{out:?}\n{err}");
+    }
     let paused = run.plane.pause("kube-controller-manager").unwrap();
     webhook.release();
     let (code, out, err) = run.end(Duration::from_secs(60)).await;

@@ -277,9 +277,10 @@ impl tower::Service<http::Request<Body>> for ByProtocol {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
         let limit = self.limit;
         if request.headers().contains_key(http::header::UPGRADE) {
+            crate::remotecommand::websocket_protocols(request.headers_mut());
             return Box::pin(deadline::bound(limit, self.upgrades.request(request)));
         }
         let client = self.multiplexed.clone();

@@ -11,10 +11,11 @@ use std::io::{IsTerminal as _, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow};
+use apiclient::remotecommand::{self, AttachError, Attached};
 use futures::SinkExt as _;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, AttachParams, AttachedProcess, TerminalSize};
+use kube::api::{Api, AttachParams, TerminalSize};
 use tokio::task::JoinHandle;
 
 use super::detach::{self, Detacher};
@@ -79,7 +80,13 @@ pub async fn attach(
         Err(e) => (None, Err(anyhow::Error::new(e))),
         Ok(keys) => (
             keys,
-            pods.attach(req.pod, &params).await.map_err(Into::into),
+            remotecommand::attach(&pods.clone().into_client(), req.namespace, req.pod, &params)
+                .await
+                .map_err(|e| match e {
+                    // Whole, so that `plain_message` finds the server's refusal.
+                    AttachError::Kube(e) => anyhow::Error::new(e),
+                    e => anyhow::Error::new(e),
+                }),
         ),
     };
     let mut attached = match connected {
@@ -231,7 +238,7 @@ struct Early {
 }
 
 impl Early {
-    fn start(attached: &mut AttachedProcess) -> Early {
+    fn start(attached: &mut Attached) -> Early {
         let (tx, chunks) = tokio::sync::mpsc::channel(HELD_CHUNKS);
         if let Some(remote) = attached.stdout() {
             tokio::spawn(read_chunks(remote, Which::Out, tx.clone()));
@@ -354,7 +361,7 @@ impl StdinForward {
 /// whichever comes first (see `stdin`: nothing typed after the session is taken
 /// from the shell).
 fn forward_stdin(
-    attached: &mut AttachedProcess,
+    attached: &mut Attached,
     mut detacher: Option<Detacher>,
 ) -> Result<Option<StdinForward>> {
     let Some(mut remote_in) = attached.stdin() else {
@@ -399,9 +406,9 @@ fn forward_stdin(
 /// The session is over when the connection closes, or when the error channel
 /// reports the final status (kubectl's streamer stops there too): a server that
 /// sends the status but keeps the socket open must not hang the command.
-async fn session_end(mut attached: AttachedProcess) -> Result<()> {
+async fn session_end(mut attached: Attached) -> Result<()> {
     let Some(status) = attached.take_status() else {
-        return attached.join().await.map_err(|e| anyhow!("{e}"));
+        return attached.join().await.map_err(|e| anyhow!(e));
     };
     let join = attached.join();
     tokio::pin!(join);
@@ -412,7 +419,7 @@ async fn session_end(mut attached: AttachedProcess) -> Result<()> {
             Err(_) => Ok(()),
         },
     };
-    joined.map_err(|e| anyhow!("{e}"))
+    joined.map_err(|e| anyhow!(e))
 }
 
 /// Sends the terminal size now and whenever it changes, as kubectl's resize queue does
