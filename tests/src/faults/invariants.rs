@@ -47,6 +47,9 @@ struct Record {
     max_total: usize,
     /// The worst moment, for the failure message.
     low_point: Option<String>,
+    /// The pods counted when the most were, each with its controller's uid and its
+    /// labels, for the failure message: which controller made the surplus.
+    at_most: Option<String>,
 }
 
 /// A watcher on every pod of a namespace, recording readiness and totals.
@@ -97,7 +100,8 @@ impl RcInvariants {
             let alive = Arc::clone(&alive);
             tokio::spawn(async move {
                 let mut ready_tx = Some(ready_tx);
-                let mut state: HashMap<String, (bool, bool)> = HashMap::new(); // (counted, ready)
+                // (counted, ready, "controller uid labels")
+                let mut state: HashMap<String, (bool, bool, String)> = HashMap::new();
                 let mut initialised = false;
                 let mut stream =
                     std::pin::pin!(watcher(pods, watcher::Config::default()).default_backoff());
@@ -112,9 +116,14 @@ impl RcInvariants {
                         }
                         watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
                             let counted = p.metadata.deletion_timestamp.is_none();
+                            let about = format!(
+                                "owner={} labels={:?}",
+                                controller_uid(&p).unwrap_or_default(),
+                                p.metadata.labels.clone().unwrap_or_default()
+                            );
                             state.insert(
                                 p.metadata.name.clone().unwrap_or_default(),
-                                (counted, pod_ready(&p)),
+                                (counted, pod_ready(&p), about),
                             );
                         }
                         watcher::Event::Delete(p) => {
@@ -130,9 +139,18 @@ impl RcInvariants {
                     if !initialised {
                         continue;
                     }
-                    let total = state.values().filter(|(counted, _)| *counted).count();
-                    let ready = state.values().filter(|(_, ready)| *ready).count();
+                    let total = state.values().filter(|(counted, _, _)| *counted).count();
+                    let ready = state.values().filter(|(_, ready, _)| *ready).count();
                     let mut r = lock(&record);
+                    if total > r.max_total {
+                        let mut counted: Vec<String> = state
+                            .iter()
+                            .filter(|(_, (counted, _, _))| *counted)
+                            .map(|(name, (_, _, about))| format!("  {name} {about}"))
+                            .collect();
+                        counted.sort();
+                        r.at_most = Some(counted.join("\n"));
+                    }
                     r.max_total = r.max_total.max(total);
                     if alive.load(Ordering::SeqCst)
                         && r.min_ready_while_alive.is_none_or(|m| ready < m)
@@ -195,8 +213,10 @@ impl RcInvariants {
             }
             if record.max_total > expect.max_total {
                 problems.push(format!(
-                    "{} pods at once (> {})",
-                    record.max_total, expect.max_total
+                    "{} pods at once (> {}):\n{}",
+                    record.max_total,
+                    expect.max_total,
+                    record.at_most.clone().unwrap_or_default()
                 ));
             }
         }
