@@ -41,20 +41,12 @@ const BODY_LIMIT: usize = 64 * 1024;
 /// `createStreamResponseTimeout`).
 const STREAMS_ACCEPTED: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Which transport a session runs on (for `-v` and tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    WebSocket,
-    Spdy,
-}
-
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
 type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 pub type TerminalSizeSender = futures::channel::mpsc::Sender<TerminalSize>;
 
 /// An attached session, over either transport. Each part can be taken once.
 pub struct Attached {
-    pub transport: Transport,
     stdin: Option<Writer>,
     stdout: Option<Reader>,
     stderr: Option<Reader>,
@@ -104,7 +96,6 @@ impl Attached {
             .take_status()
             .map(|s| Box::pin(s) as BoxFuture<'static, Option<Status>>);
         Attached {
-            transport: Transport::WebSocket,
             stdin,
             stdout,
             stderr,
@@ -361,7 +352,6 @@ impl Streams {
         });
         let reader = |s: Option<spdy::Stream>| s.map(|s| Box::new(s.split().0) as Reader);
         Attached {
-            transport: Transport::Spdy,
             stdin,
             stdout: reader(self.stdout),
             stderr: reader(self.stderr),
