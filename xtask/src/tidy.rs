@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use syn::visit::Visit;
 
+mod citations;
 mod crates;
 mod cycles;
 mod length;
@@ -124,10 +125,15 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     }
     let architecture = read(root, "ARCHITECTURE.md")?;
     problems.extend(code_map(root, &architecture)?);
+    let index = citations::Index::scan(root)?;
     for rel in markdown_files(root)? {
         let text = read(root, &rel)?;
         problems.extend(doc_citations(root, &rel, &text));
+        if citations::is_strict(&rel) {
+            problems.extend(citations::check(root, &index, &rel, &text));
+        }
     }
+    problems.extend(citations::e2e_module_list(root)?);
     problems.sort();
     Ok(problems)
 }

@@ -878,3 +878,116 @@ fn rust_comments_say_what_a_thing_is_not_its_work_item_number() {
     );
     assert!(comment_citations("xtask/src/tidy/tests.rs", text).is_empty());
 }
+
+/// A workspace of one library crate, `cli`, for the strict citation rule.
+fn cited_tree() -> tempfile::TempDir {
+    tree(&[
+        ("Cargo.toml", "[workspace]\nmembers = [\"shared/cli\"]\n"),
+        ("shared/cli/Cargo.toml", "[package]\nname = \"cli\"\n"),
+        (
+            "shared/cli/src/lib.rs",
+            "//! x\npub mod flags;\nmod skeleton;\npub use skeleton::run;\n",
+        ),
+        (
+            "shared/cli/src/flags/mod.rs",
+            "//! x\npub struct ConfigFlags;\nimpl ConfigFlags { pub fn client(&self) {} }\n",
+        ),
+        ("shared/cli/src/skeleton.rs", "//! x\npub fn run() {}\n"),
+        ("plugins/run-pod/src/main.rs", "//! x"),
+    ])
+}
+
+#[test]
+fn the_docs_a_reader_starts_from_cite_only_paths_and_modules_that_exist() {
+    let dir = cited_tree();
+    let root = dir.path();
+    let index = citations::Index::scan(root).expect("scanned");
+    let planted = [
+        // A path whose first part exists nowhere: the lax rule let it through.
+        ("`resource/builtin.rs`", "`resource/builtin.rs`"),
+        // A module path written with slashes.
+        ("`cli/skeleton` starts it", "`cli/skeleton`"),
+        ("`flags/gone.rs`", "`flags/gone.rs`"),
+        ("a bare `gone.rs`", "`gone.rs`"),
+        // Module paths of a workspace crate.
+        ("`cli::nothing`", "`cli` has no `nothing`"),
+        ("`cli::flags::Gone`", "`cli::flags` has no `Gone`"),
+        ("`cli::flags::ConfigFlags::nope`", "never names `nope`"),
+    ];
+    for (text, named) in planted {
+        let problems = citations::check(root, &index, "ARCHITECTURE.md", text);
+        assert_eq!(problems.len(), 1, "{text}: {:?}", messages(&problems));
+        assert!(
+            problems[0].rule == Rule::DocCitation && problems[0].message.contains(named),
+            "{text}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = "`shared/cli/src/skeleton.rs`, `main.rs`, `Cargo.toml`, `cli::run`, \
+        `cli::flags`, `cli::flags::ConfigFlags::client`, `cli::run(&PLUGIN, body)`, \
+        `kube::Client`, Go's `text/template` and `net/http`, `batch/v1`, \
+        `deployment/apps.v1`, `sigs.k8s.io/yaml`, `application/yaml`, `pods/attach`, \
+        `kubeplug/0.1.0`, `/usr/lib/cni`, `~/.kube/config`, `<cache-dir>/kubeplug/`, \
+        kubectl's `envvar.go`, `configmap/<unknown>`.";
+    assert_eq!(
+        messages(&citations::check(root, &index, "README.md", clean)),
+        Vec::<String>::new()
+    );
+    // From a plugin's README, its own `src/` is where relative paths start.
+    assert_eq!(
+        messages(&citations::check(
+            root,
+            &index,
+            "plugins/run-pod/README.md",
+            "`src/main.rs`"
+        )),
+        Vec::<String>::new()
+    );
+    for rel in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "docs/ci-time.md",
+        "plugins/run-pod/README.md",
+        "shared/cli/README.md",
+    ] {
+        assert!(citations::is_strict(rel), "{rel}");
+    }
+    for rel in [
+        "bench/runs/2026-11-28-0006/results.md",
+        "docs/x/y.md",
+        "fuzz/README.md",
+    ] {
+        assert!(!citations::is_strict(rel), "{rel}");
+    }
+}
+
+#[test]
+fn the_e2e_module_list_matches_the_files_of_tests_e2e() {
+    let main = "//! The suites:\n//! - `a`: one.\n//! - `gone`: removed.\n\nmod a;\nmod b;\n";
+    let dir = tree(&[
+        ("tests/e2e/main.rs", main),
+        ("tests/e2e/a.rs", "//! a"),
+        ("tests/e2e/b.rs", "//! b"),
+        ("tests/e2e/c.rs", "//! c"),
+    ]);
+    let problems = messages(&citations::e2e_module_list(dir.path()).expect("checked"));
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    for expected in [
+        "`tests/e2e/c.rs` is not a `mod`",
+        "module `b` is missing from the `//!` list",
+        "names `gone`, which is not a module",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{expected}: {problems:#?}"
+        );
+    }
+    let clean = "//! The suites:\n//! - `a`: one.\n//! - `b`: two.\n\nmod a;\nmod b;\n";
+    std::fs::write(dir.path().join("tests/e2e/main.rs"), clean).expect("write");
+    std::fs::remove_file(dir.path().join("tests/e2e/c.rs")).expect("rm");
+    assert_eq!(
+        messages(&citations::e2e_module_list(dir.path()).expect("checked")),
+        Vec::<String>::new()
+    );
+}
