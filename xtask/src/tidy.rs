@@ -13,12 +13,14 @@
 //!   crate a layer forbids exists there, so that no rule guards nothing;
 //! - **module docs**: every `.rs` file opens with a `//!` line;
 //! - **code map**: every top-level module of every crate is named in ARCHITECTURE.md's
-//!   code map, in its crate's section;
+//!   code map, in its crate's section, and a library crate's in its README;
 //! - **doc citations**: a Markdown file's relative links and backticked repo paths name
 //!   files that exist, and nothing cites a path outside the repository (a relative path
 //!   climbing above its root, or an absolute path beside or inside this machine's
-//!   checkout, which no reader has),
-//!   and neither a Markdown file nor a Rust comment cites a work-item number;
+//!   checkout, which no reader has), and neither a Markdown file nor a Rust comment
+//!   cites a work-item number; the docs a reader starts from name only paths and module
+//!   paths that exist, whatever their first part, and `tests/e2e/main.rs` lists exactly
+//!   the modules of `tests/e2e/` ([`citations`]);
 //! - **import cycles**: no module of a crate names a sibling that names it back
 //!   ([`cycles`]);
 //! - **function length**: no function over 100 lines outside the e2e tests
@@ -125,6 +127,7 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     }
     let architecture = read(root, "ARCHITECTURE.md")?;
     problems.extend(code_map(root, &architecture)?);
+    problems.extend(crate_readmes(root)?);
     let index = citations::Index::scan(root)?;
     for rel in markdown_files(root)? {
         let text = read(root, &rel)?;
@@ -971,6 +974,39 @@ fn code_map(root: &Path, architecture: &str) -> anyhow::Result<Vec<Problem>> {
                     rule: Rule::CodeMap,
                     message: format!(
                         "the code map does not name module `{module}` ({src}/{module}) under {heading}"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each library crate's README names every top-level module of the crate, so that a
+/// reader of `shared/<crate>/README.md` sees all it holds.
+fn crate_readmes(root: &Path) -> anyhow::Result<Vec<Problem>> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root.join("shared")) else {
+        return Ok(out);
+    };
+    let mut crates: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("src").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    for name in crates {
+        let readme = format!("shared/{name}/README.md");
+        let text = std::fs::read_to_string(root.join(&readme)).unwrap_or_default();
+        let words = backticked_words(&text);
+        for module in crate_modules(&root.join(format!("shared/{name}/src")))? {
+            if !words.contains(&module.as_str()) {
+                out.push(Problem {
+                    path: readme.clone(),
+                    line: 0,
+                    rule: Rule::CodeMap,
+                    message: format!(
+                        "does not name module `{module}` (shared/{name}/src/{module}) of its crate"
                     ),
                 });
             }

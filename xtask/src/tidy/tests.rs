@@ -991,3 +991,34 @@ fn the_e2e_module_list_matches_the_files_of_tests_e2e() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_library_crate_s_readme_names_every_module() {
+    let dir = tree(&[
+        ("shared/core/README.md", "# core\n\n- `cli`: the edge.\n"),
+        ("shared/core/src/lib.rs", "//! x"),
+        ("shared/core/src/cli.rs", "//! x"),
+        ("shared/core/src/waiting.rs", "//! x"),
+        ("shared/core/src/tests.rs", "//! x"),
+        ("shared/bare/src/lib.rs", "//! x"),
+        ("shared/bare/src/only.rs", "//! x"),
+    ]);
+    let problems = messages(&crate_readmes(dir.path()).expect("checked"));
+    assert_eq!(
+        problems,
+        [
+            "shared/bare/README.md: [code-map] does not name module `only` (shared/bare/src/only) of its crate",
+            "shared/core/README.md: [code-map] does not name module `waiting` (shared/core/src/waiting) of its crate",
+        ]
+    );
+    std::fs::write(
+        dir.path().join("shared/core/README.md"),
+        "# core\n\n- `cli`: the edge.\n- `waiting`: why.\n",
+    )
+    .expect("write");
+    std::fs::remove_file(dir.path().join("shared/bare/src/only.rs")).expect("rm");
+    assert_eq!(
+        messages(&crate_readmes(dir.path()).expect("checked")),
+        Vec::<String>::new()
+    );
+}
