@@ -15,8 +15,8 @@
 //! - `create_file_window`: how far create-file runs ahead of its output while the
 //!   server holds an early object (an admission webhook), counted on the server; a
 //!   SIGTERM in that state, then the same command finishing the job.
-//! - `fidelity`: 150+ manifests through kubectl and create-file, compared per exit
-//!   code, object and stderr.
+//! - `fidelity`: every manifest of `tests/fidelity/cases/` through kubectl and
+//!   create-file, compared per exit code, object and stderr.
 //! - `rolling_update`: `kubectl rolling-update`.
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults.
@@ -52,6 +52,8 @@
 //!   as a person types; Ctrl-C on rolling-update's bar and create-file `--wait`'s
 //!   status line, which go with their `^C`.
 //! - `yaml_output`: `-o yaml` of create-file and run-pod byte for byte beside kubectl.
+//! - `kyaml_output`: `-o kyaml` of create-file and run-pod byte for byte beside
+//!   kubectl 1.37.
 //! - `in_cluster`: the plugins as a CI step in a pod: a ServiceAccount's rotated
 //!   token, RBAC, no kubeconfig, output through pipes, SIGTERM.
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
@@ -65,6 +67,11 @@
 //!   as it was after a cluster stops or its supervisor is killed.
 //! - `first_output`: run-pod's `-i --rm` on a real kubelet, 100 runs, none losing or
 //!   repeating the container's first output (kubectl's rate reported beside it).
+//! - `global_flags`: the global flags kubectl gained since 1.35 (`--as-user-extra`,
+//!   `--proxy-url`) and create-file's first look at the kubeconfig, beside kubectl.
+//! - `kuberc`: kuberc's credential plugin policy, and kuberc read as kubectl reads it.
+//! - `paused_server`: run-pod and create-file against a SIGSTOPped kube-apiserver,
+//!   ended by their own bound on every request.
 //! - `verbose`: `-v=1` … `-v=9` of run-pod and create-file beside kubectl's, line by
 //!   line after normalisation; rolling-update's requests in the same forms.
 //! - `terminal`: the pseudo-terminal helpers, not tests.

@@ -16,6 +16,14 @@
 //!
 //! If the control plane is not installed, every e2e test fails with a message saying to
 //! run `cargo xtask testenv`: a missing cluster must never look like a pass.
+//!
+//! Beside the shared cluster and [`legacy_cluster`]: [`isolated_cluster`] (one test at
+//! a time) for tests that pause or restart the control plane itself; [`throttled_cluster`]
+//! (one mutating request in flight for non-admin users) for tests under real `429`s;
+//! [`goaway_cluster`] (kube-apiserver with `--goaway-chance`, as HA clusters set it) for
+//! clients under real GOAWAYs. A server of the test's that the API server calls (an
+//! admission webhook) listens inside the cluster's namespace
+//! ([`Cluster::loopback_listener`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};

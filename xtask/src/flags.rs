@@ -11,11 +11,13 @@ pub struct Xtask {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Task {
-    /// Install the local control plane (etcd, kube-apiserver, kube-controller-manager).
+    /// Build what the local clusters run, once per machine, into the user cache directory.
     ///
-    /// Uses KUBEBUILDER_ASSETS or binaries on PATH when present; otherwise builds
-    /// Kubernetes 1.20.2 from Debian's source package once (about 10 minutes on two
-    /// cores) and caches the binaries under the user cache directory.
+    /// By default (`--kubernetes all`): the current release (v1.37.2: etcd, the control
+    /// plane, kubectl, kubelet and kube-proxy from its Go modules, about 20 minutes on
+    /// two cores), v1.20.2 (from Debian's source package, about 10 minutes), the node's
+    /// Debian packages and the test images, and krew. KUBEBUILDER_ASSETS stands in for
+    /// the current control plane, binaries on PATH for 1.20.2's.
     Testenv(Testenv),
     /// Start, stop or locate the local cluster (control plane + a real node).
     Cluster(Cluster),

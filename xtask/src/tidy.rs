@@ -3,16 +3,24 @@
 //! `cargo xtask test`.
 //!
 //! The rules:
-//! - **layering**: `shared/resources/src/generate/` does no IO and knows no client,
-//!   `shared/cli/src/printers/` writes only to the writer it is given, `shared/cli/src/flags/`
-//!   sits below `resource` and `cli`, and `resource` and `rest` below `flags` and `cli`;
+//! - **layering**: a library crate depends only on the library crates below it, and a
+//!   plugin only on library crates, in every dependency table ([`crates`]); inside the
+//!   crates, the directories of [`LAYERS`] name none of their forbidden paths
+//!   (`shared/resources/src/generate/` does no IO and knows no client,
+//!   `shared/cli/src/printers/` writes only to the writer it is given, the flag groups
+//!   name nothing of the plugin skeleton, the bottom modules name nothing above them,
+//!   the plugins' cores stay behind their seams), and every `crate::` path or library
+//!   crate a layer forbids exists there, so that no rule guards nothing;
 //! - **module docs**: every `.rs` file opens with a `//!` line;
 //! - **code map**: every top-level module of every crate is named in ARCHITECTURE.md's
-//!   code map, in its crate's section;
+//!   code map, in its crate's section, and a library crate's in its README;
 //! - **doc citations**: a Markdown file's relative links and backticked repo paths name
 //!   files that exist, and nothing cites a path outside the repository (a relative path
-//!   climbing above its root, or the machine's background notes in `/work/shared`),
-//!   and neither a Markdown file nor a Rust comment cites a work-item number;
+//!   climbing above its root, or an absolute path beside or inside this machine's
+//!   checkout, which no reader has), and neither a Markdown file nor a Rust comment
+//!   cites a work-item number; the docs a reader starts from name only paths and module
+//!   paths that exist, whatever their first part, and `tests/e2e/main.rs` lists exactly
+//!   the modules of `tests/e2e/` ([`citations`]);
 //! - **import cycles**: no module of a crate names a sibling that names it back
 //!   ([`cycles`]);
 //! - **function length**: no function over 100 lines outside the e2e tests
@@ -31,6 +39,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use syn::visit::Visit;
 
+mod citations;
+mod crates;
 mod cycles;
 mod length;
 
@@ -110,15 +120,23 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
         }
         problems.extend(comment_citations(&rel, &text));
     }
+    problems.extend(crates::check(&crates::packages(root)?));
+    problems.extend(vacuous_rules(root, LAYERS)?);
     for src in cycles::crate_roots(root)? {
         problems.extend(cycles::check(root, &src)?);
     }
     let architecture = read(root, "ARCHITECTURE.md")?;
     problems.extend(code_map(root, &architecture)?);
+    problems.extend(crate_readmes(root)?);
+    let index = citations::Index::scan(root)?;
     for rel in markdown_files(root)? {
         let text = read(root, &rel)?;
         problems.extend(doc_citations(root, &rel, &text));
+        if citations::is_strict(&rel) {
+            problems.extend(citations::check(root, &index, &rel, &text));
+        }
     }
+    problems.extend(citations::e2e_module_list(root)?);
     problems.sort();
     Ok(problems)
 }
@@ -399,14 +417,17 @@ const LAYERS: &[Layer] = &[
             "kube::runtime",
             "kube_client",
             "kube_runtime",
+            "apiclient",
             "crate::rest",
-            "crate::cli",
-            "crate::resource",
-            "crate::completion",
-            "crate::flags",
-            "crate::warnings",
-            "crate::credentials",
-            "crate::client",
+            "crate::builder",
+            "crate::Builder",
+            "crate::mapper",
+            "crate::openapi",
+            "crate::server_schema",
+            "crate::source",
+            "crate::url",
+            "crate::kustomize",
+            "crate::cache_file",
         ],
         forbidden_macros: &["print", "println", "eprint", "eprintln", "dbg"],
     },
@@ -427,37 +448,41 @@ const LAYERS: &[Layer] = &[
     },
     Layer {
         dir: "shared/cli/src/flags/",
-        invariant: "flag groups sit below the resource Builder and the binaries' edge",
-        forbidden: &["crate::resource", "crate::cli"],
-        forbidden_macros: &[],
-    },
-    // Not asked by the issue, but what the layering moves made true: keep it so.
-    Layer {
-        dir: "shared/resources/src/",
-        invariant: "the resource Builder sits below the flag groups and the binaries' edge",
-        forbidden: &["crate::flags", "crate::cli"],
-        forbidden_macros: &[],
-    },
-    Layer {
-        dir: "shared/apiclient/src/client",
-        invariant: "the API client is built below the flag groups, the REST helpers and the resource Builder",
+        invariant: "flag groups sit below the plugin skeleton: of their crate they name only the printers",
         forbidden: &[
-            "crate::flags",
-            "crate::cli",
-            "crate::rest",
-            "crate::resource",
+            "crate::skeleton",
+            "crate::run",
+            "crate::Plugin",
+            "crate::context",
+            "crate::Context",
+            "crate::finish",
+            "crate::completion",
+            "crate::help",
+            "crate::interrupt",
+            "crate::logging",
+            "crate::closed_output",
+            "crate::flag_error",
+            "crate::status_line",
+            "crate::fuzzing",
         ],
         forbidden_macros: &[],
     },
     Layer {
+        dir: "shared/apiclient/src/client",
+        invariant: "the API client is built from a kube Config, whatever made it: it knows neither the kubeconfig loader nor kuberc, nor the words of API refusals",
+        forbidden: &["crate::kubeconfig", "crate::kuberc", "crate::status"],
+        forbidden_macros: &[],
+    },
+    Layer {
         dir: "shared/apiclient/src/credentials",
-        invariant: "credentials sit below the client, the flag groups and the binaries' edge",
+        invariant: "credentials sit below the client and the kubeconfig loader that use them",
         forbidden: &[
-            "crate::flags",
-            "crate::cli",
-            "crate::rest",
-            "crate::resource",
             "crate::client",
+            "crate::kubeconfig",
+            "crate::kuberc",
+            "crate::bound",
+            "crate::retry",
+            "crate::warnings",
         ],
         forbidden_macros: &[],
     },
@@ -474,13 +499,89 @@ const LAYERS: &[Layer] = &[
         ],
         forbidden_macros: &[],
     },
-    Layer {
-        dir: "shared/resources/src/rest/",
-        invariant: "the REST helpers sit below the flag groups and the binaries' edge",
-        forbidden: &["crate::flags", "crate::cli"],
-        forbidden_macros: &[],
-    },
 ];
+
+/// The rules of `layers` that guard nothing: a directory that does not exist, a
+/// `crate::` path that names no module or item of the layer's crate, or a library crate
+/// the layer's crate does not depend on (the compiler already refuses to name it).
+fn vacuous_rules(root: &Path, layers: &[Layer]) -> anyhow::Result<Vec<Problem>> {
+    let mut out = Vec::new();
+    let problem = |message: String| Problem {
+        path: "xtask/src/tidy.rs".into(),
+        line: 0,
+        rule: Rule::Layering,
+        message,
+    };
+    for layer in layers {
+        let dir = layer.dir.trim_end_matches('/');
+        let (Some(at), true) = (
+            dir.find("/src"),
+            root.join(dir).exists() || root.join(format!("{dir}.rs")).exists(),
+        ) else {
+            out.push(problem(format!(
+                "the layer `{}` names no directory or module of the tree: its rule guards nothing",
+                layer.dir
+            )));
+            continue;
+        };
+        let (crate_dir, src) = (&dir[..at], root.join(&dir[..at + 4]));
+        let manifest = read(root, &format!("{crate_dir}/Cargo.toml"))?;
+        let dependencies = crates::package(crate_dir, &manifest).dependencies;
+        for forbidden in layer.forbidden {
+            let segments: Vec<&str> = forbidden.split("::").collect();
+            let guards = match segments[0] {
+                "crate" => crate_path_exists(&src, &segments[1..]),
+                library if crates::LIBRARY_ORDER.contains(&library) => {
+                    dependencies.iter().any(|(d, _)| d == library)
+                }
+                _ => true, // std, tokio, kube…: a guard against adding them
+            };
+            if !guards {
+                out.push(problem(format!(
+                    "the layer `{}` forbids `{forbidden}`, which its crate does not have: the rule guards nothing (remove it, or name what the layer must not reach)",
+                    layer.dir
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `segments` (after `crate::`) name something of the crate in `src`: modules
+/// down the file tree, then an item, a word of the last module's file.
+fn crate_path_exists(src: &Path, segments: &[&str]) -> bool {
+    let mut dir = src.to_path_buf();
+    let mut file = ["lib.rs", "main.rs"]
+        .iter()
+        .map(|f| src.join(f))
+        .find(|f| f.exists());
+    for segment in segments {
+        let as_file = dir.join(format!("{segment}.rs"));
+        let as_dir = dir.join(segment);
+        if as_file.exists() || as_dir.is_dir() {
+            file = [as_file, as_dir.join("mod.rs")]
+                .into_iter()
+                .find(|f| f.exists());
+            dir = as_dir;
+            continue;
+        }
+        let text = file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .unwrap_or_default();
+        return has_word(&text, segment);
+    }
+    true
+}
+
+/// Whether `word` occurs in `text` as a whole identifier.
+fn has_word(text: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(is_ident)
+            && !text[i + word.len()..].chars().next().is_some_and(is_ident)
+    })
+}
 
 /// The problems of one source file of `layer`.
 fn layering(rel: &str, text: &str, layer: &Layer) -> Vec<Problem> {
@@ -881,6 +982,39 @@ fn code_map(root: &Path, architecture: &str) -> anyhow::Result<Vec<Problem>> {
     Ok(out)
 }
 
+/// Each library crate's README names every top-level module of the crate, so that a
+/// reader of `shared/<crate>/README.md` sees all it holds.
+fn crate_readmes(root: &Path) -> anyhow::Result<Vec<Problem>> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(root.join("shared")) else {
+        return Ok(out);
+    };
+    let mut crates: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("src").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    crates.sort();
+    for name in crates {
+        let readme = format!("shared/{name}/README.md");
+        let text = std::fs::read_to_string(root.join(&readme)).unwrap_or_default();
+        let words = backticked_words(&text);
+        for module in crate_modules(&root.join(format!("shared/{name}/src")))? {
+            if !words.contains(&module.as_str()) {
+                out.push(Problem {
+                    path: readme.clone(),
+                    line: 0,
+                    rule: Rule::CodeMap,
+                    message: format!(
+                        "does not name module `{module}` (shared/{name}/src/{module}) of its crate"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 // ---------------------------------------------------------------------------------------
 // Doc citations
 
@@ -960,10 +1094,10 @@ fn checkable_prefix(path: &str) -> &str {
 }
 
 /// Paths in `line` that leave the repository: relative ones climbing above the root
-/// from `dir` (`../notes/…` in a top-level README), and the machine's background notes
-/// in `/work/shared` (not the repository's own `shared/` crates). Users of the
-/// repository have neither.
-fn escaping_paths(dir: &Path, line: &str) -> Vec<String> {
+/// from `dir` (`../notes/…` in a top-level README), and absolute ones under `beside`,
+/// the directory holding this machine's checkout (notes kept next to it, or the
+/// checkout's own absolute path). Readers of the repository have neither.
+fn escaping_paths(beside: Option<&str>, dir: &Path, line: &str) -> Vec<String> {
     let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
     let mut out = Vec::new();
     let mut rest = line;
@@ -977,7 +1111,12 @@ fn escaping_paths(dir: &Path, line: &str) -> Vec<String> {
             .find(|c: char| !is_path_char(c))
             .unwrap_or(rest.len() - start);
         let word = &rest[start..start + len];
-        let escapes = if word.starts_with("/work/shared") {
+        let escapes = if let Some(beside) = beside
+            && word.starts_with('/')
+            && word
+                .strip_prefix(beside)
+                .is_some_and(|r| r.starts_with('/'))
+        {
             true
         } else if word.starts_with("../") {
             let mut depth = dir.components().count() as isize;
@@ -1000,6 +1139,15 @@ fn escaping_paths(dir: &Path, line: &str) -> Vec<String> {
         rest = &rest[(start + len).max(i + 1)..];
     }
     out
+}
+
+/// The directory holding this machine's checkout (`/home/me/src` for
+/// `/home/me/src/kubeplug`), found at run time: an absolute path under it is this
+/// machine's alone. `None` when the checkout sits at the top of the file system.
+fn beside_checkout(root: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let parent = root.parent()?;
+    (parent.components().count() > 1).then(|| parent.to_string_lossy().into_owned())
 }
 
 /// Whether a `.gitignore` along `path` names one of its segments (build and fuzzing
@@ -1073,19 +1221,20 @@ fn doc_citations(root: &Path, rel: &str, text: &str) -> Vec<Problem> {
         rule: Rule::DocCitation,
         message,
     };
+    let beside = beside_checkout(root);
     let mut fenced = false;
     for (n, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
         }
         // A shell block may `cd` first: there only the machine's own path is certain.
-        let cited = escaping_paths(dir, line)
+        let cited = escaping_paths(beside.as_deref(), dir, line)
             .into_iter()
-            .filter(|c| !fenced || c.starts_with("/work/"));
+            .filter(|c| !fenced || c.starts_with('/'));
         for cited in cited {
             out.push(problem(
                 n + 1,
-                format!("cites `{cited}`, which is outside the repository (put what the project relies on into the repo, in our own words)"),
+                format!("cites `{cited}`, which is outside the repository or this machine's alone (put what the project relies on into the repo, in our own words)"),
             ));
         }
     }

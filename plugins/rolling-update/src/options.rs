@@ -189,8 +189,9 @@ impl RollingUpdateOptions {
             self.flags.fail_fast,
             console.stderr_sink(),
         ));
-        // Below the client's read timeout (main.rs bounds it by --timeout), so the
-        // server ends a quiet watch before the client would cut it.
+        // Below the client's read timeout (the free `run` above bounds it by
+        // --timeout through `Context::bound_requests`), so the server ends a quiet
+        // watch before the client would cut it.
         ops.watch_timeout = u32::try_from(self.flags.timeout.as_secs().saturating_sub(1))
             .unwrap_or(290)
             .clamp(1, 290);

@@ -1,4 +1,4 @@
-//! The error type of the core crate.
+//! The error type of the API client crate.
 //!
 //! Messages are lower-case without a final period, and carry the context a user needs
 //! (the path, the flag). They mirror kubectl's wording where kubectl has one.

@@ -10,11 +10,12 @@
 //! - [`bound`]: the bound on every request of a command (`--request-timeout`).
 //! - [`retry`]: client-go's retries of `429` and `5xx` answers with `Retry-After`.
 //! - [`warnings`]: the API server's `Warning` headers, shown once each on stderr.
-//! - [`go_net`]: transport errors (hyper, rustls, the OS) in Go's words.
+//! - [`go_net`]: transport errors (hyper, rustls, the OS) in Go's words, and
+//!   `error_chain` (an error and its causes on one line).
 //! - [`causes`]: a transport error's causes down to the `io::Error` (through `io::Error`
 //!   and `h2::Error`, whose `source()` stops short).
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
-//! - [`error`]: this crate's error type, and `error_chain`.
+//! - [`error`]: this crate's error type.
 //! - [`home`]: the home directory as client-go finds it.
 //! - [`kubeconfig`]: client-go's kubeconfig loader: the loading rules (`--kubeconfig`,
 //!   `KUBECONFIG`'s merge, `~/.kube/config`, in-cluster), the overrides merged over

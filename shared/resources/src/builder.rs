@@ -1,5 +1,24 @@
 //! The [`Builder`]: gathers inputs and options, then [`Builder::build`] runs the stages
 //! in one fixed order (cli-runtime's `Builder.Do()`).
+//!
+//! The stages, in the order [`Builder::build`] runs them, one document at a time:
+//! 1. sources in command-line order (files, directories with `-R` in lexical order,
+//!    stdin, URLs, kustomize; files and stdin at most 256 MiB, a directory's files
+//!    256 MiB together, a URL 32 MiB), each stream split into documents, empty and
+//!    `null` ones skipped; text read as kubectl's decoder reads it (byte-order marks,
+//!    invalid UTF-8 as U+FFFD, go-yaml's control characters refused), at most 128
+//!    levels deep under an alias budget that grows with the document;
+//! 2. strict validation, a `v1` List taken whole: a stream ends at its first document
+//!    that does not parse or validate, as kubectl's `StreamVisitor` returns there;
+//! 3. Lists flattened;
+//! 4. what any mode needs to send an item, and the top-level `metadata` checked
+//!    against `ObjectMeta`'s Go types as kubectl's decoder does;
+//! 5. the `-l` filter; 6. mapping (discovery, asked only about the group-versions the
+//!    input uses, cached on disk); 7. namespaces; 8. stop at the first error unless
+//!    continuing on errors.
+//!
+//! Errors name only the source, as kubectl's do; the document, line and item go to the
+//! `-v=4` log. Files and stdin are read on the blocking pool.
 
 use std::collections::HashSet;
 use std::ffi::OsString;

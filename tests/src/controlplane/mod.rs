@@ -18,6 +18,13 @@
 //!
 //! Processes are started from the caller's thread with a parent-death signal, so the
 //! caller must be a long-lived thread (the supervisor's main thread).
+//!
+//! With [`Options::throttle`] (`kubeplug-cluster --throttle-mutating=N`) the API server
+//! runs with API Priority and Fairness off and at most N mutating (and, if asked, reading)
+//! requests in flight, answering `429` with `Retry-After: 1` beyond that, as a busy
+//! shared cluster does. The in-flight filter exempts `system:masters`, so the
+//! controller-manager, the scheduler, the kubelet, kube-proxy and `admin` are never
+//! throttled: tests run the command under test as `limited`.
 
 mod pki;
 mod process;

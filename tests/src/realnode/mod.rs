@@ -18,6 +18,14 @@
 //! Stopping ([`RealNode::stop`]) ends them newest first and removes the node from the
 //! host ([`host::remove_node`]): the containers and shims, mounts, cgroups, CNI
 //! results, the run directory, and with the last node the host paths the kubelet made.
+//!
+//! To look inside a running cluster: `cluster.json` in its state directory names the
+//! network namespace (`netns`) and the node's run directory (`node_run_dir`,
+//! `/run/kubeplug/<id>`). `nsenter --net=/run/netns/<id> ctr --address
+//! /run/kubeplug/<id>/containerd.sock -n k8s.io containers ls` lists the pods'
+//! containers; `nsenter --net=/run/netns/<id>` reaches the node IP and the pods; the
+//! state directory holds `kubelet.log`, `containerd.log`, `registry.log` and
+//! `kube-proxy.log` beside the control plane's logs.
 
 pub mod config;
 pub mod dns;

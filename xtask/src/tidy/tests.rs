@@ -39,7 +39,8 @@ fn generators_may_not_import_io_or_the_client() {
             "crate::rest::retry::x",
         ),
         ("use super::super::rest::Helper;", "crate::rest::Helper"),
-        ("use crate::resource;", "crate::resource"),
+        ("use crate::openapi;", "crate::openapi"),
+        ("use apiclient::status;", "apiclient::status"),
         ("#[tokio::test] async fn t() {}", "tokio::test"),
         (
             "use std::net::TcpStream as T; fn f(_: T) {}",
@@ -122,32 +123,32 @@ fn print(out: &mut dyn Write) -> io::Result<()> {
 }
 
 #[test]
-fn flags_may_not_reach_up_into_resource_or_cli() {
+fn flags_name_nothing_of_the_plugin_skeleton() {
     let planted = [
         (
             "shared/cli/src/flags/config.rs",
-            "use crate::resource::DiscoveryCache;",
-            "crate::resource::DiscoveryCache",
+            "use crate::context::Context;",
+            "crate::context::Context",
         ),
         (
             "shared/cli/src/flags/config.rs",
-            "fn f() { crate::cli::finish(); }",
-            "crate::cli::finish",
+            "fn f(r: R) { crate::finish(\"x\", r); }",
+            "crate::finish",
         ),
         (
             "shared/cli/src/flags/config/tests.rs",
-            "use super::super::super::cli;",
-            "crate::cli",
+            "use super::super::super::skeleton;",
+            "crate::skeleton",
         ),
         (
             "shared/cli/src/flags/mod.rs",
-            "use super::resource::Builder;",
-            "crate::resource::Builder",
+            "use super::Context;",
+            "crate::Context",
         ),
         (
             "shared/cli/src/flags/print.rs",
-            "mod inner { use super::super::super::resource::Info; }",
-            "crate::resource::Info",
+            "mod inner { use super::super::super::completion::Engine; }",
+            "crate::completion::Engine",
         ),
     ];
     for (rel, source, named) in planted {
@@ -160,8 +161,8 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
             messages(&problems)
         );
     }
-    // Below them is fine: printers, the error type, the home directory.
-    let clean = "//! Flags.\nuse crate::printers::Printer;\nuse super::Error;\nfn f() { crate::home::dir(); }\n";
+    // Below them is fine: the printers, the flag groups themselves, other crates.
+    let clean = "//! Flags.\nuse crate::printers::Printer;\nuse super::Error;\nfn f() { apiclient::home::dir(); }\n";
     assert_eq!(
         messages(&layering(
             "shared/cli/src/flags/print.rs",
@@ -173,22 +174,27 @@ fn flags_may_not_reach_up_into_resource_or_cli() {
 }
 
 #[test]
-fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
+fn the_client_and_the_credentials_name_nothing_above_them() {
     let planted = [
         (
-            "shared/resources/src/error.rs",
-            "fn f(e: &E) -> String { crate::cli::error_chain(e) }",
-            "crate::cli::error_chain",
+            "shared/apiclient/src/client/builder.rs",
+            "use crate::kubeconfig::Loader;",
+            "crate::kubeconfig::Loader",
         ),
         (
-            "shared/resources/src/mapper.rs",
-            "use crate::flags::ConfigFlags;",
-            "crate::flags::ConfigFlags",
+            "shared/apiclient/src/client.rs",
+            "fn f() { crate::status::check_err(); }",
+            "crate::status::check_err",
         ),
         (
-            "shared/resources/src/rest/helper.rs",
-            "fn f() { crate::cli::install_crypto_provider(); }",
-            "crate::cli::install_crypto_provider",
+            "shared/apiclient/src/credentials/exec.rs",
+            "use crate::client::Requested;",
+            "crate::client::Requested",
+        ),
+        (
+            "shared/apiclient/src/credentials.rs",
+            "use super::kuberc::Preferences;",
+            "crate::kuberc::Preferences",
         ),
     ];
     for (rel, source, named) in planted {
@@ -205,15 +211,165 @@ fn resource_and_rest_may_not_reach_up_into_flags_or_cli() {
             messages(&problems)
         );
     }
-    let clean = "//! Below.\nuse crate::error::error_chain;\nfn f() { crate::tls::install_crypto_provider(); }\n";
+    let clean = "//! Below.\nuse crate::tls::TlsError;\nuse crate::credentials::Credentials;\nfn f() { crate::bound::current(); }\n";
     assert_eq!(
         messages(&layering(
-            "shared/resources/src/rest/helper.rs",
+            "shared/apiclient/src/client/builder.rs",
             clean,
-            layer("shared/resources/src/rest/")
+            layer("shared/apiclient/src/client")
         )),
         Vec::<String>::new()
     );
+}
+
+/// A workspace of `members` in a temp dir, each `(dir, Cargo.toml)`.
+fn workspace(members: &[(&str, &str)]) -> tempfile::TempDir {
+    let list: String = members
+        .iter()
+        .map(|(d, _)| format!("    \"{d}\",\n"))
+        .collect();
+    let mut files: Vec<(String, String)> = vec![(
+        "Cargo.toml".into(),
+        format!(
+            "[workspace]\nmembers = [\n{list}]\n\n[workspace.dependencies]\ncli = {{ path = \"shared/cli\" }}\n"
+        ),
+    )];
+    for (dir, manifest) in members {
+        files.push((format!("{dir}/Cargo.toml"), manifest.to_string()));
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    tree(&borrowed)
+}
+
+const GOTEXT: (&str, &str) = (
+    "shared/gotext",
+    "[package]\nname = \"gotext\"\n\n[dependencies]\nserde_json.workspace = true\n",
+);
+const GOYAML: (&str, &str) = (
+    "shared/goyaml",
+    "[package]\nname = \"goyaml\"\n\n[dependencies]\ngotext.workspace = true\n",
+);
+const APICLIENT: (&str, &str) = (
+    "shared/apiclient",
+    "[package]\nname = \"apiclient\"\n\n[dependencies]\ngotext.workspace = true # Go's words\ngoyaml = { workspace = true }\n\n[dev-dependencies]\ntempfile.workspace = true\n",
+);
+const CLI: (&str, &str) = (
+    "shared/cli",
+    "[package]\nname = \"cli\"\n\n[dependencies]\napiclient.workspace = true\n\n[target.'cfg(unix)'.dependencies]\nlibc.workspace = true\n",
+);
+const RUN_POD: (&str, &str) = (
+    "plugins/run-pod",
+    "[package]\nname = \"kubectl-run_pod\"\n\n[dependencies]\ncli.workspace = true\napiclient.workspace = true\n",
+);
+const TESTS: (&str, &str) = (
+    "tests",
+    "[package]\nname = \"tests\"\n\n[dependencies]\ncli.workspace = true\n",
+);
+
+#[test]
+fn a_crate_depends_only_on_the_library_crates_below_it() {
+    let clean = workspace(&[GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS]);
+    assert_eq!(
+        messages(&crates::check(
+            &crates::packages(clean.path()).expect("read")
+        )),
+        Vec::<String>::new()
+    );
+    let planted: [(&str, &str, &str); 5] = [
+        // An upward dev-dependency compiles (cargo allows that cycle): tidy refuses it.
+        (
+            "shared/apiclient",
+            "[package]\nname = \"apiclient\"\n\n[dev-dependencies]\ncli.workspace = true\n",
+            "shared/apiclient/Cargo.toml:5: [layering] `apiclient` depends on `cli`",
+        ),
+        (
+            "shared/goyaml",
+            "[package]\nname = \"goyaml\"\n\n[target.'cfg(unix)'.dependencies.apiclient]\nworkspace = true\n",
+            "shared/goyaml/Cargo.toml:4: [layering] `goyaml` depends on `apiclient`",
+        ),
+        (
+            "plugins/run-pod",
+            "[package]\nname = \"kubectl-run_pod\"\n\n[dependencies]\ntests = { path = \"../../tests\" }\n",
+            "plugins/run-pod/Cargo.toml:5: [layering] `kubectl-run_pod` depends on `tests`",
+        ),
+        (
+            "shared/gotext",
+            "[package]\nname = \"gotext\"\n\n[build-dependencies]\ngotext.workspace = true\n",
+            "shared/gotext/Cargo.toml:5: [layering] `gotext` depends on `gotext`",
+        ),
+        (
+            "shared/status",
+            "[package]\nname = \"status\"\n\n[dependencies]\napiclient.workspace = true\n",
+            "shared/status/Cargo.toml: [layering] `status` is a library crate with no place among the layers",
+        ),
+    ];
+    for (dir, manifest, expected) in planted {
+        let mut members = vec![GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS];
+        members.retain(|(d, _)| *d != dir);
+        members.push((dir, manifest));
+        let ws = workspace(&members);
+        let problems = messages(&crates::check(&crates::packages(ws.path()).expect("read")));
+        assert_eq!(problems.len(), 1, "{dir}: {problems:#?}");
+        assert!(problems[0].starts_with(expected), "{problems:#?}");
+    }
+}
+
+#[test]
+fn a_layer_rule_that_guards_nothing_is_reported() {
+    let dir = tree(&[
+        (
+            "shared/cli/Cargo.toml",
+            "[package]\nname = \"cli\"\n\n[dependencies]\nresources.workspace = true\n",
+        ),
+        (
+            "shared/cli/src/lib.rs",
+            "//! x\nmod flags;\npub fn finish() {}\n",
+        ),
+        ("shared/cli/src/flags/mod.rs", "//! x"),
+        ("shared/cli/src/skeleton.rs", "//! x\npub struct Plugin;\n"),
+    ]);
+    let layers = [
+        Layer {
+            dir: "shared/cli/src/flags/",
+            invariant: "x",
+            forbidden: &[
+                // Real: a module, an item of the crate root, an item of a module, a
+                // library crate it depends on, an outside crate.
+                "crate::skeleton",
+                "crate::finish",
+                "crate::skeleton::Plugin",
+                "resources::rest",
+                "tokio",
+                // Vacuous: names the crate does not have, a crate it cannot name.
+                "crate::resource",
+                "crate::skeleton::Gone",
+                "apiclient",
+            ],
+            forbidden_macros: &[],
+        },
+        Layer {
+            dir: "shared/cli/src/gone/",
+            invariant: "x",
+            forbidden: &["crate::skeleton"],
+            forbidden_macros: &[],
+        },
+    ];
+    let problems = messages(&vacuous_rules(dir.path(), &layers).expect("checked"));
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    for named in [
+        "forbids `crate::resource`",
+        "forbids `crate::skeleton::Gone`",
+        "forbids `apiclient`",
+        "`shared/cli/src/gone/` names no directory",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(named)),
+            "{named}: {problems:#?}"
+        );
+    }
 }
 
 #[test]
@@ -338,11 +494,6 @@ fn docs_cite_only_files_of_the_repository() {
             "`../notes/specs/rolling-update-1.17.md`",
         ),
         (
-            "README.md",
-            "Read /work/shared/specs/x.md first.",
-            "`/work/shared/specs/x.md`",
-        ),
-        (
             "plugins/run-pod/README.md",
             "Its `src/missing.rs` holds it.",
             "`src/missing.rs`",
@@ -393,13 +544,36 @@ fn docs_cite_only_files_of_the_repository() {
 }
 
 #[test]
-fn the_machine_s_shared_directory_is_refused_even_in_a_shell_block() {
-    let dir = tree(&[("shared/cli/src/lib.rs", "//! x")]);
-    let text = "Setup:\n\n```sh\ncat /work/shared/specs/x.md\n```\n";
-    let problems = doc_citations(dir.path(), "CONTRIBUTING.md", text);
-    assert_eq!(problems.len(), 1, "{:?}", messages(&problems));
-    assert_eq!(problems[0].line, 4);
-    assert!(problems[0].message.contains("`/work/shared/specs/x.md`"));
+fn a_path_beside_the_checkout_is_refused_even_in_a_shell_block() {
+    // The checkout is `<tmp>/checkout`; notes kept beside it, in `<tmp>/shared`, and
+    // the checkout's own absolute path are this machine's alone.
+    let outer = tempfile::tempdir().expect("temp dir");
+    let root = outer.path().join("checkout");
+    std::fs::create_dir_all(root.join("shared/cli/src")).expect("mkdir");
+    let beside = std::fs::canonicalize(outer.path()).expect("canonical");
+    let beside = beside.display();
+    for (text, line) in [
+        (format!("Read {beside}/shared/specs/x.md first."), 1),
+        (
+            format!("Setup:\n\n```sh\ncat {beside}/shared/specs/x.md\n```\n"),
+            4,
+        ),
+        (format!("Built in {beside}/checkout/target/x."), 1),
+    ] {
+        let problems = doc_citations(&root, "CONTRIBUTING.md", &text);
+        assert_eq!(problems.len(), 1, "{text}: {:?}", messages(&problems));
+        assert_eq!(problems[0].line, line, "{text}");
+        assert!(
+            problems[0].message.contains(&format!("`{beside}/")),
+            "{text}"
+        );
+    }
+    // Paths of every machine are not this one's: `/usr/lib/cni`, `/run/kubeplug/<id>`.
+    let clean = "CNI in `/usr/lib/cni`, sockets in `/run/kubeplug/<id>`.\n\n```sh\nls /var/lib/kubelet\n```\n";
+    assert_eq!(
+        messages(&doc_citations(&root, "CONTRIBUTING.md", clean)),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -703,4 +877,148 @@ fn rust_comments_say_what_a_thing_is_not_its_work_item_number() {
         messages(&problems)
     );
     assert!(comment_citations("xtask/src/tidy/tests.rs", text).is_empty());
+}
+
+/// A workspace of one library crate, `cli`, for the strict citation rule.
+fn cited_tree() -> tempfile::TempDir {
+    tree(&[
+        ("Cargo.toml", "[workspace]\nmembers = [\"shared/cli\"]\n"),
+        ("shared/cli/Cargo.toml", "[package]\nname = \"cli\"\n"),
+        (
+            "shared/cli/src/lib.rs",
+            "//! x\npub mod flags;\nmod skeleton;\npub use skeleton::run;\n",
+        ),
+        (
+            "shared/cli/src/flags/mod.rs",
+            "//! x\npub struct ConfigFlags;\nimpl ConfigFlags { pub fn client(&self) {} }\n",
+        ),
+        ("shared/cli/src/skeleton.rs", "//! x\npub fn run() {}\n"),
+        ("plugins/run-pod/src/main.rs", "//! x"),
+    ])
+}
+
+#[test]
+fn the_docs_a_reader_starts_from_cite_only_paths_and_modules_that_exist() {
+    let dir = cited_tree();
+    let root = dir.path();
+    let index = citations::Index::scan(root).expect("scanned");
+    let planted = [
+        // A path whose first part exists nowhere: the lax rule let it through.
+        ("`resource/builtin.rs`", "`resource/builtin.rs`"),
+        // A module path written with slashes.
+        ("`cli/skeleton` starts it", "`cli/skeleton`"),
+        ("`flags/gone.rs`", "`flags/gone.rs`"),
+        ("a bare `gone.rs`", "`gone.rs`"),
+        // Module paths of a workspace crate.
+        ("`cli::nothing`", "`cli` has no `nothing`"),
+        ("`cli::flags::Gone`", "`cli::flags` has no `Gone`"),
+        ("`cli::flags::ConfigFlags::nope`", "never names `nope`"),
+    ];
+    for (text, named) in planted {
+        let problems = citations::check(root, &index, "ARCHITECTURE.md", text);
+        assert_eq!(problems.len(), 1, "{text}: {:?}", messages(&problems));
+        assert!(
+            problems[0].rule == Rule::DocCitation && problems[0].message.contains(named),
+            "{text}: {:?}",
+            messages(&problems)
+        );
+    }
+    let clean = "`shared/cli/src/skeleton.rs`, `main.rs`, `Cargo.toml`, `cli::run`, \
+        `cli::flags`, `cli::flags::ConfigFlags::client`, `cli::run(&PLUGIN, body)`, \
+        `kube::Client`, Go's `text/template` and `net/http`, `batch/v1`, \
+        `deployment/apps.v1`, `sigs.k8s.io/yaml`, `application/yaml`, `pods/attach`, \
+        `kubeplug/0.1.0`, `/usr/lib/cni`, `~/.kube/config`, `<cache-dir>/kubeplug/`, \
+        kubectl's `envvar.go`, `configmap/<unknown>`.";
+    assert_eq!(
+        messages(&citations::check(root, &index, "README.md", clean)),
+        Vec::<String>::new()
+    );
+    // From a plugin's README, its own `src/` is where relative paths start.
+    assert_eq!(
+        messages(&citations::check(
+            root,
+            &index,
+            "plugins/run-pod/README.md",
+            "`src/main.rs`"
+        )),
+        Vec::<String>::new()
+    );
+    for rel in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "CONTRIBUTING.md",
+        "docs/ci-time.md",
+        "plugins/run-pod/README.md",
+        "shared/cli/README.md",
+    ] {
+        assert!(citations::is_strict(rel), "{rel}");
+    }
+    for rel in [
+        "bench/runs/2026-11-28-0006/results.md",
+        "docs/x/y.md",
+        "fuzz/README.md",
+    ] {
+        assert!(!citations::is_strict(rel), "{rel}");
+    }
+}
+
+#[test]
+fn the_e2e_module_list_matches_the_files_of_tests_e2e() {
+    let main = "//! The suites:\n//! - `a`: one.\n//! - `gone`: removed.\n\nmod a;\nmod b;\n";
+    let dir = tree(&[
+        ("tests/e2e/main.rs", main),
+        ("tests/e2e/a.rs", "//! a"),
+        ("tests/e2e/b.rs", "//! b"),
+        ("tests/e2e/c.rs", "//! c"),
+    ]);
+    let problems = messages(&citations::e2e_module_list(dir.path()).expect("checked"));
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    for expected in [
+        "`tests/e2e/c.rs` is not a `mod`",
+        "module `b` is missing from the `//!` list",
+        "names `gone`, which is not a module",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(expected)),
+            "{expected}: {problems:#?}"
+        );
+    }
+    let clean = "//! The suites:\n//! - `a`: one.\n//! - `b`: two.\n\nmod a;\nmod b;\n";
+    std::fs::write(dir.path().join("tests/e2e/main.rs"), clean).expect("write");
+    std::fs::remove_file(dir.path().join("tests/e2e/c.rs")).expect("rm");
+    assert_eq!(
+        messages(&citations::e2e_module_list(dir.path()).expect("checked")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_library_crate_s_readme_names_every_module() {
+    let dir = tree(&[
+        ("shared/core/README.md", "# core\n\n- `cli`: the edge.\n"),
+        ("shared/core/src/lib.rs", "//! x"),
+        ("shared/core/src/cli.rs", "//! x"),
+        ("shared/core/src/waiting.rs", "//! x"),
+        ("shared/core/src/tests.rs", "//! x"),
+        ("shared/bare/src/lib.rs", "//! x"),
+        ("shared/bare/src/only.rs", "//! x"),
+    ]);
+    let problems = messages(&crate_readmes(dir.path()).expect("checked"));
+    assert_eq!(
+        problems,
+        [
+            "shared/bare/README.md: [code-map] does not name module `only` (shared/bare/src/only) of its crate",
+            "shared/core/README.md: [code-map] does not name module `waiting` (shared/core/src/waiting) of its crate",
+        ]
+    );
+    std::fs::write(
+        dir.path().join("shared/core/README.md"),
+        "# core\n\n- `cli`: the edge.\n- `waiting`: why.\n",
+    )
+    .expect("write");
+    std::fs::remove_file(dir.path().join("shared/bare/src/only.rs")).expect("rm");
+    assert_eq!(
+        messages(&crate_readmes(dir.path()).expect("checked")),
+        Vec::<String>::new()
+    );
 }

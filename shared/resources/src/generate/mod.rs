@@ -2,8 +2,6 @@
 //! creates. **Invariant:** nothing here does IO, reads flags or knows about clients;
 //! errors carry kubectl's exact wording so the command can print them as they are.
 //!
-//! | generator             | object                       | function                  |
-//! |-----------------------|------------------------------|---------------------------|
 //! | generator                 | object                           | function                   |
 //! |---------------------------|----------------------------------|----------------------------|
 //! | `run-pod/v1`              | `v1` Pod (the default)           | [`pod()`]                  |
