@@ -37,9 +37,13 @@ pub enum ResourceError {
     /// Fetching a URL failed for good (after the retries for transient failures).
     #[error("unable to read URL \"{url}\", {reason}")]
     Url { url: String, reason: String },
-    /// `-k` could not run kustomize.
+    /// `-k` could not run kustomize (no tool, or one that crashed).
     #[error("unable to run kustomize for \"{path}\": {reason}")]
     Kustomize { path: String, reason: String },
+    /// kustomize refused the kustomization: its own message, as kubectl returns it
+    /// from its kustomize visitor (unwrapped).
+    #[error("{message}")]
+    KustomizeFailed { message: String },
     /// A stream is not text (binary file, invalid UTF-8).
     #[error("error parsing {source_name}: {reason}")]
     NotText { source_name: String, reason: String },
@@ -154,6 +158,9 @@ impl ResourceError {
             Self::Kustomize { path, reason } => Self::Kustomize {
                 path: path.clone(),
                 reason: reason.clone(),
+            },
+            Self::KustomizeFailed { message } => Self::KustomizeFailed {
+                message: message.clone(),
             },
             Self::NotText {
                 source_name,
