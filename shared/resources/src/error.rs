@@ -112,16 +112,14 @@ pub enum ResourceError {
     /// Inputs that cannot be combined (kubectl's wording).
     #[error("{0}")]
     Usage(String),
+    /// Several errors of the command line (paths that do not exist): kubectl's
+    /// `Builder` returns them as one aggregate, which `CheckErr` prints one a line,
+    /// without `error: ` (the lines, without a trailing newline).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<ResourceError>),
 }
 
 impl ResourceError {
-    /// Whether kubectl prints the error without its `error: ` prefix even when it is
-    /// the only one: the errors of its List flattening reach its `CheckErr` still
-    /// wrapped in an aggregate, which prints each error bare.
-    pub fn bare_when_alone(&self) -> bool {
-        matches!(self, Self::ItemType { .. } | Self::ItemNoMapping { .. })
-    }
-
     /// The object the error is about, for errors about one object (not a whole input).
     pub fn origin(&self) -> Option<&Origin> {
         match self {
@@ -216,6 +214,7 @@ impl ResourceError {
                 object: object.clone(),
                 flag: flag.clone(),
             },
+            Self::Several(errors) => Self::Several(errors.iter().map(Self::duplicate).collect()),
             Self::Selector { selector, message } => Self::Selector {
                 selector: selector.clone(),
                 message: message.clone(),
