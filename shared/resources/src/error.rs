@@ -83,7 +83,8 @@ pub enum ResourceError {
     #[error("unable to get type info from the object \"*unstructured.Unstructured\": {reason}")]
     ItemType { origin: Origin, reason: String },
     /// A List's item of a kind the server does not know, in the words of kubectl's
-    /// flattening.
+    /// flattening (`version` is the item's group-version, as apimachinery's
+    /// `NoKindMatchError` names it).
     #[error("unable to recognize no matches for kind \"{kind}\" in version \"{version}\"")]
     ItemNoMapping {
         origin: Origin,
