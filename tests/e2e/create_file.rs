@@ -198,7 +198,8 @@ async fn selector_and_namespace_mismatch() {
 
 /// A failed create does not stop the others, a document that does not validate ends
 /// its file (as kubectl's reader stops there), other files go on; every error is
-/// reported at the end with its file, and the exit code is 1.
+/// reported at the end with its file, in kubectl's order and grouping, and the exit
+/// code is 1.
 #[tokio::test]
 async fn continue_on_error_reports_everything_at_the_end() {
     let ns = cluster().namespace("cf-errors").await;
@@ -233,11 +234,10 @@ async fn continue_on_error_reports_everything_at_the_end() {
             format!(
                 "Error from server (AlreadyExists): error when creating \"{mixed}\": configmaps \"good\" already exists"
             ),
+            // The inputs' errors after the objects', as one aggregate (kubectl's
+            // EagerVisitorList inside its ContinueOnErrorVisitor; report.rs).
             format!(
-                "error validating \"{mixed}\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"
-            ),
-            format!(
-                "error parsing {binary}: not a YAML or JSON text file (control character at line 1)"
+                "[error validating \"{mixed}\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false, error parsing {binary}: not a YAML or JSON text file (control character at line 1)]"
             ),
         ]
     );

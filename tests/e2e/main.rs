@@ -17,6 +17,10 @@
 //!   SIGTERM in that state, then the same command finishing the job.
 //! - `fidelity`: every manifest of `tests/fidelity/cases/` through kubectl and
 //!   create-file, compared per exit code, object and stderr.
+//! - `gitops`: the layouts of GitOps repositories (kustomize overlays with deprecated
+//!   fields, components whose patch fails, trees with custom resources before other
+//!   errors) from `tests/gitops/`, beside kubectl 1.37 byte for byte: kustomize's
+//!   output passed through, several errors ordered and grouped.
 //! - `rolling_update`: `kubectl rolling-update`.
 //! - `rolling_update_faults`: rolling-update killed after every write, re-run,
 //!   invariants checked; control-plane faults.
@@ -90,6 +94,7 @@ mod dist;
 mod fidelity;
 mod first_output;
 mod flag_errors;
+mod gitops;
 mod global_flags;
 mod goaway;
 mod hostile;

@@ -9,6 +9,24 @@
 //! An API error alone is printed by kubectl's `CheckErr` rules, several by
 //! `StandardErrorMessage`'s (both in `apiclient::status`): a lone Invalid lists its
 //! causes under `The Pod "x" is invalid: ` and does not name the source.
+//!
+//! **How several are ordered and grouped** follows from where kubectl's visitors
+//! collect them (cli-runtime's `Builder.Do` for `create`'s `ContinueOnError()`:
+//! `DecoratedVisitor{ContinueOnErrorVisitor{FlattenListVisitor{…EagerVisitorList}}}`):
+//! - the `EagerVisitorList` of the inputs collects, in input order, what goes wrong
+//!   reading them: an input that cannot be read or parsed, client-side validation, a
+//!   document that does not decode or map (`unable to decode`, `resource mapping not
+//!   found`, `unable to recognize`), and a List's items that do not map (one nested
+//!   aggregate per List, from `FlattenListVisitor`); it returns them as one aggregate,
+//!   after every input was read;
+//! - the `ContinueOnErrorVisitor` collects, in input order, what goes wrong with each
+//!   object that was read: `-n`'s namespace check (a decorator) and the create itself
+//!   (the server's refusal, a print error), then adds the inputs' aggregate as its
+//!   last element;
+//! - `CheckErr` unwraps an aggregate of one: so without object errors the inputs'
+//!   errors print one a line (a List's items bare, one a line), and beside object
+//!   errors they are one element, Go's `[a, b]` (messages deduplicated, brackets
+//!   only for two or more).
 
 use std::io::Write;
 
@@ -20,13 +38,16 @@ use resources::{Origin, ResourceError};
 pub enum Failure {
     /// The server refused the request.
     Api(Box<Status>),
-    /// Anything else.
+    /// Anything else about an object that was read (kubectl's continue-on-error
+    /// visitor collects these).
     Other(String),
-    /// An error kubectl prints without `error: ` even alone.
-    Bare(String),
-    /// An object whose kind does not map, from the input named `source`: kubectl's
-    /// stream visitor gathers these into one aggregate per input.
-    Mapping { source: String, message: String },
+    /// An error of reading the inputs (kubectl's `EagerVisitorList` collects these):
+    /// `list` names the List whose items failed to map, whose errors kubectl's
+    /// `FlattenListVisitor` nests into one aggregate.
+    Input {
+        message: String,
+        list: Option<String>,
+    },
 }
 
 impl Failure {
@@ -35,16 +56,18 @@ impl Failure {
         if let Some(origin) = err.origin() {
             tracing::debug!("{origin} {}: {err}", origin.position());
         }
-        if let (ResourceError::NoMapping { origin, .. }, Some(_)) = (err, err.origin()) {
-            return Self::Mapping {
-                source: origin.to_string(),
+        match err {
+            // A decorator of kubectl's continue-on-error visitor.
+            ResourceError::NamespaceMismatch { .. } => Self::Other(err.to_string()),
+            ResourceError::ItemType { origin, .. }
+            | ResourceError::ItemNoMapping { origin, .. } => Self::Input {
                 message: err.to_string(),
-            };
-        }
-        if err.bare_when_alone() {
-            Self::Bare(err.to_string())
-        } else {
-            Self::Other(err.to_string())
+                list: Some(format!("{origin}#{}", origin.document)),
+            },
+            _ => Self::Input {
+                message: err.to_string(),
+                list: None,
+            },
         }
     }
 
@@ -71,60 +94,100 @@ impl Failure {
             // source); among several, StandardErrorMessage's one line.
             Self::Api(status) if alone => apiclient::status::check_err(status),
             Self::Api(status) => apiclient::status::standard_message(status),
-            Self::Other(msg) | Self::Mapping { message: msg, .. }
+            Self::Other(msg) | Self::Input { message: msg, .. }
                 if alone && !msg.starts_with("error: ") =>
             {
                 format!("error: {msg}")
             }
-            Self::Other(msg) | Self::Bare(msg) | Self::Mapping { message: msg, .. } => msg.clone(),
+            Self::Other(msg) | Self::Input { message: msg, .. } => msg.clone(),
+        }
+    }
+
+    fn message(&self) -> &str {
+        match self {
+            Self::Api(status) => &status.message,
+            Self::Other(msg) | Self::Input { message: msg, .. } => msg,
         }
     }
 }
 
-/// The lines kubectl's `CheckErr` prints: each failure, except that among other
-/// failures the mapping failures of one input are one nested aggregate, at the place
-/// of the input's last (Go's `[a, b]`, repeated messages once). Alone, that aggregate
-/// is unwrapped and printed one error a line, as are the others.
-fn lines(failures: &[Failure]) -> Vec<String> {
-    let last_of = |source: &str| {
-        failures
-            .iter()
-            .rposition(|f| matches!(f, Failure::Mapping { source: s, .. } if s == source))
-    };
-    let groups = failures
-        .iter()
-        .enumerate()
-        .filter(|(i, f)| match f {
-            Failure::Mapping { source, .. } => last_of(source) == Some(*i),
-            _ => true,
-        })
-        .count();
-    if groups <= 1 {
-        let alone = failures.len() == 1;
-        return failures.iter().map(|f| f.render(alone)).collect();
+/// One element of kubectl's `EagerVisitorList` aggregate: an input's error, or the
+/// nested aggregate of one List's items.
+enum Element<'a> {
+    Error(&'a Failure),
+    List(Vec<&'a str>),
+}
+
+/// Go's `utilerrors` aggregate message of `messages` (nested aggregates flattened):
+/// each message once, in brackets when there are two or more.
+fn go_aggregate(messages: &[&str]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for m in messages {
+        if !seen.contains(m) {
+            seen.push(m);
+        }
     }
-    let mut out = Vec::new();
-    for (i, failure) in failures.iter().enumerate() {
-        let Failure::Mapping { source, .. } = failure else {
-            out.push(failure.render(false));
+    match seen.as_slice() {
+        [one] => one.to_string(),
+        _ => format!("[{}]", seen.join(", ")),
+    }
+}
+
+/// The lines kubectl's `CheckErr` prints for `failures` (in input order): see the
+/// module's notes for the rule.
+fn lines(failures: &[Failure]) -> Vec<String> {
+    let objects: Vec<&Failure> = failures
+        .iter()
+        .filter(|f| !matches!(f, Failure::Input { .. }))
+        .collect();
+    let mut inputs: Vec<Element<'_>> = Vec::new();
+    let mut last_list: Option<&str> = None;
+    for failure in failures {
+        let Failure::Input { message, list } = failure else {
             continue;
         };
-        if last_of(source) != Some(i) {
-            continue;
-        }
-        let mut messages: Vec<&str> = Vec::new();
-        for f in failures {
-            if let Failure::Mapping { source: s, message } = f
-                && s == source
-                && !messages.contains(&message.as_str())
-            {
-                messages.push(message);
+        match (list.as_deref(), inputs.last_mut()) {
+            (Some(key), Some(Element::List(items))) if last_list == Some(key) => {
+                items.push(message);
+            }
+            (Some(key), _) => {
+                inputs.push(Element::List(vec![message]));
+                last_list = Some(key);
+            }
+            (None, _) => {
+                inputs.push(Element::Error(failure));
+                last_list = None;
             }
         }
-        out.push(match messages.len() {
-            1 => messages[0].to_string(),
-            _ => format!("[{}]", messages.join(", ")),
-        });
+    }
+    if objects.is_empty() {
+        return match inputs.as_slice() {
+            // CheckErr unwraps the aggregate of one: an error alone, or a List's
+            // aggregate, whose items print one a line.
+            [Element::Error(f)] => vec![f.render(true)],
+            [Element::List(items)] => items.iter().map(|m| m.to_string()).collect(),
+            _ => inputs
+                .iter()
+                .map(|e| match e {
+                    Element::Error(f) => f.render(false),
+                    Element::List(items) => go_aggregate(items),
+                })
+                .collect(),
+        };
+    }
+    if objects.len() == 1 && inputs.is_empty() {
+        return vec![objects[0].render(true)];
+    }
+    let mut out: Vec<String> = objects.iter().map(|f| f.render(false)).collect();
+    if !inputs.is_empty() {
+        let messages: Vec<&str> = inputs
+            .iter()
+            .flat_map(|e| match e {
+                Element::Error(f) => vec![f.message()],
+                Element::List(items) => items.clone(),
+            })
+            .collect();
+        out.push(go_aggregate(&messages));
     }
     out
 }
@@ -242,22 +305,117 @@ mod tests {
         );
     }
 
-    /// kubectl 1.37's stderr for a ConfigMap in another namespace than `-n` and two
-    /// objects of a kind no CRD defines, in one file.
-    #[test]
-    fn mapping_failures_of_one_input_nest_among_others() {
-        let mapping = |name: &str| Failure::Mapping {
-            source: "\"agg.yaml\"".into(),
+    fn mapping(file: &str, name: &str) -> Failure {
+        Failure::Input {
             message: format!(
-                "resource mapping not found for name: \"{name}\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first"
+                "resource mapping not found for name: \"{name}\" namespace: \"\" from \"{file}\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first"
             ),
-        };
-        let namespace = Failure::Bare("the namespace from the provided object \"other\" does not match the namespace \"default\". You must pass '--namespace=other' to perform this operation.".into());
+            list: None,
+        }
+    }
+
+    fn namespace(name: &str) -> Failure {
+        Failure::from_resource(&ResourceError::NamespaceMismatch {
+            origin: origin(),
+            object: name.into(),
+            flag: "default".into(),
+        })
+    }
+
+    fn conflict(name: &str) -> Failure {
+        let status = Status::failure(
+            &format!("configmaps \"{name}\" already exists"),
+            "AlreadyExists",
+        )
+        .with_code(409);
+        Failure::creating(&origin(), kube::Error::Api(Box::new(status)))
+    }
+
+    const NS_OTHER: &str = "the namespace from the provided object \"other\" does not match the namespace \"default\". You must pass '--namespace=other' to perform this operation.";
+    const M1: &str = "resource mapping not found for name: \"n1\" namespace: \"\" from \"a.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first";
+    const M2: &str = "resource mapping not found for name: \"n2\" namespace: \"\" from \"b.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first";
+
+    /// The object errors (`ContinueOnErrorVisitor`'s) first, in input order, then the
+    /// inputs' errors (`EagerVisitorList`'s) of every file as one element: Go's
+    /// `[a, b]` across files, whatever came first in the input.
+    #[test]
+    fn input_errors_of_every_file_follow_the_object_errors_as_one_element() {
         assert_eq!(
-            render(&[namespace, mapping("n1"), mapping("n2")]),
-            "the namespace from the provided object \"other\" does not match the namespace \"default\". You must pass '--namespace=other' to perform this operation.\n[resource mapping not found for name: \"n1\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first, resource mapping not found for name: \"n2\" namespace: \"\" from \"agg.yaml\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first]\n"
+            render(&[
+                mapping("a.yaml", "n1"),
+                namespace("other"),
+                mapping("b.yaml", "n2"),
+                conflict("x"),
+            ]),
+            format!(
+                "{NS_OTHER}\nError from server (AlreadyExists): error when creating \"a.yaml\": configmaps \"x\" already exists\n[{M1}, {M2}]\n"
+            )
         );
-        // Alone, one input's: one a line.
-        assert_eq!(render(&[mapping("n1"), mapping("n2")]).lines().count(), 4);
+        // One input error beside object errors: no brackets.
+        assert_eq!(
+            render(&[mapping("a.yaml", "n1"), namespace("other")]),
+            format!("{NS_OTHER}\n{M1}\n")
+        );
+        // Repeated messages once (Go's aggregate deduplicates), brackets for two.
+        assert_eq!(
+            render(&[
+                namespace("other"),
+                mapping("a.yaml", "n1"),
+                mapping("a.yaml", "n1")
+            ]),
+            format!("{NS_OTHER}\n{M1}\n")
+        );
+    }
+
+    /// Without object errors, the inputs' aggregate is what CheckErr prints: one
+    /// error a line, in input order, none deduplicated; alone, with `error: `.
+    #[test]
+    fn input_errors_alone_print_one_a_line() {
+        assert_eq!(
+            render(&[mapping("a.yaml", "n1"), mapping("b.yaml", "n2")]),
+            format!("{M1}\n{M2}\n")
+        );
+        assert_eq!(render(&[mapping("a.yaml", "n1")]), format!("error: {M1}\n"));
+        // Client-side validation (an input error) with a server error: after it.
+        let invalid = Failure::from_resource(&ResourceError::Invalid {
+            origin: origin(),
+            problems: vec!["unknown field \"bogus\"".into()],
+        });
+        let text = render(&[invalid, conflict("x")]);
+        assert!(
+            text.starts_with("Error from server (AlreadyExists)")
+                && text.ends_with("turn validation off with --validate=false\n"),
+            "{text}"
+        );
+    }
+
+    /// A List's items that do not map are one nested aggregate (`FlattenListVisitor`):
+    /// alone, CheckErr prints its items bare, one a line; beside other input errors
+    /// it is one line, `[a, b]`.
+    #[test]
+    fn a_lists_item_errors_nest() {
+        let item = |kind: &str, document: usize| {
+            let mut origin = origin();
+            origin.document = document;
+            Failure::from_resource(&ResourceError::ItemNoMapping {
+                origin,
+                kind: kind.into(),
+                version: "v1".into(),
+            })
+        };
+        let a = "unable to recognize no matches for kind \"A\" in version \"v1\"";
+        let b = "unable to recognize no matches for kind \"B\" in version \"v1\"";
+        assert_eq!(render(&[item("A", 1), item("B", 1)]), format!("{a}\n{b}\n"));
+        assert_eq!(render(&[item("A", 1)]), format!("{a}\n"));
+        assert_eq!(
+            render(&[item("A", 1), item("B", 1), mapping("b.yaml", "n2")]),
+            format!("[{a}, {b}]\n{M2}\n")
+        );
+        // Two Lists: two elements.
+        assert_eq!(render(&[item("A", 1), item("B", 2)]), format!("{a}\n{b}\n"));
+        assert_eq!(
+            render(&[item("A", 1), item("B", 1), namespace("other")]),
+            format!("{NS_OTHER}\n[{a}, {b}]\n")
+        );
     }
 }

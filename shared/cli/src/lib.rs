@@ -121,6 +121,10 @@ pub fn format_error(err: &anyhow::Error) -> String {
         {
             return cause.to_string();
         }
+        // The Builder's aggregate of command-line errors: CheckErr's lines, bare.
+        if let Some(resources::ResourceError::Several(_)) = cause.downcast_ref() {
+            return cause.to_string();
+        }
         match cause.downcast_ref::<apiclient::error::Error>() {
             // client-go's loader returns an aggregate of the files it could not read;
             // CheckErr prints one of them as any error, several one per line, bare.

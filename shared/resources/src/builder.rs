@@ -476,8 +476,27 @@ impl Builder {
     /// before anything is read; errors about inputs and objects are entries of the
     /// result.
     pub async fn build(self, mapper: &mut RestMapper) -> Result<Visited, ResourceError> {
-        if let Some(err) = self.errors.into_iter().next() {
-            return Err(err);
+        // Inputs that cannot be combined are refused first (kubectl's command checks
+        // them before building); then kubectl's `Builder` returns every path or URL
+        // that is wrong, as one aggregate; a bad selector only when they are right.
+        let mut errors = self.errors;
+        if let Some(i) = errors
+            .iter()
+            .position(|e| matches!(e, ResourceError::Usage(_)))
+        {
+            return Err(errors.swap_remove(i));
+        }
+        let (mut inputs, mut others): (Vec<_>, Vec<_>) = errors.into_iter().partition(|e| {
+            matches!(
+                e,
+                ResourceError::PathNotFound { .. } | ResourceError::InvalidUrl { .. }
+            )
+        });
+        match inputs.len() {
+            0 if !others.is_empty() => return Err(others.swap_remove(0)),
+            0 => {}
+            1 => return Err(inputs.swap_remove(0)),
+            _ => return Err(ResourceError::Several(inputs)),
         }
         let mut stdin = self.stdin;
         let mut cx = ReadContext {

@@ -171,7 +171,8 @@ pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
                 Err(LookupError::NoMatch) if info.origin.item.is_some() => {
                     Err(ResourceError::ItemNoMapping {
                         kind: info.gvk.kind.clone(),
-                        version: info.gvk.version.clone(),
+                        // apimachinery's NoKindMatchError names the group-version.
+                        version: info.api_version(),
                         origin: info.origin,
                     })
                 }

@@ -37,9 +37,13 @@ pub enum ResourceError {
     /// Fetching a URL failed for good (after the retries for transient failures).
     #[error("unable to read URL \"{url}\", {reason}")]
     Url { url: String, reason: String },
-    /// `-k` could not run kustomize.
+    /// `-k` could not run kustomize (no tool, or one that crashed).
     #[error("unable to run kustomize for \"{path}\": {reason}")]
     Kustomize { path: String, reason: String },
+    /// kustomize refused the kustomization: its own message, as kubectl returns it
+    /// from its kustomize visitor (unwrapped).
+    #[error("{message}")]
+    KustomizeFailed { message: String },
     /// A stream is not text (binary file, invalid UTF-8).
     #[error("error parsing {source_name}: {reason}")]
     NotText { source_name: String, reason: String },
@@ -79,7 +83,8 @@ pub enum ResourceError {
     #[error("unable to get type info from the object \"*unstructured.Unstructured\": {reason}")]
     ItemType { origin: Origin, reason: String },
     /// A List's item of a kind the server does not know, in the words of kubectl's
-    /// flattening.
+    /// flattening (`version` is the item's group-version, as apimachinery's
+    /// `NoKindMatchError` names it).
     #[error("unable to recognize no matches for kind \"{kind}\" in version \"{version}\"")]
     ItemNoMapping {
         origin: Origin,
@@ -108,16 +113,14 @@ pub enum ResourceError {
     /// Inputs that cannot be combined (kubectl's wording).
     #[error("{0}")]
     Usage(String),
+    /// Several errors of the command line (paths that do not exist): kubectl's
+    /// `Builder` returns them as one aggregate, which `CheckErr` prints one a line,
+    /// without `error: ` (the lines, without a trailing newline).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<ResourceError>),
 }
 
 impl ResourceError {
-    /// Whether kubectl prints the error without its `error: ` prefix even when it is
-    /// the only one: the errors of its List flattening reach its `CheckErr` still
-    /// wrapped in an aggregate, which prints each error bare.
-    pub fn bare_when_alone(&self) -> bool {
-        matches!(self, Self::ItemType { .. } | Self::ItemNoMapping { .. })
-    }
-
     /// The object the error is about, for errors about one object (not a whole input).
     pub fn origin(&self) -> Option<&Origin> {
         match self {
@@ -154,6 +157,9 @@ impl ResourceError {
             Self::Kustomize { path, reason } => Self::Kustomize {
                 path: path.clone(),
                 reason: reason.clone(),
+            },
+            Self::KustomizeFailed { message } => Self::KustomizeFailed {
+                message: message.clone(),
             },
             Self::NotText {
                 source_name,
@@ -209,6 +215,7 @@ impl ResourceError {
                 object: object.clone(),
                 flag: flag.clone(),
             },
+            Self::Several(errors) => Self::Several(errors.iter().map(Self::duplicate).collect()),
             Self::Selector { selector, message } => Self::Selector {
                 selector: selector.clone(),
                 message: message.clone(),

@@ -40,6 +40,15 @@ pub(crate) fn classify(value: &str, recursive: bool) -> Result<Input, ResourceEr
                 reason,
             });
     }
+    // kubectl's `Builder.Path` looks before anything is read: a path that does not
+    // exist is an error of the command line (`r.Err()`), and nothing is created.
+    if let Err(e) = std::fs::metadata(value)
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        return Err(ResourceError::PathNotFound {
+            path: value.to_string(),
+        });
+    }
     Ok(Input::Path {
         path: PathBuf::from(value),
         recursive,
@@ -370,12 +379,21 @@ mod tests {
             classify("http://[::1", false),
             Err(ResourceError::InvalidUrl { .. })
         ));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().display().to_string();
         assert_eq!(
-            classify("dir", true).expect("path"),
+            classify(&path, true).expect("path"),
             Input::Path {
-                path: "dir".into(),
+                path: path.clone().into(),
                 recursive: true
             }
         );
+        // kubectl's `Builder.Path` looks first: a path that does not exist is an
+        // error of the command line.
+        let missing = dir.path().join("missing").display().to_string();
+        assert!(matches!(
+            classify(&missing, false),
+            Err(ResourceError::PathNotFound { path }) if path == missing
+        ));
     }
 }

@@ -182,10 +182,9 @@ pub fn without_edited_source(failure: Failure) -> Failure {
             Failure::Api(status)
         }
         Failure::Other(message) => Failure::Other(strip(message)),
-        Failure::Bare(message) => Failure::Bare(strip(message)),
-        Failure::Mapping { source, message } => Failure::Mapping {
-            source,
+        Failure::Input { message, list } => Failure::Input {
             message: strip(message),
+            list,
         },
     }
 }

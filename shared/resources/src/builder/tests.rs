@@ -136,10 +136,9 @@ async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
         "d/4-other.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: other}\n",
     );
-    let missing = dir.path().join("missing.yaml").display().to_string();
     let fake = FakeDiscovery::standard();
     let opts = FilenameOptions {
-        filenames: vec![dir.path().join("d").display().to_string(), missing.clone()],
+        filenames: vec![dir.path().join("d").display().to_string()],
         ..Default::default()
     };
     let v = Builder::new()
@@ -161,7 +160,6 @@ async fn continue_on_error_keeps_every_error_in_input_order_with_its_origin() {
             format!("ERR error parsing {bad}: error converting YAML to JSON: yaml: line 1: did not find expected node content"),
             format!("ERR error validating \"{nokind}\": error validating data: kind not set; if you choose to ignore these errors, turn validation off with --validate=false"),
             "ERR the namespace from the provided object \"other\" does not match the namespace \"mine\". You must pass '--namespace=other' to perform this operation.".into(),
-            format!("ERR the path \"{missing}\" does not exist"),
         ]
     );
     assert_eq!(
@@ -461,4 +459,46 @@ async fn a_schema_source_prefetches_unless_the_input_may_be_lists() {
     assert_eq!(calls(&plain, Validation::Warn).await, ["prefetch", "fetch"]);
     assert_eq!(calls(&list, Validation::Strict).await, ["fetch"]);
     assert!(calls(&plain, Validation::Ignore).await.is_empty());
+}
+
+/// kubectl's `Builder` looks at every path before reading any: those that do not
+/// exist are one aggregate error of the command line, and nothing is read.
+#[tokio::test]
+async fn paths_that_do_not_exist_are_refused_together_before_reading() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(
+        dir.path(),
+        "good.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let fake = FakeDiscovery::standard();
+    let build = |filenames: Vec<String>| {
+        let fake = &fake;
+        async move {
+            let opts = FilenameOptions {
+                filenames,
+                ..Default::default()
+            };
+            Builder::new()
+                .continue_on_error()
+                .filename_param(false, &opts)
+                .build(&mut mapper(fake))
+                .await
+                .err()
+                .map(|e| e.to_string())
+        }
+    };
+    assert_eq!(
+        build(vec![path("good.yaml"), path("a.yaml")]).await,
+        Some(format!("the path \"{}\" does not exist", path("a.yaml")))
+    );
+    assert_eq!(
+        build(vec![path("a.yaml"), path("good.yaml"), path("b.yaml")]).await,
+        Some(format!(
+            "the path \"{}\" does not exist\nthe path \"{}\" does not exist",
+            path("a.yaml"),
+            path("b.yaml")
+        ))
+    );
 }
