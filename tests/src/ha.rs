@@ -18,7 +18,9 @@
 //! - haproxy listens on the host's 127.0.0.1 and reaches them through its `namespace`
 //!   server keyword, checks each with TLS on `GET /readyz` (every 500 ms; down after 2
 //!   failures, up after 1 success), and resends a connection a dead server refused to
-//!   another (`retries`, `option redispatch`). The cluster's own server is not a
+//!   another (`retries`, `option redispatch`). Like most balancers it leaves the
+//!   connections of a server marked down alone: a server shutting down drains its
+//!   own. The cluster's own server is not a
 //!   backend: the controllers and the kubelet stay on it, and it is the supervisor's
 //!   (killing it ends the cluster).
 //! - Which server holds a client's connection is haproxy's to say (its runtime API on
@@ -76,10 +78,11 @@ pub struct HaCluster {
     pub kubeconfig: PathBuf,
     /// The balancer's address on the host's loopback.
     pub balancer: std::net::SocketAddr,
-    pub servers: Vec<Server>,
+    servers: Vec<Server>,
     socket: PathBuf,
     haproxy_log: PathBuf,
-    stop: Option<mpsc::Sender<()>>,
+    orders: Option<mpsc::Sender<Order>>,
+    launches: Vec<Launch>,
     keeper: Option<std::thread::JoinHandle<()>>,
     dir: tempfile::TempDir,
 }
@@ -157,7 +160,7 @@ impl HaCluster {
                 inside: true,
             });
         }
-        let (stop, pids, keeper) = keep(launches, netns_path);
+        let (orders, pids, keeper) = keep(launches.clone(), netns_path);
         let pids = pids.unwrap_or_else(|e| panic!("cannot start the HA control plane: {e}"));
         let servers = servers
             .into_iter()
@@ -180,7 +183,8 @@ impl HaCluster {
             servers,
             socket,
             haproxy_log,
-            stop: Some(stop),
+            orders: Some(orders),
+            launches,
             keeper: Some(keeper),
             dir,
         };
@@ -229,23 +233,24 @@ impl HaCluster {
     }
 
     /// Waits (up to 10 s) until some server holds a client connection, and returns
-    /// its index: the server a command just started is talking to. Panics when two or
-    /// more do (a test that asks this runs one command at a time).
-    pub async fn serving(&self) -> usize {
+    /// the servers that hold one: those a command just started is talking to (a test
+    /// that asks this runs one command at a time through the balancer).
+    pub async fn serving(&self) -> Vec<usize> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let stats = self.stats().await;
             let busy: Vec<usize> = (0..stats.len())
                 .filter(|&i| stats[i].sessions > 0)
                 .collect();
-            match busy.as_slice() {
-                [one] => return *one,
-                [] if Instant::now() < deadline => {
-                    // haproxy says nothing when a session starts: asked again at once.
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                _ => panic!("not one serving server: {stats:?}"),
+            if !busy.is_empty() {
+                return busy;
             }
+            assert!(
+                Instant::now() < deadline,
+                "no server holds a connection: {stats:?}"
+            );
+            // haproxy says nothing when a session starts: asked again at once.
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
     }
 
@@ -258,6 +263,54 @@ impl HaCluster {
             server.name,
             server.pid
         );
+    }
+
+    /// The servers behind the balancer, in haproxy's order.
+    pub fn servers(&self) -> &[Server] {
+        &self.servers
+    }
+
+    /// Waits for server `index` to end (after [`HaCluster::signal`]), starts it again
+    /// with the same flags and port, and waits until haproxy sees every server ready:
+    /// the HA control plane is whole again for the next command.
+    pub async fn restart(&mut self, index: usize) {
+        let (reply, answer) = mpsc::channel();
+        let order = Order::Restart {
+            pid: self.servers[index].pid,
+            launch: self.launches[index + 1].clone(),
+            reply,
+        };
+        self.orders
+            .as_ref()
+            .expect("the keeper runs")
+            .send(order)
+            .expect("the keeper runs");
+        // The keeper waits for the old server to exit (a SIGTERM'd one drains first).
+        let pid = tokio::task::spawn_blocking(move || answer.recv())
+            .await
+            .expect("the keeper's answer")
+            .expect("the keeper answers")
+            .unwrap_or_else(|e| panic!("cannot start {} again: {e}", self.servers[index].name));
+        self.servers[index].pid = pid;
+        self.wait_all_up().await;
+    }
+
+    /// Waits (up to 10 s) until haproxy's checks see server `index` down.
+    pub async fn wait_down(&self, index: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let stats = self.stats().await;
+            if stats[index].status.starts_with("DOWN") {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} is not down: {stats:?}",
+                self.servers[index].name
+            );
+            // haproxy's checks run every 500 ms; nothing announces a change.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// The logs of the balancer and of the servers (their tails), for failures.
@@ -310,7 +363,7 @@ impl HaCluster {
 
 impl Drop for HaCluster {
     fn drop(&mut self) {
-        drop(self.stop.take());
+        drop(self.orders.take());
         if let Some(keeper) = self.keeper.take() {
             let _ = keeper.join();
         }
@@ -318,6 +371,7 @@ impl Drop for HaCluster {
 }
 
 /// One program for the keeper thread to start.
+#[derive(Clone)]
 struct Launch {
     program: PathBuf,
     args: Vec<String>,
@@ -326,17 +380,29 @@ struct Launch {
     inside: bool,
 }
 
+/// What the keeper thread is asked to do.
+enum Order {
+    /// Wait for the program of `pid` to end (it was killed or stopped), then start
+    /// `launch` again and answer its new pid.
+    Restart {
+        pid: u32,
+        launch: Launch,
+        reply: mpsc::Sender<Result<u32, String>>,
+    },
+}
+
 type Started = Result<Vec<u32>, String>;
 
 /// Starts `launches` (the host's first, then those inside `netns`) from a thread of
-/// their own, which keeps them until the returned sender is dropped, then kills them
-/// and reaps them. Each child has `PR_SET_PDEATHSIG = SIGKILL`, which fires when the
-/// thread that forked it ends: this thread, so with the keeper or the test process.
+/// their own, which keeps them and carries out [`Order`]s until the returned sender
+/// is dropped, then kills and reaps them. Each child has `PR_SET_PDEATHSIG =
+/// SIGKILL`, which fires when the thread that forked it ends: this thread, so with
+/// the [`HaCluster`] or the test process, however it ends.
 fn keep(
     launches: Vec<Launch>,
     netns: PathBuf,
-) -> (mpsc::Sender<()>, Started, std::thread::JoinHandle<()>) {
-    let (stop, stopped) = mpsc::channel::<()>();
+) -> (mpsc::Sender<Order>, Started, std::thread::JoinHandle<()>) {
+    let (orders, received) = mpsc::channel::<Order>();
     let (started_tx, started_rx) = mpsc::channel::<Started>();
     let keeper = std::thread::spawn(move || {
         let mut children: Vec<Child> = Vec::new();
@@ -365,9 +431,24 @@ fn keep(
         }
         let failed = started.is_err();
         let _ = started_tx.send(started);
-        if !failed {
-            // Blocks until the HaCluster drops its sender.
-            let _ = stopped.recv();
+        // Until the HaCluster drops its sender.
+        while let (false, Ok(order)) = (failed, received.recv()) {
+            match order {
+                Order::Restart { pid, launch, reply } => {
+                    if let Some(old) = children.iter_mut().find(|c| c.id() == pid) {
+                        let _ = old.wait();
+                    }
+                    children.retain(|c| c.id() != pid);
+                    let restarted = spawn(&launch)
+                        .map(|child| {
+                            let pid = child.id();
+                            children.push(child);
+                            pid
+                        })
+                        .map_err(|e| e.to_string());
+                    let _ = reply.send(restarted);
+                }
+            }
         }
         for child in &mut children {
             let _ = child.kill();
@@ -379,7 +460,7 @@ fn keep(
     let started = started_rx
         .recv()
         .unwrap_or_else(|_| Err("the keeper thread ended".into()));
-    (stop, started, keeper)
+    (orders, started, keeper)
 }
 
 /// Moves the calling thread into the network namespace at `path`.
@@ -485,7 +566,7 @@ backend apiservers
   balance roundrobin
   option httpchk GET /readyz
   http-check expect status 200
-  default-server check check-ssl verify none inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
+  default-server check check-ssl verify none inter 500ms fall 2 rise 1
 ",
         socket = socket.display()
     );
