@@ -141,25 +141,14 @@ impl HaCluster {
             })
             .collect();
         let socket = dir.path().join("haproxy.sock");
-        let config = dir.path().join("haproxy.cfg");
-        std::fs::write(&config, haproxy_config(balancer, &socket, &netns, &servers))
-            .expect("write haproxy.cfg");
         let haproxy_log = dir.path().join("haproxy.log");
-
-        let mut launches = vec![Launch {
-            program: PathBuf::from("haproxy"),
-            args: vec!["-db".into(), "-f".into(), config.display().to_string()],
-            log: haproxy_log.clone(),
-            inside: false,
-        }];
-        for server in &servers {
-            launches.push(Launch {
-                program: program.clone(),
-                args: server_args(&original_args, server.port, dir.path(), &server.name),
-                log: server.log.clone(),
-                inside: true,
-            });
-        }
+        let launches = launches(
+            dir.path(),
+            &haproxy_config(balancer, &socket, &netns, &servers),
+            &program,
+            &original_args,
+            &servers,
+        );
         let (orders, pids, keeper) = keep(launches.clone(), netns_path);
         let pids = pids.unwrap_or_else(|e| panic!("cannot start the HA control plane: {e}"));
         let servers = servers
@@ -368,6 +357,34 @@ impl Drop for HaCluster {
             let _ = keeper.join();
         }
     }
+}
+
+/// What the keeper starts: haproxy with `config` (written into `dir`), then each
+/// server with the cluster server's `args` on its own port.
+fn launches(
+    dir: &Path,
+    config: &str,
+    program: &Path,
+    args: &[String],
+    servers: &[Server],
+) -> Vec<Launch> {
+    let config_file = dir.join("haproxy.cfg");
+    std::fs::write(&config_file, config).expect("write haproxy.cfg");
+    let mut launches = vec![Launch {
+        program: PathBuf::from("haproxy"),
+        args: vec!["-db".into(), "-f".into(), config_file.display().to_string()],
+        log: dir.join("haproxy.log"),
+        inside: false,
+    }];
+    for server in servers {
+        launches.push(Launch {
+            program: program.to_path_buf(),
+            args: server_args(args, server.port, dir, &server.name),
+            log: server.log.clone(),
+            inside: true,
+        });
+    }
+    launches
 }
 
 /// One program for the keeper thread to start.

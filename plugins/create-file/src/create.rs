@@ -584,19 +584,7 @@ async fn create_one(
     info: &Info,
     new_crd_groups: &BTreeSet<String>,
 ) -> Result<Value, Failure> {
-    // The Builder maps every object it returns; a missing mapping cannot happen here.
-    let Some(mapping) = info.mapping.clone() else {
-        return Err(Failure::creating(
-            &info.origin,
-            kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(
-                info.gvk.kind.clone(),
-            )),
-        ));
-    };
-    let helper = Helper::new(client.clone(), mapping)
-        .dry_run(step.dry_run == DryRunStrategy::Server)
-        .with_field_manager(step.field_manager)
-        .with_field_validation(step.validation);
+    let helper = helper_for(step, client, info)?;
     let mut attempt = 0;
     // When this create was first sent, and how often it was sent again after its
     // answer was lost.
@@ -637,31 +625,7 @@ async fn create_one(
                     && step.dry_run == DryRunStrategy::None
                     && !info.name().is_empty() =>
             {
-                let sent = resolve::Sent {
-                    object: &info.object,
-                    field_manager: step.field_manager,
-                    at: first_sent,
-                };
-                match helper.get(info.namespace(), info.name()).await {
-                    Ok(live) => match resolve::is_ours(&sent, &live) {
-                        Ok(()) => {
-                            tracing::debug!(
-                                name = info.name(),
-                                "AlreadyExists after an earlier attempt: created by that attempt"
-                            );
-                            Ok(live)
-                        }
-                        Err(why) => {
-                            tracing::debug!(
-                                name = info.name(),
-                                "AlreadyExists after an earlier attempt, not provably this create's object: {why}"
-                            );
-                            Err(kube::Error::Api(status))
-                        }
-                    },
-                    // Unreadable: the server's AlreadyExists, as kubectl reports it.
-                    Err(_) => Err(kube::Error::Api(status)),
-                }
+                resolve_already_exists(step, &helper, info, first_sent, status).await
             }
             other => other,
         };
@@ -708,6 +672,65 @@ async fn create_one(
             }
             other => return other.map_err(|e| Failure::creating(&info.origin, e)),
         }
+    }
+}
+
+/// The REST helper that creates `info` as the step asks (dry run, field manager,
+/// validation).
+fn helper_for(
+    step: &CreateStep<'_>,
+    client: &kube::Client,
+    info: &Info,
+) -> Result<Helper, Failure> {
+    // The Builder maps every object it returns; a missing mapping cannot happen here.
+    let Some(mapping) = info.mapping.clone() else {
+        return Err(Failure::creating(
+            &info.origin,
+            kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(
+                info.gvk.kind.clone(),
+            )),
+        ));
+    };
+    Ok(Helper::new(client.clone(), mapping)
+        .dry_run(step.dry_run == DryRunStrategy::Server)
+        .with_field_manager(step.field_manager)
+        .with_field_validation(step.validation))
+}
+
+/// An `AlreadyExists` after an earlier attempt of this create that may have been
+/// applied: the object read back is this create's when provably the one sent
+/// ([`resolve::is_ours`]); otherwise, or unreadable, the server's `AlreadyExists`
+/// stands, as kubectl reports it.
+async fn resolve_already_exists(
+    step: &CreateStep<'_>,
+    helper: &Helper,
+    info: &Info,
+    first_sent: std::time::SystemTime,
+    status: Box<kube::core::Status>,
+) -> Result<Value, kube::Error> {
+    let sent = resolve::Sent {
+        object: &info.object,
+        field_manager: step.field_manager,
+        at: first_sent,
+    };
+    match helper.get(info.namespace(), info.name()).await {
+        Ok(live) => match resolve::is_ours(&sent, &live) {
+            Ok(()) => {
+                tracing::debug!(
+                    name = info.name(),
+                    "AlreadyExists after an earlier attempt: created by that attempt"
+                );
+                Ok(live)
+            }
+            Err(why) => {
+                tracing::debug!(
+                    name = info.name(),
+                    "AlreadyExists after an earlier attempt, not provably this create's object: {why}"
+                );
+                Err(kube::Error::Api(status))
+            }
+        },
+        Err(_) => Err(kube::Error::Api(status)),
     }
 }
 
