@@ -68,6 +68,8 @@ pub struct ServerStat {
     pub sessions: u64,
     /// Client connections it was given in all.
     pub total: u64,
+    /// Bytes it sent to its clients in all.
+    pub bytes_out: u64,
 }
 
 /// Extra API servers of a cluster behind haproxy (see the module). Dropping it stops
@@ -208,17 +210,18 @@ impl HaCluster {
 
     /// The servers as haproxy sees them now, in [`HaCluster::servers`]' order.
     pub async fn stats(&self) -> Vec<ServerStat> {
+        self.try_stats()
+            .await
+            .unwrap_or_else(|e| panic!("haproxy's socket: {e}\n{}", self.logs()))
+    }
+
+    async fn try_stats(&self) -> std::io::Result<Vec<ServerStat>> {
         use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-        let mut stream = tokio::net::UnixStream::connect(&self.socket)
-            .await
-            .unwrap_or_else(|e| panic!("haproxy's socket: {e}\n{}", self.logs()));
-        stream.write_all(b"show stat\n").await.expect("ask haproxy");
+        let mut stream = tokio::net::UnixStream::connect(&self.socket).await?;
+        stream.write_all(b"show stat\n").await?;
         let mut csv = String::new();
-        stream
-            .read_to_string(&mut csv)
-            .await
-            .expect("haproxy's answer");
-        parse_stats(&csv)
+        stream.read_to_string(&mut csv).await?;
+        Ok(parse_stats(&csv))
     }
 
     /// Waits (up to 10 s) until some server holds a client connection, and returns
@@ -328,7 +331,8 @@ impl HaCluster {
     async fn wait_all_up(&self) {
         let deadline = Instant::now() + READY_WITHIN;
         loop {
-            let stats = self.stats().await;
+            // Until haproxy has made its socket, it has nothing to say.
+            let stats = self.try_stats().await.unwrap_or_default();
             if stats.len() == self.servers.len() && stats.iter().all(|s| s.status == "UP") {
                 return;
             }
@@ -604,11 +608,12 @@ fn parse_stats(csv: &str) -> Vec<ServerStat> {
     };
     let columns: Vec<&str> = header.split(',').collect();
     let column = |name: &str| columns.iter().position(|c| *c == name);
-    let (Some(px), Some(sv), Some(scur), Some(stot), Some(status)) = (
+    let (Some(px), Some(sv), Some(scur), Some(stot), Some(bout), Some(status)) = (
         column("pxname"),
         column("svname"),
         column("scur"),
         column("stot"),
+        column("bout"),
         column("status"),
     ) else {
         return Vec::new();
@@ -622,6 +627,7 @@ fn parse_stats(csv: &str) -> Vec<ServerStat> {
             status: f.get(status).unwrap_or(&"").to_string(),
             sessions: f.get(scur).and_then(|n| n.parse().ok()).unwrap_or(0),
             total: f.get(stot).and_then(|n| n.parse().ok()).unwrap_or(0),
+            bytes_out: f.get(bout).and_then(|n| n.parse().ok()).unwrap_or(0),
         })
         .collect()
 }
@@ -642,7 +648,7 @@ mod tests {
     fn stats_are_the_backend_s_servers() {
         let csv = "# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,wretr,wredis,status\n\
 api,FRONTEND,,,1,2,,5,0,0,0,0,0,,,,,OPEN\n\
-apiservers,apiserver-0,0,0,1,1,,3,0,0,,0,,0,0,0,0,UP\n\
+apiservers,apiserver-0,0,0,1,1,,3,0,900,,0,,0,0,0,0,UP\n\
 apiservers,apiserver-1,0,0,0,1,,2,0,0,,0,,0,0,0,0,DOWN\n\
 apiservers,BACKEND,0,0,1,2,,5,0,0,0,0,,0,0,0,0,UP\n";
         assert_eq!(
@@ -652,13 +658,15 @@ apiservers,BACKEND,0,0,1,2,,5,0,0,0,0,,0,0,0,0,UP\n";
                     name: "apiserver-0".into(),
                     status: "UP".into(),
                     sessions: 1,
-                    total: 3
+                    total: 3,
+                    bytes_out: 900,
                 },
                 ServerStat {
                     name: "apiserver-1".into(),
                     status: "DOWN".into(),
                     sessions: 0,
-                    total: 2
+                    total: 2,
+                    bytes_out: 0,
                 },
             ]
         );

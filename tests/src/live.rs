@@ -21,6 +21,8 @@ pub enum Stream {
 #[derive(Default)]
 struct Collected {
     lines: Vec<String>,
+    /// When each line was read.
+    times: Vec<std::time::Instant>,
     closed: bool,
 }
 
@@ -137,6 +139,11 @@ impl Live {
         self.stream(stream).borrow().lines.clone()
     }
 
+    /// When each line of `stream` so far was read (for the gaps in a run's output).
+    pub fn times(&self, stream: Stream) -> Vec<std::time::Instant> {
+        self.stream(stream).borrow().times.clone()
+    }
+
     /// The lines of `stream` so far, joined by line breaks.
     pub fn text(&self, stream: Stream) -> String {
         self.stream(stream).borrow().lines.join("\n")
@@ -192,7 +199,10 @@ fn collect(
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(pipe).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            into.send_modify(|c| c.lines.push(line));
+            into.send_modify(|c| {
+                c.lines.push(line);
+                c.times.push(std::time::Instant::now());
+            });
         }
         into.send_modify(|c| c.closed = true);
     })

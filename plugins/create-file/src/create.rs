@@ -666,7 +666,8 @@ async fn create_one(
                 tracing::debug!(
                     name = info.name(),
                     "the answer to this create was lost ({}); sending it again (resend {lost})",
-                    apiclient::go_net::error_chain(&err)
+                    apiclient::go_net::request_error(&err)
+                        .unwrap_or_else(|| apiclient::go_net::error_chain(&err))
                 );
                 tokio::time::sleep(*wait).await;
             }
