@@ -9,12 +9,17 @@
 //!   clients over the servers behind a load balancer), or the request was to open a
 //!   stream on a connection the server had already sent GOAWAY on: h2 fails both with
 //!   the remote GOAWAY's error;
-//! - the server reset the stream with `REFUSED_STREAM`.
+//! - the server reset the stream with `REFUSED_STREAM`;
+//! - the server answered that it is shutting down ([`shutting_down`]): kube-apiserver
+//!   refuses so before any handler runs, and keeps its connection open while it
+//!   drains, so the pool is retired and the request goes at once on a new one.
 //!
 //! Anything else that fails a write after it left (a reset connection, a stream at
 //! or below the last-stream-id whose connection then closed: h2's "broken pipe") may
 //! have been processed and is never sent again here ([`crate::retry`] resends a GET
-//! only, as client-go does).
+//! only, as client-go does): whether a write may go again is its caller's to decide.
+//! create-file sends a named create again, idempotent by name, and takes an
+//! `AlreadyExists` as its own only for the object provably sent.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
