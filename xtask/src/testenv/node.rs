@@ -1,6 +1,7 @@
 //! What a real node needs besides the release's own programs: Debian's packages (the
 //! container runtime, the CNI plugins, the registry, what the test images are built
-//! from and with, and the HA suite's balancer), then the test images (`images`). Shared by every release.
+//! from and with, and the HA suite's balancer), then the test images (`images`).
+//! Shared by every release.
 
 use super::{apt, images};
 
