@@ -63,6 +63,9 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `ha`: create-file through haproxy in front of two more API servers, the one
+//!   serving it killed (`kill -9`) or stopped (SIGTERM) mid-command: every object
+//!   created and printed once, exit 0 (kubectl's result logged beside it).
 //! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
 //!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
 //!   finished, the `--rm` pod deleted, no hang.
@@ -97,6 +100,7 @@ mod flag_errors;
 mod gitops;
 mod global_flags;
 mod goaway;
+mod ha;
 mod hostile;
 mod in_cluster;
 mod interactive;

@@ -21,6 +21,8 @@ pub enum Stream {
 #[derive(Default)]
 struct Collected {
     lines: Vec<String>,
+    /// When each line was read.
+    times: Vec<std::time::Instant>,
     closed: bool,
 }
 
@@ -40,7 +42,26 @@ impl Live {
         kubeconfig: &Path,
         args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
     ) -> Live {
-        let mut child = crate::harness::spawn_plugin(plugin_dir, plugin, kubeconfig, args);
+        Self::started(crate::harness::spawn_plugin(
+            plugin_dir, plugin, kubeconfig, args,
+        ))
+    }
+
+    /// Starts `command` (its program, arguments and environment set) as
+    /// [`crate::harness::spawn_plugin`] starts a plugin: stdin closed, stdout and stderr
+    /// read line by line, killed when dropped.
+    pub fn command(mut command: tokio::process::Command) -> Live {
+        let child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {:?}: {e}", command.as_std().get_program()));
+        Self::started(child)
+    }
+
+    fn started(mut child: tokio::process::Child) -> Live {
         let (stdout, stderr) = (watch::Sender::default(), watch::Sender::default());
         let readers = vec![
             collect(child.stdout.take().expect("piped stdout"), stdout.clone()),
@@ -118,6 +139,11 @@ impl Live {
         self.stream(stream).borrow().lines.clone()
     }
 
+    /// When each line of `stream` so far was read (for the gaps in a run's output).
+    pub fn times(&self, stream: Stream) -> Vec<std::time::Instant> {
+        self.stream(stream).borrow().times.clone()
+    }
+
     /// The lines of `stream` so far, joined by line breaks.
     pub fn text(&self, stream: Stream) -> String {
         self.stream(stream).borrow().lines.join("\n")
@@ -173,7 +199,10 @@ fn collect(
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(pipe).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            into.send_modify(|c| c.lines.push(line));
+            into.send_modify(|c| {
+                c.lines.push(line);
+                c.times.push(std::time::Instant::now());
+            });
         }
         into.send_modify(|c| c.closed = true);
     })
