@@ -211,7 +211,8 @@ impl CreateFileOptions {
         if self.edit {
             let edit = crate::edit::EditStep {
                 create,
-                json: self.print.format() == Some("json"),
+                format: crate::edit::EditFormat::from_output(self.print.format()),
+                cache: self.cache.as_ref(),
                 windows_line_endings: self.windows_line_endings,
                 validation: self.validation,
                 namespace: &self.namespace,
