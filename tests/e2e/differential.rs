@@ -145,12 +145,6 @@ const DELIBERATE: &[Known] = {
         ),
         (
             &["create-file"],
-            &["edit"],
-            &[Valid],
-            "not fixed yet: --edit with -o name: kubectl refuses the printer before any editor opens",
-        ),
-        (
-            &["create-file"],
             &["filename"],
             &[Empty, Dash, Unicode, MissingFile, RefusedUrl],
             "not fixed yet: a second -f that cannot be read after one that can: kubectl 1.37 reports success, create-file the file's error (kubectl's rule not yet read)",

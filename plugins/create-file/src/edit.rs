@@ -42,7 +42,7 @@ mod text;
 
 use text::{
     EDITED_SOURCE, Reason, has_lines, header, manual_strip, reasons_for, strip_comments,
-    without_edited_source,
+    unreadable, without_edited_source,
 };
 
 /// What an editor session needs of the command's options (a small value: `options`
@@ -255,7 +255,7 @@ async fn session(
         if errors.is_empty() {
             return Ok(Outcome::Create(Box::new((rebuilt, file))));
         }
-        let (next, complaint) = reasons_for(&errors, step.validation, info);
+        let (next, complaint) = reasons_for(&errors, step.validation, info, unreadable(&edited));
         if let Some(line) = complaint {
             apiclient::output::eprintln(line);
         }
