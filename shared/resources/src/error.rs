@@ -37,6 +37,11 @@ pub enum ResourceError {
     /// Fetching a URL failed for good (after the retries for transient failures).
     #[error("unable to read URL \"{url}\", {reason}")]
     Url { url: String, reason: String },
+    /// A URL whose server refused every connection: kubectl returns Go's `url.Error`
+    /// and its `CheckErr` words it (`The connection to the server HOST:PORT was
+    /// refused - did you specify the right host or port?`), without `error: `.
+    #[error("{message}")]
+    UrlRefused { message: String },
     /// `-k` could not run kustomize.
     #[error("unable to run kustomize for \"{path}\": {reason}")]
     Kustomize { path: String, reason: String },
@@ -115,7 +120,10 @@ impl ResourceError {
     /// the only one: the errors of its List flattening reach its `CheckErr` still
     /// wrapped in an aggregate, which prints each error bare.
     pub fn bare_when_alone(&self) -> bool {
-        matches!(self, Self::ItemType { .. } | Self::ItemNoMapping { .. })
+        matches!(
+            self,
+            Self::ItemType { .. } | Self::ItemNoMapping { .. } | Self::UrlRefused { .. }
+        )
     }
 
     /// The object the error is about, for errors about one object (not a whole input).
@@ -150,6 +158,9 @@ impl ResourceError {
             Self::Url { url, reason } => Self::Url {
                 url: url.clone(),
                 reason: reason.clone(),
+            },
+            Self::UrlRefused { message } => Self::UrlRefused {
+                message: message.clone(),
             },
             Self::Kustomize { path, reason } => Self::Kustomize {
                 path: path.clone(),
