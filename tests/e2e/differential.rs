@@ -146,7 +146,7 @@ const DELIBERATE: &[Known] = {
         (
             &["create-file"],
             &["filename"],
-            &[Empty, Dash, Unicode, MissingFile, RefusedUrl],
+            &[Empty, Dash, Unicode, MissingFile],
             "not fixed yet: a second -f that cannot be read after one that can: kubectl 1.37 reports success, create-file the file's error (kubectl's rule not yet read)",
         ),
         (

@@ -173,7 +173,7 @@ fn the_validator_reads_the_text_without_its_comments_as_kubectl_does() {
     assert!(reason.starts_with("yaml: line "), "{reason}");
     assert_eq!(
         unreadable(&edited),
-        unreadable(&format!("a: b\nc: [\n")),
+        unreadable("a: b\nc: [\n"),
         "counted without the comments"
     );
     assert_eq!(unreadable(&format!("{header}a: b\n")), None);
