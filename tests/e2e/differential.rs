@@ -145,14 +145,8 @@ const DELIBERATE: &[Known] = {
         ),
         (
             &["create-file"],
-            &["edit"],
-            &[Valid],
-            "not fixed yet: --edit with -o name: kubectl refuses the printer before any editor opens",
-        ),
-        (
-            &["create-file"],
             &["filename"],
-            &[Empty, Dash, Unicode, MissingFile, RefusedUrl],
+            &[Empty, Dash, Unicode, MissingFile],
             "not fixed yet: a second -f that cannot be read after one that can: kubectl 1.37 reports success, create-file the file's error (kubectl's rule not yet read)",
         ),
         (

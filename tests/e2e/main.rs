@@ -8,6 +8,9 @@
 //! - `run_pod_output`: run-pod's objects byte for byte beside kubectl's (`-o json` in
 //!   Go's field order), and client dry runs mapped through discovery.
 //! - `create_file`: `kubectl create-file` — inputs, ordering, errors, dry runs.
+//! - `create_file_edit`: `create-file --edit` beside `kubectl create --edit`, the same
+//!   editor script in both: the server's refusal of an unknown field, an `-o` without
+//!   an editor printer, a refused create, a reopened file, JSON and KYAML.
 //! - `create_file_faults`: create-file against a throttling server and lost answers.
 //! - `create_file_wait`: `create-file --wait` until ready, or ended early by a cause
 //!   that cannot fix itself (a missing image, a crash loop, a failed Job, Pod
@@ -38,6 +41,9 @@
 //!   missing file, …), beside kubectl 1.37 byte for byte, with one list of deliberate
 //!   differences.
 //! - `dist`: installation the way krew does it, and plugin completion.
+//! - `long_tail`: the long tail of kubectl's words beside kubectl 1.37: selectors,
+//!   `--request-timeout`, unreadable files and URLs, an unreachable server, `--raw`'s
+//!   plain errors, run-pod's `--overrides` and failing JSON patches.
 //! - `flag_errors`: a bad flag refused in the words and exit code of the kubectl
 //!   command each plugin stands for.
 //! - `api_errors`: the API server's refusals (Invalid, AlreadyExists, Forbidden,
@@ -88,6 +94,7 @@ mod closed_pipe;
 mod colour;
 mod config_errors;
 mod create_file;
+mod create_file_edit;
 mod create_file_faults;
 mod create_file_wait;
 mod create_file_window;
@@ -106,6 +113,7 @@ mod in_cluster;
 mod interactive;
 mod kuberc;
 mod kyaml_output;
+mod long_tail;
 mod paused_server;
 mod pod_security;
 mod real_node;

@@ -4,16 +4,24 @@
 //! As in kubectl, each object of the input gets its own editor session, in input
 //! order, and is created as soon as its session ends:
 //! - the object is written to `kubectl-create_file-edit-*.yaml` (`.json` with
-//!   `-o json`, then without the comment header) and the editor is run on it;
+//!   `-o json`, then without the comment header; KYAML with `-o kyaml`) and the editor
+//!   is run on it; any other `-o` fails for each object before an editor opens, as
+//!   kubectl's editor printer knows only json, kyaml and yaml;
 //! - unchanged content (comments and formatting aside) cancels this object ("Edit
 //!   cancelled, no changes made."), as does a file without content;
-//! - a file that fails validation or no longer reads (syntax, unknown kind) is reopened
-//!   with the reasons as `#` comments under the header, kubectl's wording; reopened and
-//!   saved without a change, the session gives up: "A copy of your changes has been
-//!   stored to …" and "error: Edit cancelled, no valid changes were saved.";
-//! - an object moved to another namespace, or a create the server refuses, is not
-//!   retried: the file is kept ("A copy of your changes …"), the error is reported and
-//!   nothing after it is edited or created.
+//! - a file that fails client-side validation or no longer reads (syntax, unknown
+//!   kind) is reopened with the reasons as `#` comments under the header, kubectl's
+//!   wording; reopened and saved without a change, the session gives up: "A copy of
+//!   your changes has been stored to …" and "Edit cancelled, no valid changes were
+//!   saved.". Validation is kubectl's: on the client only for kinds whose endpoint
+//!   does not take `fieldValidation`; elsewhere the server validates the create;
+//! - an object moved to another namespace, or a create the server refuses (an unknown
+//!   field under `fieldValidation=Strict` among them), is not retried: the file is
+//!   kept ("A copy of your changes …").
+//!
+//! A session that fails does not end the command: as kubectl's `ContinueOnError`
+//! visitor, the next object gets its session, and every error (the first read's and
+//! the sessions') is reported at the end, in input order.
 //!
 //! Deliberate difference: kubectl validates before checking for an empty file, so with
 //! validation on its "an empty file will abort the edit" never happens (the empty file
@@ -24,18 +32,17 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use cli::SilentExit;
-use resources::{Builder, Info, ResourceError, RestMapper, Validation, Visited};
+use resources::{Builder, DiscoveryCache, Info, ResourceError, RestMapper, Validation, Visited};
 use tempfile::NamedTempFile;
 
 use crate::create::{CreateStep, create_entries, report, report_closed};
-use crate::report::{Failure, write_failures};
+use crate::report::Failure;
 
 mod text;
 
 use text::{
     EDITED_SOURCE, Reason, has_lines, header, manual_strip, reasons_for, strip_comments,
-    without_edited_source,
+    unreadable, without_edited_source,
 };
 
 /// What an editor session needs of the command's options (a small value: `options`
@@ -43,14 +50,61 @@ use text::{
 pub struct EditStep<'a> {
     /// How each edited object is created.
     pub create: CreateStep<'a>,
-    /// `-o json`: the object is edited as JSON, without the comment header.
-    pub json: bool,
+    /// How the object is shown in the editor, or why `-o` has no editor printer.
+    pub format: Result<EditFormat, String>,
+    /// The discovery cache beside which the server's OpenAPI answers are cached (the
+    /// edited text is validated as the first read was).
+    pub cache: Option<&'a DiscoveryCache>,
     /// `--windows-line-endings`.
     pub windows_line_endings: bool,
     /// `--validate`, applied again to the edited text.
     pub validation: Validation,
     /// The command's namespace, which an edited object may not leave.
     pub namespace: &'a str,
+}
+
+/// How the object is written for the editor: kubectl's `editPrinterOptions`, which
+/// bind `-o` to printer flags that have only JSON and YAML printers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditFormat {
+    /// The default, and `-o yaml`: YAML under the comment header.
+    Yaml,
+    /// `-o kyaml`: KYAML under the comment header, in a `.yaml` file.
+    Kyaml,
+    /// `-o json`: JSON (Go's indent of four spaces), without the header.
+    Json,
+}
+
+impl EditFormat {
+    /// The editor's format for `-o` (`None`: not given); any format but json, kyaml
+    /// and yaml is cli-runtime's `NoCompatiblePrinterError` of those three.
+    pub fn from_output(output: Option<&str>) -> Result<Self, String> {
+        match output.unwrap_or_default() {
+            "" | "yaml" => Ok(Self::Yaml),
+            "kyaml" => Ok(Self::Kyaml),
+            "json" => Ok(Self::Json),
+            other => Err(format!(
+                "unable to match a printer suitable for the output format {other:?}, allowed formats are: json,kyaml,yaml"
+            )),
+        }
+    }
+
+    /// The object as the editor gets it (managed fields left out, as kubectl's
+    /// `extractManagedFields` leaves them out).
+    fn print(self, object: &serde_json::Value) -> anyhow::Result<String> {
+        use cli::printers::{JsonPrinter, KyamlPrinter, Printer as _};
+        let mut out = Vec::new();
+        match self {
+            Self::Yaml => return Ok(cli::printers::to_yaml(object)?),
+            Self::Kyaml => KyamlPrinter::default().print(object, &mut out)?,
+            Self::Json => JsonPrinter {
+                show_managed_fields: false,
+                typed: None,
+            }
+            .print(object, &mut out)?,
+        }
+        Ok(String::from_utf8(out)?)
+    }
 }
 
 /// How one object's session ended.
@@ -72,7 +126,8 @@ pub async fn run(
     if entries.is_empty() {
         anyhow::bail!("no objects passed to create");
     }
-    // Errors of the first read are reported at the end, as without --edit.
+    // kubectl's `ContinueOnError` visitor: a failed read or session is kept for the
+    // end, in input order, and the next object still gets its session.
     let mut failures = Vec::new();
     for entry in entries {
         let info = match entry {
@@ -82,9 +137,13 @@ pub async fn run(
                 continue;
             }
         };
-        let (edited, file) = match session(step, &info, mapper).await? {
-            Outcome::Cancelled => continue,
-            Outcome::Create(created) => *created,
+        let (edited, file) = match session(step, &info, mapper).await {
+            Ok(Outcome::Cancelled) => continue,
+            Ok(Outcome::Create(created)) => *created,
+            Err(err) => {
+                failures.push(Failure::Other(err.to_string()));
+                continue;
+            }
         };
         let created = create_entries(&step.create, edited).await?;
         if apiclient::output::closed().is_some() {
@@ -94,12 +153,10 @@ pub async fn run(
             return report_closed(&step.create, &created);
         }
         if !created.failures.is_empty() {
-            // kubectl stops at the first failed create, keeping the edited file, and
-            // reports the server's error as it is (there is no file to name).
+            // kubectl keeps the edited file of a refused create and reports the
+            // server's error as it is (there is no file to name).
             keep(file)?;
             failures.extend(created.failures.into_iter().map(without_edited_source));
-            write_failures(&failures, &mut apiclient::output::Stderr)?;
-            return Err(SilentExit(1).into());
         }
     }
     report(&failures)
@@ -121,14 +178,10 @@ async fn session(
     info: &Info,
     mapper: &mut RestMapper,
 ) -> anyhow::Result<Outcome> {
-    let json = step.json;
-    let original = if json {
-        let mut text = serde_json::to_string_pretty(&info.object)?;
-        text.push('\n');
-        text
-    } else {
-        cli::printers::to_yaml(&info.object)?
-    };
+    // kubectl's printer fails here, before any editor opens.
+    let format = step.format.clone().map_err(anyhow::Error::msg)?;
+    let json = format == EditFormat::Json;
+    let original = format.print(&info.object)?;
     let mut reasons: Vec<Reason> = Vec::new();
     // After an error: the text the user saved, and its file (kept until the next save).
     let mut failed: Option<(String, NamedTempFile)> = None;
@@ -175,16 +228,21 @@ async fn session(
 
         // kubectl reads the edited text as the stream "edited-file", then requires
         // the command's namespace (whether or not -n was given). The selector already
-        // chose the object: edited labels must not drop it now.
-        let rebuilt = Builder::new()
+        // chose the object: edited labels must not drop it now. Validated as the first
+        // read was: where the server takes `fieldValidation`, by the server at create.
+        let mut builder = Builder::new()
             .schema(step.validation)
             .continue_on_error()
             .namespace_param(step.namespace.to_string())
             .require_namespace()
             .stream(EDITED_SOURCE, edited.as_bytes())
-            .flatten()
-            .build(mapper)
-            .await?;
+            .flatten();
+        if let Some(client) = step.create.client {
+            builder = builder.server_schema_from(
+                resources::server_schema::on_demand::OnDemand::new(client.clone(), step.cache),
+            );
+        }
+        let rebuilt = builder.build(mapper).await?;
         let errors: Vec<ResourceError> = rebuilt.entries().filter_map(Result::err).collect();
         if let Some(moved) = errors
             .iter()
@@ -197,7 +255,7 @@ async fn session(
         if errors.is_empty() {
             return Ok(Outcome::Create(Box::new((rebuilt, file))));
         }
-        let (next, complaint) = reasons_for(&errors, step.validation, info);
+        let (next, complaint) = reasons_for(&errors, step.validation, info, unreadable(&edited));
         if let Some(line) = complaint {
             apiclient::output::eprintln(line);
         }

@@ -211,7 +211,8 @@ impl CreateFileOptions {
         if self.edit {
             let edit = crate::edit::EditStep {
                 create,
-                json: self.print.format() == Some("json"),
+                format: crate::edit::EditFormat::from_output(self.print.format()),
+                cache: self.cache.as_ref(),
                 windows_line_endings: self.windows_line_endings,
                 validation: self.validation,
                 namespace: &self.namespace,
@@ -305,11 +306,18 @@ fn read_raw(name: &str) -> anyhow::Result<Vec<u8>> {
     if name == "-" {
         return resources::read_local(std::io::stdin().lock()).context("unable to read STDIN");
     }
-    // kubectl opens the file and its client reads it, each failure a Go `PathError`:
-    // `open x: no such file or directory`, `read dir: is a directory`.
+    // kubectl opens the file, a failure its own (`open x: no such file or directory`),
+    // and its HTTP client reads it as the body of the POST, so a read failure (`read
+    // dir: is a directory`, and here the size limit) is the request's: Go's url.Error,
+    // which CheckErr words as `Unable to connect to the server: …`, without `error: `.
     let path = std::path::Path::new(name);
     let file = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!(apiclient::error::go_path_error("open", path, &e)))?;
-    resources::read_local(file)
-        .map_err(|e| anyhow::anyhow!(apiclient::error::go_path_error("read", path, &e)))
+    resources::read_local(file).map_err(|e| {
+        apiclient::go_net::Unreachable(format!(
+            "Unable to connect to the server: {}",
+            apiclient::error::go_path_error("read", path, &e)
+        ))
+        .into()
+    })
 }

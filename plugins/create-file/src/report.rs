@@ -47,6 +47,9 @@ pub enum Failure {
     Input {
         message: String,
         list: Option<String>,
+        /// Printed without `error: ` even alone (see
+        /// [`ResourceError::bare_when_alone`]).
+        bare: bool,
     },
 }
 
@@ -63,10 +66,12 @@ impl Failure {
             | ResourceError::ItemNoMapping { origin, .. } => Self::Input {
                 message: err.to_string(),
                 list: Some(format!("{origin}#{}", origin.document)),
+                bare: false,
             },
             _ => Self::Input {
                 message: err.to_string(),
                 list: None,
+                bare: err.bare_when_alone(),
             },
         }
     }
@@ -106,8 +111,12 @@ impl Failure {
             // source); among several, StandardErrorMessage's one line.
             Self::Api(status) if alone => apiclient::status::check_err(status),
             Self::Api(status) => apiclient::status::standard_message(status),
-            Self::Other(msg) | Self::Input { message: msg, .. }
-                if alone && !msg.starts_with("error: ") =>
+            Self::Other(msg)
+            | Self::Input {
+                message: msg,
+                bare: false,
+                ..
+            } if alone && !msg.starts_with("error: ") =>
             {
                 format!("error: {msg}")
             }
@@ -155,7 +164,7 @@ fn lines(failures: &[Failure]) -> Vec<String> {
     let mut inputs: Vec<Element<'_>> = Vec::new();
     let mut last_list: Option<&str> = None;
     for failure in failures {
-        let Failure::Input { message, list } = failure else {
+        let Failure::Input { message, list, .. } = failure else {
             continue;
         };
         match (list.as_deref(), inputs.last_mut()) {
@@ -323,6 +332,7 @@ mod tests {
                 "resource mapping not found for name: \"{name}\" namespace: \"\" from \"{file}\": no matches for kind \"Nope\" in version \"nope.example.com/v1\"\nensure CRDs are installed first"
             ),
             list: None,
+            bare: false,
         }
     }
 

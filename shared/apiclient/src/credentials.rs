@@ -50,7 +50,7 @@ const INSTALL_HINT_HELP: &str = "\n\nIt looks like you are trying to use a clien
 
 /// A system error as Go prints it (`no such file or directory`), without Rust's
 /// capital letter and ` (os error 2)`.
-fn go_errno_text(io: &std::io::Error) -> String {
+pub(crate) fn go_errno_text(io: &std::io::Error) -> String {
     let text = match io.raw_os_error() {
         Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
         None => io.to_string(),

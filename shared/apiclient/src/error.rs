@@ -100,6 +100,11 @@ pub enum Error {
     /// A proxy the client cannot use.
     #[error("{0}")]
     Proxy(String),
+    /// client-go's `validateClusterInfo` of a file the cluster names that cannot be
+    /// opened (`unable to read certificate-authority PATH for CLUSTER due to open
+    /// PATH: no such file or directory`).
+    #[error("{0}")]
+    ClusterFile(String),
     /// A client setting that cannot be used (a `tls-server-name` that is not a name, a
     /// header value kube refuses).
     #[error("{0}")]

@@ -673,18 +673,21 @@ fn newest_warning(events: &[Event]) -> Option<String> {
 }
 
 /// A Service without ready endpoints: what its Warning events say (the EndpointSlice
-/// controller's `FailedToUpdateEndpointSlices`, for one).
+/// controller's `FailedToUpdateEndpointSlices`, for one), once per cause: the
+/// controller words one failure again with its endpoints in another order and another
+/// slice's generated name ([`signature::order_free`]).
 fn service_causes(object: &Value, events: &[Event]) -> Vec<Cause> {
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let object_name = format!("service/{name}");
     newest_warning(events)
         .map(|text| {
+            let signature = signature::order_free(&text, name);
             Cause::new(
                 object_name.clone(),
-                text.clone(),
+                text,
                 false,
                 format!("service/{object_name}"),
-                text,
+                signature,
             )
         })
         .into_iter()
@@ -806,6 +809,8 @@ pub fn doom(causes: &[Cause], pods: &[&Pod], pulls: &PullFailures) -> Option<Str
     }
     first
 }
+
+mod signature;
 
 #[cfg(test)]
 mod tests;

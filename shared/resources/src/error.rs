@@ -37,6 +37,11 @@ pub enum ResourceError {
     /// Fetching a URL failed for good (after the retries for transient failures).
     #[error("unable to read URL \"{url}\", {reason}")]
     Url { url: String, reason: String },
+    /// A URL whose server refused every connection: kubectl returns Go's `url.Error`
+    /// and its `CheckErr` words it (`The connection to the server HOST:PORT was
+    /// refused - did you specify the right host or port?`), without `error: `.
+    #[error("{message}")]
+    UrlRefused { message: String },
     /// `-k` could not run kustomize (no tool, or one that crashed).
     #[error("unable to run kustomize for \"{path}\": {reason}")]
     Kustomize { path: String, reason: String },
@@ -121,6 +126,14 @@ pub enum ResourceError {
 }
 
 impl ResourceError {
+    /// Whether kubectl prints the error without its `error: ` prefix even when it is
+    /// the only one: its `CheckErr` words a Go `url.Error` whose connection was
+    /// refused itself (`StandardErrorMessage`). A List's items that do not map print
+    /// bare too, as their own nested aggregate (`create-file`'s report).
+    pub fn bare_when_alone(&self) -> bool {
+        matches!(self, Self::UrlRefused { .. })
+    }
+
     /// The object the error is about, for errors about one object (not a whole input).
     pub fn origin(&self) -> Option<&Origin> {
         match self {
@@ -153,6 +166,9 @@ impl ResourceError {
             Self::Url { url, reason } => Self::Url {
                 url: url.clone(),
                 reason: reason.clone(),
+            },
+            Self::UrlRefused { message } => Self::UrlRefused {
+                message: message.clone(),
             },
             Self::Kustomize { path, reason } => Self::Kustomize {
                 path: path.clone(),

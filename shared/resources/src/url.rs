@@ -129,6 +129,9 @@ pub(crate) fn parse(value: &str) -> Result<Uri, String> {
 /// Why one attempt failed, and whether another attempt may help.
 enum Failure {
     Retry(String),
+    /// A connection the server refused (retried as any transport error), in kubectl's
+    /// words for it.
+    Refused(String),
     Fatal(String),
 }
 
@@ -153,7 +156,7 @@ async fn fetch_with(
     let client = HttpClient::new(proxies.into())
         .map_err(|e| error(format!("unable to create an HTTP client: {e}")))?;
     let attempts = opts.attempts.max(1);
-    let mut last = String::new();
+    let mut last = Failure::Retry(String::new());
     for attempt in 1..=attempts {
         let once = tokio::time::timeout(opts.timeout, client.get(url, opts.max_bytes));
         let failure = match once.await {
@@ -163,16 +166,45 @@ async fn fetch_with(
         };
         match failure {
             Failure::Fatal(reason) => return Err(error(reason)),
-            Failure::Retry(reason) => {
+            Failure::Retry(ref reason) | Failure::Refused(ref reason) => {
                 tracing::debug!(%url, attempt, %reason, "retrying URL");
-                last = reason;
+                last = failure;
                 if attempt < attempts {
                     tokio::time::sleep(opts.retry_delay).await;
                 }
             }
         }
     }
-    Err(error(format!("{last} (after {attempts} attempts)")))
+    Err(match last {
+        Failure::Refused(message) => ResourceError::UrlRefused { message },
+        Failure::Retry(last) | Failure::Fatal(last) => {
+            error(format!("{last} (after {attempts} attempts)"))
+        }
+    })
+}
+
+/// A request that got no answer: kubectl's `StandardErrorMessage` of Go's `url.Error`
+/// when the connection was refused (the URL's host and port as written), else the
+/// client's words, retried.
+fn transport_failure(url: &Uri, err: &(dyn std::error::Error + 'static)) -> Failure {
+    let mut source = Some(err);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            let host = url.host().unwrap_or_default();
+            let server = match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            };
+            return Failure::Refused(format!(
+                "The connection to the server {server} was refused - did you specify the right host or port?"
+            ));
+        }
+        source = cause.source();
+    }
+    Failure::Retry(apiclient::go_net::error_chain(err))
 }
 
 /// hyper-util's pooling client over [`Connector`], with TLS (kube's configuration) for
@@ -210,7 +242,7 @@ impl HttpClient {
             let response = self
                 .send(&current, referer.take())
                 .await
-                .map_err(|e| Failure::Retry(apiclient::go_net::error_chain(&*e)))?;
+                .map_err(|e| transport_failure(&current, &*e))?;
             sent += 1;
             // Hand-written, as Go's `http.Client` does it. hyper has no redirect
             // policy, and tower-http's `follow-redirect` (a feature kube's tower-http

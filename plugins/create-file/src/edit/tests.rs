@@ -61,3 +61,44 @@ fn a_shell_editor_gets_the_path_as_an_argument_not_as_text() {
     let args: Vec<_> = cmd.get_args().collect();
     assert_eq!(args, ["-c", "code --wait \"$1\"", "sh", "/tmp/a b'c.yaml"]);
 }
+
+#[test]
+fn only_json_kyaml_and_yaml_have_an_editor_printer_as_in_kubectl() {
+    assert_eq!(EditFormat::from_output(None), Ok(EditFormat::Yaml));
+    assert_eq!(EditFormat::from_output(Some("yaml")), Ok(EditFormat::Yaml));
+    assert_eq!(
+        EditFormat::from_output(Some("kyaml")),
+        Ok(EditFormat::Kyaml)
+    );
+    assert_eq!(EditFormat::from_output(Some("json")), Ok(EditFormat::Json));
+    // cli-runtime's NoCompatiblePrinterError: the whole -o value, the three formats
+    // sorted.
+    assert_eq!(
+        EditFormat::from_output(Some("name")),
+        Err("unable to match a printer suitable for the output format \"name\", allowed formats are: json,kyaml,yaml".into())
+    );
+    assert_eq!(
+        EditFormat::from_output(Some("jsonpath={.kind}")),
+        Err("unable to match a printer suitable for the output format \"jsonpath={.kind}\", allowed formats are: json,kyaml,yaml".into())
+    );
+}
+
+#[test]
+fn the_editor_gets_kubectls_json_and_kyaml() {
+    let object = serde_json::json!({"kind": "ConfigMap", "apiVersion": "v1", "data": {"a": "<b>"}});
+    // Go's json.MarshalIndent with four spaces, keys sorted, HTML characters escaped.
+    assert_eq!(
+        EditFormat::Json.print(&object).expect("json"),
+        "{\n    \"apiVersion\": \"v1\",\n    \"data\": {\n        \"a\": \"\\u003cb\\u003e\"\n    },\n    \"kind\": \"ConfigMap\"\n}\n"
+    );
+    assert!(
+        EditFormat::Kyaml
+            .print(&object)
+            .expect("kyaml")
+            .starts_with("---\n{\n  apiVersion: \"v1\",")
+    );
+    assert_eq!(
+        EditFormat::Yaml.print(&object).expect("yaml"),
+        "apiVersion: v1\ndata:\n  a: <b>\nkind: ConfigMap\n"
+    );
+}

@@ -113,32 +113,52 @@ fn resource_string(info: &Info) -> String {
     }
 }
 
+/// Why kubectl's validator cannot read the edited text, if it cannot: it is given
+/// `StripComments(edited)` (the first document as JSON when it reads, else the text
+/// without its comment lines) and reads it with sigs.k8s.io/yaml's `ToJSON`, so the
+/// words are go-yaml's without the decoder's `error converting YAML to JSON: ` and
+/// the line is counted without the comment lines (`yaml: line 8: …` for line 12 of a
+/// file under the four-line header).
+pub fn unreadable(edited: &str) -> Option<String> {
+    let limits = |text: &str| goyaml::yaml_limits(text.len());
+    if goyaml::to_json(edited, limits(edited)).is_ok() {
+        return None;
+    }
+    let stripped = manual_strip(edited);
+    goyaml::to_json(&stripped, limits(&stripped))
+        .err()
+        .map(|e| goyaml::yaml_reason(&e))
+}
+
 /// What an edited file's errors become: the reasons to show in the reopened file, and
 /// the line kubectl prints on stderr for a validation failure.
 ///
-/// kubectl validates the edited text first and reports any failure (a YAML syntax
-/// error included) as `<resource> "<name>" was not valid` with the validator's
-/// message; only a file that validates and still does not read (an unknown kind, or
-/// any error with validation off) gets "The edited file had a syntax error".
+/// kubectl validates the edited text first and reports any failure (the text not
+/// reading as YAML, `unreadable`, included) as `<resource> "<name>" was not valid`
+/// with the validator's message; only a file that validates and still does not read
+/// (an unknown kind, a later document that does not parse, or any error with
+/// validation off) gets "The edited file had a syntax error".
 pub fn reasons_for(
     errors: &[ResourceError],
     validation: Validation,
     original: &Info,
+    unreadable: Option<String>,
 ) -> (Vec<Reason>, Option<String>) {
     let validating = validation != Validation::Ignore;
-    let failed_validation: Vec<String> = errors
-        .iter()
-        .filter_map(|e| match e {
-            ResourceError::Invalid { problems, .. } => {
-                Some(resources::openapi::aggregate(problems))
-            }
-            // The reason already names its line, in kubectl's words
-            // (`error converting YAML to JSON: yaml: line 7: …`).
-            ResourceError::Parse { reason, .. } if validating => Some(reason.clone()),
-            ResourceError::NotText { reason, .. } if validating => Some(reason.clone()),
-            _ => None,
-        })
-        .collect();
+    let failed_validation: Vec<String> = match unreadable {
+        // The validator stops at the text it cannot read.
+        Some(reason) if validating => vec![reason],
+        _ => errors
+            .iter()
+            .filter_map(|e| match e {
+                ResourceError::Invalid { problems, .. } => {
+                    Some(resources::openapi::aggregate(problems))
+                }
+                ResourceError::NotText { reason, .. } if validating => Some(reason.clone()),
+                _ => None,
+            })
+            .collect(),
+    };
     if !failed_validation.is_empty() {
         let resource = resource_string(original);
         let name = original.name();
@@ -182,9 +202,14 @@ pub fn without_edited_source(failure: Failure) -> Failure {
             Failure::Api(status)
         }
         Failure::Other(message) => Failure::Other(strip(message)),
-        Failure::Input { message, list } => Failure::Input {
+        Failure::Input {
+            message,
+            list,
+            bare,
+        } => Failure::Input {
             message: strip(message),
             list,
+            bare,
         },
     }
 }

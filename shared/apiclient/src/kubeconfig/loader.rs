@@ -128,12 +128,24 @@ impl Loader {
         match proxy_url {
             None => config.proxy_url = None,
             Some(proxy) => {
-                let cluster = kubeconfig_cluster.unwrap_or_default();
+                let cluster = kubeconfig_cluster.clone().unwrap_or_default();
                 check_proxy_url(&proxy, &cluster)?;
                 config.proxy_url = Some(proxy.parse().map_err(|e| {
                     Error::Proxy(format!("unable to parse proxy-url {proxy:?}: {e}"))
                 })?);
             }
+        }
+        // client-go's validateClusterInfo, which opens the CA file before any use of it,
+        // and names the kubeconfig's cluster.
+        if let Some(path) = o.certificate_authority.as_deref()
+            && let Err(e) = std::fs::File::open(path)
+        {
+            let path = path.display();
+            return Err(Error::ClusterFile(format!(
+                "unable to read certificate-authority {path} for {} due to open {path}: {}",
+                kubeconfig_cluster.as_deref().unwrap_or_default(),
+                crate::credentials::go_errno_text(&e)
+            )));
         }
         o.apply(&mut config)?;
         if let Some(exec) = config.auth_info.exec.as_mut() {

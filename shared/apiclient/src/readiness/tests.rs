@@ -357,6 +357,71 @@ fn a_service_with_a_ready_endpoint() {
     );
 }
 
+/// The EndpointSlice controller words one refusal again with the endpoints in
+/// another order and another slice name: one line, until the addresses change.
+#[test]
+fn a_services_refusal_is_reported_once_whatever_the_order_of_its_addresses() {
+    let svc = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}});
+    let event = |at: &str, slice: &str, first: &str, second: &str| -> Event {
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("e-{at}")},
+            "involvedObject": {"kind": "Service", "name": "web"},
+            "reason": "FailedToUpdateEndpointSlices", "type": "Warning",
+            "lastTimestamp": at,
+            "message": format!("Error updating Endpoint Slices for Service ns/web: failed to create EndpointSlice for Service ns/web: EndpointSlice.discovery.k8s.io \"{slice}\" is invalid: [endpoints[0].addresses[0]: Invalid value: \"{first}\": may not be in the loopback range (127.0.0.0/8, ::1/128), endpoints[1].addresses[0]: Invalid value: \"{second}\": may not be in the loopback range (127.0.0.0/8, ::1/128)]"),
+        }))
+        .expect("event")
+    };
+    let attempts = [
+        event(
+            "2026-12-06T10:00:01Z",
+            "web-x7k2p",
+            "127.0.0.2",
+            "127.0.0.3",
+        ),
+        event(
+            "2026-12-06T10:00:02Z",
+            "web-9qzrt",
+            "127.0.0.3",
+            "127.0.0.2",
+        ),
+        event(
+            "2026-12-06T10:00:03Z",
+            "web-b4mwd",
+            "127.0.0.2",
+            "127.0.0.3",
+        ),
+        event(
+            "2026-12-06T10:00:04Z",
+            "web-kk2vx",
+            "127.0.0.3",
+            "127.0.0.2",
+        ),
+    ];
+    let mut reported = crate::waiting::Reported::default();
+    let mut lines = Vec::new();
+    for seen in 1..=attempts.len() {
+        let events: Vec<&Event> = attempts[..seen].iter().collect();
+        let causes = causes(Rule::Service, &svc, &[], &events, None);
+        lines.extend(reported.fresh(&causes).into_iter().map(Cause::line));
+    }
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains("\"web-x7k2p\""),
+        "the server's words: {}",
+        lines[0]
+    );
+    // Another address is another cause.
+    let moved = [event(
+        "2026-12-06T10:00:05Z",
+        "web-z8pq2",
+        "127.0.0.4",
+        "127.0.0.3",
+    )];
+    let causes = causes(Rule::Service, &svc, &[], &[&moved[0]], None);
+    assert_eq!(reported.fresh(&causes).len(), 1);
+}
+
 #[test]
 fn crds_established_and_custom_resources_by_ready() {
     let crd = |conditions: Value| json!({"status": {"conditions": conditions}});

@@ -111,7 +111,7 @@ fn validation_failures_are_reported_as_kubectl_reports_them() {
                 .into(),
         ],
     }];
-    let (reasons, line) = reasons_for(&errors, Validation::Strict, &configmap());
+    let (reasons, line) = reasons_for(&errors, Validation::Strict, &configmap(), None);
     assert_eq!(
         reasons,
         [Reason {
@@ -134,13 +134,16 @@ fn syntax_errors_fail_validation_unless_it_is_off() {
         line: 3,
         reason: "unclosed bracket '['".into(),
     };
-    let (reasons, line) = reasons_for(&[parse()], Validation::Warn, &configmap());
+    let unreadable = || Some("yaml: line 2: did not find expected node content".to_string());
+    let (reasons, line) = reasons_for(&[parse()], Validation::Warn, &configmap(), unreadable());
     assert_eq!(
         reasons[0].other,
-        ["<nil>: Invalid value: \"The edited file failed validation\": unclosed bracket '['"]
+        [
+            "<nil>: Invalid value: \"The edited file failed validation\": yaml: line 2: did not find expected node content"
+        ]
     );
     assert!(line.is_some());
-    let (reasons, line) = reasons_for(&[parse()], Validation::Ignore, &configmap());
+    let (reasons, line) = reasons_for(&[parse()], Validation::Ignore, &configmap(), unreadable());
     assert_eq!(
         reasons,
         [Reason {
@@ -149,6 +152,33 @@ fn syntax_errors_fail_validation_unless_it_is_off() {
         }]
     );
     assert!(line.is_none());
+    // The first document reads (a later one does not): the validator passes it, and
+    // reading the file fails.
+    let (reasons, line) = reasons_for(&[parse()], Validation::Strict, &configmap(), None);
+    assert!(
+        reasons[0]
+            .head
+            .starts_with("The edited file had a syntax error: ")
+    );
+    assert!(line.is_none());
+}
+
+#[test]
+fn the_validator_reads_the_text_without_its_comments_as_kubectl_does() {
+    let header = "# one\n# two\n#\n";
+    let edited = format!("{header}a: b\nc: [\n");
+    // Line 2 of the text without its three comment lines, go-yaml's words without
+    // the decoder's prefix.
+    let reason = unreadable(&edited).expect("unreadable");
+    assert!(reason.starts_with("yaml: line "), "{reason}");
+    assert_eq!(
+        unreadable(&edited),
+        unreadable("a: b\nc: [\n"),
+        "counted without the comments"
+    );
+    assert_eq!(unreadable(&format!("{header}a: b\n")), None);
+    // Only the first document is read, as sigs.k8s.io/yaml's ToJSON reads it.
+    assert_eq!(unreadable("a: b\n---\nc: [\n"), None);
 }
 
 #[test]
@@ -157,7 +187,12 @@ fn other_read_errors_are_syntax_errors_aggregated_like_kubectl() {
         origin: origin(),
         reason: reason.into(),
     };
-    let (reasons, _) = reasons_for(&[decode("kind not set")], Validation::Strict, &configmap());
+    let (reasons, _) = reasons_for(
+        &[decode("kind not set")],
+        Validation::Strict,
+        &configmap(),
+        None,
+    );
     assert_eq!(
         reasons[0].head,
         "The edited file had a syntax error: unable to decode \"edited-file\": kind not set"
@@ -166,6 +201,7 @@ fn other_read_errors_are_syntax_errors_aggregated_like_kubectl() {
         &[decode("a"), decode("b")],
         Validation::Strict,
         &configmap(),
+        None,
     );
     assert_eq!(
         reasons[0].head,
