@@ -437,7 +437,21 @@ impl UpdaterOps for KubeOps {
     }
 
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()> {
-        Ok(self.interrupt.sleep_until(until).await?)
+        let interrupt = self.interrupt.clone();
+        // A clone inherits what ready_pods last marked as seen: a pod event since
+        // then ends the sleep at once.
+        let mut pod_changes = self.observer()?.pod_changes.clone();
+        tokio::select! {
+            changed = pod_changes.changed() => {
+                if changed.is_err() {
+                    // The pod watches are gone (a fatal error, reported by the
+                    // next step): nothing will wake us, sleep the whole pause.
+                    interrupt.sleep_until(until).await?;
+                }
+            }
+            slept = interrupt.sleep_until(until) => slept?,
+        }
+        Ok(())
     }
 
     async fn cleanup(

@@ -126,7 +126,10 @@ pub trait UpdaterOps {
     /// [`Self::ready_pods`], or at `until`.
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()>;
 
-    /// Sleeps until `until` (the clock seam; interruptible).
+    /// Sleeps until `until`, or less: it returns as soon as a pod of either RC may
+    /// have changed since the last [`Self::ready_pods`] (the clock seam;
+    /// interruptible). The `--update-period` pause sleeps through it in a loop, so
+    /// that the progress line's ready count follows the pods while it waits.
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()>;
 
     /// Waits for the new RC to settle, applies the cleanup policy (printing its lines
@@ -330,6 +333,9 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             .scale_and_wait(&run.new_rc, to, config.timeout)
             .await?;
         run.last_up = Some(Instant::now());
+        // The count of the last scale-down is stale by now (pods may have become
+        // ready while this step waited): count again, from the watch's store.
+        run.new_ready = self.count_ready(config, run).await?;
         report.progress(&run.progress());
         Ok(())
     }
@@ -347,7 +353,8 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             // Readiness may drop while we pause: decide again afterwards, as
             // 1.17 did by measuring only after its sleep.
             if let Some(t) = run.last_up {
-                self.ops.sleep_until(t + config.update_period).await?;
+                self.pause(config, report, run, t + config.update_period)
+                    .await?;
             }
             target = self.scale_down_now(config, run).await?;
         }
@@ -362,17 +369,46 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         Ok(())
     }
 
+    /// Waits out `--update-period` until `until`. The progress line shows the new
+    /// RC's ready pods as they become ready, not the count from before the pause
+    /// (it read `ready 0` for the whole pause while the new pod was Ready): first
+    /// the count that started the pause, then, as each pod change wakes the sleep,
+    /// the count read again from the watch's store (no request).
+    async fn pause(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+        run: &mut Run,
+        until: Instant,
+    ) -> anyhow::Result<()> {
+        report.progress(&run.progress());
+        while Instant::now() < until {
+            self.ops.sleep_until(until).await?;
+            let ready = self.count_ready(config, run).await?;
+            if ready != run.new_ready {
+                run.new_ready = ready;
+                report.progress(&run.progress());
+            }
+        }
+        Ok(())
+    }
+
+    /// The new RC's available pods now.
+    async fn count_ready(&mut self, config: &UpdaterConfig, run: &Run) -> anyhow::Result<i32> {
+        Ok(self
+            .ops
+            .ready_pods(&run.old_rc, &run.new_rc, config.min_ready_seconds)
+            .await?
+            .1)
+    }
+
     /// The old RC's next size from the new RC's pods ready now (kept in `run`).
     async fn scale_down_now(
         &mut self,
         config: &UpdaterConfig,
         run: &mut Run,
     ) -> anyhow::Result<Option<i32>> {
-        let available = self
-            .ops
-            .ready_pods(&run.old_rc, &run.new_rc, config.min_ready_seconds)
-            .await?
-            .1;
+        let available = self.count_ready(config, run).await?;
         run.new_ready = available;
         Ok(scale_down_target(
             replicas(&run.old_rc),
