@@ -113,6 +113,14 @@ pub trait UpdaterOps {
         timeout: Duration,
     ) -> anyhow::Result<ReplicationController>;
 
+    /// Waits until the RC manager has acted on `rc`'s spec: it has observed its
+    /// generation and counts no more pods than it asks for. Sends nothing.
+    async fn wait_synced(
+        &mut self,
+        rc: &ReplicationController,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController>;
+
     /// `(old, new)` available pods: Ready, not being deleted, and ready for at
     /// least `min_ready_seconds`.
     async fn ready_pods(
@@ -236,6 +244,15 @@ impl<O: UpdaterOps> RollingUpdater<O> {
     ) -> anyhow::Result<ReplicationController> {
         let (new_rc, old_rc, desired) = self.begin(config, report).await?;
         let mut run = limits(config, report, new_rc, old_rc, desired)?;
+        if replicas(&run.new_rc) != desired && replicas(&run.old_rc) != 0 {
+            // maxSurge bounds the two RCs' replicas, and so their pods only once the
+            // RC manager has made the old RC's count true: a run resumed right after
+            // a scale-down (its pod not yet deleted), or an old RC whose pods the RC
+            // manager is still sorting out after the deployment key's relabelling,
+            // would otherwise get a scale-up on top. Each later scale-up follows a
+            // scale-down that waited for the same (1.17 did not wait here).
+            run.old_rc = self.ops.wait_synced(&run.old_rc, config.timeout).await?;
+        }
         let mut deadline = Instant::now() + config.timeout;
         while replicas(&run.new_rc) != desired || replicas(&run.old_rc) != 0 {
             let before = run.sizes();

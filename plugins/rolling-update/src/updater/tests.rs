@@ -156,6 +156,16 @@ impl UpdaterOps for Sim {
         Ok(rc)
     }
 
+    async fn wait_synced(
+        &mut self,
+        rc: &ReplicationController,
+        _timeout: Duration,
+    ) -> anyhow::Result<ReplicationController> {
+        // The simulation's RCs always have the pods they ask for.
+        self.calls.push(format!("wait_synced {}", name(rc)));
+        Ok(rc.clone())
+    }
+
     async fn ready_pods(
         &mut self,
         _old: &ReplicationController,
