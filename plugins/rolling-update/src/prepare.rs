@@ -72,7 +72,7 @@ pub trait PrepareOps: HandoverOps {
     async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()>;
 
     /// Waits until the RC `rc` (as a write answered it) satisfies `cond` on the server:
-    /// each change after that answer is looked at, none is missed (a watch from its
+    /// that answer first, then each change after it, none missed (a watch from its
     /// resourceVersion). Fails at `deadline`.
     async fn wait_rc_change(
         &mut self,

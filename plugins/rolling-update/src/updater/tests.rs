@@ -792,3 +792,31 @@ fn arithmetic_table() {
         );
     }
 }
+
+/// A run that begins (or resumes) scales up only once the RC manager counts no more
+/// old pods than the old RC asks for: resumed right after a scale-down, the old pod
+/// may still be there, and a scale-up on top would exceed the surge bound.
+#[tokio::test(start_paused = true)]
+async fn the_first_scale_up_waits_for_the_old_rc_to_be_synced() {
+    let cfg = config(old_rc(1, Some(2)), new_rc(1, "2"), Int(0), Int(1));
+    let out = run(cfg, true, Duration::ZERO).await;
+    assert!(out.result.is_ok(), "{:?}", out.result);
+    let calls: Vec<&str> = out.sim.calls.iter().map(String::as_str).collect();
+    assert_eq!(
+        calls[..3],
+        [
+            "begin foo-v1:7764ae47-9092-11e4-8393-42010af018ff record=false",
+            "wait_synced foo-v1",
+            "scale foo-v2 2"
+        ],
+        "{calls:?}"
+    );
+    // Nothing to scale up: no wait.
+    let cfg = config(old_rc(1, Some(2)), new_rc(2, "2"), Int(0), Int(1));
+    let out = run(cfg, true, Duration::ZERO).await;
+    assert!(
+        !out.sim.calls.iter().any(|c| c.starts_with("wait_synced")),
+        "{:?}",
+        out.sim.calls
+    );
+}
