@@ -608,9 +608,9 @@ impl Report for Timeline {
     }
 }
 
-/// Issue 50 §6: the bar read `ready 0` through the whole `--update-period` pause
-/// while the new pod was Ready. The pause now shows each pod as it becomes ready,
-/// and the scale-down still waits out the period.
+/// The bar used to read `ready 0` through the whole `--update-period` pause while
+/// the new pod was Ready. The pause shows each pod as it becomes ready, and the
+/// scale-down still waits out the period.
 #[tokio::test(start_paused = true)]
 async fn the_progress_line_shows_pods_ready_during_the_update_period() {
     let mut cfg = config(old_rc(2, Some(2)), new_rc(0, "2"), Int(0), Int(1));
