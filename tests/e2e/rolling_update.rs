@@ -885,20 +885,31 @@ async fn dry_run_changes_nothing() {
         ),
     )
     .await;
+    // What a write of the plugin would change: an RC's spec (its generation), labels
+    // or annotations; a pod's labels, owners or deletion. Not the resourceVersions:
+    // the RC manager and the kubelet write their objects' status whenever they like
+    // (the real kubelet updated a Ready pod's status during the dry runs once).
     let snapshot = || async {
         let rc = rcs.list(&ListParams::default()).await.unwrap();
         let p = pods.list(&ListParams::default()).await.unwrap();
         let mut versions: Vec<String> = rc
             .items
             .iter()
-            .chain(std::iter::empty())
-            .map(|r| format!("{:?}@{:?}", r.metadata.name, r.metadata.resource_version))
+            .map(|r| {
+                let m = &r.metadata;
+                format!(
+                    "{:?}@{:?} {:?} {:?}",
+                    m.name, m.generation, m.labels, m.annotations
+                )
+            })
             .collect();
-        versions.extend(
-            p.items
-                .iter()
-                .map(|p| format!("{:?}@{:?}", p.metadata.name, p.metadata.resource_version)),
-        );
+        versions.extend(p.items.iter().map(|p| {
+            let m = &p.metadata;
+            format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                m.name, m.labels, m.annotations, m.owner_references, m.deletion_timestamp
+            )
+        }));
         versions
     };
     let before = snapshot().await;
