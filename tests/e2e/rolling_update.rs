@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{
 };
 use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client};
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
 use tests::steering::Readiness;
@@ -152,8 +152,10 @@ fn image_of(rc: &ReplicationController, container: usize) -> String {
         .unwrap_or_default()
 }
 
-/// Tracks the number of available pods with `app=<app>` and its minimum.
-fn watch_availability(
+/// Tracks the number of available pods with `app=<app>` and its minimum; returns
+/// once the watch has listed them (its first count is the starting point), so that
+/// nothing the update does afterwards goes unseen.
+async fn watch_availability(
     client: Client,
     ns: &str,
     app: &str,
@@ -162,7 +164,9 @@ fn watch_availability(
     let min = Arc::new(Mutex::new(None::<usize>));
     let seen = min.clone();
     let config = watcher::Config::default().labels(&format!("app={app}"));
+    let (listed_tx, listed) = tokio::sync::oneshot::channel();
     let task = tokio::spawn(async move {
+        let mut listed_tx = Some(listed_tx);
         let mut state: HashMap<String, bool> = HashMap::new();
         let mut initialised = false;
         let mut stream = std::pin::pin!(watcher(pods, config));
@@ -184,9 +188,18 @@ fn watch_availability(
                 let available = state.values().filter(|a| **a).count();
                 let mut m = seen.lock().unwrap();
                 *m = Some(m.map_or(available, |m| m.min(available)));
+                if let Some(tx) = listed_tx.take() {
+                    let _ = tx.send(());
+                }
             }
         }
     });
+    tokio::time::timeout(Duration::from_secs(30), listed)
+        .await
+        .unwrap_or_else(|_| {
+            panic!("the availability watch listed the pods of app={app} within 30 s")
+        })
+        .expect("the availability watch ended before its first list");
     (min, task)
 }
 
@@ -212,8 +225,7 @@ async fn image_with_one_name_renames_back_and_keeps_pods_available() {
         ),
     )
     .await;
-    let (min_available, watch) = watch_availability(client.clone(), ns.as_str(), "web");
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (min_available, watch) = watch_availability(client.clone(), ns.as_str(), "web").await;
 
     let out = rolling_update(
         cluster,
@@ -385,7 +397,9 @@ async fn an_update_sends_only_the_requests_it_needs() {
         "{requests:#?}"
     );
     // Four watches (the two RCs by name, their pods by selector), each one list from
-    // the watch cache and one watch: nothing else is read.
+    // the watch cache and one watch, and one watch of the old RC from its template's
+    // write until the RC manager counts its pods fully labelled (before the selector
+    // gets the key): nothing else is read.
     let mut watches: Vec<_> = requests
         .iter()
         .filter(|(_, p)| p.contains('?'))
@@ -403,10 +417,11 @@ async fn an_update_sends_only_the_requests_it_needs() {
             r("GET", "replicationcontrollers?rv=0"),
             r("GET", "replicationcontrollers?watch"),
             r("GET", "replicationcontrollers?watch"),
+            r("GET", "replicationcontrollers?watch"),
         ],
         "{requests:#?}"
     );
-    assert_eq!(requests.len(), 5 + 3 + 2 + 8 + 6 + 4, "{requests:#?}");
+    assert_eq!(requests.len(), 5 + 3 + 2 + 9 + 6 + 4, "{requests:#?}");
 }
 
 #[tokio::test]
@@ -870,20 +885,31 @@ async fn dry_run_changes_nothing() {
         ),
     )
     .await;
+    // What a write of the plugin would change: an RC's spec (its generation), labels
+    // or annotations; a pod's labels, owners or deletion. Not the resourceVersions:
+    // the RC manager and the kubelet write their objects' status whenever they like
+    // (the real kubelet updated a Ready pod's status during the dry runs once).
     let snapshot = || async {
         let rc = rcs.list(&ListParams::default()).await.unwrap();
         let p = pods.list(&ListParams::default()).await.unwrap();
         let mut versions: Vec<String> = rc
             .items
             .iter()
-            .chain(std::iter::empty())
-            .map(|r| format!("{:?}@{:?}", r.metadata.name, r.metadata.resource_version))
+            .map(|r| {
+                let m = &r.metadata;
+                format!(
+                    "{:?}@{:?} {:?} {:?}",
+                    m.name, m.generation, m.labels, m.annotations
+                )
+            })
             .collect();
-        versions.extend(
-            p.items
-                .iter()
-                .map(|p| format!("{:?}@{:?}", p.metadata.name, p.metadata.resource_version)),
-        );
+        versions.extend(p.items.iter().map(|p| {
+            let m = &p.metadata;
+            format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                m.name, m.labels, m.annotations, m.owner_references, m.deletion_timestamp
+            )
+        }));
         versions
     };
     let before = snapshot().await;
@@ -1016,6 +1042,46 @@ fn run_and_kill(
     seen
 }
 
+/// Runs the update through a fault proxy that SIGKILLs it right after the server
+/// applied the DELETE of the RC `deleted`; returns its stdout. The proxy forwards
+/// nothing after that write, so the cluster is exactly "deleted, nothing after"
+/// when this returns: no request of the killed run can land later, in the middle of
+/// the re-run (a kill on an output line could not tell whether the DELETE was sent).
+async fn run_killed_after_delete(
+    cluster: &Cluster,
+    ns: &str,
+    args: &[&str],
+    deleted: &str,
+) -> String {
+    use tests::faults::proxy::{ApiProxy, Transport};
+    let proxy = ApiProxy::start_over(&cluster.kubeconfig, Transport::Http2).unwrap();
+    let path = format!("/api/v1/namespaces/{ns}/replicationcontrollers/{deleted}");
+    proxy.arm_at(move |w| w.method == "DELETE" && w.path == path);
+    let mut child = tests::harness::spawn_plugin(
+        &cluster.plugin_dir,
+        "rolling-update",
+        &proxy.kubeconfig,
+        args.iter().copied().chain(["-n", ns]),
+    );
+    proxy.target(child.id().expect("pid"));
+    let stderr = tests::harness::collect_stderr(&mut child);
+    let mut stdout = child.stdout.take().unwrap();
+    let mut out = String::new();
+    let status = tokio::time::timeout(Duration::from_secs(120), async {
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stdout, &mut out).await;
+        child.wait().await.unwrap()
+    })
+    .await
+    .expect("the killed run ends within 120 s");
+    let stderr = stderr.await.unwrap_or_default();
+    assert!(
+        proxy.fired() && status.code().is_none(),
+        "the run was not killed after deleting {deleted} ({status:?}; writes: {:?})\n{out}{stderr}",
+        proxy.writes()
+    );
+    out
+}
+
 #[tokio::test]
 async fn resume_after_kill_at_several_points() {
     let cluster = cluster();
@@ -1091,12 +1157,16 @@ async fn resume_after_kill_between_delete_and_rename() {
     .await;
     let image = format!("--image={NEW_IMAGE}");
     let args = ["ren", image.as_str(), "--update-period=0"];
-    let seen = run_and_kill(cluster, ns.as_str(), &args, |l| {
-        l.starts_with("Update succeeded. Deleting old controller")
-    });
-    let next = seen[0].strip_prefix("Created ").unwrap().to_string();
-    // Give the delete a moment to land; the old name may or may not be gone yet.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Killed right after the old RC's DELETE was applied: the old name is being
+    // deleted (its pods orphaned by the garbage collector) or already gone, and the
+    // rename has not begun.
+    let seen = run_killed_after_delete(cluster, ns.as_str(), &args, "ren").await;
+    assert!(
+        seen.ends_with("Update succeeded. Deleting old controller: ren\n"),
+        "{seen}"
+    );
+    let next = seen.strip_prefix("Created ").unwrap();
+    let next = next[..next.find('\n').unwrap()].to_string();
     let out = rolling_update(cluster, ns.as_str(), &args);
     out.success();
     let ren = rcs.get("ren").await.expect("renamed back");
@@ -1204,9 +1274,21 @@ async fn ctrl_c_while_reading_stdin_ends_at_once() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn plugin");
-    // Keep stdin open (never written) so the plugin is still reading.
+    // Keep stdin open (never written) so the plugin is still reading; the signal
+    // comes once it is blocked in that read (before, the test would prove nothing).
     let stdin = child.stdin.take().unwrap();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id();
+    let reading = tokio::time::timeout(Duration::from_secs(10), async {
+        while !reading_stdin(pid) {
+            // /proc has no event for "entered read(2)": look every 20 ms.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        reading.is_ok(),
+        "the plugin was not blocked reading stdin within 10 s"
+    );
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -1222,6 +1304,26 @@ async fn ctrl_c_while_reading_stdin_ends_at_once() {
         .unwrap();
     drop(stdin);
     assert_eq!(exit.signal(), Some(2), "{exit:?}");
+}
+
+/// Whether a thread of process `pid` is blocked in `read(0, …)`: the first two
+/// fields of `/proc/PID/task/TID/syscall` are the system call's number (x86-64's
+/// `read` is 0; aarch64's 63) and its first argument, the file descriptor.
+fn reading_stdin(pid: u32) -> bool {
+    const READ: &str = if cfg!(target_arch = "aarch64") {
+        "63"
+    } else {
+        "0"
+    };
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("syscall")).is_ok_and(|s| {
+            let mut fields = s.split_whitespace();
+            fields.next() == Some(READ) && fields.next() == Some("0x0")
+        })
+    })
 }
 
 #[tokio::test]
@@ -1326,17 +1428,12 @@ async fn ctrl_c_during_the_rename_never_strands_the_pods() {
         .expect("the RC exists under its old name");
     assert_eq!(image_of(&sr, 0), NEW_IMAGE);
     wait_ready(&rcs, "sr", 2).await;
-    // The pods are the RC's again (adopted), not orphans.
+    // The pods are the RC's again (adopted), not orphans: the RC manager's adoption
+    // is a patch of each pod, seen on a watch of them.
     let pods: Api<Pod> = Api::namespaced(cluster.client().await, ns.as_str());
     let uid = sr.metadata.uid.clone().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let list = pods
-            .list(&ListParams::default().labels("app=sr"))
-            .await
-            .unwrap();
-        let owned = list
-            .items
+    let owned = |store: &[Pod]| {
+        store
             .iter()
             .filter(|p| p.metadata.deletion_timestamp.is_none())
             .filter(|p| {
@@ -1346,15 +1443,45 @@ async fn ctrl_c_during_the_rename_never_strands_the_pods() {
                     .flatten()
                     .any(|o| o.uid == uid && o.controller == Some(true))
             })
-            .count();
-        if owned == 2 {
-            break;
+            .count()
+    };
+    let mut seen = 0;
+    let adopted = tokio::time::timeout(
+        Duration::from_secs(30),
+        pods_until(&pods, "app=sr", |store| {
+            seen = owned(store);
+            seen == 2
+        }),
+    )
+    .await;
+    assert!(adopted.is_ok(), "{seen} of 2 pods owned by sr after 30 s");
+}
+
+/// Returns once `done` holds for the pods matching `selector`, checked on each
+/// event of a watch on them (after its first list).
+async fn pods_until(pods: &Api<Pod>, selector: &str, mut done: impl FnMut(&[Pod]) -> bool) {
+    let mut state: BTreeMap<String, Pod> = BTreeMap::new();
+    let mut initialised = false;
+    let config = watcher::Config::default().labels(selector);
+    let mut stream = std::pin::pin!(watcher(pods.clone(), config).default_backoff());
+    while let Some(event) = stream.next().await {
+        let Ok(event) = event else { continue };
+        match event {
+            watcher::Event::Init => {
+                state.clear();
+                initialised = false;
+            }
+            watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
+                state.insert(p.metadata.name.clone().unwrap_or_default(), p);
+            }
+            watcher::Event::Delete(p) => {
+                state.remove(&p.metadata.name.clone().unwrap_or_default());
+            }
+            watcher::Event::InitDone => initialised = true,
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{owned} of 2 pods owned by sr"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        if initialised && done(&state.values().cloned().collect::<Vec<_>>()) {
+            return;
+        }
     }
 }
 
@@ -1377,11 +1504,10 @@ async fn two_names_resume_after_kill_during_cleanup() {
     .await;
     let image = format!("--image={NEW_IMAGE}");
     let args = ["del", "del-v2", image.as_str(), "--update-period=0"];
-    run_and_kill(cluster, ns.as_str(), &args, |l| {
-        l == "Update succeeded. Deleting del"
-    });
-    // Whether or not the delete went out before the kill, a re-run finishes.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Killed right after the old RC's DELETE was applied, before the new RC lost its
+    // update annotations: the re-run finds the old RC being deleted or gone.
+    let seen = run_killed_after_delete(cluster, ns.as_str(), &args, "del").await;
+    assert!(seen.ends_with("Update succeeded. Deleting del\n"), "{seen}");
     let out = rolling_update(cluster, ns.as_str(), &args);
     out.success();
     assert_eq!(

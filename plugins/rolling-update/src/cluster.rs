@@ -32,7 +32,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use tokio::time::Instant;
 
 use errors::is_not_found;
@@ -375,6 +377,26 @@ impl UpdaterOps for KubeOps {
         })
     }
 
+    async fn wait_synced(
+        &mut self,
+        rc: &ReplicationController,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController> {
+        let rc_name = name(rc).to_string();
+        // The RC manager's own word, not the pods the watch sees: right after a
+        // selector change they match before it has sorted them out. Fewer pods than
+        // asked for (a quota, a pod still being created) are no surplus: no wait.
+        let synced = |rc: &ReplicationController, _active: Option<i32>| {
+            let status = rc.status.as_ref();
+            status.is_some_and(|s| s.replicas <= replicas(rc))
+                && status.and_then(|s| s.observed_generation).unwrap_or(0)
+                    >= rc.metadata.generation.unwrap_or(0)
+        };
+        self.wait_rc(&rc_name, timeout, synced).await.map_err(|e| {
+            Self::wait_failed(e, format!("timed out waiting for {rc_name:?} to be synced"))
+        })
+    }
+
     async fn ready_pods(
         &mut self,
         old_rc: &ReplicationController,
@@ -437,7 +459,21 @@ impl UpdaterOps for KubeOps {
     }
 
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()> {
-        Ok(self.interrupt.sleep_until(until).await?)
+        let interrupt = self.interrupt.clone();
+        // A clone inherits what ready_pods last marked as seen: a pod event since
+        // then ends the sleep at once.
+        let mut pod_changes = self.observer()?.pod_changes.clone();
+        tokio::select! {
+            changed = pod_changes.changed() => {
+                if changed.is_err() {
+                    // The pod watches are gone (a fatal error, reported by the
+                    // next step): nothing will wake us, sleep the whole pause.
+                    interrupt.sleep_until(until).await?;
+                }
+            }
+            slept = interrupt.sleep_until(until) => slept?,
+        }
+        Ok(())
     }
 
     async fn cleanup(
@@ -681,6 +717,92 @@ impl PrepareOps for KubeOps {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn wait_rc_change(
+        &mut self,
+        rc: &ReplicationController,
+        cond: &(dyn Fn(&ReplicationController) -> bool + Sync),
+        deadline: Instant,
+    ) -> anyhow::Result<ReplicationController> {
+        // A write that changed nothing (a re-run's) answers the current state, which
+        // no event will repeat.
+        if cond(rc) {
+            return Ok(rc.clone());
+        }
+        let rc_name = name(rc).to_string();
+        let mut version = rc.metadata.resource_version.clone().unwrap_or_default();
+        let interrupt = self.interrupt.clone();
+        let timed_out = || anyhow!("timed out waiting for replicationcontroller {rc_name:?}");
+        // One watch from the write's answer: every later change is an event (a
+        // request, not a poll). It is started again, from the last event, when the
+        // server ends it; a version the server no longer has (410) is read anew.
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now()).as_secs();
+            if left == 0 {
+                return Err(timed_out());
+            }
+            let params = WatchParams::default()
+                .fields(&format!("metadata.name={rc_name}"))
+                .timeout(
+                    self.watch_timeout
+                        .min(u32::try_from(left).unwrap_or(u32::MAX)),
+                );
+            self.interrupt.check()?;
+            let stream = match self.rcs.watch(&params, &version).await {
+                Ok(stream) => stream,
+                Err(e) if is_transient(&e) => {
+                    tracing::debug!("watching {rc_name}, retrying: {e}");
+                    self.interrupt
+                        .sleep_until(deadline.min(Instant::now() + Duration::from_millis(200)))
+                        .await?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let mut stream = std::pin::pin!(stream);
+            loop {
+                let event = tokio::select! {
+                    event = stream.next() => event,
+                    () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
+                    i = interrupt.fired() => return Err(i.into()),
+                };
+                match event {
+                    Some(Ok(WatchEvent::Added(o) | WatchEvent::Modified(o))) => {
+                        if cond(&o) {
+                            return Ok(o);
+                        }
+                        version = o.metadata.resource_version.clone().unwrap_or_default();
+                    }
+                    Some(Ok(WatchEvent::Deleted(_))) => {
+                        bail!("replicationcontroller {rc_name:?} was deleted")
+                    }
+                    Some(Ok(WatchEvent::Bookmark(b))) => version = b.metadata.resource_version,
+                    Some(Ok(WatchEvent::Error(e))) if e.code == 410 => {
+                        self.interrupt.check()?;
+                        let current = self.rcs.get(&rc_name).await?;
+                        if cond(&current) {
+                            return Ok(current);
+                        }
+                        version = current
+                            .metadata
+                            .resource_version
+                            .clone()
+                            .unwrap_or_default();
+                        break;
+                    }
+                    Some(Ok(WatchEvent::Error(e))) => {
+                        return Err(kube::Error::Api(e).into());
+                    }
+                    Some(Err(e)) if is_transient(&e) => {
+                        tracing::debug!("watch of {rc_name} ended, again: {e}");
+                        break;
+                    }
+                    Some(Err(e)) => return Err(e.into()),
+                    None => break,
+                }
+            }
         }
     }
 

@@ -13,7 +13,7 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use cli::flags::DryRunStrategy;
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use tokio::time::Instant;
@@ -70,6 +70,16 @@ pub trait PrepareOps: HandoverOps {
 
     /// Deletes the pod `name`; one already gone is fine.
     async fn delete_pod(&mut self, name: &str) -> anyhow::Result<()>;
+
+    /// Waits until the RC `rc` (as a write answered it) satisfies `cond` on the server:
+    /// that answer first, then each change after it, none missed (a watch from its
+    /// resourceVersion). Fails at `deadline`.
+    async fn wait_rc_change(
+        &mut self,
+        rc: &ReplicationController,
+        cond: &(dyn Fn(&ReplicationController) -> bool + Sync),
+        deadline: Instant,
+    ) -> anyhow::Result<ReplicationController>;
 
     /// Creates `rc` with `dryRun=All`: validated and defaulted, never stored.
     async fn create_rc_dry_run(
@@ -339,7 +349,9 @@ async fn from_image<O: PrepareOps>(
         }
         rc
     } else {
-        mark_old_controller(ops, &old_rc, &next_name, plan.deployment_key, &old_value).await?
+        let deadline = Instant::now() + plan.timeout;
+        let key = (plan.deployment_key, old_value.as_str());
+        mark_old_controller(ops, &old_rc, &next_name, key, deadline).await?
     };
     Ok((old_rc, next, target))
 }
@@ -577,13 +589,15 @@ async fn finish_scaling<O: PrepareOps>(
 /// kubectl's `UpdateExistingReplicationController` (with
 /// `AddDeploymentKeyToReplicationController`): point the old RC at the new one
 /// and, if its selector lacks the deployment key, add it to its template, its
-/// pods and its selector, in that order, so no pod is ever outside the selector.
+/// pods and its selector, in that order, so no pod is ever outside the selector:
+/// neither on the server nor in the RC manager's cache (see
+/// [`wait_labels_observed`]).
 async fn mark_old_controller<O: PrepareOps>(
     ops: &mut O,
     old: &ReplicationController,
     next_name: &str,
-    key: &str,
-    value: &str,
+    (key, value): (&str, &str),
+    deadline: Instant,
 ) -> anyhow::Result<ReplicationController> {
     if !needs_deployment_key(old, key) {
         return ops
@@ -607,9 +621,10 @@ async fn mark_old_controller<O: PrepareOps>(
                 .insert(key.to_string(), value.to_string());
         })
         .await;
+    let mut ours = 0;
     for (pod, labelled) in pods.iter().zip(labelled) {
         match labelled {
-            Ok(_) => {}
+            Ok(pod) => ours += i32::from(controller_uid(&pod) == rc.metadata.uid),
             // Deleted since the list (by a user, an eviction, the node): nothing to
             // label. Its RC replaces it from the template, which already has the key.
             // 1.17 failed the whole update here with the pod's NotFound.
@@ -619,6 +634,8 @@ async fn mark_old_controller<O: PrepareOps>(
             Err(e) => return Err(e),
         }
     }
+    ops.check_interrupt()?;
+    wait_labels_observed(ops, &rc, (key, value), ours, deadline).await?;
     let original_selector = selector;
     let rc = ops
         .patch_rc(&rc, &|rc| add_selector_label(rc, key, value))
@@ -636,12 +653,7 @@ async fn mark_old_controller<O: PrepareOps>(
             .as_ref()
             .and_then(|l| l.get(key))
             .is_some_and(|v| v == value);
-        let controller = pod
-            .metadata
-            .owner_references
-            .as_ref()
-            .and_then(|refs| refs.iter().find(|o| o.controller == Some(true)))
-            .map(|o| o.uid.clone());
+        let controller = controller_uid(pod);
         if labelled || (controller.is_some() && controller != uid) {
             continue;
         }
@@ -650,6 +662,57 @@ async fn mark_old_controller<O: PrepareOps>(
             .await?;
     }
     Ok(rc)
+}
+
+/// Waits until the RC manager has seen the template's new label on the `labelled`
+/// pods of `rc` it owns (`rc` as the template's write answered it), before the
+/// selector gets the label.
+///
+/// The RC manager matches its selector against the pods in its own cache, which a
+/// watch of the pods fills, apart from the watch that tells it of the RC. Told of
+/// the new selector before the pods' new labels (a few milliseconds late, on a busy
+/// control plane), it finds its pods outside the selector: it releases them and
+/// makes as many new ones, then adopts the released ones back and deletes the
+/// surplus. Twice the replicas for a moment, and the first scale-up came on top: the
+/// rolling-update fault matrix counted 5 pods against a surge bound of 3 on the real
+/// node. kubectl 1.17 had the same race. Its status tells when its cache has them:
+/// `fullyLabeledReplicas` counts the pods it owns that carry every label of the
+/// template, once it has observed the template's generation. (The Deployment
+/// controller of the same era waited for the same count before its selector
+/// change.) A pod the RC manager made from the template it had cached before the
+/// template's write never gets the label: it is not waited for, and the clean-up
+/// after the selector's write deletes it, as 1.17 did.
+async fn wait_labels_observed<O: PrepareOps>(
+    ops: &mut O,
+    rc: &ReplicationController,
+    (key, value): (&str, &str),
+    labelled: i32,
+    deadline: Instant,
+) -> anyhow::Result<ReplicationController> {
+    let generation = rc.metadata.generation.unwrap_or(0);
+    let observed = |rc: &ReplicationController| {
+        let status = rc.status.clone().unwrap_or_default();
+        status.observed_generation.unwrap_or(0) >= generation
+            && status.fully_labeled_replicas.unwrap_or(0) >= labelled.min(status.replicas)
+    };
+    ops.wait_rc_change(rc, &observed, deadline)
+        .await
+        .with_context(|| {
+            format!(
+                "waiting for the replication controller manager to see the label {key}={value} on the pods of {}",
+                controller::name(rc)
+            )
+        })
+}
+
+/// The uid of a pod's controller, if it has one.
+fn controller_uid(pod: &Pod) -> Option<String> {
+    pod.metadata
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.clone())
 }
 
 #[cfg(test)]

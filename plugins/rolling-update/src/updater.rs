@@ -113,6 +113,14 @@ pub trait UpdaterOps {
         timeout: Duration,
     ) -> anyhow::Result<ReplicationController>;
 
+    /// Waits until the RC manager has acted on `rc`'s spec: it has observed its
+    /// generation and counts no more pods than it asks for. Sends nothing.
+    async fn wait_synced(
+        &mut self,
+        rc: &ReplicationController,
+        timeout: Duration,
+    ) -> anyhow::Result<ReplicationController>;
+
     /// `(old, new)` available pods: Ready, not being deleted, and ready for at
     /// least `min_ready_seconds`.
     async fn ready_pods(
@@ -126,7 +134,10 @@ pub trait UpdaterOps {
     /// [`Self::ready_pods`], or at `until`.
     async fn wait_for_change(&mut self, until: Instant) -> anyhow::Result<()>;
 
-    /// Sleeps until `until` (the clock seam; interruptible).
+    /// Sleeps until `until`, or less: it returns as soon as a pod of either RC may
+    /// have changed since the last [`Self::ready_pods`] (the clock seam;
+    /// interruptible). The `--update-period` pause sleeps through it in a loop, so
+    /// that the progress line's ready count follows the pods while it waits.
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()>;
 
     /// Waits for the new RC to settle, applies the cleanup policy (printing its lines
@@ -233,6 +244,15 @@ impl<O: UpdaterOps> RollingUpdater<O> {
     ) -> anyhow::Result<ReplicationController> {
         let (new_rc, old_rc, desired) = self.begin(config, report).await?;
         let mut run = limits(config, report, new_rc, old_rc, desired)?;
+        if replicas(&run.new_rc) != desired && replicas(&run.old_rc) != 0 {
+            // maxSurge bounds the two RCs' replicas, and so their pods only once the
+            // RC manager has made the old RC's count true: a run resumed right after
+            // a scale-down (its pod not yet deleted), or an old RC whose pods the RC
+            // manager is still sorting out after the deployment key's relabelling,
+            // would otherwise get a scale-up on top. Each later scale-up follows a
+            // scale-down that waited for the same (1.17 did not wait here).
+            run.old_rc = self.ops.wait_synced(&run.old_rc, config.timeout).await?;
+        }
         let mut deadline = Instant::now() + config.timeout;
         while replicas(&run.new_rc) != desired || replicas(&run.old_rc) != 0 {
             let before = run.sizes();
@@ -330,6 +350,9 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             .scale_and_wait(&run.new_rc, to, config.timeout)
             .await?;
         run.last_up = Some(Instant::now());
+        // The count of the last scale-down is stale by now (pods may have become
+        // ready while this step waited): count again, from the watch's store.
+        run.new_ready = self.count_ready(config, run).await?;
         report.progress(&run.progress());
         Ok(())
     }
@@ -347,7 +370,8 @@ impl<O: UpdaterOps> RollingUpdater<O> {
             // Readiness may drop while we pause: decide again afterwards, as
             // 1.17 did by measuring only after its sleep.
             if let Some(t) = run.last_up {
-                self.ops.sleep_until(t + config.update_period).await?;
+                self.pause(config, report, run, t + config.update_period)
+                    .await?;
             }
             target = self.scale_down_now(config, run).await?;
         }
@@ -362,17 +386,46 @@ impl<O: UpdaterOps> RollingUpdater<O> {
         Ok(())
     }
 
+    /// Waits out `--update-period` until `until`. The progress line shows the new
+    /// RC's ready pods as they become ready, not the count from before the pause
+    /// (it read `ready 0` for the whole pause while the new pod was Ready): first
+    /// the count that started the pause, then, as each pod change wakes the sleep,
+    /// the count read again from the watch's store (no request).
+    async fn pause(
+        &mut self,
+        config: &UpdaterConfig,
+        report: &mut dyn Report,
+        run: &mut Run,
+        until: Instant,
+    ) -> anyhow::Result<()> {
+        report.progress(&run.progress());
+        while Instant::now() < until {
+            self.ops.sleep_until(until).await?;
+            let ready = self.count_ready(config, run).await?;
+            if ready != run.new_ready {
+                run.new_ready = ready;
+                report.progress(&run.progress());
+            }
+        }
+        Ok(())
+    }
+
+    /// The new RC's available pods now.
+    async fn count_ready(&mut self, config: &UpdaterConfig, run: &Run) -> anyhow::Result<i32> {
+        Ok(self
+            .ops
+            .ready_pods(&run.old_rc, &run.new_rc, config.min_ready_seconds)
+            .await?
+            .1)
+    }
+
     /// The old RC's next size from the new RC's pods ready now (kept in `run`).
     async fn scale_down_now(
         &mut self,
         config: &UpdaterConfig,
         run: &mut Run,
     ) -> anyhow::Result<Option<i32>> {
-        let available = self
-            .ops
-            .ready_pods(&run.old_rc, &run.new_rc, config.min_ready_seconds)
-            .await?
-            .1;
+        let available = self.count_ready(config, run).await?;
         run.new_ready = available;
         Ok(scale_down_target(
             replicas(&run.old_rc),

@@ -1,8 +1,17 @@
 //! The invariants of a ReplicationController rolling update, checked against the
 //! real cluster: watched over the whole run (the fewest ready pods while the client
-//! was alive, the most pods at any time), and at the end (one RC, the desired
-//! replicas, every pod on the new template, ready and owned by it, no update
-//! annotations left, no ownerless pod).
+//! was alive; the most pods at any time, and the most replicas the RCs asked for
+//! together), and at the end (one RC, the desired replicas, every pod on the new
+//! template, ready and owned by it, no update annotations left, no ownerless pod).
+//!
+//! The surge bound (desired + maxSurge) is kubectl 1.17's on the sum of the two RCs'
+//! `spec.replicas`: it scales the new RC up only by what that sum leaves, and waits
+//! after each scaling until the RC manager counts the pods asked for. Pods are
+//! counted as the RC manager counts them (`controller.IsPodActive`): not being
+//! deleted, and not Succeeded or Failed (a pod the kubelet refused or evicted stays
+//! as Failed and is replaced). Both bounds are checked: the specs', which is the
+//! algorithm's, and the pods', which also holds the steps around it to the bound
+//! (the relabelling, a resumed run).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -50,21 +59,33 @@ struct Record {
     /// The pods counted when the most were, each with its controller's uid and its
     /// labels, for the failure message: which controller made the surplus.
     at_most: Option<String>,
+    /// The most replicas the namespace's RCs asked for together.
+    max_spec_total: i32,
+    /// The RCs' sizes then, for the failure message.
+    at_most_specs: Option<String>,
 }
 
-/// A watcher on every pod of a namespace, recording readiness and totals.
+/// A watcher on every pod and RC of a namespace, recording readiness and totals.
 pub struct RcInvariants {
     client: Client,
     namespace: String,
     record: Arc<Mutex<Record>>,
     alive: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
+    specs: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for RcInvariants {
     fn drop(&mut self) {
         self.task.abort();
+        self.specs.abort();
     }
+}
+
+/// Whether the RC manager counts the pod (`controller.IsPodActive`).
+fn active(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    pod.metadata.deletion_timestamp.is_none() && !matches!(phase, Some("Succeeded" | "Failed"))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -86,6 +107,52 @@ fn controller_uid(pod: &Pod) -> Option<String> {
         .iter()
         .find(|o| o.controller == Some(true))
         .map(|o| o.uid.clone())
+}
+
+/// Records the most replicas the namespace's RCs ask for together (any RC there,
+/// one being deleted too: it keeps its pods until the garbage collector is done).
+async fn watch_specs(
+    rcs: Api<ReplicationController>,
+    record: Arc<Mutex<Record>>,
+    ready: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut ready = Some(ready);
+    let mut sizes: HashMap<String, i32> = HashMap::new();
+    let mut initialised = false;
+    let mut stream = std::pin::pin!(watcher(rcs, watcher::Config::default()).default_backoff());
+    while let Some(event) = stream.next().await {
+        let Ok(event) = event else { continue };
+        match event {
+            watcher::Event::Init => {
+                sizes.clear();
+                initialised = false;
+            }
+            watcher::Event::InitApply(rc) | watcher::Event::Apply(rc) => {
+                let replicas = rc.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+                sizes.insert(rc.metadata.name.clone().unwrap_or_default(), replicas);
+            }
+            watcher::Event::Delete(rc) => {
+                sizes.remove(&rc.metadata.name.clone().unwrap_or_default());
+            }
+            watcher::Event::InitDone => {
+                initialised = true;
+                if let Some(tx) = ready.take() {
+                    let _ = tx.send(());
+                }
+            }
+        }
+        if !initialised {
+            continue;
+        }
+        let total: i32 = sizes.values().sum();
+        let mut r = lock(&record);
+        if total > r.max_spec_total {
+            let mut each: Vec<String> = sizes.iter().map(|(n, s)| format!("{n}={s}")).collect();
+            each.sort();
+            r.max_spec_total = total;
+            r.at_most_specs = Some(each.join(" "));
+        }
+    }
 }
 
 impl RcInvariants {
@@ -115,11 +182,12 @@ impl RcInvariants {
                             initialised = false;
                         }
                         watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
-                            let counted = p.metadata.deletion_timestamp.is_none();
+                            let counted = active(&p);
                             let about = format!(
-                                "owner={} labels={:?}",
+                                "owner={} labels={:?} phase={:?}",
                                 controller_uid(&p).unwrap_or_default(),
-                                p.metadata.labels.clone().unwrap_or_default()
+                                p.metadata.labels.clone().unwrap_or_default(),
+                                p.status.as_ref().and_then(|s| s.phase.clone())
                             );
                             state.insert(
                                 p.metadata.name.clone().unwrap_or_default(),
@@ -161,13 +229,21 @@ impl RcInvariants {
                 }
             })
         };
+        let (specs_tx, specs_rx) = tokio::sync::oneshot::channel();
+        let specs = tokio::spawn(watch_specs(
+            Api::namespaced(client.clone(), namespace),
+            Arc::clone(&record),
+            specs_tx,
+        ));
         let _ = tokio::time::timeout(Duration::from_secs(30), ready_rx).await;
+        let _ = tokio::time::timeout(Duration::from_secs(30), specs_rx).await;
         RcInvariants {
             client,
             namespace: namespace.to_string(),
             record,
             alive,
             task,
+            specs,
         }
     }
 
@@ -209,6 +285,14 @@ impl RcInvariants {
                     "ready pods fell to {min} (< {}) while the client ran ({})",
                     expect.min_ready,
                     record.low_point.clone().unwrap_or_default()
+                ));
+            }
+            if record.max_spec_total > expect.max_total as i32 {
+                problems.push(format!(
+                    "the replication controllers asked for {} replicas at once (> {}): {}",
+                    record.max_spec_total,
+                    expect.max_total,
+                    record.at_most_specs.clone().unwrap_or_default()
                 ));
             }
             if record.max_total > expect.max_total {

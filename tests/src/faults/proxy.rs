@@ -80,11 +80,16 @@ impl std::fmt::Display for Write {
     }
 }
 
+/// A write to kill the client after (see [`ApiProxy::arm_at`]).
+type WriteMatch = Arc<dyn Fn(&Write) -> bool + Send + Sync>;
+
 /// When to kill whom.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Plan {
     /// Kill after this many applied writes (counted from the last [`ApiProxy::arm`]).
     after: Option<usize>,
+    /// Or after the first applied write this matches.
+    at: Option<WriteMatch>,
     pid: Option<u32>,
     /// Set once the kill point was reached: from then on nothing is forwarded.
     fired: bool,
@@ -279,8 +284,18 @@ impl ApiProxy {
         lock(&self.shared.writes).clear();
         *lock(&self.shared.plan) = Plan {
             after,
-            pid: None,
-            fired: false,
+            ..Plan::default()
+        };
+    }
+
+    /// Starts counting writes from zero; the next run is killed right after the
+    /// server applied the first write that `at` matches (a point named by its
+    /// request, where the k of [`Self::arm`] would depend on the run).
+    pub fn arm_at(&self, at: impl Fn(&Write) -> bool + Send + Sync + 'static) {
+        lock(&self.shared.writes).clear();
+        *lock(&self.shared.plan) = Plan {
+            at: Some(Arc::new(at)),
+            ..Plan::default()
         };
     }
 
@@ -744,12 +759,14 @@ fn record_write(shared: &Shared, method: String, path: String, status: u16) -> R
     if plan.fired {
         return Recorded::PastKillPoint;
     }
-    writes.push(Write {
+    let write = Write {
         method,
         path,
         status,
-    });
-    let reached = plan.after == Some(writes.len());
+    };
+    let reached =
+        plan.after == Some(writes.len() + 1) || plan.at.as_ref().is_some_and(|at| at(&write));
+    writes.push(write);
     if reached {
         plan.fired = true;
         Recorded::KillPoint

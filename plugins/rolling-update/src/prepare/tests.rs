@@ -285,6 +285,49 @@ impl PrepareOps for Fake {
         Ok(())
     }
 
+    /// The RC manager at once: it has observed the RC and counts its pods (those of
+    /// its selector) and the fully labelled ones among them (carrying every label of
+    /// its template).
+    async fn wait_rc_change(
+        &mut self,
+        rc: &ReplicationController,
+        cond: &(dyn Fn(&ReplicationController) -> bool + Sync),
+        _deadline: Instant,
+    ) -> anyhow::Result<ReplicationController> {
+        let name = controller::name(rc).to_string();
+        self.calls.push(format!("wait_rc {name}"));
+        let mut rc = self.rcs.get(&name).cloned().expect("the waited RC exists");
+        let spec = rc.spec.clone().unwrap_or_default();
+        let template = spec
+            .template
+            .and_then(|t| t.metadata)
+            .and_then(|m| m.labels)
+            .unwrap_or_default();
+        let carries = |pod: &Pod, wanted: &std::collections::BTreeMap<String, String>| {
+            let labels = pod.metadata.labels.clone().unwrap_or_default();
+            wanted.iter().all(|(k, v)| labels.get(k) == Some(v))
+        };
+        let selector = spec.selector.unwrap_or_default();
+        let pods: Vec<&Pod> = self
+            .pods
+            .values()
+            .filter(|p| carries(p, &selector))
+            .collect();
+        rc.status = Some(ReplicationControllerStatus {
+            replicas: pods.len() as i32,
+            fully_labeled_replicas: Some(
+                pods.iter().filter(|p| carries(p, &template)).count() as i32
+            ),
+            observed_generation: rc.metadata.generation,
+            ..Default::default()
+        });
+        anyhow::ensure!(
+            cond(&rc),
+            "timed out waiting for replicationcontroller {name:?}"
+        );
+        Ok(rc)
+    }
+
     async fn create_rc_dry_run(
         &mut self,
         rc: &ReplicationController,
@@ -675,6 +718,7 @@ async fn image_resumes_the_update_in_progress_and_marks_the_old_rc_and_its_pods(
             "update_pod other",
             "update_pod web-a",
             "update_pod web-b",
+            "wait_rc web",
             "patch_rc web",
             "list_pods app=web",
             "delete_pod web-late",
@@ -803,6 +847,7 @@ async fn a_new_update_reads_the_old_rc_marks_it_and_leaves_the_new_one_to_the_up
             "update_pod web-a",
             "update_pod web-b",
             "update_pod web-c",
+            "wait_rc web",
             "patch_rc web",
             "list_pods app=web",
         ]

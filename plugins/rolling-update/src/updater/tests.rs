@@ -156,6 +156,16 @@ impl UpdaterOps for Sim {
         Ok(rc)
     }
 
+    async fn wait_synced(
+        &mut self,
+        rc: &ReplicationController,
+        _timeout: Duration,
+    ) -> anyhow::Result<ReplicationController> {
+        // The simulation's RCs always have the pods they ask for.
+        self.calls.push(format!("wait_synced {}", name(rc)));
+        Ok(rc.clone())
+    }
+
     async fn ready_pods(
         &mut self,
         _old: &ReplicationController,
@@ -179,7 +189,16 @@ impl UpdaterOps for Sim {
     }
 
     async fn sleep_until(&mut self, until: Instant) -> anyhow::Result<()> {
-        tokio::time::sleep_until(until).await;
+        // As the watch does: a pod becoming ready wakes the sleep.
+        let now = Instant::now();
+        let next = self
+            .new_pods
+            .iter()
+            .copied()
+            .filter(|t| *t > now)
+            .min()
+            .unwrap_or(until);
+        tokio::time::sleep_until(next.min(until)).await;
         Ok(())
     }
 
@@ -550,6 +569,88 @@ async fn update_period_is_the_pause_between_scale_up_and_scale_down() {
     assert_eq!(out.elapsed, Duration::from_secs(270));
 }
 
+/// What the progress line was told, and when, beside the classic lines.
+#[derive(Default)]
+struct Timeline {
+    start: Option<Instant>,
+    events: Vec<(Duration, String)>,
+}
+
+impl Timeline {
+    /// Records `what`; a progress equal to the one shown is not a new event.
+    fn push(&mut self, what: String) {
+        if what.starts_with("progress")
+            && self
+                .events
+                .iter()
+                .rev()
+                .find(|(_, e)| e.starts_with("progress"))
+                .map(|(_, e)| e)
+                == Some(&what)
+        {
+            return;
+        }
+        let start = *self.start.get_or_insert_with(Instant::now);
+        self.events.push((start.elapsed(), what));
+    }
+}
+
+impl Report for Timeline {
+    fn line(&mut self, line: &str) {
+        self.push(line.to_string());
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        self.push(format!(
+            "progress new {}/{} old {} ready {}",
+            p.new_replicas, p.desired, p.old_replicas, p.new_ready
+        ));
+    }
+}
+
+/// The bar used to read `ready 0` through the whole `--update-period` pause while
+/// the new pod was Ready. The pause shows each pod as it becomes ready, and the
+/// scale-down still waits out the period.
+#[tokio::test(start_paused = true)]
+async fn the_progress_line_shows_pods_ready_during_the_update_period() {
+    let mut cfg = config(old_rc(2, Some(2)), new_rc(0, "2"), Int(0), Int(1));
+    cfg.update_period = Duration::from_secs(6);
+    let sim = Sim::new(&cfg.old_rc, &cfg.new_rc, false, Duration::from_secs(1));
+    let mut updater = RollingUpdater::new(sim);
+    let mut timeline = Timeline {
+        start: Some(Instant::now()),
+        ..Timeline::default()
+    };
+    updater.update(&cfg, &mut timeline).await.unwrap();
+    let s = Duration::from_secs;
+    let events: Vec<(Duration, &str)> = timeline
+        .events
+        .iter()
+        .map(|(t, e)| (*t, e.as_str()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            (s(0), "Created foo-v2"),
+            (
+                s(0),
+                "Scaling up foo-v2 from 0 to 2, scaling down foo-v1 from 2 to 0 (keep 2 pods available, don't exceed 3 pods)"
+            ),
+            (s(0), "Scaling foo-v2 up to 1"),
+            (s(0), "progress new 1/2 old 2 ready 0"),
+            // Ready a second after its creation, shown then, not after the pause.
+            (s(1), "progress new 1/2 old 2 ready 1"),
+            (s(6), "Scaling foo-v1 down to 1"),
+            (s(6), "progress new 1/2 old 1 ready 1"),
+            (s(6), "Scaling foo-v2 up to 2"),
+            (s(6), "progress new 2/2 old 1 ready 1"),
+            (s(7), "progress new 2/2 old 1 ready 2"),
+            (s(12), "Scaling foo-v1 down to 0"),
+            (s(12), "progress new 2/2 old 0 ready 2"),
+        ]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn no_progress_times_out_with_kubectl_message() {
     let mut cfg = config(old_rc(2, Some(2)), new_rc(0, "2"), Int(0), Int(1));
@@ -690,4 +791,32 @@ fn arithmetic_table() {
             "down {old} {new} {desired} {min} {avail}"
         );
     }
+}
+
+/// A run that begins (or resumes) scales up only once the RC manager counts no more
+/// old pods than the old RC asks for: resumed right after a scale-down, the old pod
+/// may still be there, and a scale-up on top would exceed the surge bound.
+#[tokio::test(start_paused = true)]
+async fn the_first_scale_up_waits_for_the_old_rc_to_be_synced() {
+    let cfg = config(old_rc(1, Some(2)), new_rc(1, "2"), Int(0), Int(1));
+    let out = run(cfg, true, Duration::ZERO).await;
+    assert!(out.result.is_ok(), "{:?}", out.result);
+    let calls: Vec<&str> = out.sim.calls.iter().map(String::as_str).collect();
+    assert_eq!(
+        calls[..3],
+        [
+            "begin foo-v1:7764ae47-9092-11e4-8393-42010af018ff record=false",
+            "wait_synced foo-v1",
+            "scale foo-v2 2"
+        ],
+        "{calls:?}"
+    );
+    // Nothing to scale up: no wait.
+    let cfg = config(old_rc(1, Some(2)), new_rc(2, "2"), Int(0), Int(1));
+    let out = run(cfg, true, Duration::ZERO).await;
+    assert!(
+        !out.sim.calls.iter().any(|c| c.starts_with("wait_synced")),
+        "{:?}",
+        out.sim.calls
+    );
 }
