@@ -57,6 +57,9 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `attach_cut`: run-pod's attach cut by the fault proxy (closed, or gone silent)
+//!   over a WebSocket and over SPDY, beside kubectl 1.37: every line once, in order,
+//!   and the container's exit code.
 //! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
 //!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
 //!   finished, the `--rm` pod deleted, no hang.
@@ -70,6 +73,7 @@
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
+mod attach_cut;
 mod closed_pipe;
 mod colour;
 mod config_errors;

@@ -242,8 +242,7 @@ impl Session {
             quiet: self.quiet,
             detach_keys: &self.detach_keys,
         };
-        let (why, printed, input_open) = match stream::attach(pods, &request, err, &mut pre).await
-        {
+        let (why, printed, input_open) = match stream::attach(pods, &request, err, &mut pre).await {
             Ok(stream::Outcome::Ended) => return Ok(()),
             Ok(stream::Outcome::Cut {
                 why,
@@ -266,7 +265,14 @@ impl Session {
         };
         self.after_cut(&request, &why, input_open, err)?;
         tracing::debug!("the attach to pod/{name} was cut ({why}); following its log");
-        resume::follow(pods, &name, request.container.clone(), &printed, pre.printed_through).await
+        resume::follow(
+            pods,
+            &name,
+            request.container.clone(),
+            &printed,
+            pre.printed_through,
+        )
+        .await
     }
 
     /// What a cut attach leaves of the session. Output resumes from the log; input

@@ -109,7 +109,10 @@ impl Log {
     /// Each line's text (its newline included) and when it was written.
     pub fn lines(&self) -> impl Iterator<Item = (&[u8], Option<Timestamp>)> {
         self.lines.iter().enumerate().map(|(i, (start, at))| {
-            let end = self.lines.get(i + 1).map_or(self.text.len(), |(next, _)| *next);
+            let end = self
+                .lines
+                .get(i + 1)
+                .map_or(self.text.len(), |(next, _)| *next);
             (&self.text[*start..end], *at)
         })
     }

@@ -134,7 +134,9 @@ pub fn already_printed(
             continue;
         }
         let after = end.line.map_or(0, |l| l + 1);
-        if let Some(i) = (after..lines.len()).find(|&i| done[i] == 0 && lines[i].0.starts_with(&end.partial)) {
+        if let Some(i) =
+            (after..lines.len()).find(|&i| done[i] == 0 && lines[i].0.starts_with(&end.partial))
+        {
             done[i] = end.partial.len();
         }
     }
@@ -175,7 +177,8 @@ fn locate(lines: &[(&[u8], Option<Timestamp>)], tail: &Tail) -> End {
         (Some(at), Some(arrived)) => at <= arrived,
         _ => true,
     };
-    let timely: Vec<&(usize, Vec<usize>)> = candidates.iter().filter(|(i, _)| in_time(*i)).collect();
+    let timely: Vec<&(usize, Vec<usize>)> =
+        candidates.iter().filter(|(i, _)| in_time(*i)).collect();
     let pool = if timely.is_empty() {
         candidates.iter().collect()
     } else {

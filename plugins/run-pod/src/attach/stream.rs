@@ -159,19 +159,23 @@ pub async fn attach(
             input_open,
         });
     }
-    // kubectl's reattachMessage: stdin on a raw terminal, not quiet, any restart
-    // policy (since 1.36), with the namespace.
     if tty && !req.quiet {
-        // A closed stdout is recorded by the writer, for `cli::finish`.
-        let _ = writeln!(
-            apiclient::output::Stdout,
-            "Session ended, resume using 'kubectl attach {} -c {} -n {} -i -t' command",
-            req.pod,
-            req.container.as_deref().unwrap_or_default(),
-            req.namespace
-        );
+        say_how_to_resume(req);
     }
     Ok(Outcome::Ended)
+}
+
+/// kubectl's reattachMessage: stdin on a raw terminal, not quiet, any restart
+/// policy (since 1.36), with the namespace.
+fn say_how_to_resume(req: &Request<'_>) {
+    // A closed stdout is recorded by the writer, for `cli::finish`.
+    let _ = writeln!(
+        apiclient::output::Stdout,
+        "Session ended, resume using 'kubectl attach {} -c {} -n {} -i -t' command",
+        req.pod,
+        req.container.as_deref().unwrap_or_default(),
+        req.namespace
+    );
 }
 
 /// What kubectl's attach prints before it connects, after the pre-attach log: the
@@ -483,7 +487,9 @@ async fn session_end(mut attached: Attached) -> Ended {
     match (status, joined) {
         (Some(_), _) => Ended::Finished,
         (None, Some(Err(why))) => Ended::Cut(why),
-        (None, _) => Ended::Cut("the connection closed before the container's streams ended".into()),
+        (None, _) => {
+            Ended::Cut("the connection closed before the container's streams ended".into())
+        }
     }
 }
 

@@ -96,7 +96,10 @@ where
 
 fn split_pipe(
     pipe: Option<(tokio::io::DuplexStream, tokio::io::DuplexStream)>,
-) -> (Option<tokio::io::DuplexStream>, Option<tokio::io::DuplexStream>) {
+) -> (
+    Option<tokio::io::DuplexStream>,
+    Option<tokio::io::DuplexStream>,
+) {
     match pipe {
         Some((mine, theirs)) => (Some(mine), Some(theirs)),
         None => (None, None),

@@ -34,7 +34,11 @@ impl Peer {
                 .expect("a frame in time")
                 .expect("readable")
                 .expect("not the end");
-            if let Frame::Control { kind: frame::PING, payload, .. } = &frame
+            if let Frame::Control {
+                kind: frame::PING,
+                payload,
+                ..
+            } = &frame
                 && payload.get(3).is_some_and(|low| low % 2 == 1)
             {
                 continue;
@@ -230,7 +234,12 @@ async fn a_silent_server_ends_the_session_and_an_answering_one_does_not() {
     // Answer every PING for a while: the session goes on.
     for _ in 0..10 {
         let frame = frame::read(&mut peer.io).await.unwrap().unwrap();
-        let Frame::Control { kind: frame::PING, payload, .. } = frame else {
+        let Frame::Control {
+            kind: frame::PING,
+            payload,
+            ..
+        } = frame
+        else {
             panic!("only pings on a quiet session");
         };
         peer.send(control(frame::PING, 0, &payload)).await;

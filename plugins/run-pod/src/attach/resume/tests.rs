@@ -61,7 +61,14 @@ fn a_line_printed_in_part_is_finished() {
 #[test]
 fn the_other_stream_s_lines_after_its_own_end_are_still_to_come() {
     // stderr's last line never arrived; stdout's did.
-    let log = log(&[(0, "out1"), (5, "err1"), (10, "out2"), (11, "err2"), (12, "out3"), (20, "out4")]);
+    let log = log(&[
+        (0, "out1"),
+        (5, "err1"),
+        (10, "out2"),
+        (11, "err2"),
+        (12, "out3"),
+        (20, "out4"),
+    ]);
     let p = printed(&[(0, "out1\n", 1), (1, "err1\n", 6), (0, "out2\nout3\n", 13)]);
     let done = already_printed(&log, &p, None);
     assert_eq!(rest(&log, &done), "err2\nout4\n");
@@ -72,10 +79,16 @@ fn a_kept_tail_that_lost_its_start_still_places_the_end() {
     let lines: Vec<(i64, String)> = (0..20_000).map(|i| (i, format!("line {i}"))).collect();
     let borrowed: Vec<(i64, &str)> = lines.iter().map(|(t, s)| (*t, s.as_str())).collect();
     let log = log(&borrowed);
-    let all: String = lines[..19_990].iter().map(|(_, s)| format!("{s}\n")).collect();
+    let all: String = lines[..19_990]
+        .iter()
+        .map(|(_, s)| format!("{s}\n"))
+        .collect();
     let p = printed(&[(0, &all, 19_990)]);
     let done = already_printed(&log, &p, None);
-    let expected: String = lines[19_990..].iter().map(|(_, s)| format!("{s}\n")).collect();
+    let expected: String = lines[19_990..]
+        .iter()
+        .map(|(_, s)| format!("{s}\n"))
+        .collect();
     assert_eq!(rest(&log, &done), expected);
 }
 

@@ -29,7 +29,10 @@ async fn output_then_the_status_is_an_orderly_end() {
     let mut stdout = attached.stdout().expect("stdout");
     let status = attached.take_status().expect("status");
     for message in [&b"\x01"[..], b"\x01one\n", b"\x02err\n", b"\x01two\n"] {
-        server.send(Message::binary(message.to_vec())).await.unwrap();
+        server
+            .send(Message::binary(message.to_vec()))
+            .await
+            .unwrap();
     }
     server
         .send(Message::binary(
@@ -54,7 +57,9 @@ async fn stdin_goes_on_channel_0_and_its_end_is_v5_s_close() {
     tokio::io::AsyncWriteExt::write_all(&mut stdin, b"hi\n")
         .await
         .unwrap();
-    tokio::io::AsyncWriteExt::shutdown(&mut stdin).await.unwrap();
+    tokio::io::AsyncWriteExt::shutdown(&mut stdin)
+        .await
+        .unwrap();
     let mut got = Vec::new();
     while got.len() < 2 {
         match server.next().await.unwrap().unwrap() {
