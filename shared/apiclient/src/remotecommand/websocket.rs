@@ -144,7 +144,6 @@ where
     ping.reset();
     let mut heard = tokio::time::Instant::now();
     let mut outgoing_open = true;
-    let send_error = |e: tokio_tungstenite::tungstenite::Error| e.to_string();
     loop {
         tokio::select! {
             _ = ping.tick() => {
@@ -154,7 +153,7 @@ where
                         SILENT_FOR.as_secs()
                     ));
                 }
-                socket.send(Message::Ping(Default::default())).await.map_err(send_error)?;
+                send_within(&mut socket, Message::Ping(Default::default())).await?;
             }
             message = socket.next() => {
                 let data = match message {
@@ -191,10 +190,25 @@ where
                 heard = tokio::time::Instant::now();
             }
             message = outgoing.recv(), if outgoing_open => match message {
-                Some(message) => socket.send(message).await.map_err(send_error)?,
+                Some(message) => send_within(&mut socket, message).await?,
                 None => outgoing_open = false,
             },
         }
+    }
+}
+
+/// Sends `message`, within [`SILENT_FOR`]: a server that takes nothing (its side of
+/// the connection full, and it gone) is as silent as one that sends nothing.
+async fn send_within<S>(socket: &mut S, message: Message) -> Result<(), String>
+where
+    S: futures::Sink<Message, Error = tokio_tungstenite::tungstenite::Error> + Unpin,
+{
+    match tokio::time::timeout(SILENT_FOR, socket.send(message)).await {
+        Ok(sent) => sent.map_err(|e| e.to_string()),
+        Err(_) => Err(format!(
+            "the server took nothing for {}s (WebSocket)",
+            SILENT_FOR.as_secs()
+        )),
     }
 }
 
