@@ -54,6 +54,20 @@ impl Run {
         Some(at.saturating_duration_since(cut))
     }
 
+    /// One line for the e2e report: the exit code and the container's lines.
+    fn summary(&self, who: &str) -> String {
+        format!(
+            "{who}: exit {:?}, printed {:?}, line 4 {:?} after the cut",
+            self.code,
+            self.container_lines()
+                .iter()
+                .map(|l| l.trim_start_matches("line "))
+                .collect::<Vec<_>>()
+                .join(" "),
+            self.after_cut("line 4"),
+        )
+    }
+
     fn report(&self, who: &str) -> String {
         let stdout: Vec<&str> = self.lines.iter().map(|(l, _)| l.as_str()).collect();
         format!(
@@ -158,9 +172,20 @@ async fn a_closed_attach_goes_on_from_the_log_with_every_line_once() {
             .namespace(&format!("cut-close-{over:?}").to_lowercase())
             .await;
         let kubectl = cut_run("run", ns.as_str(), "reference", over, TunnelCut::Close).await;
-        eprintln!("{over:?}, closed: {}", kubectl.report("kubectl 1.37"));
+        tests::harness::report(&format!(
+            "attach cut ({over:?}, closed): {}",
+            kubectl.summary("kubectl 1.37")
+        ));
         let ours = cut_run("run-pod", ns.as_str(), "ours", over, TunnelCut::Close).await;
-        eprintln!("{over:?}, closed: {}", ours.report("run-pod"));
+        tests::harness::report(&format!(
+            "attach cut ({over:?}, closed): {}",
+            ours.summary("run-pod")
+        ));
+        eprintln!(
+            "{}\n{}",
+            kubectl.report("kubectl 1.37"),
+            ours.report("run-pod")
+        );
         assert_whole(&ours, ns.as_str());
         // The cut was noticed at once: line 4 (written a second after line 3) came
         // from the log about when the container wrote it.
@@ -182,7 +207,10 @@ async fn a_silent_attach_is_noticed_by_the_heartbeat_and_goes_on_from_the_log() 
             .namespace(&format!("cut-silent-{over:?}").to_lowercase())
             .await;
         let ours = cut_run("run-pod", ns.as_str(), "ours", over, TunnelCut::Silence).await;
-        eprintln!("{over:?}, silent: {}", ours.report("run-pod"));
+        tests::harness::report(&format!(
+            "attach cut ({over:?}, silent): {}",
+            ours.summary("run-pod")
+        ));
         assert_whole(&ours, ns.as_str());
         // Silent for 4 s (checked each second) before the log is read: line 4,
         // written a second after the cut, comes within about 5 s of it.
