@@ -60,6 +60,9 @@
 //! - `attach_cut`: run-pod's attach cut by the fault proxy (closed, or gone silent)
 //!   over a WebSocket and over SPDY, beside kubectl 1.37: every line once, in order,
 //!   and the container's exit code.
+//! - `ha`: create-file through haproxy in front of two more API servers, the one
+//!   serving it killed (`kill -9`) or stopped (SIGTERM) mid-command: every object
+//!   created and printed once, exit 0 (kubectl's result logged beside it).
 //! - `closed_pipe`: create-file and run-pod into a closed stdout or stderr (`| head`)
 //!   beside kubectl: its exit status (SIGPIPE), the work in flight reported or
 //!   finished, the `--rm` pod deleted, no hang.
@@ -89,6 +92,7 @@ mod first_output;
 mod flag_errors;
 mod global_flags;
 mod goaway;
+mod ha;
 mod hostile;
 mod in_cluster;
 mod interactive;

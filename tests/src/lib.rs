@@ -9,6 +9,8 @@
 //! - [`faults`]: real faults for e2e tests: a loopback API proxy that SIGKILLs a
 //!   client right after the server applied its k-th write, signals to control-plane
 //!   processes, and the rolling-update invariant checker.
+//! - [`ha`]: more API servers on a cluster's etcd behind a real balancer (haproxy),
+//!   for the tests of a server that dies under a command.
 //! - [`harness`]: one control plane per test run, one namespace per test, helpers to
 //!   run the plugins directly and through the real `kubectl`.
 //! - [`klog`]: the klog lines of a `-v` run: the requests they name, and the
@@ -26,6 +28,7 @@ pub mod bootstrap;
 pub mod controlplane;
 pub mod faults;
 pub mod foreign;
+pub mod ha;
 pub mod harness;
 pub mod klog;
 pub mod live;

@@ -40,7 +40,26 @@ impl Live {
         kubeconfig: &Path,
         args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
     ) -> Live {
-        let mut child = crate::harness::spawn_plugin(plugin_dir, plugin, kubeconfig, args);
+        Self::started(crate::harness::spawn_plugin(
+            plugin_dir, plugin, kubeconfig, args,
+        ))
+    }
+
+    /// Starts `command` (its program, arguments and environment set) as
+    /// [`crate::harness::spawn_plugin`] starts a plugin: stdin closed, stdout and stderr
+    /// read line by line, killed when dropped.
+    pub fn command(mut command: tokio::process::Command) -> Live {
+        let child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {:?}: {e}", command.as_std().get_program()));
+        Self::started(child)
+    }
+
+    fn started(mut child: tokio::process::Child) -> Live {
         let (stdout, stderr) = (watch::Sender::default(), watch::Sender::default());
         let readers = vec![
             collect(child.stdout.take().expect("piped stdout"), stdout.clone()),

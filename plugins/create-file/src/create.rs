@@ -6,9 +6,11 @@
 //!   at most `--concurrency` requests in flight — fewer while the server throttles
 //!   ([`crate::limit`]).
 //! - A create the server applied but answered with a `5xx` is retried by the client
-//!   (`apiclient::retry`) and then meets `AlreadyExists`; that object was created
-//!   by this very request, so it is read back and reported as created: every object
-//!   is created exactly once and reported once.
+//!   (`apiclient::retry`) and then meets `AlreadyExists`; a create whose answer was
+//!   lost (the server died under it) is sent again on a new connection. Either way an
+//!   `AlreadyExists` is resolved by reading the object back: provably the one sent
+//!   ([`crate::resolve`]), it is reported as created: every object is created exactly
+//!   once and reported once.
 //! - An object whose kind changes the admission of later ones (a LimitRange, a
 //!   ServiceAccount, a Role… see [`crate::order`]) is an order barrier: it is created
 //!   alone, after everything before it and before anything after it, so the result is
@@ -45,6 +47,7 @@ use serde_json::Value;
 use crate::limit::Limiter;
 use crate::order;
 use crate::report::{Failure, write_failures};
+use crate::resolve;
 
 /// How often, and how long apart, a create for a CRD made in this run is retried while
 /// the server still answers 404 (it serves the new resource shortly after Established).
@@ -433,11 +436,9 @@ async fn create_rest(
             Job::Done(result) => Some(result),
             // A barrier held back while an output was found closed is not sent.
             Job::Create { .. } if apiclient::output::closed().is_some() => None,
-            Job::Create { info, .. } => Some(
-                create_one(step, client, limiter, &info, groups)
-                    .await
-                    .map_err(|e| Failure::creating(&info.origin, e)),
-            ),
+            Job::Create { info, .. } => {
+                Some(create_one(step, client, limiter, &info, groups).await)
+            }
         };
         (index, result)
     };
@@ -568,38 +569,28 @@ async fn create_batch<'a>(
         if result.is_ok() && info.gvk.kind == "CustomResourceDefinition" {
             created_crds.insert(info.name().to_string());
         }
-        output
-            .set(
-                index,
-                result.map_err(|e| Failure::creating(&info.origin, e)),
-            )
-            .await?;
+        output.set(index, result).await?;
     }
     Ok(created_crds)
 }
 
 /// One create, retrying the 404s of a CRD that was only just established, within the
-/// limiter's bound.
+/// limiter's bound; a create whose answer was lost is sent again and resolved
+/// ([`crate::resolve`]).
 async fn create_one(
     step: &CreateStep<'_>,
     client: &kube::Client,
     limiter: &Limiter,
     info: &Info,
     new_crd_groups: &BTreeSet<String>,
-) -> Result<Value, kube::Error> {
-    // The Builder maps every object it returns; a missing mapping cannot happen here.
-    let Some(mapping) = info.mapping.clone() else {
-        return Err(kube::Error::Discovery(
-            kube::error::DiscoveryError::MissingResource(info.gvk.kind.clone()),
-        ));
-    };
-    let helper = Helper::new(client.clone(), mapping)
-        .dry_run(step.dry_run == DryRunStrategy::Server)
-        .with_field_manager(step.field_manager)
-        .with_field_validation(step.validation);
+) -> Result<Value, Failure> {
+    let helper = helper_for(step, client, info)?;
     let mut attempt = 0;
+    // When this create was first sent, and how often it was sent again after its
+    // answer was lost.
+    let first_sent = std::time::SystemTime::now();
+    let mut lost = 0;
     loop {
-        let sent = std::time::SystemTime::now();
         let slot = limiter.acquire().await;
         // Shared with other creates in flight: a 429 comes back at once (no waiting
         // for Retry-After in the client) and the create is sent again below, under
@@ -623,27 +614,18 @@ async fn create_one(
             );
         }
         let result = match result {
-            // The retried POST found the object its own earlier attempt stored (the
-            // server applied it, then answered 5xx). A dry run stores nothing, and an
-            // object without a name (generateName) cannot be told from another.
+            // An earlier attempt of this create may have been applied: its answer was
+            // lost, or the server answered 5xx and the client's retry sent it again.
+            // The object counts as this create's only when provably the one sent. A
+            // dry run stores nothing, and an object without a name (generateName)
+            // cannot be told from another.
             Err(kube::Error::Api(status))
                 if status.reason == "AlreadyExists"
-                    && attempts.server_failed()
+                    && (attempts.server_failed() || lost > 0)
                     && step.dry_run == DryRunStrategy::None
                     && !info.name().is_empty() =>
             {
-                match helper.get(info.namespace(), info.name()).await {
-                    Ok(live) if created_since(&live, sent) => {
-                        tracing::debug!(
-                            name = info.name(),
-                            "AlreadyExists after a retried 5xx: created by the first attempt"
-                        );
-                        Ok(live)
-                    }
-                    // Older than this create (or unreadable): someone else's object,
-                    // reported as kubectl reports it.
-                    _ => Err(kube::Error::Api(status)),
-                }
+                resolve_already_exists(step, &helper, info, first_sent, status).await
             }
             other => other,
         };
@@ -668,27 +650,109 @@ async fn create_one(
                 attempt += 1;
                 tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
             }
-            other => return other,
+            // The answer was lost (the connection broke, the server died): the create
+            // may have been applied or not. Named, it is sent again, once per wait of
+            // `RESEND_WAITS`: the server keeps one object of a name, and an
+            // AlreadyExists is resolved above. A request cut by the bound is not: the
+            // user's limit was reached.
+            Err(err) if answer_lost(&err) => {
+                if info.name().is_empty() {
+                    return Err(unknown(Failure::creating(&info.origin, err), info));
+                }
+                let Some(wait) = resolve::RESEND_WAITS.get(lost) else {
+                    return Err(Failure::creating(&info.origin, err));
+                };
+                lost += 1;
+                tracing::debug!(
+                    name = info.name(),
+                    "the answer to this create was lost ({}); sending it again (resend {lost})",
+                    apiclient::go_net::error_chain(&err)
+                );
+                tokio::time::sleep(*wait).await;
+            }
+            other => return other.map_err(|e| Failure::creating(&info.origin, e)),
         }
     }
 }
 
-/// How far the server's clock may be behind ours for [`created_since`].
-const CLOCK_SKEW: std::time::Duration = std::time::Duration::from_secs(5);
+/// The REST helper that creates `info` as the step asks (dry run, field manager,
+/// validation).
+fn helper_for(
+    step: &CreateStep<'_>,
+    client: &kube::Client,
+    info: &Info,
+) -> Result<Helper, Failure> {
+    // The Builder maps every object it returns; a missing mapping cannot happen here.
+    let Some(mapping) = info.mapping.clone() else {
+        return Err(Failure::creating(
+            &info.origin,
+            kube::Error::Discovery(kube::error::DiscoveryError::MissingResource(
+                info.gvk.kind.clone(),
+            )),
+        ));
+    };
+    Ok(Helper::new(client.clone(), mapping)
+        .dry_run(step.dry_run == DryRunStrategy::Server)
+        .with_field_manager(step.field_manager)
+        .with_field_validation(step.validation))
+}
 
-/// Whether `live` (read back after `AlreadyExists`) was created no earlier than a
-/// request sent at `sent` (less [`CLOCK_SKEW`]; `creationTimestamp` has whole
-/// seconds): only then can it be that request's own object.
-fn created_since(live: &Value, sent: std::time::SystemTime) -> bool {
-    let Ok(created) = serde_json::from_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>(
-        live["metadata"]["creationTimestamp"].clone(),
-    ) else {
-        return false;
+/// An `AlreadyExists` after an earlier attempt of this create that may have been
+/// applied: the object read back is this create's when provably the one sent
+/// ([`resolve::is_ours`]); otherwise, or unreadable, the server's `AlreadyExists`
+/// stands, as kubectl reports it.
+async fn resolve_already_exists(
+    step: &CreateStep<'_>,
+    helper: &Helper,
+    info: &Info,
+    first_sent: std::time::SystemTime,
+    status: Box<kube::core::Status>,
+) -> Result<Value, kube::Error> {
+    let sent = resolve::Sent {
+        object: &info.object,
+        field_manager: step.field_manager,
+        at: first_sent,
     };
-    let Ok(sent) = (sent - CLOCK_SKEW).duration_since(std::time::UNIX_EPOCH) else {
-        return false;
-    };
-    i64::try_from(sent.as_secs()).is_ok_and(|sent| created.0.as_second() >= sent)
+    match helper.get(info.namespace(), info.name()).await {
+        Ok(live) => match resolve::is_ours(&sent, &live) {
+            Ok(()) => {
+                tracing::debug!(
+                    name = info.name(),
+                    "AlreadyExists after an earlier attempt: created by that attempt"
+                );
+                Ok(live)
+            }
+            Err(why) => {
+                tracing::debug!(
+                    name = info.name(),
+                    "AlreadyExists after an earlier attempt, not provably this create's object: {why}"
+                );
+                Err(kube::Error::Api(status))
+            }
+        },
+        Err(_) => Err(kube::Error::Api(status)),
+    }
+}
+
+/// Whether a create failed without an answer from the server (not cut by the bound).
+fn answer_lost(err: &kube::Error) -> bool {
+    apiclient::go_net::is_transport(err) && !apiclient::bound::is_timeout(err)
+}
+
+/// `failure` (a `generateName` create whose answer was lost) with its outcome said
+/// to be unknown.
+fn unknown(failure: Failure, info: &Info) -> Failure {
+    let generate_name = info.object["metadata"]["generateName"]
+        .as_str()
+        .unwrap_or_default();
+    match failure {
+        Failure::Other(message) => Failure::Other(resolve::unknown_outcome(
+            &message,
+            &info.gvk.kind,
+            generate_name,
+        )),
+        other => other,
+    }
 }
 
 /// Waits (up to `--timeout` in all) for the CRDs created in this run to be Established.
@@ -742,26 +806,4 @@ fn save_config_if(step: &CreateStep<'_>, object: &mut Value) -> Result<(), Failu
         recorder.record(object);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn only_an_object_created_since_the_request_is_its_own() {
-        use std::time::{Duration, UNIX_EPOCH};
-        let at = |secs: u64| UNIX_EPOCH + Duration::from_secs(secs);
-        // 2024-01-01T00:00:00Z
-        let live = json!({"metadata": {"creationTimestamp": "2024-01-01T00:00:00Z"}});
-        let created = 1_704_067_200;
-        assert!(created_since(&live, at(created)));
-        assert!(created_since(&live, at(created + 5)), "within the skew");
-        assert!(
-            !created_since(&live, at(created + 6)),
-            "older than the request"
-        );
-        assert!(!created_since(&json!({"metadata": {}}), at(created)));
-    }
 }

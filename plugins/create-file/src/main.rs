@@ -12,6 +12,7 @@ mod limit;
 mod options;
 mod order;
 mod report;
+mod resolve;
 mod wait;
 
 fn main() -> std::process::ExitCode {

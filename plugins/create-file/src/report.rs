@@ -56,12 +56,24 @@ impl Failure {
                 apiclient::status::add_source(&mut status, "creating", origin);
                 Self::Api(status)
             }
-            // A request that got no answer: Go's url.Error (apiclient::go_net).
-            other => Self::Other(format!(
-                "error when creating {origin}: {}",
-                apiclient::go_net::request_error(&other)
-                    .unwrap_or_else(|| apiclient::go_net::error_chain(&other))
-            )),
+            // A request that got no answer: Go's url.Error (apiclient::go_net); an
+            // answer whose body was cut: client-go's words for a body it could not
+            // read (`transformResponse`), Go's below them.
+            other => {
+                let words = apiclient::go_net::request_error(&other)
+                    .or_else(|| {
+                        apiclient::go_net::failure(&other)
+                            .filter(|_| !apiclient::bound::is_timeout(&other))
+                            .map(|failure| {
+                                format!(
+                                    "unexpected error when reading response body. Please retry. Original error: {}",
+                                    failure.text
+                                )
+                            })
+                    })
+                    .unwrap_or_else(|| apiclient::go_net::error_chain(&other));
+                Self::Other(format!("error when creating {origin}: {words}"))
+            }
         }
     }
 

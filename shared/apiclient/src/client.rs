@@ -110,15 +110,16 @@ fn builder_with(
         }
         debugging::Timed(connector)
     };
-    let multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-        // client-go's health check of an HTTP/2 connection (its `ReadIdleTimeout` and
-        // `PingTimeout`): a ping after 30 s without a frame, the connection closed when
-        // the answer takes 15 s, so that a request never waits on a connection a NAT
-        // or a load balancer dropped silently.
+    let mut multiplexed = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
+    // client-go's health check of an HTTP/2 connection (its `ReadIdleTimeout` and
+    // `PingTimeout`): a ping after 30 s without a frame, the connection closed when
+    // the answer takes 15 s, so that a request never waits on a connection a NAT
+    // or a load balancer dropped silently.
+    multiplexed
         .timer(TokioTimer::new())
         .http2_keep_alive_interval(Duration::from_secs(30))
-        .http2_keep_alive_timeout(Duration::from_secs(15))
-        .build(timeouts(Versions::Http2OrHttp1));
+        .http2_keep_alive_timeout(Duration::from_secs(15));
+    let multiplexed = Pool::new(multiplexed, timeouts(Versions::Http2OrHttp1));
     let upgrades = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .build(timeouts(Versions::Http1));
     let http = ByProtocol {
@@ -259,16 +260,21 @@ type HttpClient = hyper_util::client::legacy::Client<
 /// sent again while the server provably did not process it ([`resend`]).
 #[derive(Clone)]
 struct ByProtocol {
-    multiplexed: HttpClient,
+    multiplexed: Arc<Pool>,
     upgrades: HttpClient,
     first: Arc<FirstAnswer>,
     limit: Option<Duration>,
 }
 
-type Answer = std::result::Result<http::Response<hyper::body::Incoming>, LegacyError>;
+/// An answer's body: the connection's, or one read whole already (an answer
+/// [`resend`] read to see whether the server is shutting down, and was not).
+type AnswerBody =
+    http_body_util::Either<hyper::body::Incoming, http_body_util::Full<hyper::body::Bytes>>;
+
+type Answer = std::result::Result<http::Response<AnswerBody>, LegacyError>;
 
 impl tower::Service<http::Request<Body>> for ByProtocol {
-    type Response = http::Response<deadline::Idle<hyper::body::Incoming>>;
+    type Response = http::Response<deadline::Idle<AnswerBody>>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
@@ -281,11 +287,97 @@ impl tower::Service<http::Request<Body>> for ByProtocol {
         let limit = self.limit;
         if request.headers().contains_key(http::header::UPGRADE) {
             crate::remotecommand::websocket_protocols(request.headers_mut());
-            return Box::pin(deadline::bound(limit, self.upgrades.request(request)));
+            let upgrade = self.upgrades.request(request);
+            return Box::pin(deadline::bound(limit, async move {
+                upgrade
+                    .await
+                    .map(|answer| answer.map(http_body_util::Either::Left))
+            }));
         }
-        let client = self.multiplexed.clone();
+        let pool = self.multiplexed.clone();
         let first = self.first.clone();
-        Box::pin(deadline::bound(limit, resend::send(client, first, request)))
+        Box::pin(deadline::bound(limit, async move {
+            let http2 = pool.http2.clone();
+            resend::send(pool, first, request).await.map_err(|source| {
+                if http2.load(Ordering::Relaxed) {
+                    Box::new(OverHttp2(source)) as BoxError
+                } else {
+                    Box::new(source) as BoxError
+                }
+            })
+        }))
+    }
+}
+
+/// The multiplexed client's connection pool, which [`resend`] can retire: a server
+/// that answers it is shutting down keeps its connection open while it drains, and
+/// every request sent on it would meet the same answer. Retired, the pool's
+/// connections are left to the requests already on them, and every later request
+/// goes on a new one (through a load balancer, to another server).
+struct Pool {
+    builder: hyper_util::client::legacy::Builder,
+    connector: Connector,
+    /// The pool in use and its generation, which a retirement moves on once however
+    /// many requests saw the same answer.
+    current: std::sync::Mutex<(u64, HttpClient)>,
+    /// Whether the server's answers came over HTTP/2 (the last one's version): the
+    /// protocol a failed request most likely went on, which Go's words depend on.
+    http2: Arc<AtomicBool>,
+}
+
+/// A request of the multiplexed client that failed while its connections spoke
+/// HTTP/2: [`crate::go_net`] words a lost connection as Go's HTTP/2 transport does
+/// (`unexpected EOF`, where HTTP/1.1 says `EOF`). Its text is its cause's.
+#[derive(Debug)]
+pub struct OverHttp2(LegacyError);
+
+impl std::fmt::Display for OverHttp2 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for OverHttp2 {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// The connector chain under the multiplexed client.
+type Connector = debugging::Timed<
+    hyper_timeout::TimeoutConnector<hyper_rustls::HttpsConnector<connect::Connector>>,
+>;
+
+impl Pool {
+    fn new(builder: hyper_util::client::legacy::Builder, connector: Connector) -> Arc<Self> {
+        let client = builder.build(connector.clone());
+        Arc::new(Self {
+            builder,
+            connector,
+            current: std::sync::Mutex::new((0, client)),
+            http2: Arc::default(),
+        })
+    }
+
+    /// The client to send on, and its generation for [`Pool::retire`].
+    fn current(&self) -> (u64, HttpClient) {
+        let current = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (current.0, current.1.clone())
+    }
+
+    /// Replaces the pool of `generation` with a new one (once: later calls for the
+    /// same generation find it replaced already).
+    fn retire(&self, generation: u64) {
+        let mut current = self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if current.0 == generation {
+            *current = (generation + 1, self.builder.build(self.connector.clone()));
+        }
     }
 }
 

@@ -113,6 +113,12 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
             std::io::ErrorKind::ConnectionReset => {
                 return "read: connection reset by peer".into();
             }
+            // Go's HTTP/2 transport turns the connection's EOF into
+            // `io.ErrUnexpectedEOF` for every stream still open on it (its read
+            // loop's clean-up); HTTP/1.1 says `EOF`.
+            std::io::ErrorKind::UnexpectedEof if over_http2(all) => {
+                return "unexpected EOF".into();
+            }
             std::io::ErrorKind::UnexpectedEof => return "EOF".into(),
             _ => {}
         }
@@ -274,6 +280,12 @@ fn resolver_of(conf: &str) -> String {
             || "127.0.0.1:53".to_string(),
             |ip| std::net::SocketAddr::new(ip, 53).to_string(),
         )
+}
+
+/// Whether the failure came through an HTTP/2 connection.
+fn over_http2(all: &[&(dyn StdError + 'static)]) -> bool {
+    all.iter()
+        .any(|e| e.is::<h2::Error>() || e.is::<crate::client::OverHttp2>())
 }
 
 /// A request that got no answer, already in kubectl's `StandardErrorMessage` words

@@ -67,7 +67,7 @@ pub fn retry_after_error(
 /// Go's `net.IsConnectionReset` or `net.IsProbableEOF` anywhere in the error's chain.
 /// Partly by message, as Go's is: hyper's "incomplete message" has no public type to
 /// test without depending on hyper here.
-fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
+pub(crate) fn is_probable_eof(error: &(dyn std::error::Error + 'static)) -> bool {
     const MESSAGES: [&str; 4] = [
         "connection reset by peer",
         "connection closed before message completed",

@@ -1,11 +1,11 @@
 //! What a real node needs besides the release's own programs: Debian's packages (the
-//! container runtime, the CNI plugins, the registry, and what the test images are
-//! built from and with), then the test images (`images`). Shared by every release.
+//! container runtime, the CNI plugins, the registry, what the test images are built
+//! from and with, and the HA suite's balancer), then the test images (`images`). Shared by every release.
 
 use super::{apt, images};
 
 /// The node's Debian packages (bookworm: containerd 1.6.20).
-pub(super) const PACKAGES: [&str; 12] = [
+pub(super) const PACKAGES: [&str; 13] = [
     "containerd",
     "runc",
     "containernetworking-plugins",
@@ -20,6 +20,8 @@ pub(super) const PACKAGES: [&str; 12] = [
     "skopeo",
     "gcc",
     "libc6-dev",
+    // The HA suite's TCP balancer in front of more API servers (`tests::ha`).
+    "haproxy",
 ];
 
 /// Installs the node's packages that are missing, then builds the test images unless

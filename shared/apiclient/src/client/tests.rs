@@ -571,6 +571,9 @@ enum FirstConnection {
     GoAway { more: usize, last: u32 },
     /// Resets the `nth` request (1-based) with REFUSED_STREAM and answers the rest.
     Refuse { nth: usize },
+    /// Dies when the `nth` request arrived, as a killed server does: the connection
+    /// closed without TLS's close_notify, no answer.
+    Die { nth: usize },
 }
 
 /// The streams each connection of [`serve_frames`] received, by connection.
@@ -670,6 +673,7 @@ async fn frames<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
         received.lock().unwrap()[index].push(stream);
         count += 1;
         match plan {
+            Some(FirstConnection::Die { nth }) if count == nth => return,
             Some(FirstConnection::Refuse { nth }) if count == nth => {
                 frame(&mut io, RST_STREAM, 0, stream, &7u32.to_be_bytes()).await;
             }
@@ -802,4 +806,128 @@ async fn a_held_stream_is_cut_at_its_bound_and_the_others_go_on() {
         "{err:?}"
     );
     assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
+/// kube-apiserver's answer once its in-flight wait group is closed (SIGTERM, default
+/// flags): `503`, `Retry-After: 1`, this `Status`.
+const SHUTTING_DOWN: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiserver is shutting down","reason":"ServiceUnavailable","code":503}"#;
+
+/// A server whose first connection answers every request as a server shutting down
+/// does (`message`, with `Retry-After: 1`) and stays open, as a draining server's
+/// does; later connections answer `201`. Counts the requests per connection.
+async fn serve_shutting_down(
+    mut config: rustls::ServerConfig,
+    message: &'static str,
+) -> (u16, Arc<Mutex<Vec<usize>>>) {
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let counts = Arc::new(Mutex::new(Vec::new()));
+    let shared = counts.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let connection = {
+                let mut counts = shared.lock().unwrap();
+                counts.push(0);
+                counts.len() - 1
+            };
+            let acceptor = acceptor.clone();
+            let counts = shared.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(sock).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(move |_: http::Request<_>| {
+                    counts.lock().unwrap()[connection] += 1;
+                    let answer = if connection == 0 {
+                        http::Response::builder()
+                            .status(503)
+                            .header(http::header::RETRY_AFTER, "1")
+                            .header(http::header::CONTENT_TYPE, "application/json")
+                            .body(http_body_util::Full::new(bytes::Bytes::from(message)))
+                    } else {
+                        http::Response::builder()
+                            .status(201)
+                            .body(http_body_util::Full::new(bytes::Bytes::from("{}")))
+                    };
+                    async move { Ok::<_, std::convert::Infallible>(answer.unwrap()) }
+                });
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (port, counts)
+}
+
+/// A server that says it is shutting down refused the requests unprocessed, and
+/// keeps its connection open while it drains: each goes again at once, on one new
+/// connection, never again to the dying one and without waiting its `Retry-After`.
+#[tokio::test]
+async fn requests_a_shutting_down_server_refused_go_again_at_once_on_a_new_connection() {
+    let pki = pki();
+    let (port, counts) = serve_shutting_down(pki.server.clone(), SHUTTING_DOWN).await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    let started = std::time::Instant::now();
+    for answer in futures::future::join_all((0..8).map(|_| create(&client))).await {
+        assert_eq!(answer.expect("created on the new connection"), "{}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(900),
+        "the Retry-After of a dying server is not waited: {:?}",
+        started.elapsed()
+    );
+    let counts = counts.lock().unwrap().clone();
+    // The first create alone on the first connection (the first answer's gate), then
+    // the others: those answered there before the pool was retired, and every one
+    // once more on the second connection.
+    assert_eq!(counts.len(), 2, "one new connection: {counts:?}");
+    assert_eq!(counts[1], 8, "{counts:?}");
+}
+
+/// Another `503` with `Retry-After` is the server's answer, handed on whole.
+#[tokio::test]
+async fn another_refusal_is_handed_on() {
+    let pki = pki();
+    let other = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server is currently unable to handle the request","reason":"ServiceUnavailable","code":503}"#;
+    let (port, counts) = serve_shutting_down(pki.server.clone(), other).await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    match create(&client).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 503);
+            assert_eq!(
+                status.message,
+                "the server is currently unable to handle the request"
+            );
+        }
+        other => panic!("the server's 503: {other:?}"),
+    }
+    assert_eq!(counts.lock().unwrap().clone(), [1]);
+}
+
+/// A create whose server died under it failed with its answer lost (the caller may
+/// resend it: create-file does, by name), in Go's words over HTTP/2 (`unexpected
+/// EOF`); the next request goes on a new connection.
+#[tokio::test]
+async fn a_create_whose_server_died_lost_its_answer_in_go_s_words() {
+    let pki = pki();
+    let (port, received) = serve_frames(pki.server.clone(), FirstConnection::Die { nth: 2 }).await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    create(&client).await.expect("the first create");
+    let err = create(&client).await.expect_err("the server died");
+    assert!(resend::connection_lost(&err), "{err:?}");
+    assert!(!resend::unprocessed(&err), "{err:?}");
+    assert_eq!(
+        crate::go_net::request_error(&err).as_deref(),
+        Some(
+            format!(
+                "Post \"https://127.0.0.1:{port}/api/v1/namespaces/ns/configmaps\": unexpected EOF"
+            )
+            .as_str()
+        )
+    );
+    create(&client).await.expect("on a new connection");
+    assert_eq!(received.lock().unwrap().len(), 2);
 }
