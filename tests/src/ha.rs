@@ -328,6 +328,17 @@ impl HaCluster {
     async fn wait_all_up(&self) {
         let deadline = Instant::now() + READY_WITHIN;
         loop {
+            // haproxy makes its runtime socket once it has read its configuration,
+            // some time after it was started: until then there is nothing to ask.
+            if !self.socket.exists() {
+                assert!(
+                    Instant::now() < deadline,
+                    "haproxy made no runtime socket within {READY_WITHIN:?}\n{}",
+                    self.logs()
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
             let stats = self.stats().await;
             if stats.len() == self.servers.len() && stats.iter().all(|s| s.status == "UP") {
                 return;
