@@ -287,6 +287,13 @@ async fn an_attach_whose_api_server_is_killed_goes_on_through_another() {
             .cloned()
             .collect()
     };
+    let numbers = |d: &Died| -> String {
+        lines(d)
+            .iter()
+            .map(|l| l.trim_start_matches("line "))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let kubectl = {
         let ha = HaCluster::start(cluster, 3).await;
         through_a_death(&ha, "run", ns.as_str(), "reference").await
@@ -295,7 +302,7 @@ async fn an_attach_whose_api_server_is_killed_goes_on_through_another() {
         "attach cut (HA, kill -9 of {:?}): kubectl 1.37: exit {:?}, printed {:?}",
         kubectl.killed,
         kubectl.code,
-        lines(&kubectl).join(" ")
+        numbers(&kubectl)
     ));
     let ha = HaCluster::start(cluster, 3).await;
     let ours = through_a_death(&ha, "run-pod", ns.as_str(), "ours").await;
@@ -303,7 +310,7 @@ async fn an_attach_whose_api_server_is_killed_goes_on_through_another() {
         "attach cut (HA, kill -9 of {:?}): run-pod: exit {:?}, printed {:?}",
         ours.killed,
         ours.code,
-        lines(&ours).join(" ")
+        numbers(&ours)
     ));
     let transcript = format!(
         "stdout:\n{}\nstderr:\n{}\n{}",

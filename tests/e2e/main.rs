@@ -58,8 +58,9 @@
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
 //! - `attach_cut`: run-pod's attach cut by the fault proxy (closed, or gone silent)
-//!   over a WebSocket and over SPDY, beside kubectl 1.37: every line once, in order,
-//!   and the container's exit code.
+//!   over a WebSocket and over SPDY, and its API server killed behind haproxy
+//!   (`tests::ha`), beside kubectl 1.37: every line once, in order, and the
+//!   container's exit code.
 //! - `ha`: create-file through haproxy in front of two more API servers, the one
 //!   serving it killed (`kill -9`) or stopped (SIGTERM) mid-command: every object
 //!   created and printed once, exit 0 (kubectl's result logged beside it).
