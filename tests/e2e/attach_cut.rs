@@ -260,7 +260,7 @@ async fn through_a_death(ha: &HaCluster, verb: &str, ns: &str, name: &str) -> Di
         ha.signal(server, libc::SIGKILL);
     }
     let code = live.end(RUN_BOUND).await;
-    let died = Died {
+    Died {
         code,
         stdout: live.lines(Stream::Stdout),
         stderr: live.text(Stream::Stderr),
@@ -268,8 +268,7 @@ async fn through_a_death(ha: &HaCluster, verb: &str, ns: &str, name: &str) -> Di
             .iter()
             .map(|&s| ha.servers()[s].name.clone())
             .collect(),
-    };
-    died
+    }
 }
 
 /// The HA case: three more API servers behind haproxy, and those serving the command
