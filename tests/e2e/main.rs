@@ -69,6 +69,10 @@
 //! - `goaway`: create-file, run-pod and rolling-update against an API server that
 //!   sends GOAWAY at random (`--goaway-chance`): every object created and reported
 //!   once, as kubectl.
+//! - `attach_cut`: run-pod's attach cut by the fault proxy (closed, or gone silent)
+//!   over a WebSocket and over SPDY, and its API server killed behind haproxy
+//!   (`tests::ha`), beside kubectl 1.37: every line once, in order, and the
+//!   container's exit code.
 //! - `ha`: create-file through haproxy in front of two more API servers, the one
 //!   serving it killed (`kill -9`) or stopped (SIGTERM) mid-command: every object
 //!   created and printed once, exit 0 (kubectl's result logged beside it).
@@ -90,6 +94,7 @@
 //! - `terminal`: the pseudo-terminal helpers, not tests.
 
 mod api_errors;
+mod attach_cut;
 mod closed_pipe;
 mod colour;
 mod config_errors;

@@ -35,6 +35,7 @@ use crate::create::Created;
 
 pub mod detach;
 mod replay;
+mod resume;
 mod stdin;
 mod stream;
 
@@ -241,17 +242,67 @@ impl Session {
             quiet: self.quiet,
             detach_keys: &self.detach_keys,
         };
-        if let Err(e) = stream::attach(pods, &request, err, &mut pre).await {
-            if apiclient::output::is_closed(e.as_ref()) {
-                return Err(e);
+        let (why, printed, input_open) = match stream::attach(pods, &request, err, &mut pre).await {
+            Ok(stream::Outcome::Ended) => return Ok(()),
+            Ok(stream::Outcome::Cut {
+                why,
+                printed,
+                input_open,
+            }) => (why, printed, input_open),
+            Err(e) => {
+                if apiclient::output::is_closed(e.as_ref()) {
+                    return Err(e);
+                }
+                writeln!(
+                    err,
+                    "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
+                    plain_message(&e)
+                )?;
+                return self
+                    .print_logs(pods, pod, pre.read_at, pre.printed_through)
+                    .await;
             }
+        };
+        self.after_cut(&request, &why, input_open, err)?;
+        tracing::debug!("the attach to pod/{name} was cut ({why}); following its log");
+        resume::follow(
+            pods,
+            &name,
+            request.container.clone(),
+            &printed,
+            pre.printed_through,
+        )
+        .await
+    }
+
+    /// What a cut attach leaves of the session. Output resumes from the log; input
+    /// cannot: with `stdinOnce` (`-i` without `--leave-stdin-open`) the runtime
+    /// closes the container's stdin when its attach leaves, so what we had not sent
+    /// yet can reach it no more, and the user is told so (the log is still followed
+    /// to the container's end and its exit code). With `--leave-stdin-open` the
+    /// container's stdin stays open and may wait for input forever: no log follow
+    /// would end, so the command ends here, in error, saying how to attach again.
+    fn after_cut(
+        &self,
+        request: &stream::Request<'_>,
+        why: &str,
+        input_open: bool,
+        err: &mut dyn Write,
+    ) -> Result<()> {
+        let pod = request.pod;
+        if self.stdin && self.leave_stdin_open {
+            anyhow::bail!(
+                "the attach to pod/{pod} was cut ({why}); its stdin stays open (--leave-stdin-open): attach again with 'kubectl attach {pod} -c {} -n {} -i{}'",
+                request.container.as_deref().unwrap_or_default(),
+                self.namespace,
+                if self.tty { " -t" } else { "" }
+            );
+        }
+        if input_open {
             writeln!(
                 err,
-                "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
-                plain_message(&e)
+                "warning: the attach to pod/{pod} was cut ({why}); the container's input ended there: what follows is its log"
             )?;
-            self.print_logs(pods, pod, pre.read_at, pre.printed_through)
-                .await?;
         }
         Ok(())
     }

@@ -20,9 +20,8 @@
 //! a late request fails alone; the others on the connection go on. It is also the
 //! connect timeout (TCP and TLS handshakes), and an upgrade's read and write timeout
 //! on its own HTTP/1.1 connection, reads counted from the last write
-//! (`reset_reader_on_write`), so that an attach session, whose client sends a
-//! WebSocket ping every 60 s (kube's `remote_command`), stays open however quiet it is
-//! as long as the bound exceeds 60 s. Watches ask the server to end them within the
+//! (`reset_reader_on_write`), so that an attach session, whose client pings every
+//! second (`remotecommand`), stays open however quiet it is. Watches ask the server to end them within the
 //! bound ([`watch_timeout`]), so a quiet watch is renewed by the watcher, never cut.
 
 use std::future::Future;

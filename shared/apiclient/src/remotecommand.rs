@@ -1,5 +1,5 @@
 //! Attaching to a container's streams as kubectl 1.37 does: over a WebSocket
-//! (`v5.channel.k8s.io`, kube's `AttachedProcess`) first, and over SPDY
+//! (`v5.channel.k8s.io`, [`websocket`]) first, and over SPDY
 //! (`v4.channel.k8s.io`, [`crate::spdy`]) when the WebSocket upgrade is refused, or
 //! at once when `KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false`.
 //!
@@ -10,7 +10,11 @@
 //! never on a transport error, as client-go's `IsUpgradeFailure`.
 //!
 //! Either way the caller gets one [`Attached`]: the container's streams, the
-//! terminal size's sender, the final status, and the end of the session.
+//! terminal size's sender, the final status, and the end of the session. Both
+//! transports ping the server every second and end the session, as broken, once it
+//! has said nothing for a few seconds ([`websocket::SILENT_FOR`],
+//! [`spdy::SILENT_FOR`]): a session that ends without the final status was cut, and
+//! the caller can tell it from the container's end.
 
 use std::future::Future;
 use std::io;
@@ -21,11 +25,13 @@ use futures::future::BoxFuture;
 use http_body_util::BodyExt as _;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Status;
-use kube::api::{Api, AttachParams, AttachedProcess, TerminalSize};
+use kube::api::{AttachParams, TerminalSize};
 use kube::core::Resource as _;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite};
 
 use crate::spdy::{self, Session};
+
+pub mod websocket;
 
 /// The one protocol kubectl offers over a WebSocket.
 pub const WEBSOCKET_PROTOCOL: &str = "v5.channel.k8s.io";
@@ -83,27 +89,6 @@ impl Attached {
     pub async fn join(self) -> Result<(), String> {
         self.done.await
     }
-
-    fn from_websocket(mut process: AttachedProcess) -> Attached {
-        let boxed_reader = |r: Option<tokio::io::ReadHalf<tokio::io::SimplexStream>>| {
-            r.map(|r| Box::new(r) as Reader)
-        };
-        let stdout = boxed_reader(process.stdout());
-        let stderr = boxed_reader(process.stderr());
-        let stdin = process.stdin().map(|w| Box::new(w) as Writer);
-        let resize = process.terminal_size();
-        let status = process
-            .take_status()
-            .map(|s| Box::pin(s) as BoxFuture<'static, Option<Status>>);
-        Attached {
-            stdin,
-            stdout,
-            stderr,
-            resize,
-            status,
-            done: Box::pin(async move { process.join().await.map_err(|e| e.to_string()) }),
-        }
-    }
 }
 
 /// Why an attach did not start.
@@ -126,9 +111,8 @@ pub async fn attach(
     params: &AttachParams,
 ) -> Result<Attached, AttachError> {
     if !websockets_disabled() {
-        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-        match pods.attach(name, params).await {
-            Ok(process) => return Ok(Attached::from_websocket(process)),
+        match websocket::attach(client, namespace, name, params).await {
+            Ok(attached) => return Ok(attached),
             Err(e) if upgrade_refused(&e) => {
                 // client-go's fallback executor logs the same line at -v=4.
                 if crate::klog::enabled(4) {

@@ -15,7 +15,10 @@
 //!   version was agreed on the HTTP upgrade), so their compression context is not kept;
 //! - spdystream has no flow control: its WINDOW_UPDATE and SETTINGS are ignored, and
 //!   none are sent;
-//! - the peer's PINGs (even ids) are answered, as SPDY requires;
+//! - the peer's PINGs (even ids) are answered, as SPDY requires; ours (odd ids) go
+//!   every [`PING_EVERY`], and a peer that has sent nothing at all (no PING reply,
+//!   no data) for [`SILENT_FOR`] ends the session as broken: a dead server behind a
+//!   balancer, or a partition, sends no FIN, and a quiet container looks the same;
 //! - GOAWAY, or the end of the connection, ends every stream.
 //!
 //! Each stream's incoming data goes into an in-memory pipe whose other end the
@@ -33,6 +36,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use frame::{Frame, HeaderCompressor};
+
+/// How often the session pings the peer (spdystream echoes a PING of the other
+/// side's parity at once).
+pub const PING_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// How long the peer may send nothing before the session counts as broken.
+pub const SILENT_FOR: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// How many bytes of a stream's incoming data wait for its reader before the
 /// connection's reader waits too.
@@ -55,6 +64,9 @@ struct Shared {
     /// SYN_STREAMs are queued, under one lock.
     opening: tokio::sync::Mutex<Opening>,
     streams: Mutex<HashMap<u32, Slot>>,
+    /// When the peer was last heard from (or a slow reader of ours last took its
+    /// data: a full pipe is no silent peer).
+    heard: Mutex<tokio::time::Instant>,
 }
 
 struct Opening {
@@ -157,6 +169,7 @@ impl Session {
                 next_id: 1,
             }),
             streams: Mutex::new(HashMap::new()),
+            heard: Mutex::new(tokio::time::Instant::now()),
         });
         tokio::spawn(write_frames(write, frames));
         let reader = tokio::spawn(read_frames(read, shared.clone(), ended_tx));
@@ -222,6 +235,17 @@ impl Shared {
     fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Slot>> {
         self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn heard_now(&self) {
+        *self.heard.lock().unwrap_or_else(PoisonError::into_inner) = tokio::time::Instant::now();
+    }
+
+    fn silent_for(&self) -> std::time::Duration {
+        self.heard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
+    }
 }
 
 async fn write_frames(mut w: impl AsyncWrite + Unpin, mut frames: mpsc::Receiver<Vec<u8>>) {
@@ -235,18 +259,57 @@ async fn write_frames(mut w: impl AsyncWrite + Unpin, mut frames: mpsc::Receiver
 }
 
 async fn read_frames(
-    mut r: impl AsyncRead + Unpin,
+    r: impl AsyncRead + Unpin,
     shared: Arc<Shared>,
     ended: watch::Sender<Option<String>>,
 ) {
-    let why = loop {
+    let why = tokio::select! {
+        why = read_loop(r, &shared) => why,
+        why = heartbeat(&shared) => why,
+    };
+    // Every stream ends with the connection: their readers see end of file.
+    shared.slots().clear();
+    let _ = ended.send(Some(why));
+}
+
+/// Pings every [`PING_EVERY`]; returns why the session is over once the peer has
+/// been silent for [`SILENT_FOR`].
+async fn heartbeat(shared: &Shared) -> String {
+    let mut tick = tokio::time::interval(PING_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.reset();
+    let mut id: u32 = 1;
+    loop {
+        tick.tick().await;
+        if shared.silent_for() >= SILENT_FOR {
+            return format!(
+                "no answer from the server for {}s (SPDY ping)",
+                SILENT_FOR.as_secs()
+            );
+        }
+        // Never waits: a writer stuck on a connection that takes nothing must not
+        // keep the silence from being seen.
+        if let Err(mpsc::error::TrySendError::Closed(_)) = shared.out.try_send(frame::ping(id)) {
+            return String::new();
+        }
+        id = id.wrapping_add(2);
+    }
+}
+
+/// Reads frames until the connection ends: why, empty for an orderly end.
+async fn read_loop(mut r: impl AsyncRead + Unpin, shared: &Shared) -> String {
+    loop {
         let frame = match frame::read(&mut r).await {
             Ok(Some(frame)) => frame,
             Ok(None) => break String::new(),
             Err(e) => break e.to_string(),
         };
+        shared.heard_now();
         match frame {
-            Frame::Data { stream, fin, data } => deliver(&shared, stream, fin, &data).await,
+            Frame::Data { stream, fin, data } => {
+                deliver(shared, stream, fin, &data).await;
+                shared.heard_now();
+            }
             Frame::Control {
                 kind,
                 flags,
@@ -264,7 +327,7 @@ async fn read_frames(
                         let _ = replied.send(());
                     }
                     if flags & frame::FLAG_FIN != 0 {
-                        deliver(&shared, stream, true, &[]).await;
+                        deliver(shared, stream, true, &[]).await;
                     }
                 }
                 frame::RST_STREAM => {
@@ -298,10 +361,7 @@ async fn read_frames(
                 _ => {}
             },
         }
-    };
-    // Every stream ends with the connection: their readers see end of file.
-    shared.slots().clear();
-    let _ = ended.send(Some(why));
+    }
 }
 
 /// Writes a DATA frame's bytes into its stream's pipe; `fin` ends the pipe.

@@ -14,8 +14,11 @@
 //! fallback every client also has). Each downstream connection gets its own upstream
 //! TLS connection in the protocol the client chose (HTTP/1.1 is one request at a time
 //! per connection, so the mapping is 1:1; HTTP/2 multiplexes both sides; watches
-//! stream through untouched either way). The proxy runs on its own thread and
-//! runtime: tests block on `Child::wait` while it works.
+//! stream through untouched either way). An upgrade (attach and exec, over a
+//! WebSocket or SPDY, always on an HTTP/1.1 connection of its own) becomes a tunnel
+//! of the two upgraded connections, which [`ApiProxy::cut_tunnels_after`] can cut as
+//! a dying API server cuts them: closed, or gone silent. The proxy runs on its own
+//! thread and runtime: tests block on `Child::wait` while it works.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -64,6 +67,18 @@ impl std::fmt::Display for Transport {
             Transport::Http1 => "h1",
         })
     }
+}
+
+/// How [`ApiProxy::cut_tunnels_after`] cuts a tunnel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TunnelCut {
+    /// Both connections closed (FIN): what a balancer does to the client's connection
+    /// when the API server behind it dies (`kill -9`: the kernel closes its sockets).
+    Close,
+    /// Nothing forwarded any more either way, both connections left open: a server
+    /// gone without a FIN (a machine lost, a partition, a balancer that drops the
+    /// flow). Only the client's own heartbeat can tell.
+    Silence,
 }
 
 /// One write the server applied, in order.
@@ -154,6 +169,11 @@ struct Shared {
     stream_fault: Mutex<Option<(StreamFault, usize)>>,
     /// Writes held ([`StreamFault::Hold`]) so far.
     held: std::sync::atomic::AtomicUsize,
+    /// The tunnel cut armed: after these bytes pass from the server, once.
+    tunnel_cut: Mutex<Option<(Vec<u8>, TunnelCut)>>,
+    /// Tunnels cut so far, and when the last one was.
+    tunnels_cut: std::sync::atomic::AtomicUsize,
+    cut_at: Mutex<Option<std::time::Instant>>,
 }
 
 /// The proxy; stops when dropped.
@@ -333,6 +353,25 @@ impl ApiProxy {
         self.shared.held.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Arms one cut: the first tunnel (an upgraded attach or exec) on which `after`
+    /// passes from the server to the client is cut right after the chunk that
+    /// brought it was forwarded, as `how` says. Fired once.
+    pub fn cut_tunnels_after(&self, after: &[u8], how: TunnelCut) {
+        *lock(&self.shared.tunnel_cut) = Some((after.to_vec(), how));
+    }
+
+    /// How many tunnels were cut.
+    pub fn tunnels_cut(&self) -> usize {
+        self.shared
+            .tunnels_cut
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// When the last tunnel was cut.
+    pub fn cut_at(&self) -> Option<std::time::Instant> {
+        *lock(&self.shared.cut_at)
+    }
+
     /// Sets (or with `None` clears) the answers injected from now on.
     pub fn inject(&self, inject: Option<Inject>) {
         *lock(&self.shared.inject) = inject.map(|i| (i, 0));
@@ -477,6 +516,7 @@ async fn accept_loop(
             } else {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(io, service)
+                    .with_upgrades()
                     .await;
             }
         });
@@ -535,7 +575,7 @@ async fn connect_upstream(upstream: &Upstream, h2: bool) -> anyhow::Result<Sende
         Ok(Sender::Http2(sender))
     } else {
         let (sender, connection) = hyper::client::conn::http1::handshake(io).await?;
-        tokio::spawn(connection);
+        tokio::spawn(connection.with_upgrades());
         Ok(Sender::Http1(tokio::sync::Mutex::new(sender)))
     }
 }
@@ -638,12 +678,15 @@ fn stream_fault(req: &Request<Incoming>, shared: &Shared) -> Option<StreamFault>
 async fn forward(
     req: Request<Incoming>,
     sender: &Sender,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     conn: &Conn,
 ) -> Result<Response<Body>, Failure> {
     if lock(&shared.plan).fired {
         // Past the kill point nothing reaches the server.
         return Ok(refused());
+    }
+    if req.headers().contains_key(http::header::UPGRADE) {
+        return tunnel(req, sender, shared).await;
     }
     if shared
         .stall_watches
@@ -806,4 +849,90 @@ async fn lose_answer_and_reset(in_flight: usize, shared: &Shared, conn: &Conn) {
         conn.reset.notify_one();
     }
     futures::future::pending::<()>().await;
+}
+
+/// Forwards an upgrade; once the server switched protocols, the two upgraded
+/// connections are joined into a tunnel (see [`splice`]).
+async fn tunnel(
+    mut req: Request<Incoming>,
+    sender: &Sender,
+    shared: &Arc<Shared>,
+) -> Result<Response<Body>, Failure> {
+    let downstream = hyper::upgrade::on(&mut req);
+    let mut response = sender.send(req).await?;
+    if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+        return Ok(response.map(BodyExt::boxed));
+    }
+    let upstream = hyper::upgrade::on(&mut response);
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let (Ok(client), Ok(server)) = (downstream.await, upstream.await) else {
+            return;
+        };
+        splice(TokioIo::new(client), TokioIo::new(server), &shared).await;
+    });
+    Ok(response.map(BodyExt::boxed))
+}
+
+/// Copies both ways until either side ends, watching the server's bytes for the
+/// armed cut (across chunk boundaries).
+async fn splice(
+    client: impl tokio::io::AsyncRead + tokio::io::AsyncWrite,
+    server: impl tokio::io::AsyncRead + tokio::io::AsyncWrite,
+    shared: &Shared,
+) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let (mut client_r, mut client_w) = tokio::io::split(client);
+    let (mut server_r, mut server_w) = tokio::io::split(server);
+    let upward = async {
+        let _ = tokio::io::copy(&mut client_r, &mut server_w).await;
+        let _ = server_w.shutdown().await;
+    };
+    let downward = async {
+        let mut buf = vec![0; 32 * 1024];
+        let mut seen: Vec<u8> = Vec::new();
+        loop {
+            let n = match server_r.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => n,
+            };
+            if client_w.write_all(&buf[..n]).await.is_err() || client_w.flush().await.is_err() {
+                return None;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let mut armed = lock(&shared.tunnel_cut);
+            if let Some((after, how)) = armed.as_ref()
+                && seen.windows(after.len()).any(|w| w == after.as_slice())
+            {
+                let how = *how;
+                *armed = None;
+                return Some(how);
+            }
+            let keep = armed.as_ref().map_or(0, |(after, _)| after.len());
+            let drop = seen.len().saturating_sub(keep);
+            seen.drain(..drop);
+        }
+    };
+    let cut = tokio::select! {
+        () = upward => None,
+        cut = downward => cut,
+    };
+    let Some(how) = cut else {
+        return;
+    };
+    *lock(&shared.cut_at) = Some(std::time::Instant::now());
+    shared
+        .tunnels_cut
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    match how {
+        TunnelCut::Close => {
+            let _ = client_w.shutdown().await;
+            let _ = server_w.shutdown().await;
+        }
+        // Held open, forwarding nothing, until the proxy stops.
+        TunnelCut::Silence => {
+            let _held = (client_r, client_w, server_r, server_w);
+            futures::future::pending::<()>().await;
+        }
+    }
 }

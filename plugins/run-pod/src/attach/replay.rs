@@ -106,6 +106,17 @@ impl Log {
         log
     }
 
+    /// Each line's text (its newline included) and when it was written.
+    pub fn lines(&self) -> impl Iterator<Item = (&[u8], Option<Timestamp>)> {
+        self.lines.iter().enumerate().map(|(i, (start, at))| {
+            let end = self
+                .lines
+                .get(i + 1)
+                .map_or(self.text.len(), |(next, _)| *next);
+            (&self.text[*start..end], *at)
+        })
+    }
+
     /// When the line holding byte `offset` of the text was written.
     pub fn written_at(&self, offset: usize) -> Option<Timestamp> {
         let index = self.lines.partition_point(|(start, _)| *start <= offset);

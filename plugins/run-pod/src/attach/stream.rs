@@ -10,7 +10,7 @@
 use std::io::{IsTerminal as _, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Context as _, Result};
 use apiclient::remotecommand::{self, AttachError, Attached};
 use futures::SinkExt as _;
 use k8s_openapi::api::core::v1::Pod;
@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::detach::{self, Detacher};
 use super::replay::{self, PreAttach};
+use super::resume::Printed;
 use super::stdin;
 
 /// How long output may keep arriving after the attach session reported its end.
@@ -51,16 +52,31 @@ pub struct Request<'a> {
     pub detach_keys: &'a str,
 }
 
+/// How an attach session that started ended.
+pub enum Outcome {
+    /// The server sent the final status: the container's streams ended.
+    Ended,
+    /// The connection broke (or went silent) before the final status: what was
+    /// printed of the attach's output, for the log to go on from there.
+    Cut {
+        why: String,
+        printed: Printed,
+        /// Our stdin had not ended yet: input after the cut never reached the container.
+        input_open: bool,
+    },
+}
+
 /// Attaches, forwards until the session ends, and restores the terminal. The log
 /// written before the attach joined is printed first, joined to the attach's output
 /// (see `replay`). An error means the attach failed (the caller falls back to the
-/// logs since `pre.read_at`, as kubectl does).
+/// logs since `pre.read_at`, as kubectl does); a session cut once under way is
+/// [`Outcome::Cut`], with all of the output it brought printed.
 pub async fn attach(
     pods: &Api<Pod>,
     req: &Request<'_>,
     err: &mut dyn Write,
     pre: &mut PreAttach<'_>,
-) -> Result<()> {
+) -> Result<Outcome> {
     let tty = wants_tty(req);
     // kubectl binds the keys on its raw terminal, before connecting: a bad value fails
     // the attach (and so falls back to the logs) only in a raw `-it` session.
@@ -103,7 +119,8 @@ pub async fn attach(
     replay_before(pre, &mut early, err).await?;
     introduce(req, tty, err)?;
     let raw = tty.then(RawMode::enable).transpose()?;
-    let output = tokio::spawn(early.forward());
+    let printed = std::sync::Arc::new(Mutex::new(Printed::default()));
+    let output = tokio::spawn(early.forward(printed.clone()));
     let stdin = forward_stdin(&mut attached, keys.map(Detacher::new))?;
     let resize_task = match tty {
         true => attached
@@ -111,32 +128,54 @@ pub async fn attach(
             .map(|tx| tokio::spawn(forward_resizes(tx))),
         false => None,
     };
-    let joined = session_end(attached).await;
+    let ended = session_end(attached).await;
     // The session is over: stop reading the user's terminal before anything else.
     let stdin_task = stdin.map(StdinForward::stop);
-    // Output still in flight is copied; a stream the server never ends is not waited for.
-    if tokio::time::timeout(STREAM_DRAIN, output).await.is_err() {
-        tracing::debug!("an output stream did not end after the session; leaving it");
+    let input_open = stdin_task.as_ref().is_some_and(|t| !t.is_finished());
+    match &ended {
+        // Output still in flight is copied; a stream the server never ends is not
+        // waited for.
+        Ended::Finished => {
+            if tokio::time::timeout(STREAM_DRAIN, output).await.is_err() {
+                tracing::debug!("an output stream did not end after the session; leaving it");
+            }
+        }
+        // The connection is gone, so its streams have ended: all they brought is
+        // printed before the log is asked where to go on from.
+        Ended::Cut(_) => {
+            let _ = output.await;
+        }
     }
     for task in stdin_task.into_iter().chain(resize_task) {
         task.abort();
     }
     // kubectl restores the terminal before its last words (`t.Safe` returns first).
     drop(raw);
-    joined?;
-    // kubectl's reattachMessage: stdin on a raw terminal, not quiet, any restart
-    // policy (since 1.36), with the namespace.
-    if tty && !req.quiet {
-        // A closed stdout is recorded by the writer, for `cli::finish`.
-        let _ = writeln!(
-            apiclient::output::Stdout,
-            "Session ended, resume using 'kubectl attach {} -c {} -n {} -i -t' command",
-            req.pod,
-            req.container.as_deref().unwrap_or_default(),
-            req.namespace
-        );
+    if let Ended::Cut(why) = ended {
+        let printed = std::mem::take(&mut *printed.lock().unwrap_or_else(PoisonError::into_inner));
+        return Ok(Outcome::Cut {
+            why,
+            printed,
+            input_open,
+        });
     }
-    Ok(())
+    if tty && !req.quiet {
+        say_how_to_resume(req);
+    }
+    Ok(Outcome::Ended)
+}
+
+/// kubectl's reattachMessage: stdin on a raw terminal, not quiet, any restart
+/// policy (since 1.36), with the namespace.
+fn say_how_to_resume(req: &Request<'_>) {
+    // A closed stdout is recorded by the writer, for `cli::finish`.
+    let _ = writeln!(
+        apiclient::output::Stdout,
+        "Session ended, resume using 'kubectl attach {} -c {} -n {} -i -t' command",
+        req.pod,
+        req.container.as_deref().unwrap_or_default(),
+        req.namespace
+    );
 }
 
 /// What kubectl's attach prints before it connects, after the pre-attach log: the
@@ -280,17 +319,17 @@ impl Early {
         Some((bytes, *arrived))
     }
 
-    /// Copies what is held, then the rest, to our stdout and stderr; a stream found
-    /// closed is written no more (the writer records it, and that ends the session:
-    /// `Session::run`).
-    async fn forward(mut self) {
+    /// Copies what is held, then the rest, to our stdout and stderr, recording what
+    /// was written in `printed`; a stream found closed is written no more (the writer
+    /// records it, and that ends the session: `Session::run`).
+    async fn forward(mut self, printed: Arc<Mutex<Printed>>) {
         let mut out = apiclient::output::async_stdout();
         let mut err = apiclient::output::async_stderr();
         let mut open = [true, true];
         let held = std::mem::take(&mut self.held);
         let mut next = held.into_iter();
         loop {
-            let (which, bytes, _) = match next.next() {
+            let (which, bytes, arrived) = match next.next() {
                 Some(chunk) => chunk,
                 None => match self.chunks.recv().await {
                     Some(chunk) => chunk,
@@ -306,6 +345,12 @@ impl Early {
                 Which::Err => write_flushed(&mut err, &bytes).await,
             };
             open[index] = written.is_ok();
+            if written.is_ok() {
+                printed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .record(index, &bytes, arrived);
+            }
         }
     }
 }
@@ -403,23 +448,49 @@ fn forward_stdin(
     Ok(Some(StdinForward { task, stop }))
 }
 
+/// How a session under way ended.
+enum Ended {
+    /// With the final status.
+    Finished,
+    /// Without it: why the connection ended.
+    Cut(String),
+}
+
 /// The session is over when the connection closes, or when the error channel
 /// reports the final status (kubectl's streamer stops there too): a server that
-/// sends the status but keeps the socket open must not hang the command.
-async fn session_end(mut attached: Attached) -> Result<()> {
+/// sends the status but keeps the socket open must not hang the command. The status
+/// says the container's streams ended (the kubelet sends it whatever the
+/// container's exit: kubernetes#63694); a connection that ends without it, broken
+/// or silent (`remotecommand`'s heartbeat), was cut.
+async fn session_end(mut attached: Attached) -> Ended {
     let Some(status) = attached.take_status() else {
-        return attached.join().await.map_err(|e| anyhow!(e));
+        return match attached.join().await {
+            Ok(()) => Ended::Finished,
+            Err(why) => Ended::Cut(why),
+        };
     };
     let join = attached.join();
     tokio::pin!(join);
-    let joined = tokio::select! {
-        joined = &mut join => joined,
-        _ = status => match tokio::time::timeout(STREAM_DRAIN, &mut join).await {
-            Ok(joined) => joined,
-            Err(_) => Ok(()),
-        },
+    tokio::pin!(status);
+    let (status, joined) = tokio::select! {
+        joined = &mut join => {
+            // The status, if it came, is there (or comes with the error stream's
+            // end, which the connection's end brings).
+            let status = tokio::time::timeout(STREAM_DRAIN, &mut status).await.ok().flatten();
+            (status, Some(joined))
+        }
+        status = &mut status => {
+            let joined = tokio::time::timeout(STREAM_DRAIN, &mut join).await.ok();
+            (status, joined)
+        }
     };
-    joined.map_err(|e| anyhow!(e))
+    match (status, joined) {
+        (Some(_), _) => Ended::Finished,
+        (None, Some(Err(why))) => Ended::Cut(why),
+        (None, _) => {
+            Ended::Cut("the connection closed before the container's streams ended".into())
+        }
+    }
 }
 
 /// Sends the terminal size now and whenever it changes, as kubectl's resize queue does

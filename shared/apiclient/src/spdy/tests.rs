@@ -25,12 +25,26 @@ impl Peer {
         )
     }
 
+    /// Our next frame but our heartbeat's PINGs (odd ids), which may come between
+    /// any two.
     async fn next(&mut self) -> Frame {
-        tokio::time::timeout(Duration::from_secs(5), frame::read(&mut self.io))
-            .await
-            .expect("a frame in time")
-            .expect("readable")
-            .expect("not the end")
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(5), frame::read(&mut self.io))
+                .await
+                .expect("a frame in time")
+                .expect("readable")
+                .expect("not the end");
+            if let Frame::Control {
+                kind: frame::PING,
+                payload,
+                ..
+            } = &frame
+                && payload.get(3).is_some_and(|low| low % 2 == 1)
+            {
+                continue;
+            }
+            return frame;
+        }
     }
 
     /// The next frame, a SYN_STREAM: its stream and its headers.
@@ -208,4 +222,33 @@ async fn a_reset_stream_is_never_accepted_and_a_cut_connection_is_named() {
     peer.send(vec![0x80, 3]).await;
     drop(peer);
     assert!(session.ended().await.is_some());
+}
+
+/// A server that stops answering (no FIN: a partition, a dead machine behind a
+/// balancer) ends the session within [`SILENT_FOR`] of its last frame, while one that
+/// answers our PINGs keeps it however quiet its streams are.
+#[tokio::test(start_paused = true)]
+async fn a_silent_server_ends_the_session_and_an_answering_one_does_not() {
+    let (session, mut peer) = Peer::new();
+    let started = tokio::time::Instant::now();
+    // Answer every PING for a while: the session goes on.
+    for _ in 0..10 {
+        let frame = frame::read(&mut peer.io).await.unwrap().unwrap();
+        let Frame::Control {
+            kind: frame::PING,
+            payload,
+            ..
+        } = frame
+        else {
+            panic!("only pings on a quiet session");
+        };
+        peer.send(control(frame::PING, 0, &payload)).await;
+    }
+    assert!(started.elapsed() >= PING_EVERY * 10);
+    let silent_from = tokio::time::Instant::now();
+    // Now silent, the connection still open.
+    let why = session.ended().await.expect("a broken session says why");
+    assert!(why.contains("no answer from the server for 4s"), "{why}");
+    assert!(silent_from.elapsed() <= SILENT_FOR + PING_EVERY);
+    drop(peer);
 }
