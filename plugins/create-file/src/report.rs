@@ -116,8 +116,7 @@ impl Failure {
                 message: msg,
                 bare: false,
                 ..
-            } if alone && !msg.starts_with("error: ") =>
-            {
+            } if alone && !msg.starts_with("error: ") => {
                 format!("error: {msg}")
             }
             Self::Other(msg) | Self::Input { message: msg, .. } => msg.clone(),
