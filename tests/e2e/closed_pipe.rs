@@ -270,7 +270,15 @@ async fn run_pod_into_a_closed_pipe_ends_as_kubectl_and_deletes_its_pod() {
         .await;
         assert_eq!(kubectl.status, 141, "kubectl, {case}: {}", kubectl.stderr);
         assert_eq!(plugin.status, kubectl.status, "{case}: {}", plugin.stderr);
-        assert_eq!(plugin.head, kubectl.head, "{case}");
+        if case == "ends" {
+            // The container's first two lines. Not kubectl's head: kubectl prints what
+            // its attach brings from the moment it joins, and on a loaded machine it
+            // joined mid-`seq` once (`499`, `3500`: the lines before it lost), where
+            // run-pod prints the log up to its join.
+            assert_eq!(plugin.head, "1\n2\n", "{case}");
+        } else {
+            assert_eq!(plugin.head, kubectl.head, "{case}");
+        }
         if case == "never-ends" {
             // Attached, both said the same and nothing more (a container that ends may
             // be over before one of them attaches: then it reads the log instead).

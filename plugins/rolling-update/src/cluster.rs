@@ -762,9 +762,22 @@ impl PrepareOps for KubeOps {
                 Err(e) => return Err(e.into()),
             };
             let mut stream = std::pin::pin!(stream);
+            let poll = self.poll();
             loop {
+                // A watch that answered and then went silent (a stalled proxy or
+                // server) must not hold the wait: after `--poll-interval` with no
+                // event, the RC is read again, as every other wait re-lists.
                 let event = tokio::select! {
                     event = stream.next() => event,
+                    () = tokio::time::sleep(poll) => {
+                        self.interrupt.check()?;
+                        let current = self.rcs.get(&rc_name).await?;
+                        if cond(&current) {
+                            return Ok(current);
+                        }
+                        version = current.metadata.resource_version.clone().unwrap_or_default();
+                        break;
+                    }
                     () = tokio::time::sleep_until(deadline) => return Err(timed_out()),
                     i = interrupt.fired() => return Err(i.into()),
                 };

@@ -238,7 +238,14 @@ async fn replay_before(
         None => log.text.len(),
     };
     pre.printed_through = print.checked_sub(1).and_then(|end| log.written_at(end));
-    write_stdout(&log.text[..print]).await
+    let written = write_stdout(&log.text[..print]).await;
+    if early.held.is_empty() {
+        // The attach brought nothing within `JOIN_WAIT` (a loaded machine can hold its
+        // first bytes longer): the whole log is printed, and its tail may come again
+        // at the start of the attach's output. `forward` joins them when they come.
+        early.late = Some(log);
+    }
+    written
 }
 
 /// kubectl's warning for a log it could not read before attaching; the session goes on.
@@ -274,6 +281,9 @@ type Chunk = (Which, Vec<u8>, Timestamp);
 struct Early {
     chunks: tokio::sync::mpsc::Receiver<Chunk>,
     held: Vec<Chunk>,
+    /// The log printed whole because nothing had come when it was read: the attach's
+    /// first bytes are then joined to it as they arrive ([`LateJoin`]).
+    late: Option<replay::Log>,
 }
 
 impl Early {
@@ -288,6 +298,7 @@ impl Early {
         Early {
             chunks,
             held: Vec::new(),
+            late: None,
         }
     }
 
@@ -328,8 +339,9 @@ impl Early {
         let mut open = [true, true];
         let held = std::mem::take(&mut self.held);
         let mut next = held.into_iter();
+        let mut late = self.late.take().map(LateJoin::Waiting);
         loop {
-            let (which, bytes, arrived) = match next.next() {
+            let (which, mut bytes, arrived) = match next.next() {
                 Some(chunk) => chunk,
                 None => match self.chunks.recv().await {
                     Some(chunk) => chunk,
@@ -339,6 +351,24 @@ impl Early {
             let index = which as usize;
             if bytes.is_empty() || !open[index] {
                 continue;
+            }
+            if let Some(join) = &mut late {
+                let printed_already = join.already_printed(which, &bytes, arrived);
+                if printed_already > 0 {
+                    // Printed by the log replay: recorded, for a resume to go on from.
+                    printed.lock().unwrap_or_else(PoisonError::into_inner).record(
+                        index,
+                        &bytes[..printed_already],
+                        arrived,
+                    );
+                    bytes.drain(..printed_already);
+                }
+                if join.is_done() {
+                    late = None;
+                }
+                if bytes.is_empty() {
+                    continue;
+                }
             }
             let written = match which {
                 Which::Out => write_flushed(&mut out, &bytes).await,
@@ -352,6 +382,55 @@ impl Early {
                     .record(index, &bytes, arrived);
             }
         }
+    }
+}
+
+/// The join of an attach whose first bytes came after the log was printed whole:
+/// where those bytes begin in the log (`replay::join`, the same rule as for bytes
+/// that came in time), everything after is in both, and is dropped from the attach's
+/// output for as long as the two agree.
+enum LateJoin {
+    /// No bytes yet: the log that was printed.
+    Waiting(replay::Log),
+    /// The log's tail still expected at the start of `which`'s output.
+    Skipping { which: Which, tail: Vec<u8> },
+    Done,
+}
+
+impl LateJoin {
+    /// How many of `bytes`, the next chunk of `which`'s output, the log replay has
+    /// printed already.
+    fn already_printed(&mut self, which: Which, bytes: &[u8], arrived: Timestamp) -> usize {
+        if let LateJoin::Waiting(log) = self {
+            let at = replay::join(log, bytes, arrived);
+            let tail = log.text[at..].to_vec();
+            *self = match tail.is_empty() {
+                true => LateJoin::Done,
+                false => LateJoin::Skipping { which, tail },
+            };
+        }
+        let LateJoin::Skipping { which: on, tail } = self else {
+            return 0;
+        };
+        if *on != which {
+            return 0;
+        }
+        let common = tail.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if common < tail.len().min(bytes.len()) {
+            // They part: what follows is new (the other stream's lines interleaved in
+            // the log, or a repeated line taken for the join).
+            *self = LateJoin::Done;
+            return 0;
+        }
+        tail.drain(..common);
+        if tail.is_empty() {
+            *self = LateJoin::Done;
+        }
+        common
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self, LateJoin::Done)
     }
 }
 
@@ -580,5 +659,74 @@ impl RawMode {
 impl Drop for RawMode {
     fn drop(&mut self) {
         let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: i64) -> Timestamp {
+        Timestamp::from_millisecond(1_700_000_000_000 + ms).expect("time")
+    }
+
+    fn printed_log(lines: &[(i64, &str)]) -> replay::Log {
+        let raw: String = lines
+            .iter()
+            .map(|(ms, text)| format!("{} {text}\n", at(*ms)))
+            .collect();
+        replay::Log::parse(raw.as_bytes())
+    }
+
+    /// What a late join lets through of `chunks`, in order.
+    fn through(log: replay::Log, chunks: &[(Which, &str)]) -> String {
+        let mut join = LateJoin::Waiting(log);
+        let mut out = String::new();
+        for (which, chunk) in chunks {
+            let skip = join.already_printed(*which, chunk.as_bytes(), at(1_000));
+            out.push_str(&chunk[skip..]);
+        }
+        out
+    }
+
+    /// Seen once in 100 runs on a loaded machine: the attach's first bytes (from line
+    /// 2 on) came after the log had been read and printed whole (lines 1 to 51), and
+    /// lines 2 to 51 were printed twice.
+    #[test]
+    fn a_late_attach_does_not_print_the_log_s_tail_again() {
+        let lines: Vec<String> = (1..=5).map(|n| n.to_string()).collect();
+        let log = printed_log(&lines.iter().map(|l| (0, l.as_str())).collect::<Vec<_>>());
+        let out = through(
+            log,
+            &[
+                (Which::Out, "2\n"),
+                (Which::Out, "3\n4\n"),
+                (Which::Out, "5\n6\n"),
+                (Which::Out, "7\n"),
+            ],
+        );
+        assert_eq!(out, "6\n7\n");
+    }
+
+    #[test]
+    fn a_late_attach_with_only_new_output_loses_nothing() {
+        let log = printed_log(&[(0, "a"), (0, "b")]);
+        assert_eq!(
+            through(log, &[(Which::Out, "c\n"), (Which::Out, "a\n")]),
+            "c\na\n"
+        );
+    }
+
+    #[test]
+    fn a_late_join_that_parts_from_the_log_prints_the_rest() {
+        let log = printed_log(&[(0, "1"), (0, "2"), (0, "3")]);
+        // The other stream's bytes are not the log's tail; stdout's part from it.
+        assert_eq!(
+            through(
+                log,
+                &[(Which::Out, "2\n"), (Which::Err, "e\n"), (Which::Out, "x\n")]
+            ),
+            "e\nx\n"
+        );
     }
 }
