@@ -70,6 +70,7 @@ pub struct Args {
         short = 'k',
         long = "kustomize",
         value_name = "DIR",
+        value_parser = cli::flags::go_path(),
         help = "Process the kustomization directory. This flag can't be used together with -f or -R. Only a local directory (not a URL); it is built by `kubectl kustomize` of the kubectl that ran the plugin (KUBECTL_PATH), else of the first kubectl on PATH, else by `kustomize build`."
     )]
     pub kustomize: Option<PathBuf>,
