@@ -131,18 +131,6 @@ const DELIBERATE: &[Known] = {
             &[MissingFile, Directory, RefusedUrl],
             "not fixed yet: a label key with several '/' reads `a valid label key must …` in apimachinery 1.37 (IsLabelKey's own words, not yet ported)",
         ),
-        (
-            &["run-pod"],
-            &["annotations", "env"],
-            &[Empty],
-            "not fixed yet: an empty --annotations or --env is skipped by kubectl and refused by run-pod",
-        ),
-        (
-            &["run-pod"],
-            &["override-type"],
-            &[Empty, Dash, Unicode, MissingFile, Directory, RefusedUrl],
-            "not fixed yet: kubectl checks --override-type only when --overrides is given",
-        ),
     ]
 };
 
