@@ -60,10 +60,11 @@ pub struct Args {
     #[arg(
         short = 'f',
         long = "filename",
-        value_delimiter = ',',
         value_name = "FILENAME",
         help = "Filename, directory, or URL to files to use to create the resource"
     )]
+    // Each value as typed: split on commas by `cli::flags::get_string_slice` (pflag's
+    // stringSlice, where an empty value adds no file).
     pub filenames: Vec<String>,
 
     #[arg(
@@ -200,7 +201,13 @@ mod tests {
     fn filenames_repeat_and_split_on_commas() {
         let args =
             parse_args(&["-f", "a.yaml,b.yaml", "--filename=dir", "-f", "-"]).expect("parses");
-        assert_eq!(args.filenames, ["a.yaml", "b.yaml", "dir", "-"]);
+        assert_eq!(
+            cli::flags::get_string_slice(args.filenames),
+            ["a.yaml", "b.yaml", "dir", "-"]
+        );
+        // pflag: an empty value adds no file (kubectl creates from the others).
+        let args = parse_args(&["-f", "a.yaml", "--filename="]).expect("parses");
+        assert_eq!(cli::flags::get_string_slice(args.filenames), ["a.yaml"]);
     }
 
     #[test]

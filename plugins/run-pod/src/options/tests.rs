@@ -167,11 +167,15 @@ fn usage_errors_and_plain_errors() {
 fn the_override_type_is_read_only_with_overrides() {
     let v = validate(&["x", "--image=nginx", "--override-type=patch"]).expect("valid");
     assert_eq!(v.override_type, OverrideType::Merge);
-    let v = validate(&["x", "--image=nginx", "--override-type=", "--overrides={}"])
-        .expect("valid");
+    let v = validate(&["x", "--image=nginx", "--override-type=", "--overrides={}"]).expect("valid");
     assert_eq!(v.override_type, OverrideType::Merge);
-    let v = validate(&["x", "--image=nginx", "--override-type=json", "--overrides=[]"])
-        .expect("valid");
+    let v = validate(&[
+        "x",
+        "--image=nginx",
+        "--override-type=json",
+        "--overrides=[]",
+    ])
+    .expect("valid");
     assert_eq!(v.override_type, OverrideType::Json);
 }
 

@@ -252,7 +252,12 @@ async fn an_empty_name_selects_as_none_does() {
     let config = config_for(overrides, ADMIN).await;
     use secrecy::ExposeSecret;
     assert_eq!(
-        config.auth_info.token.as_ref().map(|t| t.expose_secret().to_string()).as_deref(),
+        config
+            .auth_info
+            .token
+            .as_ref()
+            .map(|t| t.expose_secret().to_string())
+            .as_deref(),
         Some("admin-token")
     );
     assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");

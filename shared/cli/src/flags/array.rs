@@ -7,6 +7,19 @@
 //! Any other list survives the round trip: Go's CSV writer quotes every value that
 //! holds a comma, a quote, a line break or a leading space.
 
+/// pflag's `stringSlice` (`create -f`): each value is one CSV line of values, and an
+/// empty one is none (`-f a.yaml --filename=` creates from `a.yaml`), where `a,,b`
+/// holds an empty name. Split on commas: Go's CSV quoting (`-f '"a,b"'`) is not
+/// read.
+pub fn get_string_slice(values: Vec<String>) -> Vec<String> {
+    values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .flat_map(|v| v.split(','))
+        .map(String::from)
+        .collect()
+}
+
 /// The values of a repeatable flag as pflag's `GetStringArray` returns them.
 pub fn get_string_array(values: Vec<String>) -> Vec<String> {
     match values.as_slice() {
@@ -27,6 +40,14 @@ mod tests {
     fn a_lone_empty_value_is_no_value() {
         assert!(array(&[""]).is_empty());
         assert!(array(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_slice_splits_on_commas_and_an_empty_value_adds_none() {
+        let slice = |v: &[&str]| get_string_slice(v.iter().map(|v| v.to_string()).collect());
+        assert_eq!(slice(&["a,b", "", "c"]), ["a", "b", "c"]);
+        assert_eq!(slice(&["a,,b"]), ["a", "", "b"]);
+        assert!(slice(&[""]).is_empty());
     }
 
     #[test]

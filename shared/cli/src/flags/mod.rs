@@ -10,8 +10,8 @@
 //! - [`pflag_arguments`]: a flag that needs an argument takes the next word, `-x` or not.
 //! - [`go_path`], [`given_path`]: a path flag that takes an empty value as pflag does,
 //!   meaning "not given" to kubectl.
-//! - [`get_string_array`]: a repeatable flag's values as pflag's `GetStringArray`
-//!   returns them (a lone empty value is none).
+//! - [`get_string_array`], [`get_string_slice`]: a repeatable flag's values as pflag's
+//!   `GetStringArray` and `stringSlice` give them (empty values that are none).
 //! - [`go_bool_flags`], [`parse_go_bool`]: `--flag=false` for boolean flags, as pflag allows.
 //! - [`go_int`], [`go_int32`], [`klog_level`]: number flags parsed as Go's `strconv.ParseInt`.
 //! - [`DryRunFlags`]: `--dry-run=none|client|server` → a [`DryRunStrategy`].
@@ -33,7 +33,7 @@ mod record;
 mod save_config;
 
 pub use argument::pflag_arguments;
-pub use array::get_string_array;
+pub use array::{get_string_array, get_string_slice};
 pub use boolean::{go_bool_flags, parse_go_bool};
 pub use config::ConfigFlags;
 pub use dry_run::{DryRunFlags, DryRunStrategy, InvalidDryRun, parse_dry_run};

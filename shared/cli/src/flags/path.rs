@@ -25,7 +25,11 @@ mod tests {
     use clap::{Arg, Command};
 
     fn parse(args: &[&str]) -> Option<PathBuf> {
-        let cmd = Command::new("t").arg(Arg::new("kubeconfig").long("kubeconfig").value_parser(go_path()));
+        let cmd = Command::new("t").arg(
+            Arg::new("kubeconfig")
+                .long("kubeconfig")
+                .value_parser(go_path()),
+        );
         let matches = cmd
             .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
             .expect("parsed");

@@ -330,7 +330,10 @@ fn a_profile_is_refused_in_words() {
         );
     }
     // Flags built in code have no profile.
-    assert_eq!(ConfigFlags::default().profile_refusal("kubectl run-pod"), None);
+    assert_eq!(
+        ConfigFlags::default().profile_refusal("kubectl run-pod"),
+        None
+    );
 }
 
 /// kubectl parses any `--profile` and refuses a name `initProfiling` does not know
