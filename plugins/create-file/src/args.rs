@@ -60,16 +60,18 @@ pub struct Args {
     #[arg(
         short = 'f',
         long = "filename",
-        value_delimiter = ',',
         value_name = "FILENAME",
         help = "Filename, directory, or URL to files to use to create the resource"
     )]
+    // Each value as typed: split on commas by `cli::flags::get_string_slice` (pflag's
+    // stringSlice, where an empty value adds no file).
     pub filenames: Vec<String>,
 
     #[arg(
         short = 'k',
         long = "kustomize",
         value_name = "DIR",
+        value_parser = cli::flags::go_path(),
         help = "Process the kustomization directory. This flag can't be used together with -f or -R. Only a local directory (not a URL); it is built by `kubectl kustomize` of the kubectl that ran the plugin (KUBECTL_PATH), else of the first kubectl on PATH, else by `kustomize build`."
     )]
     pub kustomize: Option<PathBuf>,
@@ -199,7 +201,13 @@ mod tests {
     fn filenames_repeat_and_split_on_commas() {
         let args =
             parse_args(&["-f", "a.yaml,b.yaml", "--filename=dir", "-f", "-"]).expect("parses");
-        assert_eq!(args.filenames, ["a.yaml", "b.yaml", "dir", "-"]);
+        assert_eq!(
+            cli::flags::get_string_slice(args.filenames),
+            ["a.yaml", "b.yaml", "dir", "-"]
+        );
+        // pflag: an empty value adds no file (kubectl creates from the others).
+        let args = parse_args(&["-f", "a.yaml", "--filename="]).expect("parses");
+        assert_eq!(cli::flags::get_string_slice(args.filenames), ["a.yaml"]);
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<ExitCode> {
 impl CreateFileOptions {
     /// Resolves flags, kubeconfig and client (from `ctx`, which also carries
     /// `--record`). Sends no request.
-    pub async fn complete(args: Args, ctx: &mut Context) -> anyhow::Result<Self> {
+    pub async fn complete(mut args: Args, ctx: &mut Context) -> anyhow::Result<Self> {
+        // `-k ""` is no kustomization to kubectl (`IsFilenameSliceEmpty`).
+        args.kustomize = cli::flags::given_path(&args.kustomize).map(Into::into);
+        args.filenames = cli::flags::get_string_slice(std::mem::take(&mut args.filenames));
         if args.filenames.is_empty() && args.kustomize.is_none() {
             // kubectl's wording; it is not flagged as a usage error there either.
             anyhow::bail!("must specify one of -f and -k");

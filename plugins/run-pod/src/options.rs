@@ -152,8 +152,8 @@ impl RunPodOptions {
             name: name.clone().unwrap_or_default(),
             image: args.image.clone().unwrap_or_default(),
             labels: args.labels,
-            annotations: args.annotations,
-            env: args.env,
+            annotations: cli::flags::get_string_array(args.annotations),
+            env: cli::flags::get_string_array(args.env),
             port: args.port,
             host_port: args.hostport,
             image_pull_policy: args.image_pull_policy,
@@ -211,7 +211,13 @@ impl RunPodOptions {
         {
             anyhow::bail!("Parameter: schedule is required");
         }
-        let override_type: OverrideType = self.override_type.parse()?;
+        // kubectl's `Overrider` reads --override-type only to apply --overrides, and
+        // takes an empty one as its default (merge).
+        let override_type = match self.override_type.as_str() {
+            _ if self.overrides.is_empty() => OverrideType::default(),
+            "" => OverrideType::default(),
+            given => given.parse()?,
+        };
         // The pod gets the flag's value, as in kubectl; the legacy workloads keep their
         // own defaults unless --restart was typed.
         self.params.restart =

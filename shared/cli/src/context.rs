@@ -136,7 +136,7 @@ impl Context {
     pub async fn discovery_cache(&self) -> Result<Option<DiscoveryCache>> {
         let config = self.config().await?;
         Ok(DiscoveryCache::for_cache_dir(
-            self.flags.cache_dir.as_deref(),
+            crate::flags::given_path(&self.flags.cache_dir),
             &config.cluster_url,
         ))
     }

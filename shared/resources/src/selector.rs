@@ -216,7 +216,7 @@ impl Parser {
         if t != Token::Identifier {
             return Err(format!("found '{lit}', expected: identifier"));
         }
-        let problems = qualified_name(&lit);
+        let problems = label_key(&lit);
         if !problems.is_empty() {
             return Err(invalid("<nil>", &lit, &problems));
         }
@@ -377,36 +377,41 @@ const QUALIFIED_NAME: &str = "must consist of alphanumeric characters, '-', '_' 
 const DNS_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
-/// apimachinery's `IsQualifiedName` (a label key), its messages.
-fn qualified_name(key: &str) -> Vec<String> {
+/// apimachinery 1.37's `IsLabelKey` (`api/validate/content`, which `IsQualifiedName`
+/// now names), its messages: every problem of the prefix and of the name, the name's
+/// pattern checked even when it is empty or too long; a key of more than one `/` is
+/// one problem, worded for a label key.
+fn label_key(key: &str) -> Vec<String> {
     let parts: Vec<&str> = key.split('/').collect();
     let (prefix, name) = match parts.as_slice() {
         [name] => (None, *name),
         [prefix, name] => (Some(*prefix), *name),
         _ => {
-            let format = QUALIFIED_NAME
-                .strip_prefix("must ")
-                .unwrap_or(QUALIFIED_NAME);
             return vec![format!(
-                "a qualified name must {format} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "a valid label key {QUALIFIED_NAME} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
         }
     };
     let mut problems = Vec::new();
     match prefix {
         Some("") => problems.push("prefix part must be non-empty".to_string()),
-        Some(p) if p.len() > 253 => {
-            problems.push("prefix part must be no more than 253 characters".to_string());
+        // `IsDNS1123Subdomain`: its length and its pattern, each checked.
+        Some(p) => {
+            if p.len() > 253 {
+                problems.push("prefix part must be no more than 253 characters".to_string());
+            }
+            if !is_dns_subdomain(p) {
+                problems.push(format!("prefix part {DNS_SUBDOMAIN}"));
+            }
         }
-        Some(p) if !is_dns_subdomain(p) => problems.push(format!("prefix part {DNS_SUBDOMAIN}")),
-        _ => {}
+        None => {}
     }
     if name.is_empty() {
         problems.push("name part must be non-empty".to_string());
     } else if name.len() > 63 {
         problems.push("name part must be no more than 63 characters".to_string());
     }
-    if !name.is_empty() && !is_label_token(name) {
+    if !is_label_token(name) {
         problems.push(format!("name part {QUALIFIED_NAME}"));
     }
     problems
@@ -519,6 +524,20 @@ mod tests {
             (
                 "a=-b",
                 format!("unable to parse requirement: values[0][a]: Invalid value: \"-b\": {value}"),
+            ),
+            // Seen beside kubectl 1.37: more than one '/' in IsLabelKey's words...
+            (
+                "a/b/c=x",
+                format!("unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a valid label key {qualified} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+            ),
+            // ...and an empty name fails its pattern too.
+            (
+                "x/",
+                format!("unable to parse requirement: <nil>: Invalid value: \"x/\": name part must be non-empty; name part {qualified}"),
+            ),
+            (
+                "/x",
+                "unable to parse requirement: <nil>: Invalid value: \"/x\": prefix part must be non-empty".into(),
             ),
             ("a notin", "unable to parse requirement: found '' expected: '('".into()),
             ("x in a", "unable to parse requirement: found 'a' expected: '('".into()),

@@ -151,9 +151,42 @@ fn usage_errors_and_plain_errors() {
         "Parameter: schedule is required",
     );
     plain(
-        &["x", "--image=nginx", "--override-type=patch"],
+        &[
+            "x",
+            "--image=nginx",
+            "--override-type=patch",
+            "--overrides={}",
+        ],
         "invalid override type: patch",
     );
+}
+
+/// kubectl's `Overrider` reads --override-type only when there is an override to
+/// apply, and an empty type is its default, merge.
+#[test]
+fn the_override_type_is_read_only_with_overrides() {
+    let v = validate(&["x", "--image=nginx", "--override-type=patch"]).expect("valid");
+    assert_eq!(v.override_type, OverrideType::Merge);
+    let v = validate(&["x", "--image=nginx", "--override-type=", "--overrides={}"]).expect("valid");
+    assert_eq!(v.override_type, OverrideType::Merge);
+    let v = validate(&[
+        "x",
+        "--image=nginx",
+        "--override-type=json",
+        "--overrides=[]",
+    ])
+    .expect("valid");
+    assert_eq!(v.override_type, OverrideType::Json);
+}
+
+/// `--annotations` and `--env` are pflag string arrays: a lone empty value reads back
+/// as none (kubectl runs the pod); beside another value it is kept, and refused.
+#[test]
+fn a_lone_empty_annotation_or_env_is_none() {
+    let o = options(&["x", "--image=nginx", "--annotations=", "--env="]);
+    assert!(o.params.annotations.is_empty() && o.params.env.is_empty());
+    let o = options(&["x", "--image=nginx", "--env=", "--env=A=1"]);
+    assert_eq!(o.params.env, ["", "A=1"]);
 }
 
 #[test]

@@ -91,10 +91,13 @@ impl Loader {
         // Before kube's loader, which would fall back to an anonymous user for a
         // `--user` it cannot find.
         o.check_selection(kubeconfig.as_ref())?;
+        // An empty name is not given, as in client-go's overrides (`--user=` selects
+        // the context's user, where kube's loader would look for a user named "").
+        let named = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
         let options = KubeConfigOptions {
-            context: o.context.clone(),
-            cluster: o.cluster.clone(),
-            user: o.user.clone(),
+            context: named(&o.context),
+            cluster: named(&o.cluster),
+            user: named(&o.user),
         };
         let auth_info_name = kubeconfig
             .as_ref()

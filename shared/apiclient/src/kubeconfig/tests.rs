@@ -239,6 +239,30 @@ fn home_config_is_the_fallback() {
     assert_eq!(source, Source::None);
 }
 
+/// client-go takes an empty `--user`, `--context` or `--cluster` as not given: the
+/// context's own entries are used (kube's loader would look for one named "").
+#[tokio::test]
+async fn an_empty_name_selects_as_none_does() {
+    let overrides = Overrides {
+        user: Some(String::new()),
+        context: Some(String::new()),
+        cluster: Some(String::new()),
+        ..Default::default()
+    };
+    let config = config_for(overrides, ADMIN).await;
+    use secrecy::ExposeSecret;
+    assert_eq!(
+        config
+            .auth_info
+            .token
+            .as_ref()
+            .map(|t| t.expose_secret().to_string())
+            .as_deref(),
+        Some("admin-token")
+    );
+    assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
+}
+
 async fn config_for(overrides: Overrides, body: &str) -> Config {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "config", body);

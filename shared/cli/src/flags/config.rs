@@ -23,7 +23,7 @@ use apiclient::kubeconfig;
 #[command(next_help_heading = "Global options")]
 pub struct ConfigFlags {
     /// Path to the kubeconfig file to use for CLI requests.
-    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH")]
+    #[arg(verbatim_doc_comment, long, global = true, value_name = "PATH", value_parser = super::go_path())]
     pub kubeconfig: Option<PathBuf>,
 
     /// The name of the kubeconfig context to use
@@ -82,15 +82,15 @@ pub struct ConfigFlags {
     pub impersonate_user_extra: Vec<String>,
 
     /// Path to a cert file for the certificate authority
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", value_parser = super::go_path())]
     pub certificate_authority: Option<PathBuf>,
 
     /// Path to a client certificate file for TLS
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", value_parser = super::go_path())]
     pub client_certificate: Option<PathBuf>,
 
     /// Path to a client key file for TLS
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", value_parser = super::go_path())]
     pub client_key: Option<PathBuf>,
 
     /// If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure
@@ -112,7 +112,7 @@ pub struct ConfigFlags {
     pub request_timeout: String,
 
     /// Default cache directory
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, global = true, value_name = "PATH", value_parser = super::go_path())]
     pub cache_dir: Option<PathBuf>,
 
     /// Path to the kuberc file to use for preferences. This can be disabled by exporting KUBECTL_KUBERC=false feature gate or turning off the feature KUBERC=off.
@@ -162,12 +162,13 @@ pub struct ConfigFlags {
     #[arg(long, global = true, value_name = "BOOL")]
     pub disable_compression: bool,
 
-    // Go runtime profiles (pprof) of kubectl itself: the names are checked as kubectl
-    // checks them; any but `none` is refused before the command runs
-    // (`ConfigFlags::profile_refusal`): the plugins are not Go programs.
+    // Go runtime profiles (pprof) of kubectl itself: the name is checked after parsing,
+    // where kubectl's `initProfiling` checks it (`ConfigFlags::profile_refusal`), and any
+    // but `none` is refused before the command runs: the plugins are not Go programs.
+    // `None`: flags built in code (`Default`), not parsed.
     /// Name of profile to capture. One of (none|cpu|heap|goroutine|threadcreate|block|mutex|trace)
-    #[arg(long, global = true, value_name = "PROFILE", default_value = "none", value_parser = parse_profile)]
-    pub profile: String,
+    #[arg(long, global = true, value_name = "PROFILE", default_value = "none")]
+    pub profile: Option<String>,
 
     // Never written: see `--profile`, whose `none` leaves nothing to write.
     /// Name of the file to write the profile to
@@ -195,26 +196,20 @@ pub struct ConfigFlags {
 impl ConfigFlags {
     /// `--profile` other than `none`: kubectl writes a Go runtime profile of itself
     /// (pprof) to `--profile-output`; a plugin has no Go runtime to profile and says
-    /// so rather than ignore the flag. `command` is the plugin's name
-    /// (`kubectl run-pod`).
+    /// so rather than ignore the flag. A name kubectl does not know gets kubectl's
+    /// words, after parsing as its `initProfiling` says them (`""` too: pflag takes an
+    /// empty string as given). `command` is the plugin's name (`kubectl run-pod`).
     pub fn profile_refusal(&self, command: &str) -> Option<String> {
-        // Empty: flags built in code (`Default`), not parsed.
-        (!matches!(self.profile.as_str(), "none" | "")).then(|| {
-            format!(
-                "--profile={}: {command} is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf",
-                self.profile
-            )
-        })
-    }
-}
-
-/// kubectl's `--profile` names (its `initProfiling` refuses any other).
-fn parse_profile(value: &str) -> std::result::Result<String, String> {
-    match value {
-        "none" | "cpu" | "heap" | "goroutine" | "threadcreate" | "block" | "mutex" | "trace" => {
-            Ok(value.to_string())
+        let profile = self.profile.as_deref()?;
+        match profile {
+            "none" => None,
+            // `initProfiling`'s own cases, then what Go's `pprof.Lookup` finds.
+            "cpu" | "trace" | "block" | "mutex" | "goroutine" | "threadcreate" | "heap"
+            | "allocs" => Some(format!(
+                "--profile={profile}: {command} is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf"
+            )),
+            unknown => Some(format!("unknown profile '{unknown}'")),
         }
-        other => Err(format!("unknown profile '{other}'")),
     }
 }
 
@@ -315,7 +310,9 @@ impl ConfigFlags {
     /// `KUBECONFIG`, else `~/.kube/config`) and the flags as client-go's overrides.
     pub fn to_raw_kubeconfig_loader(&self) -> kubeconfig::Loader {
         kubeconfig::Loader {
-            rules: kubeconfig::LoadingRules::from_process(self.kubeconfig.clone()),
+            rules: kubeconfig::LoadingRules::from_process(
+                super::given_path(&self.kubeconfig).map(Into::into),
+            ),
             overrides: self.overrides(),
         }
     }
@@ -349,9 +346,9 @@ impl ConfigFlags {
             impersonate_uid: self.impersonate_uid.clone(),
             impersonate_groups: self.impersonate_group.clone(),
             impersonate_user_extra: extras,
-            certificate_authority: self.certificate_authority.clone(),
-            client_certificate: self.client_certificate.clone(),
-            client_key: self.client_key.clone(),
+            certificate_authority: super::given_path(&self.certificate_authority).map(Into::into),
+            client_certificate: super::given_path(&self.client_certificate).map(Into::into),
+            client_key: super::given_path(&self.client_key).map(Into::into),
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             tls_server_name: self.tls_server_name.clone(),
             proxy_url: self.proxy_url.clone(),

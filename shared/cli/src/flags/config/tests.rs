@@ -169,7 +169,7 @@ fn username_and_password_flags_are_overrides_and_never_printed() {
 fn go_runtime_flags_are_checked_as_kubectl_checks_them() {
     let parse = |args: &[&str]| parse_flags(args).map_err(|e| e.to_string());
     let defaults = parse(&[]).unwrap();
-    assert_eq!(defaults.profile, "none");
+    assert_eq!(defaults.profile.as_deref(), Some("none"));
     assert_eq!(defaults.profile_output, "profile.pprof");
     assert_eq!(defaults.log_flush_frequency, "5s");
     assert!(!defaults.match_server_version && !defaults.disable_compression);
@@ -182,10 +182,9 @@ fn go_runtime_flags_are_checked_as_kubectl_checks_them() {
         "--disable-compression=true",
     ])
     .unwrap();
-    assert_eq!(given.profile, "mutex");
+    assert_eq!(given.profile.as_deref(), Some("mutex"));
     assert!(given.match_server_version && given.disable_compression);
     for (args, reason) in [
-        (&["--profile=bogus"][..], "unknown profile 'bogus'"),
         (&["--log-flush-frequency=abc"][..], "parse error"),
         (
             &["--vmodule=abc"][..],
@@ -317,16 +316,36 @@ fn offline_namespace_is_explicit_only_with_n() {
 /// what a plugin does anyway.
 #[test]
 fn a_profile_is_refused_in_words() {
-    let mut flags = ConfigFlags {
-        profile: "none".into(),
-        ..ConfigFlags::default()
+    let refusal = |profile: &str| {
+        let flags = parse_flags(&[&format!("--profile={profile}")]).expect("parsed");
+        flags.profile_refusal("kubectl run-pod")
     };
-    assert_eq!(flags.profile_refusal("kubectl run-pod"), None);
-    flags.profile = "cpu".into();
+    assert_eq!(refusal("none"), None);
+    for written in ["cpu", "allocs"] {
+        assert_eq!(
+            refusal(written),
+            Some(format!(
+                "--profile={written}: kubectl run-pod is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf"
+            ))
+        );
+    }
+    // Flags built in code have no profile.
     assert_eq!(
-        flags.profile_refusal("kubectl run-pod").as_deref(),
-        Some(
-            "--profile=cpu: kubectl run-pod is not a Go program and writes no Go runtime profile; profile it with a native profiler such as perf"
-        )
+        ConfigFlags::default().profile_refusal("kubectl run-pod"),
+        None
     );
+}
+
+/// kubectl parses any `--profile` and refuses a name `initProfiling` does not know
+/// after parsing, in its own words (not pflag's `invalid argument` form); an empty
+/// name is given, not absent.
+#[test]
+fn an_unknown_profile_is_refused_after_parsing() {
+    for name in ["bogus", "", "-x"] {
+        let flags = parse_flags(&[&format!("--profile={name}")]).expect("parsed");
+        assert_eq!(
+            flags.profile_refusal("kubectl run-pod"),
+            Some(format!("unknown profile '{name}'"))
+        );
+    }
 }
