@@ -356,11 +356,10 @@ impl Early {
                 let printed_already = join.already_printed(which, &bytes, arrived);
                 if printed_already > 0 {
                     // Printed by the log replay: recorded, for a resume to go on from.
-                    printed.lock().unwrap_or_else(PoisonError::into_inner).record(
-                        index,
-                        &bytes[..printed_already],
-                        arrived,
-                    );
+                    printed
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .record(index, &bytes[..printed_already], arrived);
                     bytes.drain(..printed_already);
                 }
                 if join.is_done() {
@@ -393,7 +392,10 @@ enum LateJoin {
     /// No bytes yet: the log that was printed.
     Waiting(replay::Log),
     /// The log's tail still expected at the start of `which`'s output.
-    Skipping { which: Which, tail: Vec<u8> },
+    Skipping {
+        which: Which,
+        tail: Vec<u8>,
+    },
     Done,
 }
 
@@ -724,7 +726,11 @@ mod tests {
         assert_eq!(
             through(
                 log,
-                &[(Which::Out, "2\n"), (Which::Err, "e\n"), (Which::Out, "x\n")]
+                &[
+                    (Which::Out, "2\n"),
+                    (Which::Err, "e\n"),
+                    (Which::Out, "x\n")
+                ]
             ),
             "e\nx\n"
         );
