@@ -395,11 +395,28 @@ impl Pool {
 ///
 /// The gate closes again when the server sends GOAWAY ([`resend`]): the requests it
 /// refused would otherwise each open a connection to be sent again on.
+///
+/// The gate's state is one value under a lock: with two flags changed one after the
+/// other, a request could find the gate shut with a leader flag still set by a
+/// `close` halfway through, wait for a leader that never came, and hang until its
+/// bound (found against a server resetting every connection: discovery and OpenAPI
+/// retries waited 75 s each).
 #[derive(Default)]
 struct FirstAnswer {
-    open: AtomicBool,
-    leading: AtomicBool,
+    gate: std::sync::Mutex<Gate>,
     answered: tokio::sync::Notify,
+}
+
+/// Where the first-answer gate stands.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+enum Gate {
+    /// Nobody has sent yet, or the gate was closed again: the next request leads.
+    #[default]
+    Shut,
+    /// A request is out alone; the others wait for its answer.
+    Leading,
+    /// Every request goes at once.
+    Open,
 }
 
 struct OpensOnDrop(Arc<FirstAnswer>);
@@ -419,32 +436,43 @@ enum Turn {
 }
 
 impl FirstAnswer {
+    fn gate(&self) -> std::sync::MutexGuard<'_, Gate> {
+        self.gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     async fn turn(&self) -> Turn {
-        if self.open.load(Ordering::Acquire) {
-            return Turn::Go;
-        }
-        if !self.leading.swap(true, Ordering::AcqRel) {
-            return Turn::Lead;
-        }
         loop {
+            // Made before the state is read, so that an `open` between the read and
+            // the wait still wakes it (tokio's `Notify` counts from `notified()`).
             let answered = self.answered.notified();
-            if self.open.load(Ordering::Acquire) {
-                return Turn::Go;
+            {
+                let mut gate = self.gate();
+                match *gate {
+                    Gate::Open => return Turn::Go,
+                    Gate::Shut => {
+                        *gate = Gate::Leading;
+                        return Turn::Lead;
+                    }
+                    Gate::Leading => {}
+                }
             }
             answered.await;
         }
     }
 
     fn open(&self) {
-        self.open.store(true, Ordering::Release);
+        *self.gate() = Gate::Open;
         self.answered.notify_waiters();
     }
 
-    /// Closes the gate if it is open: the next request leads, the others wait for
-    /// its answer.
+    /// Shuts the gate if it is open: the next request leads, the others wait for its
+    /// answer. A gate with a leader out already stays as it is (the leader opens it).
     fn close(&self) {
-        if self.open.swap(false, Ordering::AcqRel) {
-            self.leading.store(false, Ordering::Release);
+        let mut gate = self.gate();
+        if *gate == Gate::Open {
+            *gate = Gate::Shut;
         }
     }
 

@@ -931,3 +931,74 @@ async fn a_create_whose_server_died_lost_its_answer_in_go_s_words() {
     create(&client).await.expect("on a new connection");
     assert_eq!(received.lock().unwrap().len(), 2);
 }
+
+/// A server that resets every connection after its first bytes (SO_LINGER 0), as a
+/// dropped connection looks.
+async fn serve_resets() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = [0u8; 16];
+            let _ = stream.read(&mut buf).await;
+            let _ = stream.set_zero_linger();
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn requests_sent_together_to_a_resetting_server_each_meet_the_reset() {
+    let pki = pki();
+    let port = serve_resets().await;
+    let client = client(&config(port, &pki, identified(&pki))).unwrap();
+    // The first fails and opens the gate, then shuts it again (a lost connection):
+    // the ones that waited for it must take the lead in turn, never wait for an
+    // answer nobody is asking for. Three rounds, as the retries of a command do.
+    let rounds = async {
+        for _ in 0..3 {
+            let all = (0..8).map(|_| client.apiserver_version());
+            for answer in futures::future::join_all(all).await {
+                let err = answer.expect_err("the server resets every connection");
+                assert!(
+                    crate::retry::is_probable_eof(&err),
+                    "a reset, not another failure: {err:?}"
+                );
+            }
+        }
+    };
+    // Each request fails within milliseconds; the bound only turns a hang into a
+    // failure that names it.
+    tokio::time::timeout(std::time::Duration::from_secs(60), rounds)
+        .await
+        .expect("a request waited on the first-answer gate with nobody leading");
+}
+
+#[tokio::test]
+async fn the_first_answer_gate_is_led_again_after_it_shut() {
+    let gate = Arc::new(FirstAnswer::default());
+    assert!(matches!(gate.turn().await, Turn::Lead));
+    let waiter = tokio::spawn({
+        let gate = gate.clone();
+        async move { matches!(gate.turn().await, Turn::Lead) }
+    });
+    // The waiter is waiting (current-thread runtime: it ran up to its wait).
+    tokio::task::yield_now().await;
+    assert!(!waiter.is_finished());
+    // The leader's answer opens the gate, its lost connection shuts it at once.
+    gate.open();
+    gate.close();
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(60), waiter)
+        .await
+        .expect("the waiter waits on a shut gate with nobody leading");
+    assert!(waited.unwrap(), "the waiter leads the shut gate");
+    // Led now: the next request waits for that answer.
+    let next = tokio::spawn({
+        let gate = gate.clone();
+        async move { matches!(gate.turn().await, Turn::Go) }
+    });
+    tokio::task::yield_now().await;
+    assert!(!next.is_finished());
+    gate.open();
+    assert!(next.await.unwrap());
+}
