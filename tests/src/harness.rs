@@ -436,18 +436,6 @@ impl Cmd {
     }
 }
 
-/// The paths (without query) of the `GET` requests a plugin logged at `-v=6`
-/// (`… GET https://HOST/PATH?… 200 OK …`), sorted.
-pub fn logged_get_paths(stderr: &str) -> Vec<String> {
-    let mut paths: Vec<String> = stderr
-        .lines()
-        .filter_map(|l| l.split_once(" GET https://")?.1.split_once('/'))
-        .map(|(_, path)| format!("/{}", path.split(['?', ' ']).next().unwrap_or("")))
-        .collect();
-    paths.sort();
-    paths
-}
-
 /// Starts a plugin binary (`run-pod` → `kubectl-run_pod` in `plugin_dir`) as a live
 /// process for tests that act while it runs (kill it, pause the server, read its
 /// lines): stdin closed, stdout and stderr piped, killed when dropped, and loopback
