@@ -13,6 +13,7 @@ use kube::Api;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
+use tests::live::Stream;
 use tests::objects::pod_ready;
 use tests::steering;
 
@@ -807,7 +808,11 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
             .namespace(&format!("run-pod-attach-fallback-{side}"))
             .await;
         without_attach(ns.as_str()).await;
-        let out = cluster()
+        // The container runs until told to end, so that each command meets the
+        // attach's refusal whatever the machine's load: with a fixed run time, a
+        // command that first saw the pod after it ended streams its log without
+        // trying the attach (kubectl does so too), and the two sides differ.
+        let live = cluster()
             .kubectl()
             .args([command, "--context", LIMITED_CONTEXT, "-n", ns.as_str()])
             .args([
@@ -821,16 +826,34 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
                 "--",
                 "sh",
                 "-c",
-                "echo hi; sleep 2; exit 3",
+                "echo hi; until [ -e /tmp/end ]; do sleep 0.1; done; exit 3",
             ])
-            .run();
+            .live();
+        live.line(
+            Stream::Stderr,
+            Duration::from_secs(120),
+            "the attach's refusal",
+            |l| l.starts_with("warning: couldn't attach to pod/web"),
+        )
+        .await;
+        cluster()
+            .kubectl()
+            .args(["exec", "-n", ns.as_str(), "web", "--", "touch", "/tmp/end"])
+            .run()
+            .success();
+        let (code, stdout, stderr) = live.finish(Duration::from_secs(120)).await;
         let pods: Api<Pod> = Api::namespaced(cluster().client().await, ns.as_str());
         let gone = |p: Option<&Pod>| p.is_none_or(|p| p.metadata.deletion_timestamp.is_some());
         tokio::time::timeout(Duration::from_secs(30), await_condition(pods, "web", gone))
             .await
             .expect("pod deleted")
             .expect("watch");
-        outputs.push((out.code, out.stdout, out.stderr.replace(ns.as_str(), "NS")));
+        let stdout: String = stdout.iter().map(|l| format!("{l}\n")).collect();
+        outputs.push((
+            code.unwrap_or(-1),
+            stdout,
+            stderr.replace(ns.as_str(), "NS"),
+        ));
     }
     let ours = outputs.pop().unwrap();
     let theirs = outputs.pop().unwrap();

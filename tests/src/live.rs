@@ -219,6 +219,39 @@ impl Live {
         }
     }
 
+    /// [`Live::finish`] for a long run that reports its progress as it goes (a
+    /// rolling update's `Scaling …` lines): fails the test only when the run printed
+    /// nothing on either stream for `quiet`, which is a hang, not a slow machine. A
+    /// bound on the whole run would fail a run that was moving, just slowly (30
+    /// replicas on a real node at a load of 60 took longer than 300 s).
+    pub async fn finish_unless_quiet(
+        mut self,
+        quiet: Duration,
+    ) -> (Option<i32>, Vec<String>, String) {
+        let mut stdout = self.stdout.subscribe();
+        let mut stderr = self.stderr.subscribe();
+        loop {
+            let printed = async {
+                tokio::select! {
+                    _ = stdout.changed() => {}
+                    _ = stderr.changed() => {}
+                }
+            };
+            tokio::select! {
+                _ = self.child.wait() => break,
+                moved = tokio::time::timeout(quiet, printed) => {
+                    if moved.is_err() {
+                        panic!(
+                            "the plugin printed nothing for {quiet:?} and did not end\n{}",
+                            self.transcript()
+                        );
+                    }
+                }
+            }
+        }
+        self.finish(quiet).await
+    }
+
     /// [`Live::end`], then the exit code, stdout's lines and stderr's text.
     pub async fn finish(mut self, bound: Duration) -> (Option<i32>, Vec<String>, String) {
         let code = self.end(bound).await;
