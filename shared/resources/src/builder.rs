@@ -526,7 +526,14 @@ impl Builder {
         //    unless continuing on errors (Visited::entries).
         let mut streams = Vec::new();
         for input in &self.inputs {
-            streams.extend(read_input(input, &mut cx).await);
+            let read = read_input(input, &mut cx).await;
+            // kubectl's `Builder.Path` refuses a directory without a manifest only
+            // while its list of paths (kept across `-f`) and of errors are both empty:
+            // after an earlier input gave a file (or failed), the directory is silence.
+            let earlier = !streams.is_empty();
+            streams.extend(read.into_iter().filter(|stream| {
+                !(earlier && matches!(stream, Err(ResourceError::EmptyDirectory { .. })))
+            }));
         }
         // Discovery is prepared from what survives stages 2–4, one stream at a time
         // so that the decoded objects never all sit in memory together. A schema
