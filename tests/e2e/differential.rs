@@ -61,63 +61,9 @@ const DELIBERATE: &[Known] = {
     &[
         (
             BOTH,
-            &[
-                "as-group",
-                "as-uid",
-                "password",
-                "username",
-                "request-timeout",
-            ],
-            TEXT,
-            "not fixed yet: a client dry run reads discovery from the disk cache without loading the client configuration, so what kubectl finds wrong there (impersonation without a user, two credentials, a bad --request-timeout) goes unsaid",
-        ),
-        (
-            BOTH,
-            &["as-group"],
-            &[Empty],
-            "not fixed yet: as the line above (cli-runtime keeps a lone empty group, which needs a user to impersonate)",
-        ),
-        (
-            BOTH,
-            &["certificate-authority", "client-certificate"],
-            TEXT,
-            "not fixed yet: a client dry run does not load the client configuration (above)",
-        ),
-        (
-            BOTH,
-            &["proxy-url"],
-            &[Dash, Unicode, MissingFile, Directory],
-            "not fixed yet: a client dry run does not load the client configuration (above)",
-        ),
-        (
-            BOTH,
             &["server"],
-            TEXT,
-            "not fixed yet: a client dry run does not load the client configuration (above); kubectl keeps --server's path (http://127.0.0.1:1/x/openapi/v2) and dials a bare host over http, the plugins drop the path and use https",
-        ),
-        (
-            BOTH,
-            &["client-key"],
-            TEXT,
-            "not fixed yet: a key without a client certificate is ignored by kubectl and read by the plugins",
-        ),
-        (
-            &["create-file"],
-            &["filename"],
-            &[Dash, Unicode, MissingFile],
-            "not fixed yet: these paths are directories without a manifest here (the lines of --cache-dir make them, kubectl's too, in the same directory); kubectl's Builder.Path refuses such a directory (`error reading [DIR]: recognized file extensions are …`) only while no earlier -f has given a file, as its list of paths is kept across -f; create-file always refuses it",
-        ),
-        (
-            &["run-pod"],
-            &["token"],
-            TEXT,
-            "not fixed yet: a discovery the server refuses: kubectl logs memcache.go's `Couldn't get current server API group list` line and words the refusal as CheckErr does (`You must be logged in to the server (…)`); run-pod's client dry run prints the bare reason",
-        ),
-        (
-            &["run-pod"],
-            &["proxy-url"],
-            &[RefusedUrl],
-            "not fixed yet: as the line above, for a discovery that cannot connect (`The connection to the server … was refused`)",
+            &[Unicode],
+            "not fixed yet: a host that is not ASCII: kubectl percent-encodes it in the URL it names and dials its IDNA form (`lookup xn--…`); the plugins refuse it as no URI (`invalid argument … for \"server\" flag`)",
         ),
         (
             BOTH,

@@ -245,3 +245,67 @@ metadata:
         (theirs.code, theirs.stdout.as_str(), stderr(&theirs))
     );
 }
+
+/// `--server` with a path, for an API server a proxy relocates (here under
+/// `/relocated`, everything else answered `404`): every request goes under it, as
+/// client-go's `DefaultServerURL` keeps the path as a prefix — discovery, the
+/// OpenAPI document `--validate` reads, the creates, a client dry run's discovery —
+/// and kubectl and the plugins print the same.
+#[tokio::test]
+async fn a_server_path_prefixes_every_request() {
+    use tests::faults::proxy::ApiProxy;
+    let ours = cluster().namespace("server-path").await;
+    let theirs = cluster().namespace("server-path-kubectl").await;
+    let proxy = ApiProxy::start(&cluster().kubeconfig).unwrap();
+    proxy.relocate(Some("/relocated"));
+    let server = format!("--server=https://{}/relocated", proxy.addr);
+    let run = |server: &str, args: &[&str]| {
+        cluster()
+            .kubectl()
+            .env("KUBECONFIG", &proxy.kubeconfig)
+            .args(args)
+            .arg(server)
+            .stdin(MANIFEST)
+            .run()
+    };
+    // The control: the proxy serves nothing at `/`.
+    let unrelocated = format!("--server=https://{}", proxy.addr);
+    let plain = run(
+        &unrelocated,
+        &["create-file", "-f", "-", "-n", ours.as_str()],
+    );
+    assert_eq!(plain.code, 1, "{plain:?}");
+    // A cold discovery cache: the client dry run asks the server.
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = format!("--cache-dir={}", cache_dir.path().display());
+    let cases: [(&str, &[&str]); 3] = [
+        ("create", &["-f", "-", "-o", "name"]),
+        ("run", &["relocated", "--image=busybox", "-o", "name"]),
+        (
+            "run",
+            &[
+                "relocated-dry",
+                "--image=busybox",
+                "--dry-run=client",
+                "-o",
+                "name",
+                &cache,
+            ],
+        ),
+    ];
+    for (command, args) in cases {
+        let plugin = if command == "create" {
+            "create-file"
+        } else {
+            "run-pod"
+        };
+        let kubectl = run(&server, &[&[command, "-n", theirs.as_str()], args].concat());
+        let got = run(&server, &[&[plugin, "-n", ours.as_str()], args].concat());
+        assert_eq!(kubectl.code, 0, "kubectl {command}: {kubectl:?}");
+        assert_eq!(
+            (got.code, got.stdout.as_str(), stderr(&got)),
+            (kubectl.code, kubectl.stdout.as_str(), stderr(&kubectl)),
+            "{plugin} {args:?}"
+        );
+    }
+}

@@ -188,7 +188,14 @@ impl CreateFileOptions {
     pub async fn run(mut self) -> anyhow::Result<ExitCode> {
         // `--timeout` bounds the whole wait, the CRDs' included.
         let deadline = tokio::time::Instant::now() + self.timeout;
-        if self.client.is_none() && (self.dry_run != DryRunStrategy::Client || !self.raw.is_empty())
+        // Offline only for a client dry run without any configuration; a configuration
+        // that fails is reported, as kubectl's dry run builds its client first.
+        let offline = self
+            .config_error
+            .as_ref()
+            .is_some_and(cli::Context::unconfigured);
+        if self.client.is_none()
+            && (self.dry_run != DryRunStrategy::Client || !self.raw.is_empty() || !offline)
         {
             return Err(self
                 .config_error

@@ -199,18 +199,24 @@ fn tls_server_name(
 /// The kubeconfig's client certificate and key (`*-data` over the files, as in
 /// client-go), when the user has both. A file that cannot be read was reported by
 /// [`crate::credentials::validate`] already; it is reported here too in case.
+/// A key without a certificate is not read at all: client-go's
+/// `getUserIdentificationPartialConfig` takes the key only along with a certificate,
+/// so `--client-key=DIR` over a token user works in kubectl.
 fn kubeconfig_identity(auth: &kube::config::AuthInfo) -> Result<Option<Identity>> {
-    let cert = load(
+    let Some(cert) = load(
         auth.client_certificate_data.as_deref(),
         auth.client_certificate.as_deref(),
-    )?;
+    )?
+    else {
+        return Ok(None);
+    };
     let key_data = auth.client_key_data.as_ref().map(|k| k.expose_secret());
     let key = load(key_data, auth.client_key.as_deref())?;
-    match (cert, key) {
-        (Some(cert), Some(key)) => Identity::from_pem(&cert, &key)
+    match key {
+        Some(key) => Identity::from_pem(&cert, &key)
             .map(Some)
             .map_err(Error::Tls),
-        _ => Ok(None),
+        None => Ok(None),
     }
 }
 

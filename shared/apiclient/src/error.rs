@@ -59,6 +59,10 @@ pub enum Error {
     )]
     InvalidTimeout,
 
+    /// A server that is neither a URL nor a `host:port` pair, in client-go's words
+    /// (`DefaultServerURL`).
+    #[error("host must be a URL or a host:port pair: {0:?}")]
+    ServerNotHost(String),
     /// A flag value that cannot be used.
     #[error("invalid argument {value:?} for \"{flag}\" flag: {reason}")]
     InvalidFlag {

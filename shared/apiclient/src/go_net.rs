@@ -77,6 +77,37 @@ pub fn failure(err: &(dyn StdError + 'static)) -> Option<Failure> {
     })
 }
 
+/// Go's `net.isDomainName`: letters, digits, `_` and `-` in labels of 1 to 63 bytes
+/// (a label neither starting nor ending with `-`), at most 253 bytes (254 with the
+/// final dot), not all digits.
+fn is_domain_name(s: &str) -> bool {
+    if s == "." {
+        return true;
+    }
+    let l = s.len();
+    if l == 0 || l > 254 || (l == 254 && !s.ends_with('.')) {
+        return false;
+    }
+    let (mut last, mut non_numeric, mut part) = (b'.', false, 0);
+    for &c in s.as_bytes() {
+        match c {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                non_numeric = true;
+                part += 1;
+            }
+            b'0'..=b'9' => part += 1,
+            b'-' if last != b'.' => {
+                non_numeric = true;
+                part += 1;
+            }
+            b'.' if last != b'.' && last != b'-' && (1..=63).contains(&part) => part = 0,
+            _ => return false,
+        }
+        last = c;
+    }
+    last != b'-' && part <= 63 && non_numeric
+}
+
 /// The text of the deepest cause Go would have, from the chain.
 fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String {
     let proxy = if dialed.is_some_and(|d| d.proxy) {
@@ -91,7 +122,9 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
     if let Some(dialed) = dialed
         && all.iter().any(|e| e.to_string() == "dns error")
     {
-        return match resolver() {
+        // Go's resolver refuses a name that is no domain name before asking a
+        // server (`isDomainName`), and so names none.
+        return match resolver().filter(|_| is_domain_name(&dialed.host)) {
             Some(server) => format!(
                 "{proxy}dial tcp: lookup {} on {server}: no such host",
                 dialed.host
@@ -359,8 +392,23 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
     let Some((_, uri)) = &failure.request else {
         return Some(failure.text);
     };
+    // `--server`'s path prefixes every request (kube's base-URI layer), and Go's
+    // URL names it: what the sent path holds before the one kubectl names (or, for
+    // another request, before its API root).
+    let sent = uri.path();
+    let prefix = sent
+        .strip_suffix(path)
+        .or_else(|| {
+            ["/api", "/openapi", "/version"]
+                .iter()
+                .filter_map(|root| sent.find(root))
+                .min()
+                .map(|at| &sent[..at])
+        })
+        .unwrap_or_default()
+        .trim_end_matches('/');
     let server = format!(
-        "{}://{}",
+        "{}://{}{prefix}",
         uri.scheme_str().unwrap_or("https"),
         uri.authority().map_or("", |a| a.as_str())
     );

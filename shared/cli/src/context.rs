@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 
 use crate::flags::{ChangeCauseRecorder, ConfigFlags, RecordFlags};
 use kube::core::GroupVersionKind;
-use resources::{DiscoveryCache, Mapping, RestMapper};
+use resources::{DiscoveryCache, Mapping, NoMapping, RestMapper};
 
 /// The run-time context of one plugin invocation.
 pub struct Context {
@@ -147,11 +147,15 @@ impl Context {
     /// when it is fresh and names the kind — no client is built and nothing is sent —,
     /// else from one discovery request. `Ok(None)` when no kubeconfig is usable (none
     /// found, or one that does not load): the command is offline and maps from the
-    /// built-in kinds itself. A kind the server lacks is a
-    /// [`resources::NoMapping`] error.
+    /// built-in kinds itself. Any other failure of the configuration is the
+    /// command's, as kubectl's `ToRESTMapper` fails with it ([`Self::unconfigured`]).
+    /// A kind the server lacks is a [`resources::NoMapping`] error.
     pub async fn server_mapping(&self, gvk: &GroupVersionKind) -> Result<Option<Mapping>> {
         if let Err(err) = self.config().await {
-            tracing::debug!(error = %err, "no usable kubeconfig: mapping offline");
+            if !Self::unconfigured(&err) {
+                return Err(err);
+            }
+            tracing::debug!(error = %err, "no kubeconfig: mapping offline");
             return Ok(None);
         }
         let cache = self.discovery_cache().await?;
@@ -159,7 +163,28 @@ impl Context {
             return Ok(Some(mapping));
         }
         let mut mapper = RestMapper::for_client(self.client().await?, cache);
-        Ok(Some(mapper.mapping(gvk).await?))
+        match mapper.mapping(gvk).await {
+            Ok(mapping) => Ok(Some(mapping)),
+            Err(err @ NoMapping::Discovery(_)) => Err(discovery_failed(&err).into()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Whether `err` (from [`Self::config`]) is the one failure after which a client
+    /// dry run goes on offline: no kubeconfig, no `--server` and no in-cluster
+    /// environment (kubectl would dial its default `localhost:8080`; the plugins
+    /// promise to work offline there). Every other failure — a bad flag over a
+    /// kubeconfig (impersonation without a user, two credentials, a CA that cannot be
+    /// read, a bad `--request-timeout`, `--server` or `--proxy-url`) or a kubeconfig
+    /// that does not load — is what kubectl's client dry run reports too, as it builds
+    /// its client configuration to map (and validate) the objects.
+    pub fn unconfigured(err: &anyhow::Error) -> bool {
+        err.chain().any(|e| {
+            matches!(
+                e.downcast_ref::<apiclient::error::Error>(),
+                Some(apiclient::error::Error::NoConfiguration)
+            )
+        })
     }
 
     /// Installs the SIGINT/SIGTERM handlers and returns the handle the command checks
@@ -202,4 +227,40 @@ impl Context {
             })
             .await
     }
+}
+
+/// A discovery that failed, as kubectl's mapper meets it: client-go's memory cache
+/// logs it (`E… memcache.go:381] "Couldn't get current server API group list"
+/// err="…"`, at every verbosity), then `CheckErr` words the error as its
+/// `StandardErrorMessage` does (`The connection to the server … was refused …`,
+/// `Unable to connect to the server: …`, `error: You must be logged in to the server
+/// (…)`), printed as it is.
+fn discovery_failed(err: &NoMapping) -> apiclient::go_net::Unreachable {
+    use apiclient::klog;
+    let reason = err.to_string();
+    klog::write(&klog::line(
+        klog::Severity::Error,
+        "memcache.go",
+        381,
+        &klog::structured(
+            "Couldn't get current server API group list",
+            &[("err", klog::Value::Text(reason.as_bytes()))],
+        ),
+    ));
+    let NoMapping::Discovery(source) = err else {
+        return apiclient::go_net::Unreachable(format!("error: {reason}"));
+    };
+    if let Some(message) = apiclient::go_net::standard_message(source.as_ref()) {
+        return apiclient::go_net::Unreachable(message);
+    }
+    let message = match source.as_ref() {
+        // The status as client-go's discovery returns it: its reason's words (a 401's
+        // body says only `Unauthorized`).
+        kube::Error::Api(status) => apiclient::status::check_err(&kube::core::Status {
+            message: reason,
+            ..(**status).clone()
+        }),
+        _ => format!("error: {reason}"),
+    };
+    apiclient::go_net::Unreachable(message)
 }

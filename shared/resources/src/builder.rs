@@ -526,7 +526,9 @@ impl Builder {
         //    unless continuing on errors (Visited::entries).
         let mut streams = Vec::new();
         for input in &self.inputs {
-            streams.extend(read_input(input, &mut cx).await);
+            let earlier = !streams.is_empty();
+            let read = read_input(input, &mut cx).await;
+            streams.extend(read.into_iter().filter(|s| path_keeps(earlier, s)));
         }
         // Discovery is prepared from what survives stages 2–4, one stream at a time
         // so that the decoded objects never all sit in memory together. A schema
@@ -659,6 +661,14 @@ fn may_hold_lists(streams: &[Stream]) -> bool {
         Ok((_, bytes)) => bytes.windows(4).any(|w| w == b"List"),
         Err(_) => false,
     })
+}
+
+/// Whether kubectl's `Builder.Path` keeps `stream` of an input: a directory without
+/// a manifest is refused only while its list of paths (kept across `-f`) and of
+/// errors are both empty; after an `earlier` input gave a file (or failed), the
+/// directory is silence.
+fn path_keeps(earlier: bool, stream: &Stream) -> bool {
+    !(earlier && matches!(stream, Err(ResourceError::EmptyDirectory { .. })))
 }
 
 #[cfg(test)]

@@ -208,7 +208,8 @@ fn io_error(path: &str, source: std::io::Error) -> ResourceError {
 
 /// A file is itself; a directory is its `.json`/`.yaml`/`.yml` files in lexical order
 /// (descending into subdirectories with `-R`), like kubectl's `ExpandPathsToFileVisitors`.
-/// Unlike kubectl, a directory without any manifest is an error rather than silence.
+/// A directory without any manifest is an error here; the Builder keeps it only where
+/// kubectl's `Builder.Path` does (no earlier input gave a path or an error).
 pub(crate) fn expand_path(path: &Path, recursive: bool) -> Result<Vec<PathBuf>, ResourceError> {
     let name = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| io_error(&name, e))?;

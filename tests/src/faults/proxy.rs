@@ -157,6 +157,9 @@ impl StreamFault {
 
 #[derive(Default)]
 struct Shared {
+    /// [`ApiProxy::relocate`]'s prefix: requests under it go on without it, others
+    /// are answered `404`.
+    prefix: Mutex<Option<String>>,
     writes: Mutex<Vec<Write>>,
     plan: Mutex<Plan>,
     pid_known: tokio::sync::Notify,
@@ -331,6 +334,13 @@ impl ApiProxy {
         self.shared
             .stall_watches
             .store(stall, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Serves the API under `prefix` (`/x`: `/x/api` is the server's `/api`), as a
+    /// proxy in front of a relocated API server does, and answers anything else
+    /// `404`: a client that drops `--server`'s path fails. `None` serves it at `/`.
+    pub fn relocate(&self, prefix: Option<&str>) {
+        *lock(&self.shared.prefix) = prefix.map(str::to_string);
     }
 
     /// The writes applied since the last [`Self::arm`].
@@ -580,6 +590,22 @@ async fn connect_upstream(upstream: &Upstream, h2: bool) -> anyhow::Result<Sende
     }
 }
 
+/// `uri` without `prefix` (its path under it, the query kept), `None` when its path
+/// is not under it.
+fn relocated(uri: &http::Uri, prefix: &str) -> Option<http::Uri> {
+    let rest = uri.path().strip_prefix(prefix)?;
+    if !rest.starts_with('/') {
+        return None;
+    }
+    let path_and_query = match uri.query() {
+        Some(query) => format!("{rest}?{query}"),
+        None => rest.to_string(),
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(path_and_query.parse().ok()?);
+    http::Uri::from_parts(parts).ok()
+}
+
 fn is_write(req: &Request<Incoming>) -> bool {
     let mutating = matches!(
         *req.method(),
@@ -676,11 +702,26 @@ fn stream_fault(req: &Request<Incoming>, shared: &Shared) -> Option<StreamFault>
 }
 
 async fn forward(
-    req: Request<Incoming>,
+    mut req: Request<Incoming>,
     sender: &Sender,
     shared: &Arc<Shared>,
     conn: &Conn,
 ) -> Result<Response<Body>, Failure> {
+    let prefix = lock(&shared.prefix).clone();
+    if let Some(prefix) = prefix {
+        match relocated(req.uri(), &prefix) {
+            Some(uri) => *req.uri_mut() = uri,
+            None => {
+                let mut response = Response::new(
+                    Full::new(Bytes::from_static(b"not under the proxy's prefix"))
+                        .map_err(|never: Infallible| match never {})
+                        .boxed(),
+                );
+                *response.status_mut() = StatusCode::NOT_FOUND;
+                return Ok(response);
+            }
+        }
+    }
     if lock(&shared.plan).fired {
         // Past the kill point nothing reaches the server.
         return Ok(refused());

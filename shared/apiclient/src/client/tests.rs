@@ -1002,3 +1002,15 @@ async fn the_first_answer_gate_is_led_again_after_it_shut() {
     gate.open();
     assert!(next.await.unwrap());
 }
+
+#[test]
+fn a_key_without_a_certificate_is_not_read() {
+    // client-go takes the key only along with a certificate: a key file that cannot
+    // be read (here a directory) is then no error, and there is no identity.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let auth = AuthInfo {
+        client_key: Some(dir.path().display().to_string()),
+        ..Default::default()
+    };
+    assert!(kubeconfig_identity(&auth).expect("not read").is_none());
+}

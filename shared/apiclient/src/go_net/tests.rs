@@ -68,6 +68,44 @@ async fn a_refused_connection_reads_as_in_kubectl() {
 }
 
 #[tokio::test]
+async fn a_server_path_is_named_in_go_s_url() {
+    let port = closed_port();
+    let err = get(&client(&format!("http://127.0.0.1:{port}/x"), None, None)).await;
+    assert_eq!(
+        url_error(&err, "/api"),
+        Some(format!(
+            "Get \"http://127.0.0.1:{port}/x/api?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        ))
+    );
+    // Another request than the one kubectl names keeps the prefix too.
+    assert_eq!(
+        url_error(&err, "/openapi/v2"),
+        Some(format!(
+            "Get \"http://127.0.0.1:{port}/x/openapi/v2?timeout=32s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        ))
+    );
+}
+
+#[test]
+fn domain_names_are_go_s() {
+    for name in ["a", "kubernetes.default.svc", "x-1.example.", "_srv.a"] {
+        assert!(is_domain_name(name), "{name}");
+    }
+    for name in ["", "-x", "x-", "a..b", "123", "ünï✓", "a b", "/tmp"] {
+        assert!(!is_domain_name(name), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_name_that_is_no_domain_name_names_no_resolver() {
+    let err = get(&client("http://-x", None, None)).await;
+    assert_eq!(
+        standard_message(&err).as_deref(),
+        Some("Unable to connect to the server: dial tcp: lookup -x: no such host")
+    );
+}
+
+#[tokio::test]
 async fn a_name_that_does_not_resolve_names_the_resolver() {
     // RFC 6761: `.invalid` never resolves.
     let err = get(&client("https://nonexistent.invalid:6443", None, None)).await;

@@ -157,6 +157,19 @@ impl Loader {
         }
         // client-go's kubeconfig validation of the user, flags applied.
         crate::credentials::validate(&auth_info_name, &config.auth_info)?;
+        // client-go merges the user's credentials and the server's trust only for a
+        // server it reaches over TLS (`IsConfigTransportTLS`, before any CA is
+        // merged): over http it sends no credential (no token in clear) and runs no
+        // exec plugin; impersonation is set before that check and stays.
+        if config.cluster_url.scheme_str() == Some("http") {
+            let auth = std::mem::take(&mut config.auth_info);
+            config.auth_info.impersonate = auth.impersonate;
+            config.auth_info.impersonate_uid = auth.impersonate_uid;
+            config.auth_info.impersonate_groups = auth.impersonate_groups;
+            config.auth_info.impersonate_user_extra = auth.impersonate_user_extra;
+            config.root_cert = None;
+            config.root_cert_file = None;
+        }
         Ok(config)
     }
 }

@@ -175,19 +175,7 @@ impl Overrides {
     /// overrides to `config` (kube's, from the kubeconfig's selected entries).
     pub fn apply(&self, config: &mut Config) -> Result<()> {
         if let Some(server) = self.server.as_deref().filter(|s| !s.is_empty()) {
-            // kubectl accepts a bare host:port and assumes https.
-            let url = if server.contains("://") {
-                server.to_string()
-            } else {
-                format!("https://{server}")
-            };
-            config.cluster_url =
-                url.parse()
-                    .map_err(|e: http::uri::InvalidUri| Error::InvalidFlag {
-                        flag: "server",
-                        value: server.to_string(),
-                        reason: e.to_string(),
-                    })?;
+            config.cluster_url = server_url(server)?;
         }
         if let Some(ns) = self.namespace.as_deref().filter(|s| !s.is_empty()) {
             config.default_namespace = ns.to_string();
@@ -272,10 +260,19 @@ impl Overrides {
             config.root_cert_file = None;
         }
         if let Some(path) = &self.certificate_authority {
-            let pem = std::fs::read(path).map_err(|source| Error::ReadFile {
-                what: "certificate authority",
-                path: path.clone(),
-                source,
+            // client-go's `dataFromSliceOrFile` (`os.ReadFile`), in Go's words: a
+            // directory opens (client-go's open check passed) and fails to read.
+            let pem = std::fs::read(path).map_err(|e| {
+                let op = if e.kind() == std::io::ErrorKind::IsADirectory {
+                    "read"
+                } else {
+                    "open"
+                };
+                Error::ClusterFile(format!(
+                    "{op} {}: {}",
+                    path.display(),
+                    crate::credentials::go_errno_text(&e)
+                ))
             })?;
             config.root_cert = Some(pem_to_der_certs(&pem));
         }
@@ -291,6 +288,39 @@ impl Overrides {
         }
         Ok(())
     }
+}
+
+/// client-go's `DefaultServerURL` of a server as `ClientConfig` first reads it (no CA
+/// nor client certificate merged yet, so not `defaultTLS`): a URL with a scheme and a
+/// host is kept whole, its path too (a prefix of every request, for a server behind
+/// a proxy that relocates it: kube's base-URI layer prepends it); anything else is
+/// `http://` + it, and must then have no path (`host must be a URL or a host:port
+/// pair: "/some/dir"`). So a bare `host:port` is dialed over http, as kubectl does.
+pub(super) fn server_url(server: &str) -> Result<http::Uri> {
+    let invalid = |reason: String| Error::InvalidFlag {
+        flag: "server",
+        value: server.to_string(),
+        reason,
+    };
+    let whole = server
+        .parse::<http::Uri>()
+        .ok()
+        .filter(|u| u.scheme().is_some() && u.authority().is_some_and(|a| !a.host().is_empty()));
+    if let Some(url) = whole {
+        return Ok(url);
+    }
+    // Go parses `http:///some/dir` as a URL without a host.
+    if server.starts_with('/') {
+        return Err(Error::ServerNotHost(server.to_string()));
+    }
+    let url: http::Uri = format!("http://{server}")
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))?;
+    let host_empty = url.authority().is_none_or(|a| a.host().is_empty());
+    if host_empty || !matches!(url.path(), "" | "/") {
+        return Err(Error::ServerNotHost(server.to_string()));
+    }
+    Ok(url)
 }
 
 /// Splits a PEM bundle into DER certificates, the shape `Config::root_cert` wants.

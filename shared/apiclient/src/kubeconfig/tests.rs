@@ -278,10 +278,42 @@ async fn context_selects_cluster_user_and_namespace() {
     assert!(!config.default_retry, "a CLI must not retry for minutes");
 }
 
+#[test]
+fn server_urls_follow_client_go_s_default_server_url() {
+    let url = |s: &str| super::overrides::server_url(s).map(|u| u.to_string());
+    // A URL with a scheme and a host is kept whole, its path (a proxy's prefix) too.
+    assert_eq!(url("http://127.0.0.1:1/x").unwrap(), "http://127.0.0.1:1/x");
+    assert_eq!(url("https://h:6443").unwrap(), "https://h:6443/");
+    // Anything else is http (client-go reads the server before any CA is merged).
+    assert_eq!(url("127.0.0.1:7443").unwrap(), "http://127.0.0.1:7443/");
+    assert_eq!(url("localhost:7443").unwrap(), "http://localhost:7443/");
+    assert_eq!(url("-x").unwrap(), "http://-x/");
+    // ... and must then be a host alone.
+    for bad in ["/tmp/dir", "h:1/x"] {
+        assert_eq!(
+            url(bad).unwrap_err().to_string(),
+            format!("host must be a URL or a host:port pair: {bad:?}")
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_over_http_gets_no_credentials_but_impersonation() {
+    let overrides = Overrides {
+        server: Some("127.0.0.1:7443".into()),
+        impersonate: Some("jane".into()),
+        ..Default::default()
+    };
+    let config = config_for(overrides, ADMIN).await;
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:7443/");
+    assert!(config.auth_info.token.is_none(), "no token in clear");
+    assert_eq!(config.auth_info.impersonate.as_deref(), Some("jane"));
+}
+
 #[tokio::test]
 async fn overrides_replace_the_kubeconfig_s_settings() {
     let overrides = Overrides {
-        server: Some("127.0.0.1:7443".into()),
+        server: Some("https://127.0.0.1:7443".into()),
         namespace: Some("other".into()),
         token: Some("override-token".into()),
         impersonate: Some("jane".into()),

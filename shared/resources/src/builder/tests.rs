@@ -502,3 +502,42 @@ async fn paths_that_do_not_exist_are_refused_together_before_reading() {
         ))
     );
 }
+
+#[tokio::test]
+async fn a_directory_without_manifests_is_refused_only_before_any_other_path() {
+    // kubectl's Builder.Path: its list of paths is kept across `-f`, and the refusal
+    // comes only while it (and the list of errors) is empty.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = write(
+        dir.path(),
+        "a.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let empty = empty.display().to_string();
+    let run = |names: Vec<String>| async move {
+        let fake = FakeDiscovery::standard();
+        let v = Builder::new()
+            .continue_on_error()
+            .default_namespace()
+            .filename_param(false, &files(names))
+            .build(&mut mapper(&fake))
+            .await
+            .expect("built");
+        summary(&v)
+    };
+    assert_eq!(run(vec![a.clone(), empty.clone()]).await, ["ConfigMap/a@-"]);
+    let refused =
+        format!("ERR error reading [{empty}]: recognized file extensions are [.json .yaml .yml]");
+    assert_eq!(
+        run(vec![empty.clone(), a.clone()]).await[0],
+        refused,
+        "first: refused"
+    );
+    assert_eq!(
+        run(vec![empty.clone(), empty.clone()]).await,
+        [refused],
+        "once: the first refusal is an error of the list"
+    );
+}

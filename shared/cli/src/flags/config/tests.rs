@@ -45,7 +45,8 @@ async fn config_for(flags: ConfigFlags, body: &str) -> Config {
 #[tokio::test]
 async fn flags_override_the_kubeconfig() {
     let flags = ConfigFlags {
-        server: Some("127.0.0.1:7443".into()),
+        // With its scheme: a bare host:port is http, where no credential is sent.
+        server: Some("https://127.0.0.1:7443".into()),
         namespace: Some("other".into()),
         token: Some("flag-token".into()),
         impersonate: Some("jane".into()),
