@@ -48,6 +48,7 @@ use crate::limit::Limiter;
 use crate::order;
 use crate::report::{Failure, write_failures};
 use crate::resolve;
+use crate::writers::Writers;
 
 /// How often, and how long apart, a create for a CRD made in this run is retried while
 /// the server still answers 404 (it serves the new resource shortly after Established).
@@ -81,6 +82,8 @@ pub struct CreateStep<'a> {
     pub crd_timeout: Duration,
     /// `--wait`: keep a reference to each created object for the wait.
     pub wait: bool,
+    /// stdout and stderr: every line of the command is written through them.
+    pub out: &'a Writers,
 }
 
 /// Prints finished results in input order and keeps failures for the end. Results
@@ -123,9 +126,9 @@ impl Output<'_> {
     }
 
     /// Prints the finished prefix once `at_least` bytes of it are rendered: rendered
-    /// here, written to stdout off the async workers (a stdout that is a full pipe
-    /// blocks the write, not the runtime). Once stdout is found closed nothing more
-    /// is written to it: what was rendered is kept as unprinted.
+    /// here, written to stdout off the async workers ([`Writers::write_stdout`]).
+    /// Once stdout is found closed nothing more is written to it: what was rendered
+    /// is kept as unprinted.
     async fn flush(&mut self, at_least: usize) -> anyhow::Result<()> {
         use apiclient::output::Stream;
         let rendered = self.render_prefix();
@@ -135,20 +138,18 @@ impl Output<'_> {
             return rendered;
         }
         if !self.text.is_empty() && (self.text.len() >= at_least || rendered.is_err()) {
-            use tokio::io::AsyncWriteExt as _;
-            let mut out = apiclient::output::async_stdout();
-            let written = match out.write_all(&self.text).await {
-                Ok(()) => out.flush().await,
-                Err(e) => Err(e),
-            };
-            match written {
+            match self
+                .step
+                .out
+                .write_stdout(std::mem::take(&mut self.text))
+                .await
+            {
                 Ok(()) => self.rendered.clear(),
                 Err(e) if apiclient::output::is_closed(&e) => {
                     self.unprinted.append(&mut self.rendered);
                 }
                 Err(e) => return Err(e.into()),
             }
-            self.text.clear();
         }
         rendered
     }
@@ -209,9 +210,10 @@ fn kept_for_wait(object: &Value) -> Option<Value> {
     }))
 }
 
-fn warn(info: &Info) {
+fn warn(step: &CreateStep<'_>, info: &Info) {
     for warning in &info.warnings {
-        apiclient::output::eprintln(format_args!("Warning: {}: {warning}", info.origin));
+        step.out
+            .eprintln(format_args!("Warning: {}: {warning}", info.origin));
     }
 }
 
@@ -236,7 +238,7 @@ pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Resu
     if !created.seen {
         anyhow::bail!("no objects passed to create");
     }
-    report(&created.failures)
+    report(step, &created.failures)
 }
 
 /// The end of a run whose stdout or stderr was found closed: no create was sent
@@ -246,7 +248,7 @@ pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Resu
 /// more than kubectl would. `cli::finish` then ends the command as kubectl ends on a
 /// closed pipe.
 pub fn report_closed(step: &CreateStep<'_>, created: &Created) -> anyhow::Result<ExitCode> {
-    let mut err = apiclient::output::Stderr;
+    let mut err = step.out.stderr();
     if let Some(stream) = apiclient::output::closed()
         && step.dry_run == DryRunStrategy::None
     {
@@ -263,18 +265,18 @@ pub fn report_closed(step: &CreateStep<'_>, created: &Created) -> anyhow::Result
             let _ = writeln!(err, "{name} created");
         }
     }
-    let _ = write_failures(&created.failures, &mut err);
+    let _ = write_failures(&created.failures, &mut *err);
     Err(SilentExit(1).into())
 }
 
 /// Exit 0 without failures; otherwise prints them (kubectl's `CheckErr` format) and
 /// exits 1.
-pub fn report(failures: &[Failure]) -> anyhow::Result<ExitCode> {
+pub fn report(step: &CreateStep<'_>, failures: &[Failure]) -> anyhow::Result<ExitCode> {
     if failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
     // A failed write is the closed stderr `cli::finish` ends on.
-    let _ = write_failures(failures, &mut apiclient::output::Stderr);
+    let _ = write_failures(failures, &mut *step.out.stderr());
     Err(SilentExit(1).into())
 }
 
@@ -331,7 +333,7 @@ async fn print_client_dry_run(
         }
         let result = match entry {
             Ok(mut info) => {
-                warn(&info);
+                warn(step, &info);
                 save_config_if(step, &mut info.object).map(|()| info.object)
             }
             Err(err) => Err(Failure::from_resource(&err)),
@@ -357,7 +359,7 @@ async fn create_first(
     for (index, entry) in visited.entries().enumerate() {
         seen = true;
         if let Some(mut info) = entry.ok().filter(Info::is_namespace_or_crd) {
-            warn(&info);
+            warn(step, &info);
             if let Err(failure) = save_config_if(step, &mut info.object) {
                 output.pending.insert(index, Err(failure));
                 continue;
@@ -418,7 +420,7 @@ async fn create_rest(
                 Ok(info) if info.is_namespace_or_crd() => Job::Skip,
                 Ok(mut info) => {
                     let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
-                    warn(&info);
+                    warn(step, &info);
                     match save_config_if(step, &mut info.object) {
                         Ok(()) => Job::Create {
                             info: Box::new(info),

@@ -14,6 +14,7 @@ mod order;
 mod report;
 mod resolve;
 mod wait;
+mod writers;
 
 fn main() -> std::process::ExitCode {
     cli::run(&args::PLUGIN, options::run)
