@@ -13,6 +13,8 @@ mod options;
 mod order;
 mod report;
 mod resolve;
+#[cfg(test)]
+mod scripted;
 mod wait;
 mod writers;
 
