@@ -48,6 +48,7 @@ use crate::limit::Limiter;
 use crate::order;
 use crate::report::{Failure, write_failures};
 use crate::resolve;
+use crate::writers::Writers;
 
 /// How often, and how long apart, a create for a CRD made in this run is retried while
 /// the server still answers 404 (it serves the new resource shortly after Established).
@@ -81,6 +82,8 @@ pub struct CreateStep<'a> {
     pub crd_timeout: Duration,
     /// `--wait`: keep a reference to each created object for the wait.
     pub wait: bool,
+    /// stdout and stderr: every line of the command is written through them.
+    pub out: &'a Writers,
 }
 
 /// Prints finished results in input order and keeps failures for the end. Results
@@ -123,9 +126,9 @@ impl Output<'_> {
     }
 
     /// Prints the finished prefix once `at_least` bytes of it are rendered: rendered
-    /// here, written to stdout off the async workers (a stdout that is a full pipe
-    /// blocks the write, not the runtime). Once stdout is found closed nothing more
-    /// is written to it: what was rendered is kept as unprinted.
+    /// here, written to stdout off the async workers ([`Writers::write_stdout`]).
+    /// Once stdout is found closed nothing more is written to it: what was rendered
+    /// is kept as unprinted.
     async fn flush(&mut self, at_least: usize) -> anyhow::Result<()> {
         use apiclient::output::Stream;
         let rendered = self.render_prefix();
@@ -135,20 +138,18 @@ impl Output<'_> {
             return rendered;
         }
         if !self.text.is_empty() && (self.text.len() >= at_least || rendered.is_err()) {
-            use tokio::io::AsyncWriteExt as _;
-            let mut out = apiclient::output::async_stdout();
-            let written = match out.write_all(&self.text).await {
-                Ok(()) => out.flush().await,
-                Err(e) => Err(e),
-            };
-            match written {
+            match self
+                .step
+                .out
+                .write_stdout(std::mem::take(&mut self.text))
+                .await
+            {
                 Ok(()) => self.rendered.clear(),
                 Err(e) if apiclient::output::is_closed(&e) => {
                     self.unprinted.append(&mut self.rendered);
                 }
                 Err(e) => return Err(e.into()),
             }
-            self.text.clear();
         }
         rendered
     }
@@ -209,9 +210,10 @@ fn kept_for_wait(object: &Value) -> Option<Value> {
     }))
 }
 
-fn warn(info: &Info) {
+fn warn(step: &CreateStep<'_>, info: &Info) {
     for warning in &info.warnings {
-        apiclient::output::eprintln(format_args!("Warning: {}: {warning}", info.origin));
+        step.out
+            .eprintln(format_args!("Warning: {}: {warning}", info.origin));
     }
 }
 
@@ -236,7 +238,7 @@ pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Resu
     if !created.seen {
         anyhow::bail!("no objects passed to create");
     }
-    report(&created.failures)
+    report(step, &created.failures)
 }
 
 /// The end of a run whose stdout or stderr was found closed: no create was sent
@@ -246,7 +248,7 @@ pub async fn create_all(step: &CreateStep<'_>, visited: Visited) -> anyhow::Resu
 /// more than kubectl would. `cli::finish` then ends the command as kubectl ends on a
 /// closed pipe.
 pub fn report_closed(step: &CreateStep<'_>, created: &Created) -> anyhow::Result<ExitCode> {
-    let mut err = apiclient::output::Stderr;
+    let mut err = step.out.stderr();
     if let Some(stream) = apiclient::output::closed()
         && step.dry_run == DryRunStrategy::None
     {
@@ -263,18 +265,18 @@ pub fn report_closed(step: &CreateStep<'_>, created: &Created) -> anyhow::Result
             let _ = writeln!(err, "{name} created");
         }
     }
-    let _ = write_failures(&created.failures, &mut err);
+    let _ = write_failures(&created.failures, &mut *err);
     Err(SilentExit(1).into())
 }
 
 /// Exit 0 without failures; otherwise prints them (kubectl's `CheckErr` format) and
 /// exits 1.
-pub fn report(failures: &[Failure]) -> anyhow::Result<ExitCode> {
+pub fn report(step: &CreateStep<'_>, failures: &[Failure]) -> anyhow::Result<ExitCode> {
     if failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
     // A failed write is the closed stderr `cli::finish` ends on.
-    let _ = write_failures(failures, &mut apiclient::output::Stderr);
+    let _ = write_failures(failures, &mut *step.out.stderr());
     Err(SilentExit(1).into())
 }
 
@@ -331,7 +333,7 @@ async fn print_client_dry_run(
         }
         let result = match entry {
             Ok(mut info) => {
-                warn(&info);
+                warn(step, &info);
                 save_config_if(step, &mut info.object).map(|()| info.object)
             }
             Err(err) => Err(Failure::from_resource(&err)),
@@ -357,7 +359,7 @@ async fn create_first(
     for (index, entry) in visited.entries().enumerate() {
         seen = true;
         if let Some(mut info) = entry.ok().filter(Info::is_namespace_or_crd) {
-            warn(&info);
+            warn(step, &info);
             if let Err(failure) = save_config_if(step, &mut info.object) {
                 output.pending.insert(index, Err(failure));
                 continue;
@@ -418,7 +420,7 @@ async fn create_rest(
                 Ok(info) if info.is_namespace_or_crd() => Job::Skip,
                 Ok(mut info) => {
                     let again = !info.name().is_empty() && !seen_keys.insert(object_key(&info));
-                    warn(&info);
+                    warn(step, &info);
                     match save_config_if(step, &mut info.object) {
                         Ok(()) => Job::Create {
                             info: Box::new(info),
@@ -574,9 +576,12 @@ async fn create_batch<'a>(
     Ok(created_crds)
 }
 
-/// One create, retrying the 404s of a CRD that was only just established, within the
-/// limiter's bound; a create whose answer was lost is sent again and resolved
-/// ([`crate::resolve`]).
+/// One create, with its three ways of going on after a failed attempt, each a
+/// function below: a `429` while competing is sent again under the smaller limit
+/// ([`requeue_throttled`]); a lost answer is sent again by name and an
+/// `AlreadyExists` then resolved ([`LostAnswers`]); a `404` for a CRD created in this
+/// run is retried until the server serves it ([`NewCrdRetries`]). Anything else is
+/// the create's result.
 async fn create_one(
     step: &CreateStep<'_>,
     client: &kube::Client,
@@ -585,94 +590,179 @@ async fn create_one(
     new_crd_groups: &BTreeSet<String>,
 ) -> Result<Value, Failure> {
     let helper = helper_for(step, client, info)?;
-    let mut attempt = 0;
-    // When this create was first sent, and how often it was sent again after its
-    // answer was lost.
-    let first_sent = std::time::SystemTime::now();
-    let mut lost = 0;
+    let mut lost = LostAnswers::new();
+    let mut new_crd = NewCrdRetries::default();
     loop {
-        let slot = limiter.acquire().await;
-        // Shared with other creates in flight: a 429 comes back at once (no waiting
-        // for Retry-After in the client) and the create is sent again below, under
-        // the limit the 429 just halved. Alone, the client's retries wait as
-        // kubectl's do.
-        let competing = limiter.limit() > 1;
-        let throttled = if competing {
-            Throttled::Return
-        } else {
-            Throttled::Retry
+        let sent = send_under_limit(limiter, &helper, info).await;
+        let err = match lost
+            .resolve(step, &helper, info, sent.result, &sent.attempts)
+            .await
+        {
+            Ok(object) => return Ok(object),
+            Err(err) => err,
         };
-        let (result, attempts) =
-            track_with(helper.create(info.namespace(), &info.object), throttled).await;
-        let throttled = attempts.throttled()
-            || matches!(&result, Err(kube::Error::Api(status)) if status.code == 429);
-        limiter.release(slot, throttled);
-        if throttled {
-            tracing::debug!(
-                limit = limiter.limit(),
-                "throttled: fewer creates in flight"
-            );
+        if requeue_throttled(&err, sent.competing, limiter, info) {
+            continue;
         }
-        let result = match result {
-            // An earlier attempt of this create may have been applied: its answer was
-            // lost, or the server answered 5xx and the client's retry sent it again.
-            // The object counts as this create's only when provably the one sent. A
-            // dry run stores nothing, and an object without a name (generateName)
-            // cannot be told from another.
+        if new_crd.retry(&err, info, new_crd_groups).await {
+            continue;
+        }
+        lost.resend_after(err, info).await?;
+    }
+}
+
+/// One attempt of a create, as [`send_under_limit`] sent it.
+struct Attempt {
+    result: Result<Value, kube::Error>,
+    attempts: apiclient::retry::Attempts,
+    /// Whether other creates could be in flight beside it (limit above one).
+    competing: bool,
+}
+
+/// Sends the create once, holding a slot of the AIMD limit ([`crate::limit`]) and
+/// telling it whether the server throttled the request.
+async fn send_under_limit(limiter: &Limiter, helper: &Helper, info: &Info) -> Attempt {
+    let slot = limiter.acquire().await;
+    // Shared with other creates in flight: a 429 comes back at once (no waiting for
+    // Retry-After in the client) and the create is sent again by `requeue_throttled`,
+    // under the limit the 429 just halved. Alone, the client's retries wait as
+    // kubectl's do.
+    let competing = limiter.limit() > 1;
+    let throttled = if competing {
+        Throttled::Return
+    } else {
+        Throttled::Retry
+    };
+    let (result, attempts) =
+        track_with(helper.create(info.namespace(), &info.object), throttled).await;
+    let throttled = attempts.throttled()
+        || matches!(&result, Err(kube::Error::Api(status)) if status.code == 429);
+    limiter.release(slot, throttled);
+    if throttled {
+        tracing::debug!(
+            limit = limiter.limit(),
+            "throttled: fewer creates in flight"
+        );
+    }
+    Attempt {
+        result,
+        attempts,
+        competing,
+    }
+}
+
+/// The requeue: whether `err` is a `429` to a create that competed with others for
+/// the server, to be sent again under the smaller limit (the limiter shrank when its
+/// slot came back). A 429 is never applied, so this cannot create twice. Alone (limit
+/// 1, kubectl's one create at a time) the client's ten retries ran, and their answer
+/// stands, as it does for kubectl.
+fn requeue_throttled(err: &kube::Error, competing: bool, limiter: &Limiter, info: &Info) -> bool {
+    let throttled = matches!(err, kube::Error::Api(status) if status.code == 429);
+    if throttled && competing {
+        tracing::debug!(
+            name = info.name(),
+            limit = limiter.limit(),
+            "throttled while competing: sent again under the smaller limit"
+        );
+    }
+    throttled && competing
+}
+
+/// The new-CRD retry: the server serves a CRD's resource shortly after the CRD is
+/// Established, and answers `404` for its kind until then.
+#[derive(Default)]
+struct NewCrdRetries {
+    done: u32,
+}
+
+impl NewCrdRetries {
+    /// Whether `err` is that `404` for a kind whose CRD this run created (its group in
+    /// `new_crd_groups`), within [`NEW_CRD_RETRIES`]; if so, waits before the retry.
+    async fn retry(
+        &mut self,
+        err: &kube::Error,
+        info: &Info,
+        new_crd_groups: &BTreeSet<String>,
+    ) -> bool {
+        let not_served_yet = matches!(err, kube::Error::Api(status) if status.code == 404)
+            && new_crd_groups.contains(&info.gvk.group);
+        if !not_served_yet || self.done >= NEW_CRD_RETRIES {
+            return false;
+        }
+        self.done += 1;
+        tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
+        true
+    }
+}
+
+/// The lost-answer recovery of one create ([`crate::resolve`]): when it was first
+/// sent, and how often it was sent again after its answer was lost.
+struct LostAnswers {
+    first_sent: std::time::SystemTime,
+    resent: usize,
+}
+
+impl LostAnswers {
+    fn new() -> Self {
+        Self {
+            first_sent: std::time::SystemTime::now(),
+            resent: 0,
+        }
+    }
+
+    /// The attempt's result, with an `AlreadyExists` resolved when an earlier attempt
+    /// of this create may have been applied: its answer was lost, or the server
+    /// answered 5xx and the client's retry sent it again. The object counts as this
+    /// create's only when provably the one sent. A dry run stores nothing, and an
+    /// object without a name (generateName) cannot be told from another.
+    async fn resolve(
+        &self,
+        step: &CreateStep<'_>,
+        helper: &Helper,
+        info: &Info,
+        result: Result<Value, kube::Error>,
+        attempts: &apiclient::retry::Attempts,
+    ) -> Result<Value, kube::Error> {
+        match result {
             Err(kube::Error::Api(status))
                 if status.reason == "AlreadyExists"
-                    && (attempts.server_failed() || lost > 0)
+                    && (attempts.server_failed() || self.resent > 0)
                     && step.dry_run == DryRunStrategy::None
                     && !info.name().is_empty() =>
             {
-                resolve_already_exists(step, &helper, info, first_sent, status).await
+                resolve_already_exists(step, helper, info, self.first_sent, status).await
             }
             other => other,
-        };
-        match result {
-            // Throttled while this create competed with others for the server: the
-            // limiter has shrunk, so send it again under the smaller limit. A 429 is
-            // never applied, so this cannot create twice. Alone (limit 1, kubectl's
-            // one create at a time) the client's ten retries ran, and their answer
-            // stands, as it does for kubectl.
-            Err(kube::Error::Api(status)) if status.code == 429 && competing => {
-                tracing::debug!(
-                    name = info.name(),
-                    limit = limiter.limit(),
-                    "throttled while competing: sent again under the smaller limit"
-                );
-            }
-            Err(kube::Error::Api(status))
-                if status.code == 404
-                    && new_crd_groups.contains(&info.gvk.group)
-                    && attempt < NEW_CRD_RETRIES =>
-            {
-                attempt += 1;
-                tokio::time::sleep(NEW_CRD_RETRY_DELAY).await;
-            }
-            // The answer was lost (the connection broke, the server died): the create
-            // may have been applied or not. Named, it is sent again, once per wait of
-            // `RESEND_WAITS`: the server keeps one object of a name, and an
-            // AlreadyExists is resolved above. A request cut by the bound is not: the
-            // user's limit was reached.
-            Err(err) if answer_lost(&err) => {
-                if info.name().is_empty() {
-                    return Err(unknown(Failure::creating(&info.origin, err), info));
-                }
-                let Some(wait) = resolve::RESEND_WAITS.get(lost) else {
-                    return Err(Failure::creating(&info.origin, err));
-                };
-                lost += 1;
-                tracing::debug!(
-                    name = info.name(),
-                    "the answer to this create was lost ({}); sending it again (resend {lost})",
-                    apiclient::go_net::request_error(&err)
-                        .unwrap_or_else(|| apiclient::go_net::error_chain(&err))
-                );
-                tokio::time::sleep(*wait).await;
-            }
-            other => return other.map_err(|e| Failure::creating(&info.origin, e)),
         }
+    }
+
+    /// What follows a failed attempt that neither the requeue nor the new-CRD retry
+    /// took: `Ok` once it is time to send the create again, because its answer was
+    /// lost (the connection broke, the server died: the create may have been applied
+    /// or not); otherwise the create's failure. Named, it is sent again, once per wait
+    /// of `RESEND_WAITS`: the server keeps one object of a name, and an AlreadyExists
+    /// is resolved by [`Self::resolve`]. A request cut by the bound is not: the
+    /// user's limit was reached.
+    async fn resend_after(&mut self, err: kube::Error, info: &Info) -> Result<(), Failure> {
+        if !answer_lost(&err) {
+            return Err(Failure::creating(&info.origin, err));
+        }
+        if info.name().is_empty() {
+            return Err(unknown(Failure::creating(&info.origin, err), info));
+        }
+        let Some(wait) = resolve::RESEND_WAITS.get(self.resent) else {
+            return Err(Failure::creating(&info.origin, err));
+        };
+        self.resent += 1;
+        tracing::debug!(
+            name = info.name(),
+            "the answer to this create was lost ({}); sending it again (resend {})",
+            apiclient::go_net::request_error(&err)
+                .unwrap_or_else(|| apiclient::go_net::error_chain(&err)),
+            self.resent
+        );
+        tokio::time::sleep(*wait).await;
+        Ok(())
     }
 }
 
@@ -808,3 +898,6 @@ fn save_config_if(step: &CreateStep<'_>, object: &mut Value) -> Result<(), Failu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -148,24 +148,24 @@ pub async fn run(
         let created = create_entries(&step.create, edited).await?;
         if apiclient::output::closed().is_some() {
             if !created.failures.is_empty() {
-                keep(file)?;
+                keep(step, file)?;
             }
             return report_closed(&step.create, &created);
         }
         if !created.failures.is_empty() {
             // kubectl keeps the edited file of a refused create and reports the
             // server's error as it is (there is no file to name).
-            keep(file)?;
+            keep(step, file)?;
             failures.extend(created.failures.into_iter().map(without_edited_source));
         }
     }
-    report(&failures)
+    report(&step.create, &failures)
 }
 
 /// Keeps `file` and says where, as kubectl's `preservedFile` does.
-fn keep(file: NamedTempFile) -> anyhow::Result<()> {
+fn keep(step: &EditStep<'_>, file: NamedTempFile) -> anyhow::Result<()> {
     let (_, path) = file.keep().context("unable to keep the edited file")?;
-    apiclient::output::eprintln(format_args!(
+    step.create.out.eprintln(format_args!(
         "A copy of your changes has been stored to {:?}",
         path.display().to_string()
     ));
@@ -203,7 +203,7 @@ async fn session(
             Pass::Edited(file, edited) => (file, edited?),
             Pass::EditorFailed(err) => {
                 if let Some((_, previous)) = failed {
-                    keep(previous)?;
+                    keep(step, previous)?;
                 }
                 return Err(err);
             }
@@ -212,17 +212,19 @@ async fn session(
         if let Some((previous, _)) = &failed
             && strip_comments(previous) == strip_comments(&edited)
         {
-            keep(file)?;
+            keep(step, file)?;
             anyhow::bail!("Edit cancelled, no valid changes were saved.");
         }
         // The previous pass's file goes (dropping it removes it).
         drop(failed.take());
         if strip_comments(&original) == strip_comments(&edited) {
-            apiclient::output::eprintln("Edit cancelled, no changes made.");
+            step.create.out.eprintln("Edit cancelled, no changes made.");
             return Ok(Outcome::Cancelled);
         }
         if !has_lines(&edited) {
-            apiclient::output::eprintln("Edit cancelled, saved file was empty.");
+            step.create
+                .out
+                .eprintln("Edit cancelled, saved file was empty.");
             return Ok(Outcome::Cancelled);
         }
 
@@ -249,7 +251,7 @@ async fn session(
             .find(|e| matches!(e, ResourceError::NamespaceMismatch { .. }))
         {
             let message = moved.to_string();
-            keep(file)?;
+            keep(step, file)?;
             return Err(anyhow::Error::msg(message));
         }
         if errors.is_empty() {
@@ -257,7 +259,7 @@ async fn session(
         }
         let (next, complaint) = reasons_for(&errors, step.validation, info, unreadable(&edited));
         if let Some(line) = complaint {
-            apiclient::output::eprintln(line);
+            step.create.out.eprintln(line);
         }
         reasons = next;
         failed = Some((edited, file));

@@ -13,7 +13,10 @@ mod options;
 mod order;
 mod report;
 mod resolve;
+#[cfg(test)]
+mod scripted;
 mod wait;
+mod writers;
 
 fn main() -> std::process::ExitCode {
     cli::run(&args::PLUGIN, options::run)

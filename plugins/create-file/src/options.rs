@@ -21,6 +21,7 @@ use cli::{Context, UsageError};
 use resources::{Builder, DiscoveryCache, FilenameOptions, RestMapper, Validation};
 
 use crate::args::Args;
+use crate::writers::Writers;
 
 /// Everything `run` needs, resolved.
 pub struct CreateFileOptions {
@@ -52,6 +53,8 @@ pub struct CreateFileOptions {
     pub cache: Option<DiscoveryCache>,
     /// Positional arguments (an error: `create -f` takes none).
     pub positional: Vec<String>,
+    /// The context's stdout and stderr, taken: everything the command prints.
+    pub out: Writers,
 }
 
 /// The command: complete → validate → run, for `cli::run`.
@@ -124,6 +127,7 @@ impl CreateFileOptions {
             config_error,
             cache,
             positional: args.args,
+            out: Writers::take(ctx),
         })
     }
 
@@ -255,6 +259,7 @@ impl CreateFileOptions {
             concurrency: self.concurrency,
             crd_timeout: self.timeout,
             wait: self.wait,
+            out: &self.out,
         }
     }
 
@@ -291,10 +296,7 @@ impl CreateFileOptions {
         // the blocking pool, as a pipe may take its time.
         let body = tokio::task::spawn_blocking(move || read_raw(&name)).await??;
         let answer = resources::rest::post_raw(client, &self.raw, body).await?;
-        use tokio::io::AsyncWriteExt as _;
-        let mut out = apiclient::output::async_stdout();
-        out.write_all(answer.as_bytes()).await?;
-        out.flush().await?;
+        self.out.write_stdout(answer.into_bytes()).await?;
         Ok(ExitCode::SUCCESS)
     }
 }

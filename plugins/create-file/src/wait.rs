@@ -33,6 +33,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::create::{CreateStep, create_entries, report, report_closed};
+use crate::writers::Writers;
 use progress::Progress;
 use watches::{Change, Watches};
 
@@ -103,7 +104,7 @@ pub async fn create_and_wait(
         anyhow::bail!("no objects passed to create");
     }
     if !created.failures.is_empty() {
-        return report(&created.failures);
+        return report(step, &created.failures);
     }
     let client = step
         .client
@@ -111,7 +112,7 @@ pub async fn create_and_wait(
     let total = created.total;
     let interrupt = cli::interrupt::Interrupt::install(STAY_HINT.into());
     let objects = created.objects.iter().filter_map(CreatedRef::of).collect();
-    let mut wait = Wait::new(objects, total);
+    let mut wait = Wait::new(objects, total, step.out);
     let watches = Watches::start(client, mapper, &wait.targets).await?;
     wait.run(client, watches, deadline, timeout, &interrupt)
         .await
@@ -130,7 +131,9 @@ struct Target {
 }
 
 /// The wait's state: the targets and what the watches hold about them.
-struct Wait {
+struct Wait<'a> {
+    /// Where the wait's lines go (stderr).
+    out: &'a Writers,
     targets: Vec<Target>,
     /// Objects created with nothing to wait for (ready at once).
     done_at_once: usize,
@@ -146,11 +149,11 @@ struct Wait {
     /// workload (its pods come and go), so two workloads keep apart.
     reported: HashMap<usize, Reported>,
     last_causes: Vec<Cause>,
-    progress: Progress,
+    progress: Progress<'a>,
 }
 
-impl Wait {
-    fn new(objects: Vec<CreatedRef>, total: usize) -> Self {
+impl<'a> Wait<'a> {
+    fn new(objects: Vec<CreatedRef>, total: usize, out: &'a Writers) -> Self {
         let targets: Vec<Target> = objects
             .into_iter()
             .map(|object| Target {
@@ -162,7 +165,8 @@ impl Wait {
             .collect();
         Wait {
             done_at_once: total - targets.len(),
-            progress: Progress::new(total),
+            out,
+            progress: Progress::new(total, out),
             targets,
             pods: BTreeMap::new(),
             slices: BTreeMap::new(),
@@ -245,7 +249,7 @@ impl Wait {
             }
             None => {
                 self.progress.finish();
-                apiclient::output::eprintln(format_args!(
+                self.out.eprintln(format_args!(
                     "{ready}/{} ready in {}",
                     self.progress.total(),
                     progress::go_duration(started.elapsed())
@@ -476,7 +480,7 @@ impl Wait {
     /// Ends the wait with `why` and exit 1.
     fn fail(&mut self, why: &str) -> anyhow::Result<ExitCode> {
         self.progress.finish();
-        apiclient::output::eprintln(format_args!("error: {why}"));
+        self.out.eprintln(format_args!("error: {why}"));
         self.summary();
         Err(SilentExit(1).into())
     }
@@ -489,16 +493,14 @@ impl Wait {
             .iter()
             .filter(|t| t.state != State::Ready)
             .count();
-        apiclient::output::eprintln(format_args!(
+        self.out.eprintln(format_args!(
             "error: timed out after {} waiting for {waiting} of {} objects",
             progress::go_duration(timeout),
             self.progress.total()
         ));
         if let Some(cause) = self.last_causes.last() {
-            apiclient::output::eprintln(format_args!(
-                "last cause: {} {}",
-                cause.object, cause.text
-            ));
+            self.out
+                .eprintln(format_args!("last cause: {} {}", cause.object, cause.text));
         }
         self.summary();
         Err(SilentExit(TIMEOUT_EXIT).into())
@@ -516,6 +518,11 @@ impl Wait {
                 }
             })
             .collect();
-        progress::summary(self.ready_count(), self.progress.total(), &not_ready);
+        progress::summary(
+            self.out,
+            self.ready_count(),
+            self.progress.total(),
+            &not_ready,
+        );
     }
 }

@@ -6,20 +6,24 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use crate::writers::Writers;
+
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// How many objects not ready the final summary names.
 pub const SUMMARY_LINES: usize = 10;
 
 /// The status line and the lines printed around it.
-pub struct Progress {
+pub struct Progress<'a> {
+    /// The plain lines' stderr (the status line draws on the terminal itself).
+    out: &'a Writers,
     bar: Option<ProgressBar>,
     total: usize,
     last: String,
 }
 
-impl Progress {
-    pub fn new(total: usize) -> Self {
+impl<'a> Progress<'a> {
+    pub fn new(total: usize, out: &'a Writers) -> Self {
         let bar = cli::status_line::on_stderr(None).inspect(|bar| {
             // The template is a literal; the default style stays if it were rejected.
             if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed}] {msg}") {
@@ -28,6 +32,7 @@ impl Progress {
             bar.enable_steady_tick(Duration::from_millis(200));
         });
         Progress {
+            out,
             bar,
             total,
             last: String::new(),
@@ -46,18 +51,14 @@ impl Progress {
         }
         match &self.bar {
             Some(bar) => bar.set_message(line.clone()),
-            None => {
-                let _ = writeln!(apiclient::output::Stderr, "{line}");
-            }
+            None => self.out.eprintln(&line),
         }
         self.last = line;
     }
 
     /// A line above the status line (a cause).
     pub fn line(&self, line: &str) {
-        let write = || {
-            let _ = writeln!(apiclient::output::Stderr, "{line}");
-        };
+        let write = || self.out.eprintln(line);
         match &self.bar {
             Some(bar) => bar.suspend(write),
             None => write(),
@@ -74,8 +75,8 @@ impl Progress {
 
 /// The final summary of a wait that did not succeed: how many are ready, and the
 /// first of those that are not.
-pub fn summary(ready: usize, total: usize, not_ready: &[String]) {
-    let mut err = apiclient::output::Stderr;
+pub fn summary(out: &Writers, ready: usize, total: usize, not_ready: &[String]) {
+    let mut err = out.stderr();
     let _ = writeln!(err, "{ready}/{total} ready; not ready:");
     for line in not_ready.iter().take(SUMMARY_LINES) {
         let _ = writeln!(err, "  {line}");
