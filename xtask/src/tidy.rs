@@ -191,7 +191,14 @@ fn relative(root: &Path, path: &Path) -> String {
 fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
     walk(
         root,
-        &["shared", "plugins", "xtask", "tests", "localcluster", "fuzz"],
+        &[
+            "shared",
+            "plugins",
+            "xtask",
+            "tests",
+            "localcluster",
+            "fuzz",
+        ],
         &|name| name.ends_with(".rs"),
     )
 }

@@ -180,9 +180,7 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
         } else if package.dir.starts_with("plugins/") {
             Box::new(|dep| rank(dep).is_some())
         } else if let Some(room) = ROOMS.iter().find(|r| r.name == package.name) {
-            Box::new(move |dep| {
-                (room.libraries && rank(dep).is_some()) || room.uses.contains(&dep)
-            })
+            Box::new(move |dep| (room.libraries && rank(dep).is_some()) || room.uses.contains(&dep))
         } else {
             out.push(problem(
                 0,
