@@ -1,4 +1,4 @@
-//! Fuzz target `go_duration`: [`cli::fuzzing::go_duration`] on arbitrary bytes (corpus in `fuzz/corpus/go_duration/`).
+//! Fuzz target `go_duration`: [`fuzz_entries::go_duration`] on arbitrary bytes (corpus in `fuzz/corpus/go_duration/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::go_duration(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::go_duration(data));

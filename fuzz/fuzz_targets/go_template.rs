@@ -1,4 +1,4 @@
-//! Fuzz target `go_template`: [`cli::fuzzing::go_template`] on arbitrary bytes (corpus in `fuzz/corpus/go_template/`).
+//! Fuzz target `go_template`: [`fuzz_entries::go_template`] on arbitrary bytes (corpus in `fuzz/corpus/go_template/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::go_template(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::go_template(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `image_reference`: [`cli::fuzzing::image_reference`] on arbitrary bytes (corpus in `fuzz/corpus/image_reference/`).
+//! Fuzz target `image_reference`: [`fuzz_entries::image_reference`] on arbitrary bytes (corpus in `fuzz/corpus/image_reference/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::image_reference(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::image_reference(data));

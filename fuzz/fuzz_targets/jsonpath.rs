@@ -1,4 +1,4 @@
-//! Fuzz target `jsonpath`: [`cli::fuzzing::jsonpath`] on arbitrary bytes (corpus in `fuzz/corpus/jsonpath/`).
+//! Fuzz target `jsonpath`: [`fuzz_entries::jsonpath`] on arbitrary bytes (corpus in `fuzz/corpus/jsonpath/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::jsonpath(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::jsonpath(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `label_selector`: [`cli::fuzzing::label_selector`] on arbitrary bytes (corpus in `fuzz/corpus/label_selector/`).
+//! Fuzz target `label_selector`: [`fuzz_entries::label_selector`] on arbitrary bytes (corpus in `fuzz/corpus/label_selector/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::label_selector(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::label_selector(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `manifest`: [`cli::fuzzing::manifest`] on arbitrary bytes (corpus in `fuzz/corpus/manifest/`).
+//! Fuzz target `manifest`: [`fuzz_entries::manifest`] on arbitrary bytes (corpus in `fuzz/corpus/manifest/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::manifest(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::manifest(data));

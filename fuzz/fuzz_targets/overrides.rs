@@ -1,4 +1,4 @@
-//! Fuzz target `overrides`: [`cli::fuzzing::overrides`] on arbitrary bytes (corpus in `fuzz/corpus/overrides/`).
+//! Fuzz target `overrides`: [`fuzz_entries::overrides`] on arbitrary bytes (corpus in `fuzz/corpus/overrides/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::overrides(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::overrides(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `quantity`: [`cli::fuzzing::quantity`] on arbitrary bytes (corpus in `fuzz/corpus/quantity/`).
+//! Fuzz target `quantity`: [`fuzz_entries::quantity`] on arbitrary bytes (corpus in `fuzz/corpus/quantity/`).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cli::fuzzing::quantity(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_entries::quantity(data));

@@ -419,7 +419,7 @@ async fn a_missing_user_sends_nothing_on(cluster: &'static Cluster) {
 /// unless its state says where.
 fn audit_log(cluster: &Cluster) -> Option<PathBuf> {
     let state_dir = cluster.kubeconfig.parent()?;
-    tests::state::ClusterState::read(state_dir)
+    localcluster::state::ClusterState::read(state_dir)
         .ok()
         .flatten()?
         .audit_log

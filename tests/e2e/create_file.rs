@@ -392,7 +392,7 @@ async fn kustomization_directory() {
 async fn n_objects_are_n_requests() {
     let state_dir = cluster().kubeconfig.parent().map(Path::to_path_buf);
     let log = state_dir.and_then(|d| {
-        tests::state::ClusterState::read(&d)
+        localcluster::state::ClusterState::read(&d)
             .ok()
             .flatten()?
             .audit_log

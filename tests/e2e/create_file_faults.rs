@@ -141,9 +141,10 @@ async fn lost_answers_over(over: Transport) {
 /// The names of the ConfigMaps starting with `prefix` in the throttled cluster's
 /// `limited` namespace.
 async fn throttled_names(prefix: &str) -> Vec<String> {
-    let client = tests::controlplane::client_for(&throttled_cluster().kubeconfig, ADMIN_CONTEXT)
-        .await
-        .expect("admin client");
+    let client =
+        localcluster::controlplane::client_for(&throttled_cluster().kubeconfig, ADMIN_CONTEXT)
+            .await
+            .expect("admin client");
     let api: Api<ConfigMap> = Api::namespaced(client, LIMITED_NAMESPACE);
     let mut names = configmap_names_in(&api).await;
     names.retain(|n| n.starts_with(&format!("{prefix}-")));

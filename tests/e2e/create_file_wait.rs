@@ -12,8 +12,8 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ResourceQuota};
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use localcluster::steering;
 use tests::harness::{Output, cluster};
-use tests::steering;
 
 /// The exit code of a wait that ran out of `--timeout` (the README's table).
 const TIMEOUT_EXIT: i32 = 124;

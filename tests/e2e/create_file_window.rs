@@ -173,7 +173,7 @@ async fn sigterm_mid_run_then_the_same_command_creates_the_rest() {
     std::fs::write(&file, configmaps("term", N)).expect("write input");
     let (mut child, printed, _stderr, _) = spawn_until_window_full(ns.as_str(), &file).await;
     assert!(webhook.holding(), "the first create is held");
-    assert!(tests::controlplane::signal(
+    assert!(localcluster::controlplane::signal(
         child.id().expect("pid"),
         libc::SIGTERM
     ));

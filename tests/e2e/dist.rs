@@ -419,7 +419,7 @@ fn the_install_in_ci_recipes_work() {
 
     // With krew: the index lines replaced by installs from the manifests and the
     // archive (`--manifest`/`--archive`: krew still checks the digest).
-    let krew = tests::krew_binary();
+    let krew = localcluster::krew_binary();
     assert!(
         krew.is_file(),
         "{} is missing: run `cargo xtask testenv`",

@@ -81,7 +81,7 @@ fn new_global_flags_and_selection_errors_read_as_kubectl_s() {
 /// user. Skipped on a cluster without an audit log (`KUBEPLUG_E2E_KUBECONFIG`).
 #[test]
 fn as_user_extra_is_sent_as_kubectl_sends_it() {
-    let Some(log) = tests::state::ClusterState::read(cluster().kubeconfig.parent().unwrap())
+    let Some(log) = localcluster::state::ClusterState::read(cluster().kubeconfig.parent().unwrap())
         .ok()
         .flatten()
         .and_then(|s| s.audit_log)

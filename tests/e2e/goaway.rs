@@ -6,10 +6,10 @@
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, ReplicationController};
 use kube::api::{Api, ListParams, PostParams};
+use localcluster::steering::Readiness;
 use std::time::Duration;
 use tests::harness::{goaway_cluster, wait_for_ready_replicas};
 use tests::objects::configmaps;
-use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 

@@ -27,9 +27,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, LogParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::{Api, Client};
+use localcluster::steering::Readiness;
 use serde_json::json;
 use tests::harness::{Cluster, TestNamespace, cluster};
-use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
 
@@ -459,13 +459,16 @@ async fn created_lines_reach_a_pipe_as_they_happen_in_a_pod() {
     // The proxy listens on the node IP inside the cluster's network namespace, where
     // the pods are, and forwards to the API server on this side's loopback.
     let netns = std::path::Path::new("/run/netns").join(cluster.netns.as_deref().unwrap());
-    let listener =
-        tests::realnode::netns::listen_inside_at(&netns, tests::controlplane::NODE_IP).unwrap();
+    let listener = localcluster::realnode::netns::listen_inside_at(
+        &netns,
+        localcluster::controlplane::NODE_IP,
+    )
+    .unwrap();
     let kubeconfig = kube::config::Kubeconfig::read_from(&cluster.kubeconfig).unwrap();
     let upstream = tests::faults::latency::server_addr(&kubeconfig).unwrap();
     let proxy = LatencyProxy::serve(listener, upstream, RTT).unwrap();
     let port = proxy.addr.port().to_string();
-    let host = tests::controlplane::NODE_IP.to_string();
+    let host = localcluster::controlplane::NODE_IP.to_string();
     let docs: String = (0..N)
         .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\n---\n"))
         .collect();
@@ -1047,7 +1050,10 @@ async fn code_after_signal(
 ) -> i32 {
     let mut child = tests::harness::spawn_plugin(&cluster.plugin_dir, plugin, kubeconfig, args);
     ready.await;
-    assert!(tests::controlplane::signal(child.id().unwrap(), signal));
+    assert!(localcluster::controlplane::signal(
+        child.id().unwrap(),
+        signal
+    ));
     shell_code(&mut child).await
 }
 

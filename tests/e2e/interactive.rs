@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use tests::steering::{self, Readiness};
+use localcluster::steering::{self, Readiness};
 
 use crate::terminal::Typist;
 

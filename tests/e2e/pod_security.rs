@@ -11,8 +11,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
+use localcluster::steering::Readiness;
 use tests::harness::{Release, cluster};
-use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 

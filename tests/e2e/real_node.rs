@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use localcluster::state::ClusterState;
 use tests::harness::{Cluster, Output, cluster, legacy_cluster, target_bin_dir};
-use tests::state::ClusterState;
 
 fn write(dir: &Path, file: &str, text: &str) {
     let path = dir.join(file);
@@ -450,7 +450,7 @@ impl OwnCluster {
         ]
         .into_iter()
         .chain(
-            tests::realnode::host::cgroup_hierarchies()
+            localcluster::realnode::host::cgroup_hierarchies()
                 .into_iter()
                 .map(|h| h.join(&id)),
         )
@@ -490,7 +490,7 @@ fn pids_of_node(id: &str) -> Vec<PathBuf> {
 }
 
 fn localcluster_kubectl() -> PathBuf {
-    tests::controlplane::Binaries::locate(tests::harness::cluster().release)
+    localcluster::controlplane::Binaries::locate(tests::harness::cluster().release)
         .unwrap()
         .reference_kubectl()
 }

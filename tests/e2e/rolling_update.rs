@@ -20,8 +20,8 @@ use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client};
+use localcluster::steering::Readiness;
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
-use tests::steering::Readiness;
 
 use crate::terminal::{on_terminal, screen};
 

@@ -16,12 +16,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ReplicationController;
 use kube::Api;
 use kube::api::PostParams;
+use localcluster::steering::Readiness;
 use tests::faults::invariants::{Expect, RcInvariants};
 use tests::faults::proxy::{ApiProxy, Transport};
 use tests::faults::webhook::{HoldingWebhook, Rule};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
 use tests::live::Live;
-use tests::steering::Readiness;
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 

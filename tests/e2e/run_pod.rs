@@ -12,10 +12,10 @@ use k8s_openapi::api::core::v1::{Pod, ReplicationController, Service};
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
+use localcluster::steering;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
 use tests::live::Stream;
 use tests::objects::pod_ready;
-use tests::steering;
 
 /// `kubectl run-pod -n NS ARGS…` on the shared cluster.
 pub(crate) fn run_pod(ns: &str, args: &[&str]) -> Output {
@@ -885,7 +885,7 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
 /// `None` for an existing cluster given by `KUBEPLUG_E2E_KUBECONFIG`.
 fn audit_log() -> Option<std::path::PathBuf> {
     let state_dir = cluster().kubeconfig.parent()?;
-    tests::state::ClusterState::read(state_dir)
+    localcluster::state::ClusterState::read(state_dir)
         .ok()
         .flatten()?
         .audit_log

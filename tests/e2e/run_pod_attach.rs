@@ -7,8 +7,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
+use localcluster::steering;
 use tests::harness::{Output, cluster};
-use tests::steering;
 
 fn run_pod(ns: &str, args: &[&str], stdin: &str) -> Output {
     cluster()

@@ -26,10 +26,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use base64::Engine as _;
+use localcluster::steering;
 use serde_json::{Value, json};
 use tests::foreign::closed_port;
 use tests::harness::{Cluster, Output, cluster, plugin_binary};
-use tests::steering;
 
 /// A marker per secret place of the kubeconfig: the test fails if any is printed.
 const EXEC_ENV: &str = "kplugMARKERexecEnv7f3a";

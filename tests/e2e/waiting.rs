@@ -15,9 +15,9 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, Node, ReplicationController, ResourceQuota};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
+use localcluster::steering::{self, Readiness};
 use tests::harness::{Cluster, cluster};
 use tests::live::{Live, Stream};
-use tests::steering::{self, Readiness};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, create_ready, rc};
 

@@ -103,7 +103,7 @@ impl HaCluster {
             .expect("an HA control plane needs a cluster with a real node (its network namespace)");
         let netns_path = Path::new("/run/netns").join(&netns);
         let state_dir = cluster.kubeconfig.parent().expect("state directory");
-        let state = crate::state::ClusterState::read(state_dir)
+        let state = localcluster::state::ClusterState::read(state_dir)
             .ok()
             .flatten()
             .expect("the cluster's state file");
@@ -123,7 +123,7 @@ impl HaCluster {
         // servers (a lost race shows as `address already in use` in a server's log).
         let ports: Vec<u16> = (0..servers)
             .map(|_| {
-                crate::realnode::netns::listen_inside(&netns_path)
+                localcluster::realnode::netns::listen_inside(&netns_path)
                     .and_then(|l| Ok(l.local_addr()?.port()))
                     .expect("a free port in the cluster's namespace")
             })
@@ -250,7 +250,7 @@ impl HaCluster {
     pub fn signal(&self, index: usize, sig: i32) {
         let server = &self.servers[index];
         assert!(
-            crate::controlplane::signal(server.pid, sig),
+            localcluster::controlplane::signal(server.pid, sig),
             "signal {sig} to {} ({})",
             server.name,
             server.pid
@@ -310,14 +310,14 @@ impl HaCluster {
         let mut text = format!(
             "haproxy ({}):\n{}\n",
             self.haproxy_log.display(),
-            crate::controlplane::tail(&self.haproxy_log, 20)
+            localcluster::controlplane::tail(&self.haproxy_log, 20)
         );
         for server in &self.servers {
             text.push_str(&format!(
                 "{} ({}):\n{}\n",
                 server.name,
                 server.log.display(),
-                crate::controlplane::tail(&server.log, 10)
+                localcluster::controlplane::tail(&server.log, 10)
             ));
         }
         text
@@ -339,7 +339,7 @@ impl HaCluster {
             let exited = self
                 .servers
                 .iter()
-                .find(|s| !crate::controlplane::alive(s.pid) || zombie(s.pid));
+                .find(|s| !localcluster::controlplane::alive(s.pid) || zombie(s.pid));
             if let Some(server) = exited {
                 panic!("{} exited while starting\n{}", server.name, self.logs());
             }

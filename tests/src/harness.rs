@@ -37,7 +37,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-pub use crate::controlplane::{ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Release};
+pub use localcluster::controlplane::{ADMIN_CONTEXT, LIMITED_CONTEXT, LIMITED_NAMESPACE, Release};
 
 /// The plugins this workspace builds, as kubectl names them.
 pub const PLUGINS: [&str; 3] = ["run-pod", "create-file", "rolling-update"];
@@ -239,7 +239,7 @@ fn start() -> Result<Cluster, String> {
         }
         let state_dir = kubeconfig.parent().unwrap_or(Path::new("."));
         let release =
-            match crate::state::ClusterState::read(state_dir).map_err(|e| e.to_string())? {
+            match localcluster::state::ClusterState::read(state_dir).map_err(|e| e.to_string())? {
                 Some(state) => state.release().map_err(|e| e.to_string())?,
                 None => Release::from_env().map_err(|e| e.to_string())?,
             };
@@ -259,7 +259,7 @@ fn start() -> Result<Cluster, String> {
 
 /// The kubectl to compare with on `release`'s server.
 fn reference_kubectl(release: Release) -> Result<PathBuf, String> {
-    crate::controlplane::Binaries::locate(release)
+    localcluster::controlplane::Binaries::locate(release)
         .map(|b| b.reference_kubectl())
         .map_err(|e| e.to_string())
 }
@@ -306,7 +306,7 @@ fn start_supervised(
     let _ = BufReader::new(stdout).read_line(&mut line);
     let Some(kubeconfig) = line.trim().strip_prefix("ready ").map(PathBuf::from) else {
         let _ = child.wait();
-        let log = crate::controlplane::tail(&log_path, 30);
+        let log = localcluster::controlplane::tail(&log_path, 30);
         let _ = std::fs::remove_dir_all(&state);
         return Err(format!("the local control plane did not start:\n{log}"));
     };
@@ -323,7 +323,10 @@ fn start_supervised(
 /// The network namespace of the cluster whose state file is beside `kubeconfig`.
 fn netns_of(kubeconfig: &Path) -> Option<String> {
     let dir = kubeconfig.parent()?;
-    crate::state::ClusterState::read(dir).ok().flatten()?.netns
+    localcluster::state::ClusterState::read(dir)
+        .ok()
+        .flatten()?
+        .netns
 }
 
 /// A directory holding links to the plugin binaries only: target/debug also holds
@@ -490,7 +493,7 @@ impl Cluster {
     pub fn loopback_listener(&self) -> std::net::TcpListener {
         match &self.netns {
             Some(name) => {
-                crate::realnode::netns::listen_inside(&Path::new("/run/netns").join(name))
+                localcluster::realnode::netns::listen_inside(&Path::new("/run/netns").join(name))
                     .expect("a listener in the cluster's network namespace")
             }
             None => std::net::TcpListener::bind(("127.0.0.1", 0)).expect("a loopback listener"),
@@ -560,14 +563,14 @@ impl Cluster {
     /// An admin client. Build one per test: a kube `Client` belongs to the tokio
     /// runtime it was made on, and every `#[tokio::test]` has its own.
     pub async fn client(&self) -> Client {
-        crate::controlplane::client_for(&self.kubeconfig, ADMIN_CONTEXT)
+        localcluster::controlplane::client_for(&self.kubeconfig, ADMIN_CONTEXT)
             .await
             .expect("admin client")
     }
 
     /// A client for the namespace-limited user.
     pub async fn limited_client(&self) -> Client {
-        crate::controlplane::client_for(&self.kubeconfig, LIMITED_CONTEXT)
+        localcluster::controlplane::client_for(&self.kubeconfig, LIMITED_CONTEXT)
             .await
             .expect("limited client")
     }
@@ -602,7 +605,7 @@ impl Cluster {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create test namespace");
-        crate::bootstrap::wait_for_service_account(
+        localcluster::bootstrap::wait_for_service_account(
             &client,
             self.release,
             &name,
@@ -647,7 +650,8 @@ fn delete_namespace(kubeconfig: &Path, name: &str) {
         return;
     };
     runtime.block_on(async {
-        if let Ok(client) = crate::controlplane::client_for(kubeconfig, ADMIN_CONTEXT).await {
+        if let Ok(client) = localcluster::controlplane::client_for(kubeconfig, ADMIN_CONTEXT).await
+        {
             let _ = Api::<Namespace>::all(client)
                 .delete(name, &DeleteParams::background())
                 .await;

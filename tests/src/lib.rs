@@ -1,11 +1,7 @@
-//! Test infrastructure for kubeplug: a real local control plane, a real node (a
-//! kubelet with containerd), and the harness the end-to-end tests use.
+//! The harness of kubeplug's end-to-end tests, over the local test cluster
+//! (`localcluster`: the control plane, the real node and the `kubeplug-cluster`
+//! supervisor that runs them).
 //!
-//! - [`controlplane`]: etcd + kube-apiserver + kube-controller-manager +
-//!   kube-scheduler, in the cluster's network namespace.
-//! - [`realnode`]: the node: containerd, the kubelet, kube-proxy, the image registry,
-//!   and the host left as it was.
-//! - [`bootstrap`]: what a fresh cluster needs before tests (the limited user's RBAC).
 //! - [`faults`]: real faults for e2e tests: a loopback API proxy that SIGKILLs a
 //!   client right after the server applied its k-th write, signals to control-plane
 //!   processes, and the rolling-update invariant checker.
@@ -21,11 +17,7 @@
 //!   namespace's ConfigMaps, a pod through a fresh namespace's admission).
 //! - [`foreign`]: what the cluster does not know, for error paths (a closed port, a
 //!   foreign CA), and kubectl's klog lines taken out of its stderr.
-//! - The `kubeplug-cluster` binary supervises a control plane plus the real node;
-//!   `cargo xtask cluster up|down|env` and the harness both start it.
 
-pub mod bootstrap;
-pub mod controlplane;
 pub mod faults;
 pub mod foreign;
 pub mod ha;
@@ -33,6 +25,3 @@ pub mod harness;
 pub mod klog;
 pub mod live;
 pub mod objects;
-pub mod realnode;
-/// The state file, from [`localcluster`] (which xtask links instead of this crate).
-pub use localcluster::{krew_binary, state, steering};

@@ -129,7 +129,7 @@ impl Live {
     pub fn signal(&self, sig: i32) {
         let pid = self.child.id().expect("the plugin still runs");
         assert!(
-            crate::controlplane::signal(pid, sig),
+            localcluster::controlplane::signal(pid, sig),
             "signal {sig} to {pid}"
         );
     }

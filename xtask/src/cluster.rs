@@ -253,7 +253,7 @@ pub fn build_supervisor() -> anyhow::Result<PathBuf> {
                 "build",
                 "--quiet",
                 "-p",
-                "tests",
+                "localcluster",
                 "--bin",
                 "kubeplug-cluster",
             ]),

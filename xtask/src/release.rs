@@ -53,7 +53,14 @@ pub const SIZE_FIRST: [&str; 2] = ["kubectl-run_pod", "kubectl-rolling_update"];
 /// not reach (it covers dependencies outside the workspace only): the size-first build
 /// names each. A library missing here is built at the profile's "s" in the size-first
 /// binaries, which `size_first_plugins_get_their_own_invocation_at_z` catches.
-pub const LIBRARIES: [&str; 5] = ["gotext", "goyaml", "apiclient", "resources", "cli"];
+pub const LIBRARIES: [&str; 6] = [
+    "gotext",
+    "goyaml",
+    "objectstatus",
+    "apiclient",
+    "resources",
+    "cli",
+];
 
 /// The cargo invocations that build `bins` with `profile` for `triple` (`--target` when
 /// `cross`), `--locked`: the versions in Cargo.lock, never a fresh resolution, so what

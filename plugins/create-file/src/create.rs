@@ -194,8 +194,8 @@ impl Output<'_> {
 fn kept_for_wait(object: &Value) -> Option<Value> {
     let api_version = object["apiVersion"].as_str()?;
     let group = api_version.split_once('/').map_or("", |(g, _)| g);
-    let rule = apiclient::readiness::Rule::of(group, object["kind"].as_str()?);
-    if rule == apiclient::readiness::Rule::Nothing {
+    let rule = objectstatus::readiness::Rule::of(group, object["kind"].as_str()?);
+    if rule == objectstatus::readiness::Rule::Nothing {
         return None;
     }
     let spec = &object["spec"];

@@ -1,6 +1,6 @@
 //! `--wait`: after the creates, wait until every created object is ready by its
-//! kind's rules (`apiclient::readiness`), saying on stderr why it is not yet, once
-//! per cause (`apiclient::waiting`), and ending early when a cause cannot fix itself.
+//! kind's rules (`objectstatus::readiness`), saying on stderr why it is not yet, once
+//! per cause (`objectstatus::waiting`), and ending early when a cause cannot fix itself.
 //!
 //! Requests: one watch per kind and namespace of the created objects (not one per
 //! object: 500 Deployments in one namespace are one watch), one on the pods of each
@@ -22,12 +22,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use apiclient::readiness::{self, PullFailures, Related, Rule, State};
-use apiclient::waiting::{Cause, Reported};
 use cli::{SilentExit, Stopped};
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, ListParams};
 use kube::core::Selector;
+use objectstatus::readiness::{self, PullFailures, Related, Rule, State};
+use objectstatus::waiting::{Cause, Reported};
 use resources::{RestMapper, Visited};
 use serde_json::Value;
 use tokio::time::Instant;

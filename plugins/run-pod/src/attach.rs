@@ -335,7 +335,7 @@ impl Session {
             .join(",");
         let started = tokio::time::Instant::now();
         let deadline = started + self.timeout;
-        let mut reported = apiclient::waiting::Reported::default();
+        let mut reported = objectstatus::waiting::Reported::default();
         let mut looked_at: Option<tokio::time::Instant> = None;
         loop {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
@@ -368,7 +368,7 @@ impl Session {
     /// The `Waiting:` lines of the created workload's `ReplicaFailure` condition not
     /// printed yet (Deployments and ReplicationControllers carry one; a failed read
     /// says nothing: it only explains a wait).
-    async fn workload_causes(&self, reported: &mut apiclient::waiting::Reported) -> Vec<String> {
+    async fn workload_causes(&self, reported: &mut objectstatus::waiting::Reported) -> Vec<String> {
         let Some(created) = self.created_all.first() else {
             return Vec::new();
         };
@@ -387,7 +387,7 @@ impl Session {
         fn text<'a>(c: &'a Value, key: &str) -> Option<&'a str> {
             c.get(key).and_then(Value::as_str)
         }
-        let conditions: Vec<apiclient::waiting::Condition<'_>> = conditions
+        let conditions: Vec<objectstatus::waiting::Condition<'_>> = conditions
             .into_iter()
             .map(|c| {
                 (
@@ -399,11 +399,11 @@ impl Session {
             })
             .collect();
         let causes =
-            apiclient::waiting::controller_causes(&kind_of(created), name, &conditions, &[]);
+            objectstatus::waiting::controller_causes(&kind_of(created), name, &conditions, &[]);
         reported
             .fresh(&causes)
             .into_iter()
-            .map(apiclient::waiting::Cause::line)
+            .map(objectstatus::waiting::Cause::line)
             .collect()
     }
 
@@ -595,12 +595,12 @@ const STALL_AFTER: Duration = Duration::from_secs(3);
 /// Why the pod waited for is not running yet, from the watch's own
 /// events (no request of its own): once the pod's phase and readiness have not
 /// changed for [`STALL_AFTER`], its scheduling and waiting reasons, in the server's
-/// words (`apiclient::waiting`), each printed once until it changes.
+/// words (`objectstatus::waiting`), each printed once until it changes.
 struct Why {
     pod: Option<Pod>,
     state: Option<(String, bool)>,
     moved_at: tokio::time::Instant,
-    reported: apiclient::waiting::Reported,
+    reported: objectstatus::waiting::Reported,
 }
 
 impl Default for Why {
@@ -609,7 +609,7 @@ impl Default for Why {
             pod: None,
             state: None,
             moved_at: tokio::time::Instant::now(),
-            reported: apiclient::waiting::Reported::default(),
+            reported: objectstatus::waiting::Reported::default(),
         }
     }
 }
@@ -643,11 +643,11 @@ impl Why {
         if tokio::time::Instant::now() < self.moved_at + STALL_AFTER {
             return Vec::new();
         }
-        let causes = apiclient::waiting::pod_causes([pod]);
+        let causes = objectstatus::waiting::pod_causes([pod]);
         self.reported
             .fresh(&causes)
             .into_iter()
-            .map(apiclient::waiting::Cause::line)
+            .map(objectstatus::waiting::Cause::line)
             .collect()
     }
 }

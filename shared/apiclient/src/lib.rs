@@ -23,12 +23,12 @@
 //! - [`kuberc`]: kubectl's preferences file, read for its credential plugin policy.
 //! - [`term`]: whether stderr gets colour.
 //! - [`output`]: the process's stdout and stderr, remembering a closed pipe.
-//! - [`waiting`]: why a wait is not over, in the server's words.
 //! - [`spdy`]: a SPDY/3.1 client session, as Kubernetes' streaming servers speak it.
 //! - [`remotecommand`]: attaching to a container over a WebSocket, or over SPDY when
 //!   the WebSocket upgrade is refused, as kubectl does.
-//! - [`readiness`]: when a created object is ready by its kind's rules, and which
-//!   causes mean it never will be.
+//!
+//! The object-status rules (readiness, why a wait is not over), which use no client,
+//! are the `objectstatus` crate.
 
 pub mod bound;
 pub mod causes;
@@ -41,14 +41,12 @@ pub mod klog;
 pub mod kubeconfig;
 pub mod kuberc;
 pub mod output;
-pub mod readiness;
 pub mod remotecommand;
 pub mod retry;
 pub mod spdy;
 pub mod status;
 pub mod term;
 pub mod tls;
-pub mod waiting;
 pub mod warnings;
 
 pub use error::Error;

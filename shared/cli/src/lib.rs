@@ -34,7 +34,6 @@
 //! - [`help`]: `--help` in kubectl's layout; [`completion`]: shell completion;
 //! - [`status_line`]: the moving progress line on stderr, drawn so that Ctrl-C's
 //!   echo goes when it is cleared;
-//! - [`fuzzing`]: the entry points of the `fuzz/` targets.
 
 mod closed_output;
 mod context;
@@ -46,7 +45,6 @@ pub mod version;
 
 pub mod completion;
 pub mod flags;
-pub mod fuzzing;
 pub mod help;
 pub mod printers;
 pub mod status_line;

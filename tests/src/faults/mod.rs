@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 
-use crate::state::ClusterState;
+use localcluster::state::ClusterState;
 
 /// The processes of a running `kubeplug-cluster`, found through its state file (the
 /// directory holding the cluster's kubeconfig).
@@ -45,7 +45,7 @@ impl Paused {
 
 impl Drop for Paused {
     fn drop(&mut self) {
-        crate::controlplane::signal(self.pid, libc::SIGCONT);
+        localcluster::controlplane::signal(self.pid, libc::SIGCONT);
     }
 }
 
@@ -78,7 +78,7 @@ impl ControlPlane {
     pub fn pause(&self, name: &str) -> anyhow::Result<Paused> {
         let pid = self.pid(name)?;
         anyhow::ensure!(
-            crate::controlplane::signal(pid, libc::SIGSTOP),
+            localcluster::controlplane::signal(pid, libc::SIGSTOP),
             "cannot stop {name}"
         );
         Ok(Paused { pid })
@@ -91,7 +91,7 @@ impl ControlPlane {
         let state = self.state()?;
         let before = self.pid("kube-apiserver")?;
         anyhow::ensure!(
-            crate::controlplane::signal(state.supervisor_pid, libc::SIGUSR1),
+            localcluster::controlplane::signal(state.supervisor_pid, libc::SIGUSR1),
             "the cluster supervisor is gone"
         );
         let deadline = tokio::time::Instant::now() + Duration::from_secs(120);

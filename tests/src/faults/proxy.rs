@@ -867,7 +867,7 @@ async fn kill_server(shared: &Shared) {
     loop {
         let notified = shared.pid_known.notified();
         if let Some(pid) = lock(&shared.plan).pid {
-            crate::controlplane::signal(pid, libc::SIGKILL);
+            localcluster::controlplane::signal(pid, libc::SIGKILL);
             break;
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {

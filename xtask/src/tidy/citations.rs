@@ -49,7 +49,16 @@ impl Index {
         let files = super::walk(
             root,
             &[
-                "shared", "plugins", "xtask", "tests", "fuzz", "bench", "docs", ".github", ".krew",
+                "shared",
+                "plugins",
+                "xtask",
+                "tests",
+                "localcluster",
+                "fuzz",
+                "bench",
+                "docs",
+                ".github",
+                ".krew",
             ],
             &|_| true,
         )?;

@@ -1,10 +1,13 @@
 //! The crate-layer rule, read from each package's `Cargo.toml`: the library crates
 //! are layers ([`LIBRARY_ORDER`], from the bottom up), and a library crate depends only
-//! on the library crates below it; a plugin depends only on library crates.
+//! on the library crates below it; a plugin depends only on library crates; each room
+//! around them ([`ROOMS`]: the test cluster, the e2e tests, the fuzz entry points,
+//! xtask) only on what its entry names, so that nothing depends on xtask or the e2e
+//! tests and the test cluster stands on nothing of the workspace.
 //!
 //! The compiler refuses a cycle among normal dependencies, but not an upward
 //! dev-dependency (cargo allows those cycles), nor a plugin depending on another
-//! package of the workspace, nor a new library crate with no place among the layers:
+//! package of the workspace, nor a new library crate or room with no place among the layers:
 //! those are what this rule holds. Every dependency table counts (`dependencies`,
 //! `dev-dependencies`, `build-dependencies`, and their `target.'cfg(…)'` forms).
 //!
@@ -17,8 +20,56 @@ use std::path::Path;
 use super::{Problem, Rule};
 
 /// The library crates under `shared/`, from the bottom up: each may depend only on
-/// those before it. A new library crate takes its place here.
-pub(super) const LIBRARY_ORDER: &[&str] = &["gotext", "goyaml", "apiclient", "resources", "cli"];
+/// those before it. A new library crate takes its place here. `objectstatus` sits low
+/// on purpose: its rules are pure, and the rule keeps them from ever reaching the client.
+pub(super) const LIBRARY_ORDER: &[&str] = &[
+    "gotext",
+    "goyaml",
+    "objectstatus",
+    "apiclient",
+    "resources",
+    "cli",
+];
+
+/// A package of the workspace that is neither a library crate nor a plugin.
+pub(super) struct Room {
+    pub(super) name: &'static str,
+    /// Whether it may use the library crates.
+    pub(super) libraries: bool,
+    /// The other packages of the workspace it may use.
+    pub(super) uses: &'static [&'static str],
+    /// Why, for the message.
+    pub(super) invariant: &'static str,
+}
+
+/// The rooms around the product, each with what it may use. Nobody may use `xtask` or
+/// `tests`; a new room takes its place here.
+pub(super) const ROOMS: &[Room] = &[
+    Room {
+        name: "localcluster",
+        libraries: false,
+        uses: &[],
+        invariant: "the test cluster is a cluster, not a client: it uses no package of the workspace",
+    },
+    Room {
+        name: "fuzz-entries",
+        libraries: true,
+        uses: &[],
+        invariant: "the fuzz entry points use only the library crates they fuzz",
+    },
+    Room {
+        name: "tests",
+        libraries: true,
+        uses: &["localcluster"],
+        invariant: "the e2e tests use the library crates and the test cluster",
+    },
+    Room {
+        name: "xtask",
+        libraries: false,
+        uses: &["localcluster"],
+        invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses",
+    },
+];
 
 /// One package of the workspace.
 #[derive(Debug)]
@@ -128,7 +179,16 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
             Box::new(move |dep| rank(dep).is_some_and(|r| r < own))
         } else if package.dir.starts_with("plugins/") {
             Box::new(|dep| rank(dep).is_some())
+        } else if let Some(room) = ROOMS.iter().find(|r| r.name == package.name) {
+            Box::new(move |dep| (room.libraries && rank(dep).is_some()) || room.uses.contains(&dep))
         } else {
+            out.push(problem(
+                0,
+                format!(
+                    "`{}` is a package with no place among the rooms (add it to tidy's ROOMS, with what it may use)",
+                    package.name
+                ),
+            ));
             continue;
         };
         for (dep, line) in &package.dependencies {
@@ -138,8 +198,14 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
                         "a library crate uses only the library crates below it: {}, bottom up",
                         LIBRARY_ORDER.join(" → ")
                     )
-                } else {
+                } else if package.dir.starts_with("plugins/") {
                     "a plugin uses only the library crates".to_string()
+                } else {
+                    ROOMS
+                        .iter()
+                        .find(|r| r.name == package.name)
+                        .map_or("", |r| r.invariant)
+                        .to_string()
                 };
                 out.push(problem(
                     *line,

@@ -266,19 +266,43 @@ const RUN_POD: (&str, &str) = (
 );
 const TESTS: (&str, &str) = (
     "tests",
-    "[package]\nname = \"tests\"\n\n[dependencies]\ncli.workspace = true\n",
+    "[package]\nname = \"tests\"\n\n[dependencies]\ncli.workspace = true\nlocalcluster = { workspace = true, features = [\"supervisor\"] }\n",
 );
+const LOCALCLUSTER: (&str, &str) = (
+    "localcluster",
+    "[package]\nname = \"localcluster\"\n\n[dependencies]\nkube.workspace = true\n",
+);
+const XTASK: (&str, &str) = (
+    "xtask",
+    "[package]\nname = \"xtask\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+);
+const FUZZ_ENTRIES: (&str, &str) = (
+    "fuzz/entries",
+    "[package]\nname = \"fuzz-entries\"\n\n[dependencies]\nresources.workspace = true\ncli.workspace = true\n",
+);
+/// A clean workspace: every kind of package, each using what it may.
+const CLEAN: [(&str, &str); 9] = [
+    GOTEXT,
+    GOYAML,
+    APICLIENT,
+    CLI,
+    RUN_POD,
+    TESTS,
+    LOCALCLUSTER,
+    XTASK,
+    FUZZ_ENTRIES,
+];
 
 #[test]
 fn a_crate_depends_only_on_the_library_crates_below_it() {
-    let clean = workspace(&[GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS]);
+    let clean = workspace(&CLEAN);
     assert_eq!(
         messages(&crates::check(
             &crates::packages(clean.path()).expect("read")
         )),
         Vec::<String>::new()
     );
-    let planted: [(&str, &str, &str); 5] = [
+    let planted: &[(&str, &str, &str)] = &[
         // An upward dev-dependency compiles (cargo allows that cycle): tidy refuses it.
         (
             "shared/apiclient",
@@ -305,9 +329,54 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
             "[package]\nname = \"status\"\n\n[dependencies]\napiclient.workspace = true\n",
             "shared/status/Cargo.toml: [layering] `status` is a library crate with no place among the layers",
         ),
+        // The object-status rules are pure: they never reach the client.
+        (
+            "shared/objectstatus",
+            "[package]\nname = \"objectstatus\"\n\n[dependencies]\ngotext.workspace = true\napiclient.workspace = true\n",
+            "shared/objectstatus/Cargo.toml:6: [layering] `objectstatus` depends on `apiclient`",
+        ),
+        // The test cluster stands on nothing of the workspace: not the e2e tests, not
+        // xtask, not the product's crates.
+        (
+            "localcluster",
+            "[package]\nname = \"localcluster\"\n\n[dependencies]\ntests = { path = \"../tests\" }\n",
+            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `tests` (the test cluster is a cluster",
+        ),
+        (
+            "localcluster",
+            "[package]\nname = \"localcluster\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
+            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `xtask`",
+        ),
+        (
+            "localcluster",
+            "[package]\nname = \"localcluster\"\n\n[dependencies]\napiclient.workspace = true\n",
+            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `apiclient`",
+        ),
+        // Nothing depends on xtask or the e2e tests.
+        (
+            "tests",
+            "[package]\nname = \"tests\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
+            "tests/Cargo.toml:5: [layering] `tests` depends on `xtask` (the e2e tests use",
+        ),
+        (
+            "xtask",
+            "[package]\nname = \"xtask\"\n\n[dependencies]\nlocalcluster.workspace = true\ntests = { path = \"../tests\" }\n",
+            "xtask/Cargo.toml:6: [layering] `xtask` depends on `tests` (xtask runs",
+        ),
+        (
+            "fuzz/entries",
+            "[package]\nname = \"fuzz-entries\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+            "fuzz/entries/Cargo.toml:5: [layering] `fuzz-entries` depends on `localcluster`",
+        ),
+        // A new package takes its place among the rooms.
+        (
+            "bench",
+            "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+            "bench/Cargo.toml: [layering] `bench` is a package with no place among the rooms",
+        ),
     ];
-    for (dir, manifest, expected) in planted {
-        let mut members = vec![GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS];
+    for &(dir, manifest, expected) in planted {
+        let mut members = CLEAN.to_vec();
         members.retain(|(d, _)| *d != dir);
         members.push((dir, manifest));
         let ws = workspace(&members);

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use apiclient::readiness::{self, Rule};
 use futures::stream::{BoxStream, SelectAll, StreamExt as _};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -14,6 +13,7 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::{GroupVersionKind, Selector};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use objectstatus::readiness::{self, Rule};
 use resources::RestMapper;
 use serde_json::Value;
 

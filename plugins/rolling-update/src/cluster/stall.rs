@@ -3,7 +3,7 @@
 //! the API server knows — the new RC's `ReplicaFailure` condition and newest
 //! `FailedCreate` event, its pods' scheduling and waiting reasons — are printed on
 //! stderr, one `Waiting: …` line per distinct cause, again only when a cause
-//! changes (`apiclient::waiting`). stdout and 1.17's lines are untouched.
+//! changes (`objectstatus::waiting`). stdout and 1.17's lines are untouched.
 //!
 //! Requests: none while the update moves. The RC and its pods come from the watch
 //! stores the waits already keep; only a stalled RC that lacks pods costs a list of
@@ -18,9 +18,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiclient::waiting::{Cause, Reported, controller_causes, pod_causes};
 use k8s_openapi::api::core::v1::{Event, Pod, ReplicationController};
 use kube::api::{Api, ListParams};
+use objectstatus::waiting::{Cause, Reported, controller_causes, pod_causes};
 use tokio::time::Instant;
 
 use super::watch::Observer;

@@ -1,10 +1,10 @@
-//! The entry points of the fuzz targets in `fuzz/` (cargo-fuzz), kept here so that the
-//! saved corpora also run as ordinary tests on stable Rust (`tests` below): every
-//! input in `fuzz/corpus/<target>/` goes through the same function the fuzzer calls.
+//! The entry points of the fuzz targets in `fuzz/` (cargo-fuzz), in a crate of the
+//! root workspace so that the saved corpora also run as ordinary tests on stable Rust
+//! (`tests` below): every input in `fuzz/corpus/<target>/` goes through the same
+//! function the fuzzer calls. No production crate depends on this one.
 //!
 //! Each function takes arbitrary bytes and must neither panic nor hang; what it
-//! returns is ignored (an error is a fine answer to a bad input). They are public for
-//! the fuzz crate only.
+//! returns is ignored (an error is a fine answer to a bad input).
 
 use serde_json::{Value, json};
 
@@ -82,8 +82,8 @@ pub fn label_selector(data: &[u8]) {
 /// without bare seconds.
 pub fn go_duration(data: &[u8]) {
     let s = text(data);
-    let _ = crate::flags::parse_go_duration(&s, true);
-    let _ = crate::flags::parse_go_duration(&s, false);
+    let _ = cli::flags::parse_go_duration(&s, true);
+    let _ = cli::flags::parse_go_duration(&s, false);
 }
 
 /// A JSONPath template (`-o jsonpath=…`), parsed and run on a sample object in each

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::binaries::{NotInstalled, Release, cache_root};
 
 /// The node's IP (the inner end of its network namespace's veth pair,
-/// `tests::realnode::netns`): the API server listens and advertises there, and its
+/// `realnode::netns`): the API server listens and advertises there, and its
 /// certificate names it.
 pub const NODE_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 200, 0, 2);
 
@@ -70,8 +70,8 @@ pub const IMAGES: &[(&str, &str)] = &[
 /// The inputs of the images' recipe, hashed into the store's name: the pause
 /// program's source, the builder, and the list above.
 const RECIPE: [&[u8]; 2] = [
-    include_bytes!("../../../xtask/testenv/images/pause.c"),
-    include_bytes!("../../../xtask/src/testenv/images.rs"),
+    include_bytes!("../../xtask/testenv/images/pause.c"),
+    include_bytes!("../../xtask/src/testenv/images.rs"),
 ];
 
 /// The registry storage root that holds [`IMAGES`], for the current recipe

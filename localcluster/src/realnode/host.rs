@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::controlplane::sweep::{ProcessState, is_stale, probe, start_time};
 
-pub use localcluster::host::{HOST_PATHS, NODE_ID_PREFIX as ID_PREFIX, RUN_ROOT, SYSCTLS};
+pub use crate::host::{HOST_PATHS, NODE_ID_PREFIX as ID_PREFIX, RUN_ROOT, SYSCTLS};
 
 /// The id of the node this supervisor runs.
 pub fn node_id() -> String {

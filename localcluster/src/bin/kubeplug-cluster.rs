@@ -6,7 +6,7 @@
 //! `--wait-stdin`, so that the cluster goes away when the test process does, however
 //! it ends (a closed pipe is the one signal that survives `kill -9` of the parent).
 //!
-//! On start it writes `<state-dir>/cluster.json` (see [`tests::state::ClusterState`])
+//! On start it writes `<state-dir>/cluster.json` (see [`localcluster::state::ClusterState`])
 //! and prints one line `ready <kubeconfig>` on stdout. It stops everything on SIGINT,
 //! SIGTERM, stdin EOF (with `--wait-stdin`) or when a component crashes. SIGUSR1
 //! restarts kube-apiserver on the same etcd (a fault the e2e tests inject) and
@@ -17,9 +17,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use tests::controlplane::{self, Binaries, ControlPlane, Release};
-use tests::realnode::{self, RealNode, host, netns::NetNs};
-use tests::state::{ClusterState, ProcessEntry};
+use localcluster::controlplane::{self, Binaries, ControlPlane, Release};
+use localcluster::realnode::{self, RealNode, host, netns::NetNs};
+use localcluster::state::{ClusterState, ProcessEntry};
 use tokio::io::AsyncReadExt;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -169,7 +169,7 @@ async fn run(args: &Args, place: &Place) -> anyhow::Result<()> {
     // children's parent-death signal depends on that.
     let mut plane = ControlPlane::start(args.control_plane(binaries, api_port)).await?;
     let client = plane.admin_client().await?;
-    tests::bootstrap::bootstrap(&client, release, with_controllers).await?;
+    localcluster::bootstrap::bootstrap(&client, release, with_controllers).await?;
 
     let mut node = match node_binaries {
         Some(binaries) => {

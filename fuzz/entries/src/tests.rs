@@ -7,7 +7,7 @@ use super::TARGETS;
 
 fn corpus(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
+        .join("../corpus")
         .join(target);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -52,7 +52,7 @@ fn replay(target: &'static str) {
 
 #[test]
 fn every_target_has_a_corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
     for (target, _) in TARGETS {
         assert!(dir.join(target).is_dir(), "no corpus for {target}");
     }

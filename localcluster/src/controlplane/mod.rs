@@ -33,7 +33,7 @@ pub mod sweep;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use localcluster::{Binaries, NotInstalled, Release, client_for};
+pub use crate::{Binaries, NotInstalled, Release, client_for};
 pub use process::{alive, free_port, signal, tail};
 
 pub(crate) use process::{Process, first_crash, wait_for_port};
@@ -44,7 +44,7 @@ pub const LIMITED_NAMESPACE: &str = "kubeplug-limited";
 pub const ADMIN_CONTEXT: &str = "kubeplug-admin";
 /// The kubeconfig context of the namespace-limited user.
 pub const LIMITED_CONTEXT: &str = "kubeplug-limited";
-pub use localcluster::node::NODE_IP;
+pub use crate::node::NODE_IP;
 /// The `--service-cluster-ip-range` of the apiserver.
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use localcluster::process::{alive, signal, tail};
+pub use crate::process::{alive, signal, tail};
 
 /// One running program (etcd, kube-apiserver, kube-controller-manager).
 pub struct Process {

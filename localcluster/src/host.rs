@@ -1,5 +1,5 @@
 //! The names of what a real node leaves on the host until it is removed (the node
-//! itself is `tests::realnode`), so that `cargo xtask test` can check after a run that
+//! itself is `realnode`), so that `cargo xtask test` can check after a run that
 //! nothing is left ([`Snapshot`]).
 
 use std::path::Path;

@@ -35,10 +35,10 @@ pub mod netns;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::{NodeBinaries, Release};
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
-use localcluster::{NodeBinaries, Release};
 
 use crate::controlplane::Process;
 use config::Layout;

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use localcluster::Release;
-use localcluster::node::KUBELET_PORT;
+use crate::Release;
+use crate::node::KUBELET_PORT;
 
 use super::netns::{NODE_IP, POD_SUBNET};
 
@@ -101,7 +101,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "{cni}"
     conf_dir = "{run}/cni/net.d"
 "#,
-        sandbox = localcluster::SANDBOX_IMAGE,
+        sandbox = crate::SANDBOX_IMAGE,
         runc = layout.runc.display(),
         cni = layout.cni_bin_dir.display(),
     )
@@ -144,7 +144,7 @@ pub fn cni_conflist(layout: &Layout) -> String {
 
 /// docker-registry (distribution 2.8): serves the image store read-only.
 pub fn registry(layout: &Layout) -> String {
-    localcluster::node::registry_config(&layout.image_store, REGISTRY_ADDRESS, true)
+    crate::node::registry_config(&layout.image_store, REGISTRY_ADDRESS, true)
 }
 
 /// The `resolv.conf` pods get: the cluster DNS address (nothing answers there, but
