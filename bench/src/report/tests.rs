@@ -1,7 +1,7 @@
 //! The report's formatting and layout, on hand-made results.
 
 use super::*;
-use crate::bench::model::{
+use crate::model::{
     BinarySize, Cache, Cell, Link, Requests, Sample, Series, Target, Traffic,
 };
 

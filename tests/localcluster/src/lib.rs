@@ -4,14 +4,17 @@
 //! `kubeplug-cluster` writes ([`state::ClusterState`]), probes of its processes, a
 //! client for one of its contexts, how test pods are made to behave on the node
 //! (`steering`: readiness probes and commands), and the latency proxy the e2e tests and the bench both put in front
-//! of it.
+//! of it. [`detached::Supervisor`] builds, starts and stops a cluster that outlives its
+//! caller (`cargo xtask cluster`, the demo, the bench).
 //!
 //! The `tests` crate (the supervisor, the real node, the harness) re-exports all
-//! of it; `xtask` links only this crate and runs `kubeplug-cluster` as a program, so
+//! of it; `xtask` and `bench` link only this crate and run `kubeplug-cluster` as a program, so
 //! `cargo xtask dist|install` never compile the test infrastructure (which is
 //! Linux-only) and xtask builds on every release platform.
 
 mod binaries;
+#[cfg(target_os = "linux")]
+pub mod detached;
 pub mod host;
 pub mod latency;
 pub mod node;

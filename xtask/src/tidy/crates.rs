@@ -1,6 +1,8 @@
 //! The crate-layer rule, read from each package's `Cargo.toml`: the library crates
 //! are layers ([`LIBRARY_ORDER`], from the bottom up), and a library crate depends only
-//! on the library crates below it; a plugin depends only on library crates.
+//! on the library crates below it; a plugin depends only on library crates; the bench
+//! only on library crates and the test cluster's crate; and no package depends on a
+//! program of its own ([`PROGRAMS`]: xtask, the bench).
 //!
 //! The compiler refuses a cycle among normal dependencies, but not an upward
 //! dev-dependency (cargo allows those cycles), nor a plugin depending on another
@@ -19,6 +21,13 @@ use super::{Problem, Rule};
 /// The library crates under `shared/`, from the bottom up: each may depend only on
 /// those before it. A new library crate takes its place here.
 pub(super) const LIBRARY_ORDER: &[&str] = &["gotext", "goyaml", "apiclient", "resources", "cli"];
+
+/// The packages that are programs of their own, which `cargo xtask` is or runs: no
+/// package depends on them (xtask runs the bench as a program, never links it).
+pub(super) const PROGRAMS: &[&str] = &["xtask", "bench"];
+
+/// The test cluster's crate, which the bench starts its cluster with.
+const TEST_CLUSTER: &str = "localcluster";
 
 /// One package of the workspace.
 #[derive(Debug)]
@@ -114,6 +123,17 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
             rule: Rule::Layering,
             message,
         };
+        for (dep, line) in &package.dependencies {
+            if PROGRAMS.contains(&dep.as_str()) && workspace.contains(&dep.as_str()) {
+                out.push(problem(
+                    *line,
+                    format!(
+                        "`{}` depends on `{dep}` (a program of its own, which `cargo xtask` is or runs: nothing links it)",
+                        package.name
+                    ),
+                ));
+            }
+        }
         let allowed: Box<dyn Fn(&str) -> bool> = if package.dir.starts_with("shared/") {
             let Some(own) = rank(&package.name) else {
                 out.push(problem(
@@ -128,16 +148,24 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
             Box::new(move |dep| rank(dep).is_some_and(|r| r < own))
         } else if package.dir.starts_with("plugins/") {
             Box::new(|dep| rank(dep).is_some())
+        } else if package.name == "bench" {
+            Box::new(|dep| rank(dep).is_some() || dep == TEST_CLUSTER)
         } else {
             continue;
         };
         for (dep, line) in &package.dependencies {
-            if workspace.contains(&dep.as_str()) && !allowed(dep) {
+            // A program as a dependency is reported above, whoever depends on it.
+            if workspace.contains(&dep.as_str())
+                && !allowed(dep)
+                && !PROGRAMS.contains(&dep.as_str())
+            {
                 let why = if package.dir.starts_with("shared/") {
                     format!(
                         "a library crate uses only the library crates below it: {}, bottom up",
                         LIBRARY_ORDER.join(" → ")
                     )
+                } else if package.name == "bench" {
+                    format!("the bench uses only the library crates and `{TEST_CLUSTER}`")
                 } else {
                     "a plugin uses only the library crates".to_string()
                 };

@@ -268,17 +268,40 @@ const TESTS: (&str, &str) = (
     "tests",
     "[package]\nname = \"tests\"\n\n[dependencies]\ncli.workspace = true\n",
 );
+const LOCALCLUSTER: (&str, &str) = (
+    "tests/localcluster",
+    "[package]\nname = \"localcluster\"\n\n[dependencies]\nkube.workspace = true\n",
+);
+const XTASK: (&str, &str) = (
+    "xtask",
+    "[package]\nname = \"xtask\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+);
+const BENCH: (&str, &str) = (
+    "bench",
+    "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\ncli.workspace = true\n",
+);
 
 #[test]
 fn a_crate_depends_only_on_the_library_crates_below_it() {
-    let clean = workspace(&[GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS]);
+    let all = [
+        GOTEXT,
+        GOYAML,
+        APICLIENT,
+        CLI,
+        RUN_POD,
+        TESTS,
+        LOCALCLUSTER,
+        XTASK,
+        BENCH,
+    ];
+    let clean = workspace(&all);
     assert_eq!(
         messages(&crates::check(
             &crates::packages(clean.path()).expect("read")
         )),
         Vec::<String>::new()
     );
-    let planted: [(&str, &str, &str); 5] = [
+    let planted: [(&str, &str, &str); 9] = [
         // An upward dev-dependency compiles (cargo allows that cycle): tidy refuses it.
         (
             "shared/apiclient",
@@ -305,9 +328,31 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
             "[package]\nname = \"status\"\n\n[dependencies]\napiclient.workspace = true\n",
             "shared/status/Cargo.toml: [layering] `status` is a library crate with no place among the layers",
         ),
+        // The bench is a program of its own: it never links xtask, nor the e2e harness…
+        (
+            "bench",
+            "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\nxtask = { path = \"../xtask\" }\n",
+            "bench/Cargo.toml:6: [layering] `bench` depends on `xtask` (a program of its own",
+        ),
+        (
+            "bench",
+            "[package]\nname = \"bench\"\n\n[dependencies]\ntests.workspace = true\n",
+            "bench/Cargo.toml:5: [layering] `bench` depends on `tests` (the bench uses only the library crates and `localcluster`)",
+        ),
+        // … and nothing links the bench, not even a test of xtask's.
+        (
+            "xtask",
+            "[package]\nname = \"xtask\"\n\n[dev-dependencies]\nbench.workspace = true\n",
+            "xtask/Cargo.toml:5: [layering] `xtask` depends on `bench` (a program of its own",
+        ),
+        (
+            "tests",
+            "[package]\nname = \"tests\"\n\n[dependencies]\nxtask.workspace = true\n",
+            "tests/Cargo.toml:5: [layering] `tests` depends on `xtask` (a program of its own",
+        ),
     ];
     for (dir, manifest, expected) in planted {
-        let mut members = vec![GOTEXT, GOYAML, APICLIENT, CLI, RUN_POD, TESTS];
+        let mut members = all.to_vec();
         members.retain(|(d, _)| *d != dir);
         members.push((dir, manifest));
         let ws = workspace(&members);
@@ -315,6 +360,42 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
         assert_eq!(problems.len(), 1, "{dir}: {problems:#?}");
         assert!(problems[0].starts_with(expected), "{problems:#?}");
     }
+}
+
+#[test]
+fn a_program_s_modules_name_no_item_of_its_main_rs() {
+    let main = "//! Root.\nmod paths;\nmod test;\nfn main() {}\npub fn project_root() {}\nconst RUNS: u32 = 5;\n";
+    let items = roots::root_items(main);
+    assert_eq!(items, ["main", "project_root", "RUNS"], "modules are not items");
+    let planted = [
+        ("fn f() { crate::project_root(); }", 1, "crate::project_root"),
+        ("use crate::project_root;\nfn f() { project_root(); }", 1, "crate::project_root"),
+        ("fn f() -> u32 { super::RUNS }", 1, "crate::RUNS"),
+    ];
+    for (text, line, named) in planted {
+        let problems = messages(&roots::check("xtask/src/test.rs", text, &items));
+        let expected = format!("xtask/src/test.rs:{line}: [layering] names `{named}`, an item of the crate root");
+        assert_eq!(problems.len(), 1, "{text}: {problems:#?}");
+        assert!(problems[0].starts_with(&expected), "{problems:#?}");
+    }
+    // Through a module, and a module's own items reached by `super::`, are fine.
+    for clean in [
+        "fn f() { crate::paths::project_root(); }",
+        "use crate::paths;\nfn f() { paths::project_root(); }",
+    ] {
+        assert_eq!(
+            messages(&roots::check("xtask/src/test.rs", clean, &items)),
+            Vec::<String>::new()
+        );
+    }
+    assert_eq!(
+        messages(&roots::check(
+            "xtask/src/test/unit.rs",
+            "fn f() { super::run(); }",
+            &items
+        )),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -611,7 +692,7 @@ fn docs_say_what_a_thing_is_not_its_work_item_number() {
 /// The repository itself keeps every rule (what `cargo xtask tidy` checks).
 #[test]
 fn the_tree_is_tidy() {
-    let problems = check(&crate::project_root()).expect("the tree is readable");
+    let problems = check(&crate::paths::project_root()).expect("the tree is readable");
     assert!(
         problems.is_empty(),
         "cargo xtask tidy:\n{}",
