@@ -1203,8 +1203,7 @@ fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
     ];
     // Google Cloud SDK's kubectl is a "dispatcher" build: before every command it asks
     // the server's /version to pick a version-matched kubectl. Say so when it is the one.
-    if command::output(kubectl, &["version", "--client"])
-        .is_some_and(|v| v.contains("dispatcher"))
+    if command::output(kubectl, &["version", "--client"]).is_some_and(|v| v.contains("dispatcher"))
     {
         notes.push(
             "The kubectl on this machine is a \"dispatcher\" build (Google Cloud SDK): each invocation first \

@@ -195,6 +195,10 @@ pub struct Install {
 pub struct Bench {
     /// The bench's cases and flags, handed on as they are (`cargo xtask bench --help`
     /// is the bench's own help).
-    #[arg(value_name = "ARG", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "ARG",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub args: Vec<std::ffi::OsString>,
 }

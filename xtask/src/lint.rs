@@ -278,7 +278,9 @@ mod tests {
     use super::*;
 
     fn workflow(name: &str) -> String {
-        let path = crate::paths::project_root().join(".github/workflows").join(name);
+        let path = crate::paths::project_root()
+            .join(".github/workflows")
+            .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -297,14 +299,19 @@ mod tests {
             assert_eq!(targets, &crate::targets::RELEASE, "job {job}");
         }
         for file in ["release.yml", "pull-request.yml"] {
-            check_targets(&crate::paths::project_root().join(".github/workflows").join(file)).expect(file);
+            check_targets(
+                &crate::paths::project_root()
+                    .join(".github/workflows")
+                    .join(file),
+            )
+            .expect(file);
         }
     }
 
     #[test]
     fn deny_toml_checks_the_graph_of_the_release_targets() {
-        let text =
-            std::fs::read_to_string(crate::paths::project_root().join("deny.toml")).expect("deny.toml");
+        let text = std::fs::read_to_string(crate::paths::project_root().join("deny.toml"))
+            .expect("deny.toml");
         // `[graph] targets = [ "…", … ]`: the quoted strings of that one array (no
         // TOML parser in xtask for one list).
         let start = text.find("\ntargets = [").expect("graph.targets");

@@ -319,7 +319,8 @@ mod tests {
         assert!(!commands[0].iter().any(|a| a.contains("opt-level")));
         assert!(commands[1].contains(&"profile.release.package.\"*\".opt-level=\"z\"".into()));
         // Every library crate of the workspace by name: `"*"` does not reach them.
-        let crates = std::fs::read_dir(crate::paths::project_root().join("shared")).expect("shared/");
+        let crates =
+            std::fs::read_dir(crate::paths::project_root().join("shared")).expect("shared/");
         for library in crates.map(|e| e.expect("entry").file_name().into_string().expect("utf-8")) {
             let config = format!("profile.release.package.\"{library}\".opt-level=\"z\"");
             assert!(commands[1].contains(&config), "{library} is not built at z");

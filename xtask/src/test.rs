@@ -117,7 +117,9 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
     let cargo = || cargo(&root);
     // Lines the e2e tests leave for the end (e.g. the kill points each crash-safety
     // scenario covered): the test runner hides a passing test's output.
-    let report = crate::paths::target_dir().join("debug").join("e2e-report.txt");
+    let report = crate::paths::target_dir()
+        .join("debug")
+        .join("e2e-report.txt");
     let _ = std::fs::remove_file(&report);
     let mut test = cargo();
     test.args(["test", "--workspace"]);

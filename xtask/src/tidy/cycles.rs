@@ -45,7 +45,12 @@ pub(super) fn crate_roots(root: &Path) -> anyhow::Result<Vec<String>> {
             }
         }
     }
-    for src in ["xtask/src", "bench/src", "tests/src", "tests/localcluster/src"] {
+    for src in [
+        "xtask/src",
+        "bench/src",
+        "tests/src",
+        "tests/localcluster/src",
+    ] {
         if root.join(src).is_dir() {
             out.push(src.to_string());
         }

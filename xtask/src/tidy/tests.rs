@@ -366,15 +366,29 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
 fn a_program_s_modules_name_no_item_of_its_main_rs() {
     let main = "//! Root.\nmod paths;\nmod test;\nfn main() {}\npub fn project_root() {}\nconst RUNS: u32 = 5;\n";
     let items = roots::root_items(main);
-    assert_eq!(items, ["main", "project_root", "RUNS"], "modules are not items");
+    assert_eq!(
+        items,
+        ["main", "project_root", "RUNS"],
+        "modules are not items"
+    );
     let planted = [
-        ("fn f() { crate::project_root(); }", 1, "crate::project_root"),
-        ("use crate::project_root;\nfn f() { project_root(); }", 1, "crate::project_root"),
+        (
+            "fn f() { crate::project_root(); }",
+            1,
+            "crate::project_root",
+        ),
+        (
+            "use crate::project_root;\nfn f() { project_root(); }",
+            1,
+            "crate::project_root",
+        ),
         ("fn f() -> u32 { super::RUNS }", 1, "crate::RUNS"),
     ];
     for (text, line, named) in planted {
         let problems = messages(&roots::check("xtask/src/test.rs", text, &items));
-        let expected = format!("xtask/src/test.rs:{line}: [layering] names `{named}`, an item of the crate root");
+        let expected = format!(
+            "xtask/src/test.rs:{line}: [layering] names `{named}`, an item of the crate root"
+        );
         assert_eq!(problems.len(), 1, "{text}: {problems:#?}");
         assert!(problems[0].starts_with(&expected), "{problems:#?}");
     }
