@@ -377,11 +377,7 @@ fn a_program_s_modules_name_no_item_of_its_main_rs() {
             1,
             "crate::project_root",
         ),
-        (
-            "use crate::project_root;\nfn f() { project_root(); }",
-            1,
-            "crate::project_root",
-        ),
+        ("use crate::project_root;", 1, "crate::project_root"),
         ("fn f() -> u32 { super::RUNS }", 1, "crate::RUNS"),
     ];
     for (text, line, named) in planted {
