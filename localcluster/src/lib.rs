@@ -21,6 +21,9 @@
 //!   `cargo xtask cluster up|down|env`, `cargo xtask demo` and the e2e harness
 //!   (`tests`) all start it.
 //!
+//! [`detached::Supervisor`] builds, starts and stops a cluster that outlives its
+//! caller (`cargo xtask cluster`, the demo, the bench).
+//!
 //! xtask runs `kubeplug-cluster` as a program, so `cargo xtask dist|install` never
 //! compile the supervisor (which is Linux-only) and xtask builds on every release
 //! platform.
@@ -30,6 +33,8 @@ mod binaries;
 pub mod bootstrap;
 #[cfg(feature = "supervisor")]
 pub mod controlplane;
+#[cfg(target_os = "linux")]
+pub mod detached;
 pub mod host;
 pub mod latency;
 pub mod node;

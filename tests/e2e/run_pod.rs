@@ -14,7 +14,7 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::wait::await_condition;
 use localcluster::steering;
 use tests::harness::{LIMITED_CONTEXT, Output, Release, cluster, wait_for_ready_replicas};
-use tests::live::Stream;
+use tests::live::{Live, Stream};
 use tests::objects::pod_ready;
 
 /// `kubectl run-pod -n NS ARGS…` on the shared cluster.
@@ -812,23 +812,24 @@ async fn attach_failure_falls_back_to_logs_and_rm_still_cleans_up() {
         // attach's refusal whatever the machine's load: with a fixed run time, a
         // command that first saw the pod after it ended streams its log without
         // trying the attach (kubectl does so too), and the two sides differ.
-        let live = cluster()
-            .kubectl()
-            .args([command, "--context", LIMITED_CONTEXT, "-n", ns.as_str()])
-            .args([
-                "web",
-                // tini passes the deletion's SIGTERM on (a shell as PID 1 ignores it).
-                "--image=kubeplug/busybox-tini:1",
-                "--attach",
-                "--rm",
-                "-q",
-                "--restart=Never",
-                "--",
-                "sh",
-                "-c",
-                "echo hi; until [ -e /tmp/end ]; do sleep 0.1; done; exit 3",
-            ])
-            .live();
+        let live = Live::cmd(
+            cluster()
+                .kubectl()
+                .args([command, "--context", LIMITED_CONTEXT, "-n", ns.as_str()])
+                .args([
+                    "web",
+                    // tini passes the deletion's SIGTERM on (a shell as PID 1 ignores it).
+                    "--image=kubeplug/busybox-tini:1",
+                    "--attach",
+                    "--rm",
+                    "-q",
+                    "--restart=Never",
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo hi; until [ -e /tmp/end ]; do sleep 0.1; done; exit 3",
+                ]),
+        );
         live.line(
             Stream::Stderr,
             Duration::from_secs(120),

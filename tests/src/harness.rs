@@ -417,10 +417,9 @@ impl Cmd {
     }
 
     /// Runs to completion.
-    /// Starts the command as a live process ([`crate::live::Live`]): its lines read as
-    /// they come, so that a test can act in the middle of its run.
-    pub fn live(self) -> crate::live::Live {
-        crate::live::Live::command(tokio::process::Command::from(self.command))
+    /// The command as it would run (for [`crate::live::Live::cmd`]).
+    pub fn into_command(self) -> Command {
+        self.command
     }
 
     pub fn run(mut self) -> Output {

@@ -61,6 +61,12 @@ impl Live {
         Self::started(child)
     }
 
+    /// Starts `cmd` (a plugin or the release's kubectl, as the harness sets them up) as
+    /// [`Live::command`] does, so that a test can act in the middle of its run.
+    pub fn cmd(cmd: crate::harness::Cmd) -> Live {
+        Self::command(tokio::process::Command::from(cmd.into_command()))
+    }
+
     fn started(mut child: tokio::process::Child) -> Live {
         let (stdout, stderr) = (watch::Sender::default(), watch::Sender::default());
         let readers = vec![

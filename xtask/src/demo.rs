@@ -13,7 +13,7 @@ const DEMO_NS: &str = "kubeplug-demo";
 
 /// A ConfigMap and a ReplicationController for the create-file step.
 fn demo_manifests() -> anyhow::Result<PathBuf> {
-    let dir = crate::target_dir().join("demo-manifests");
+    let dir = crate::paths::target_dir().join("demo-manifests");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     std::fs::write(
@@ -44,7 +44,7 @@ spec:
 pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
     crate::run::run(
         Command::new(env!("CARGO"))
-            .current_dir(crate::project_root())
+            .current_dir(crate::paths::project_root())
             .args(["build", "--quiet", "--workspace", "--bins"]),
     )?;
     let state_dir = crate::cluster::default_state_dir();
@@ -58,7 +58,7 @@ pub fn run(flags: &flags::Demo) -> anyhow::Result<()> {
             // release nor krew, which only the tests need.
             let release = localcluster::Release::from_env()?;
             crate::cluster::ensure_release(release)?;
-            crate::cluster::up(&state_dir, release, false, 1, None)?
+            crate::cluster::up(&state_dir, release, 1)?
         }
     };
     let release = state.release()?;

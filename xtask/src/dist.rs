@@ -32,7 +32,7 @@ pub struct Dist {
 
 /// The default output directory.
 pub fn default_out() -> PathBuf {
-    crate::target_dir().join("dist")
+    crate::paths::target_dir().join("dist")
 }
 
 pub fn run(flags: &flags::Dist) -> anyhow::Result<()> {
@@ -137,7 +137,7 @@ fn source_date_epoch() -> u64 {
     {
         return epoch;
     }
-    let root = crate::project_root();
+    let root = crate::paths::project_root();
     crate::run::output(
         "git",
         &["-C", &root.to_string_lossy(), "log", "-1", "--format=%ct"],
@@ -154,11 +154,11 @@ fn pack(
     out: &Path,
 ) -> anyhow::Result<PathBuf> {
     let bin_dir = targets::bin_dir(
-        &crate::target_dir(),
+        &crate::paths::target_dir(),
         cross.then_some(target.triple.as_str()),
         profile,
     );
-    let license_path = crate::project_root().join("LICENSE");
+    let license_path = crate::paths::project_root().join("LICENSE");
     let mut files = vec![archive::File {
         name: "LICENSE".into(),
         contents: std::fs::read(&license_path)
@@ -311,7 +311,7 @@ pub fn templates(ws: &Workspace) -> anyhow::Result<Vec<(PathBuf, String)>> {
         .iter()
         .map(|t| Target::from_triple(t).with_context(|| format!("{t}: unknown platform")))
         .collect::<anyhow::Result<_>>()?;
-    let dir = crate::project_root().join(".krew");
+    let dir = crate::paths::project_root().join(".krew");
     Ok(ws
         .plugins
         .iter()

@@ -68,7 +68,7 @@ fn workflow_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// The virtual environment with the Python tools, created on first use; returns its
 /// `bin` directory.
 fn python_tools() -> anyhow::Result<PathBuf> {
-    let venv = crate::target_dir().join("tools").join("venv");
+    let venv = crate::paths::target_dir().join("tools").join("venv");
     let bin = venv.join("bin");
     let stamp = venv.join("kubeplug-tools.txt");
     let wanted = PYTHON_TOOLS.join("\n");
@@ -278,7 +278,9 @@ mod tests {
     use super::*;
 
     fn workflow(name: &str) -> String {
-        let path = crate::project_root().join(".github/workflows").join(name);
+        let path = crate::paths::project_root()
+            .join(".github/workflows")
+            .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
@@ -297,14 +299,19 @@ mod tests {
             assert_eq!(targets, &crate::targets::RELEASE, "job {job}");
         }
         for file in ["release.yml", "pull-request.yml"] {
-            check_targets(&crate::project_root().join(".github/workflows").join(file)).expect(file);
+            check_targets(
+                &crate::paths::project_root()
+                    .join(".github/workflows")
+                    .join(file),
+            )
+            .expect(file);
         }
     }
 
     #[test]
     fn deny_toml_checks_the_graph_of_the_release_targets() {
-        let text =
-            std::fs::read_to_string(crate::project_root().join("deny.toml")).expect("deny.toml");
+        let text = std::fs::read_to_string(crate::paths::project_root().join("deny.toml"))
+            .expect("deny.toml");
         // `[graph] targets = [ "…", … ]`: the quoted strings of that one array (no
         // TOML parser in xtask for one list).
         let start = text.find("\ntargets = [").expect("graph.targets");

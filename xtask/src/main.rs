@@ -23,6 +23,7 @@ mod krew_check;
 mod lint;
 mod metadata;
 mod notices;
+mod paths;
 mod release;
 mod run;
 mod size;
@@ -31,7 +32,6 @@ mod test;
 mod testenv;
 mod tidy;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -72,17 +72,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The workspace root (xtask's manifest lives one level below it).
-pub fn project_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
-}
-
-/// The cargo target directory (honours `CARGO_TARGET_DIR`).
-pub fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target"))
 }

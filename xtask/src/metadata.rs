@@ -57,7 +57,7 @@ impl Workspace {
 /// Reads the workspace through `cargo metadata`.
 pub fn load() -> anyhow::Result<Workspace> {
     let out = Command::new(env!("CARGO"))
-        .current_dir(crate::project_root())
+        .current_dir(crate::paths::project_root())
         .args(["metadata", "--format-version", "1", "--no-deps"])
         .output()
         .context("cannot run `cargo metadata`")?;

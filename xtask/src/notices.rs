@@ -61,7 +61,7 @@ struct DepKind {
 /// The notices for the binaries of `plugins` (package names) built for `triple`.
 pub fn third_party(plugins: &[&str], triple: &str) -> anyhow::Result<String> {
     let out = Command::new(env!("CARGO"))
-        .current_dir(crate::project_root())
+        .current_dir(crate::paths::project_root())
         .args([
             "metadata",
             "--format-version",
@@ -81,7 +81,7 @@ pub fn third_party(plugins: &[&str], triple: &str) -> anyhow::Result<String> {
     let metadata: Metadata = serde_json::from_slice(&out.stdout)?;
     let shipped = linked_packages(&metadata, plugins)?;
     let go = std::fs::read_to_string(
-        crate::project_root().join("shared/gotext/src/gotemplate/LICENSE-GO"),
+        crate::paths::project_root().join("shared/gotext/src/gotemplate/LICENSE-GO"),
     )
     .context("the Go notice of the template port")?;
     Ok(render(triple, &go, &shipped))

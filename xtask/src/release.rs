@@ -90,7 +90,7 @@ pub fn build_commands(
         .filter(|(group, _)| !group.is_empty())
         .map(|(group, small)| {
             let mut cmd = Command::new(cargo.unwrap_or(env!("CARGO")));
-            cmd.current_dir(crate::project_root());
+            cmd.current_dir(crate::paths::project_root());
             // Flags in the environment override cargo's `rustflags` configuration (the
             // release workflow sets `RUSTFLAGS` for `--remap-path-prefix`): the linker
             // arguments are then appended to them, else given as `--config`.
@@ -326,7 +326,8 @@ mod tests {
         assert!(!commands[0].iter().any(|a| a.contains("opt-level")));
         assert!(commands[1].contains(&"profile.release.package.\"*\".opt-level=\"z\"".into()));
         // Every library crate of the workspace by name: `"*"` does not reach them.
-        let crates = std::fs::read_dir(crate::project_root().join("shared")).expect("shared/");
+        let crates =
+            std::fs::read_dir(crate::paths::project_root().join("shared")).expect("shared/");
         for library in crates.map(|e| e.expect("entry").file_name().into_string().expect("utf-8")) {
             let config = format!("profile.release.package.\"{library}\".opt-level=\"z\"");
             assert!(commands[1].contains(&config), "{library} is not built at z");

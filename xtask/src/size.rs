@@ -32,7 +32,11 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
             for mut cmd in crate::release::build_commands(None, &names, &triple, cross, "release") {
                 crate::run::run(&mut cmd)?;
             }
-            crate::targets::bin_dir(&crate::target_dir(), flags.target.as_deref(), "release")
+            crate::targets::bin_dir(
+                &crate::paths::target_dir(),
+                flags.target.as_deref(),
+                "release",
+            )
         }
     };
     let windows = flags

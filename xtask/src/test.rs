@@ -54,7 +54,7 @@ const E2E_TEST_THREADS: &str = "4";
 
 /// Everything before the tests run: the build, packaging, lints and every test binary.
 fn build_and_check(flags: &flags::Test, clock: Clock) -> anyhow::Result<()> {
-    let root = crate::project_root();
+    let root = crate::paths::project_root();
     let cargo = || cargo(&root);
     // The e2e tests run the plugins and the cluster supervisor as programs, and
     // `cargo test` alone does not build other packages' binaries.
@@ -67,7 +67,7 @@ fn build_and_check(flags: &flags::Test, clock: Clock) -> anyhow::Result<()> {
     // features over the plugins alone, not the workspace, and so compiled hyper, kube
     // and our crates a second time (2 min 14 s on a fresh machine) for archives whose
     // layout and manifests are all this checks.
-    let dist_check = crate::target_dir().join("dist-check");
+    let dist_check = crate::paths::target_dir().join("dist-check");
     crate::dist::dist(&flags::Dist {
         targets: vec![crate::targets::host_triple()?],
         profile: "dev".into(),
@@ -113,11 +113,13 @@ fn build_and_check(flags: &flags::Test, clock: Clock) -> anyhow::Result<()> {
 
 /// Every test tier.
 fn test(flags: &flags::Test) -> anyhow::Result<()> {
-    let root = crate::project_root();
+    let root = crate::paths::project_root();
     let cargo = || cargo(&root);
     // Lines the e2e tests leave for the end (e.g. the kill points each crash-safety
     // scenario covered): the test runner hides a passing test's output.
-    let report = crate::target_dir().join("debug").join("e2e-report.txt");
+    let report = crate::paths::target_dir()
+        .join("debug")
+        .join("e2e-report.txt");
     let _ = std::fs::remove_file(&report);
     let mut test = cargo();
     test.args(["test", "--workspace"]);

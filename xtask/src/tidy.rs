@@ -45,10 +45,11 @@ mod citations;
 mod crates;
 mod cycles;
 mod length;
+mod roots;
 
 /// `cargo xtask tidy`.
 pub fn run() -> anyhow::Result<()> {
-    let root = crate::project_root();
+    let root = crate::paths::project_root();
     let problems = check(&root)?;
     if problems.is_empty() {
         eprintln!("xtask tidy: ok");
@@ -111,11 +112,17 @@ impl fmt::Display for Problem {
 /// Every rule over the tree at `root`, sorted by place.
 pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
+    let programs = roots::programs(root)?;
     for rel in rust_files(root)? {
         let text = read(root, &rel)?;
         problems.extend(module_doc(&rel, &text));
         if let Some(layer) = LAYERS.iter().find(|l| rel.starts_with(l.dir)) {
             problems.extend(layering(&rel, &text, layer));
+        }
+        if let Some((src, items)) = programs.iter().find(|(src, _)| rel.starts_with(src))
+            && rel != format!("{src}/main.rs")
+        {
+            problems.extend(roots::check(&rel, &text, items));
         }
         if length::applies(&rel) {
             problems.extend(length::check(&rel, &text));
@@ -195,6 +202,7 @@ fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
             "shared",
             "plugins",
             "xtask",
+            "bench",
             "tests",
             "localcluster",
             "fuzz",
@@ -847,6 +855,7 @@ impl<'ast> Visit<'ast> for References {
 fn crate_sections(root: &Path) -> anyhow::Result<Vec<(String, String, Option<String>)>> {
     let mut out = vec![
         ("xtask/src".to_string(), "`xtask/`".to_string(), None),
+        ("bench/src".to_string(), "`bench/`".to_string(), None),
         ("tests/src".to_string(), "`tests/`".to_string(), None),
         (
             "localcluster/src".to_string(),

@@ -218,7 +218,7 @@ fn layout(work: &Path, oci: &Path, log: &Path) -> anyhow::Result<()> {
 
 /// Compiles `pause.c` into `work/pause`, static and stripped; returns the binary.
 fn compile_pause(work: &Path, log: &Path) -> anyhow::Result<Vec<u8>> {
-    let source = crate::project_root().join("xtask/testenv/images/pause.c");
+    let source = crate::paths::project_root().join("xtask/testenv/images/pause.c");
     let out = work.join("pause");
     let mut gcc = Command::new("gcc");
     gcc.args(["-static", "-Os", "-s", "-Wall", "-Wextra", "-Werror", "-o"])

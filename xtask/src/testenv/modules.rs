@@ -56,7 +56,7 @@ pub(super) fn build(release: Release, wanted: Wanted, display: Display) -> anyho
         return Ok(());
     }
     let go = go_command()?;
-    let modules = crate::project_root().join("xtask").join("testenv");
+    let modules = crate::paths::project_root().join("xtask").join("testenv");
     let cache = release.cache_dir();
     let incoming = cache.join("incoming");
     let _ = std::fs::remove_dir_all(&incoming);
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn the_wrapper_module_pins_the_current_release() {
-        let module = crate::project_root().join("xtask/testenv/kubernetes");
+        let module = crate::paths::project_root().join("xtask/testenv/kubernetes");
         check_pin(&module, Release::Current).unwrap();
         let err = check_pin(&module, Release::V1_20).unwrap_err().to_string();
         assert!(err.contains("k8s.io/kubernetes v1.20.2"), "{err}");

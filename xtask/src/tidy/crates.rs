@@ -2,8 +2,9 @@
 //! are layers ([`LIBRARY_ORDER`], from the bottom up), and a library crate depends only
 //! on the library crates below it; a plugin depends only on library crates; each room
 //! around them ([`ROOMS`]: the test cluster, the e2e tests, the fuzz entry points,
-//! xtask) only on what its entry names, so that nothing depends on xtask or the e2e
-//! tests and the test cluster stands on nothing of the workspace.
+//! xtask, the bench) only on what its entry names, so that the test cluster stands on
+//! nothing of the workspace; and no package depends on a program of its own
+//! ([`PROGRAMS`]: xtask, the bench) or on the e2e tests.
 //!
 //! The compiler refuses a cycle among normal dependencies, but not an upward
 //! dev-dependency (cargo allows those cycles), nor a plugin depending on another
@@ -42,8 +43,8 @@ pub(super) struct Room {
     pub(super) invariant: &'static str,
 }
 
-/// The rooms around the product, each with what it may use. Nobody may use `xtask` or
-/// `tests`; a new room takes its place here.
+/// The rooms around the product, each with what it may use. Nobody may use `xtask`,
+/// `bench` or `tests`; a new room takes its place here.
 pub(super) const ROOMS: &[Room] = &[
     Room {
         name: "localcluster",
@@ -64,12 +65,22 @@ pub(super) const ROOMS: &[Room] = &[
         invariant: "the e2e tests use the library crates and the test cluster",
     },
     Room {
+        name: "bench",
+        libraries: true,
+        uses: &["localcluster"],
+        invariant: "the bench uses the library crates and the test cluster it starts",
+    },
+    Room {
         name: "xtask",
         libraries: false,
         uses: &["localcluster"],
         invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses",
     },
 ];
+
+/// The packages that are programs of their own, which `cargo xtask` is or runs: no
+/// package depends on them (xtask runs the bench as a program, never links it).
+pub(super) const PROGRAMS: &[&str] = &["xtask", "bench"];
 
 /// One package of the workspace.
 #[derive(Debug)]
@@ -165,6 +176,17 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
             rule: Rule::Layering,
             message,
         };
+        for (dep, line) in &package.dependencies {
+            if PROGRAMS.contains(&dep.as_str()) && workspace.contains(&dep.as_str()) {
+                out.push(problem(
+                    *line,
+                    format!(
+                        "`{}` depends on `{dep}` (a program of its own, which `cargo xtask` is or runs: nothing links it)",
+                        package.name
+                    ),
+                ));
+            }
+        }
         let allowed: Box<dyn Fn(&str) -> bool> = if package.dir.starts_with("shared/") {
             let Some(own) = rank(&package.name) else {
                 out.push(problem(
@@ -192,7 +214,11 @@ pub(super) fn check(packages: &[Package]) -> Vec<Problem> {
             continue;
         };
         for (dep, line) in &package.dependencies {
-            if workspace.contains(&dep.as_str()) && !allowed(dep) {
+            // A program as a dependency is reported above, whoever depends on it.
+            if workspace.contains(&dep.as_str())
+                && !allowed(dep)
+                && !PROGRAMS.contains(&dep.as_str())
+            {
                 let why = if package.dir.starts_with("shared/") {
                     format!(
                         "a library crate uses only the library crates below it: {}, bottom up",

@@ -47,6 +47,7 @@ pub(super) fn crate_roots(root: &Path) -> anyhow::Result<Vec<String>> {
     }
     for src in [
         "xtask/src",
+        "bench/src",
         "tests/src",
         "localcluster/src",
         "fuzz/entries/src",

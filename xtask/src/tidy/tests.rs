@@ -280,8 +280,12 @@ const FUZZ_ENTRIES: (&str, &str) = (
     "fuzz/entries",
     "[package]\nname = \"fuzz-entries\"\n\n[dependencies]\nresources.workspace = true\ncli.workspace = true\n",
 );
+const BENCH: (&str, &str) = (
+    "bench",
+    "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\ncli.workspace = true\n",
+);
 /// A clean workspace: every kind of package, each using what it may.
-const CLEAN: [(&str, &str); 9] = [
+const CLEAN: [(&str, &str); 10] = [
     GOTEXT,
     GOYAML,
     APICLIENT,
@@ -291,6 +295,99 @@ const CLEAN: [(&str, &str); 9] = [
     LOCALCLUSTER,
     XTASK,
     FUZZ_ENTRIES,
+    BENCH,
+];
+
+/// Planted violations of the crate layers: the member dir, its manifest, the problem.
+const PLANTED_LAYERING: &[(&str, &str, &str)] = &[
+    // An upward dev-dependency compiles (cargo allows that cycle): tidy refuses it.
+    (
+        "shared/apiclient",
+        "[package]\nname = \"apiclient\"\n\n[dev-dependencies]\ncli.workspace = true\n",
+        "shared/apiclient/Cargo.toml:5: [layering] `apiclient` depends on `cli`",
+    ),
+    (
+        "shared/goyaml",
+        "[package]\nname = \"goyaml\"\n\n[target.'cfg(unix)'.dependencies.apiclient]\nworkspace = true\n",
+        "shared/goyaml/Cargo.toml:4: [layering] `goyaml` depends on `apiclient`",
+    ),
+    (
+        "plugins/run-pod",
+        "[package]\nname = \"kubectl-run_pod\"\n\n[dependencies]\ntests = { path = \"../../tests\" }\n",
+        "plugins/run-pod/Cargo.toml:5: [layering] `kubectl-run_pod` depends on `tests`",
+    ),
+    (
+        "shared/gotext",
+        "[package]\nname = \"gotext\"\n\n[build-dependencies]\ngotext.workspace = true\n",
+        "shared/gotext/Cargo.toml:5: [layering] `gotext` depends on `gotext`",
+    ),
+    (
+        "shared/status",
+        "[package]\nname = \"status\"\n\n[dependencies]\napiclient.workspace = true\n",
+        "shared/status/Cargo.toml: [layering] `status` is a library crate with no place among the layers",
+    ),
+    // The object-status rules are pure: they never reach the client.
+    (
+        "shared/objectstatus",
+        "[package]\nname = \"objectstatus\"\n\n[dependencies]\ngotext.workspace = true\napiclient.workspace = true\n",
+        "shared/objectstatus/Cargo.toml:6: [layering] `objectstatus` depends on `apiclient`",
+    ),
+    // The test cluster stands on nothing of the workspace: not the e2e tests, not
+    // xtask, not the product's crates.
+    (
+        "localcluster",
+        "[package]\nname = \"localcluster\"\n\n[dependencies]\ntests = { path = \"../tests\" }\n",
+        "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `tests` (the test cluster is a cluster",
+    ),
+    (
+        "localcluster",
+        "[package]\nname = \"localcluster\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
+        "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `xtask`",
+    ),
+    (
+        "localcluster",
+        "[package]\nname = \"localcluster\"\n\n[dependencies]\napiclient.workspace = true\n",
+        "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `apiclient`",
+    ),
+    // Nothing depends on xtask or the e2e tests.
+    (
+        "tests",
+        "[package]\nname = \"tests\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
+        "tests/Cargo.toml:5: [layering] `tests` depends on `xtask` (a program of its own",
+    ),
+    (
+        "xtask",
+        "[package]\nname = \"xtask\"\n\n[dependencies]\nlocalcluster.workspace = true\ntests = { path = \"../tests\" }\n",
+        "xtask/Cargo.toml:6: [layering] `xtask` depends on `tests` (xtask runs",
+    ),
+    (
+        "fuzz/entries",
+        "[package]\nname = \"fuzz-entries\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+        "fuzz/entries/Cargo.toml:5: [layering] `fuzz-entries` depends on `localcluster`",
+    ),
+    // A new package takes its place among the rooms.
+    (
+        "scratch",
+        "[package]\nname = \"scratch\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
+        "scratch/Cargo.toml: [layering] `scratch` is a package with no place among the rooms",
+    ),
+    // The bench is a program of its own: it never links xtask, nor the e2e harness…
+    (
+        "bench",
+        "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\nxtask = { path = \"../xtask\" }\n",
+        "bench/Cargo.toml:6: [layering] `bench` depends on `xtask` (a program of its own",
+    ),
+    (
+        "bench",
+        "[package]\nname = \"bench\"\n\n[dependencies]\ntests.workspace = true\n",
+        "bench/Cargo.toml:5: [layering] `bench` depends on `tests` (the bench uses the library crates and the test cluster",
+    ),
+    // … and nothing links the bench, not even a test of xtask's.
+    (
+        "xtask",
+        "[package]\nname = \"xtask\"\n\n[dev-dependencies]\nbench.workspace = true\n",
+        "xtask/Cargo.toml:5: [layering] `xtask` depends on `bench` (a program of its own",
+    ),
 ];
 
 #[test]
@@ -302,79 +399,7 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
         )),
         Vec::<String>::new()
     );
-    let planted: &[(&str, &str, &str)] = &[
-        // An upward dev-dependency compiles (cargo allows that cycle): tidy refuses it.
-        (
-            "shared/apiclient",
-            "[package]\nname = \"apiclient\"\n\n[dev-dependencies]\ncli.workspace = true\n",
-            "shared/apiclient/Cargo.toml:5: [layering] `apiclient` depends on `cli`",
-        ),
-        (
-            "shared/goyaml",
-            "[package]\nname = \"goyaml\"\n\n[target.'cfg(unix)'.dependencies.apiclient]\nworkspace = true\n",
-            "shared/goyaml/Cargo.toml:4: [layering] `goyaml` depends on `apiclient`",
-        ),
-        (
-            "plugins/run-pod",
-            "[package]\nname = \"kubectl-run_pod\"\n\n[dependencies]\ntests = { path = \"../../tests\" }\n",
-            "plugins/run-pod/Cargo.toml:5: [layering] `kubectl-run_pod` depends on `tests`",
-        ),
-        (
-            "shared/gotext",
-            "[package]\nname = \"gotext\"\n\n[build-dependencies]\ngotext.workspace = true\n",
-            "shared/gotext/Cargo.toml:5: [layering] `gotext` depends on `gotext`",
-        ),
-        (
-            "shared/status",
-            "[package]\nname = \"status\"\n\n[dependencies]\napiclient.workspace = true\n",
-            "shared/status/Cargo.toml: [layering] `status` is a library crate with no place among the layers",
-        ),
-        // The object-status rules are pure: they never reach the client.
-        (
-            "shared/objectstatus",
-            "[package]\nname = \"objectstatus\"\n\n[dependencies]\ngotext.workspace = true\napiclient.workspace = true\n",
-            "shared/objectstatus/Cargo.toml:6: [layering] `objectstatus` depends on `apiclient`",
-        ),
-        // The test cluster stands on nothing of the workspace: not the e2e tests, not
-        // xtask, not the product's crates.
-        (
-            "localcluster",
-            "[package]\nname = \"localcluster\"\n\n[dependencies]\ntests = { path = \"../tests\" }\n",
-            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `tests` (the test cluster is a cluster",
-        ),
-        (
-            "localcluster",
-            "[package]\nname = \"localcluster\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
-            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `xtask`",
-        ),
-        (
-            "localcluster",
-            "[package]\nname = \"localcluster\"\n\n[dependencies]\napiclient.workspace = true\n",
-            "localcluster/Cargo.toml:5: [layering] `localcluster` depends on `apiclient`",
-        ),
-        // Nothing depends on xtask or the e2e tests.
-        (
-            "tests",
-            "[package]\nname = \"tests\"\n\n[dev-dependencies]\nxtask = { path = \"../xtask\" }\n",
-            "tests/Cargo.toml:5: [layering] `tests` depends on `xtask` (the e2e tests use",
-        ),
-        (
-            "xtask",
-            "[package]\nname = \"xtask\"\n\n[dependencies]\nlocalcluster.workspace = true\ntests = { path = \"../tests\" }\n",
-            "xtask/Cargo.toml:6: [layering] `xtask` depends on `tests` (xtask runs",
-        ),
-        (
-            "fuzz/entries",
-            "[package]\nname = \"fuzz-entries\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
-            "fuzz/entries/Cargo.toml:5: [layering] `fuzz-entries` depends on `localcluster`",
-        ),
-        // A new package takes its place among the rooms.
-        (
-            "bench",
-            "[package]\nname = \"bench\"\n\n[dependencies]\nlocalcluster.workspace = true\n",
-            "bench/Cargo.toml: [layering] `bench` is a package with no place among the rooms",
-        ),
-    ];
+    let planted = PLANTED_LAYERING;
     for &(dir, manifest, expected) in planted {
         let mut members = CLEAN.to_vec();
         members.retain(|(d, _)| *d != dir);
@@ -384,6 +409,52 @@ fn a_crate_depends_only_on_the_library_crates_below_it() {
         assert_eq!(problems.len(), 1, "{dir}: {problems:#?}");
         assert!(problems[0].starts_with(expected), "{problems:#?}");
     }
+}
+
+#[test]
+fn a_program_s_modules_name_no_item_of_its_main_rs() {
+    let main = "//! Root.\nmod paths;\nmod test;\nfn main() {}\npub fn project_root() {}\nconst RUNS: u32 = 5;\n";
+    let items = roots::root_items(main);
+    assert_eq!(
+        items,
+        ["main", "project_root", "RUNS"],
+        "modules are not items"
+    );
+    let planted = [
+        (
+            "fn f() { crate::project_root(); }",
+            1,
+            "crate::project_root",
+        ),
+        ("use crate::project_root;", 1, "crate::project_root"),
+        ("fn f() -> u32 { super::RUNS }", 1, "crate::RUNS"),
+    ];
+    for (text, line, named) in planted {
+        let problems = messages(&roots::check("xtask/src/test.rs", text, &items));
+        let expected = format!(
+            "xtask/src/test.rs:{line}: [layering] names `{named}`, an item of the crate root"
+        );
+        assert_eq!(problems.len(), 1, "{text}: {problems:#?}");
+        assert!(problems[0].starts_with(&expected), "{problems:#?}");
+    }
+    // Through a module, and a module's own items reached by `super::`, are fine.
+    for clean in [
+        "fn f() { crate::paths::project_root(); }",
+        "use crate::paths;\nfn f() { paths::project_root(); }",
+    ] {
+        assert_eq!(
+            messages(&roots::check("xtask/src/test.rs", clean, &items)),
+            Vec::<String>::new()
+        );
+    }
+    assert_eq!(
+        messages(&roots::check(
+            "xtask/src/test/unit.rs",
+            "fn f() { super::run(); }",
+            &items
+        )),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -680,7 +751,7 @@ fn docs_say_what_a_thing_is_not_its_work_item_number() {
 /// The repository itself keeps every rule (what `cargo xtask tidy` checks).
 #[test]
 fn the_tree_is_tidy() {
-    let problems = check(&crate::project_root()).expect("the tree is readable");
+    let problems = check(&crate::paths::project_root()).expect("the tree is readable");
     assert!(
         problems.is_empty(),
         "cargo xtask tidy:\n{}",

@@ -5,11 +5,11 @@
 //!
 //! Why a separate, tiny program: Linux's `ru_maxrss` of a process that `exec`s keeps
 //! the peak RSS of the memory image it had before the exec, i.e. a copy of its
-//! parent's. Forked from xtask (8 MiB and more, with the kube client loaded), every
-//! command would measure at least that, which swamps a 3 MiB plugin. So xtask
+//! parent's. Forked from the bench (8 MiB and more, with the kube client loaded), every
+//! command would measure at least that, which swamps a 3 MiB plugin. So the bench
 //! compiles this file on its own with `rustc` (std only, no crates: a second or two),
 //! and the floor that remains is this launcher's own ~1–2 MiB, which the report
-//! states. The same file is also a module of xtask, so it is type-checked, linted and
+//! states. The same file is also a module of the bench, so it is type-checked, linted and
 //! unit-tested with the rest.
 //!
 //! The child is reaped with `wait4(2)`, which returns the rusage of exactly that
@@ -17,7 +17,7 @@
 //! matters for `kubectl run-pod`, where kubectl execs our binary in its own process.
 //! The few libc calls are declared here by hand (the `libc` crate is not available to a
 //! bare `rustc`); their signatures and the `rusage` layout are those of Linux on 64-bit
-//! targets, and the module is compiled on Linux only (`main.rs`).
+//! targets, where alone the bench runs (its cluster is Linux-only).
 
 #![allow(unsafe_code)]
 
@@ -62,7 +62,7 @@ pub fn format_report(raw: &Raw) -> String {
     )
 }
 
-/// The entry point when compiled on its own (unused as a module of xtask).
+/// The entry point when compiled on its own (unused as a module of the bench).
 #[allow(dead_code)]
 pub fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().skip(1).collect();

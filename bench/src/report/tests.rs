@@ -1,9 +1,7 @@
 //! The report's formatting and layout, on hand-made results.
 
 use super::*;
-use crate::bench::model::{
-    BinarySize, Cache, Cell, Link, Requests, Sample, Series, Target, Traffic,
-};
+use crate::model::{BinarySize, Cache, Cell, Link, Requests, Sample, Series, Target, Traffic};
 
 fn sample(wall: f64, rss_kib: u64, requests: Option<(&str, u64)>) -> Sample {
     Sample {

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use super::{CREATE_FILE_SLACK, Case, Kind};
-use crate::bench::model::{Cache, Cell, Target};
+use crate::model::{Cache, Cell, Target};
 
 /// The round trips of the matrix, in milliseconds.
 pub const RTTS_MS: [u32; 3] = [0, 25, 100];
@@ -192,7 +192,7 @@ pub fn kubectl_runs(cell: Cell, limit: Option<Duration>, runs: usize) -> (usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::cases::{IN_FLIGHT, all, default_set};
+    use crate::cases::{IN_FLIGHT, all, default_set};
 
     fn cell(name: &str) -> Case {
         all()

@@ -1,5 +1,5 @@
-//! `cargo xtask bench`: our plugins against the real kubectl, side by side, on the
-//! same cluster.
+//! The bench, which `cargo xtask bench` builds and runs: our plugins against the real
+//! kubectl, side by side, on the same cluster.
 //!
 //! How a run goes:
 //! 1. build our release binaries (size-optimised profile) and time the build;
@@ -15,16 +15,21 @@
 //! 4. count each run's API requests in the audit log (see [`audit`]);
 //! 5. write `target/bench/<date>/results.md` and `chart.svg`, stop the cluster.
 //!
-//! Modules: [`cases`] (the catalogue), [`measure`] (one run: wall, CPU, peak RSS),
-//! [`audit`] (request counting), [`setup`] (cluster preparation), [`stats`],
-//! [`model`] (results and targets), [`report`] (markdown) and [`chart`] (SVG).
+//! Modules: [`flags`], [`cases`] (the catalogue), [`measure`] (one run: wall, CPU, peak
+//! RSS), [`audit`] (request counting), [`setup`] (cluster preparation), [`stats`],
+//! [`model`] (results and targets), [`report`] (markdown) and [`chart`] (SVG);
+//! [`command`] and [`paths`] are the bench's few helpers of its own (it shares no code
+//! with xtask, which only runs it).
 
 mod audit;
 mod cases;
 mod chart;
+mod command;
+mod flags;
 mod launcher;
 mod measure;
 mod model;
+mod paths;
 mod report;
 mod setup;
 mod stats;
@@ -34,10 +39,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
-use kube::config::Kubeconfig;
+use std::process::ExitCode;
 
-use crate::flags;
+use anyhow::{Context, bail};
+use clap::Parser;
+use kube::config::Kubeconfig;
+use localcluster::detached::{Start, Supervisor};
+
 use cases::{Case, Env, Invocation, Kind, RunCtx};
 use model::{Baseline, BinarySize, CaseResult, Outcome, Report, Requests, Sample, Side};
 
@@ -46,7 +54,18 @@ const CEILING_RUNS: usize = 3;
 /// Requests in flight for the ceiling, as stated in the create-file issue.
 const CEILING_IN_FLIGHT: usize = 32;
 
-pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    match run(&flags::Bench::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // As every task of `cargo xtask` words its failure, which is how it is run.
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     let catalogue = cases::all();
     if flags.list {
         for case in &catalogue {
@@ -59,7 +78,7 @@ pub fn run(flags: &flags::Bench) -> anyhow::Result<()> {
     let now = jiff::Timestamp::now();
     let out_dir = match &flags.out {
         Some(dir) => dir.clone(),
-        None => crate::target_dir()
+        None => paths::target_dir()
             .join("bench")
             .join(now.strftime("%Y-%m-%d").to_string()),
     };
@@ -136,15 +155,15 @@ fn build_and_start(flags: &flags::Bench, release: localcluster::Release) -> anyh
         Some(dir) => Ok((dir.clone(), None)),
         None => {
             let build_started = Instant::now();
-            crate::run::run(
+            command::run(
                 Command::new(env!("CARGO"))
-                    .current_dir(crate::project_root())
+                    .current_dir(paths::project_root())
                     .args(["build", "--release", "--quiet"])
                     .args(cases::BINARIES.iter().flat_map(|b| ["-p", b])),
             )
             .map(|()| {
                 (
-                    crate::target_dir().join("release"),
+                    paths::target_dir().join("release"),
                     Some(build_started.elapsed().as_secs_f64()),
                 )
             })
@@ -317,6 +336,11 @@ fn restrict(path: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
+/// The workspace's `kubeplug-cluster`, which runs the bench's cluster.
+fn supervisor() -> Supervisor {
+    Supervisor::new(paths::project_root(), paths::target_dir())
+}
+
 /// Nodes of the benchmark's cluster (see [`LocalCluster::start`]).
 const BENCH_NODES: u8 = 1;
 
@@ -330,22 +354,26 @@ struct LocalCluster {
 impl LocalCluster {
     fn start(release: localcluster::Release) -> anyhow::Result<Self> {
         // Its own state directory: `cargo xtask cluster up` (the default one) may be in use.
-        let state_dir = crate::target_dir().join("bench-cluster");
+        let state_dir = paths::target_dir().join("bench-cluster");
+        let supervisor = supervisor();
         if localcluster::state::ClusterState::read(&state_dir)?.is_some() {
             eprintln!("bench: stopping the cluster an earlier benchmark left behind");
-            crate::cluster::down(&state_dir)?;
+            supervisor.down(&state_dir)?;
         }
         // Throttling applies only to users outside system:masters: every case but the
         // throttled ones runs in that group and is never affected (see cases.rs).
         // One real node, which takes 250 pods (`maxPods` in its KubeletConfiguration): a
         // case's runs keep their namespaces until the case ends, and rolling-update-30's
         // six runs hold 180 pods.
-        let state = crate::cluster::up(
+        let state = supervisor.up(
             &state_dir,
-            release,
-            true,
-            BENCH_NODES,
-            Some(cases::THROTTLE_MUTATING),
+            &Start {
+                release,
+                audit: true,
+                nodes: BENCH_NODES,
+                throttle_mutating: Some(cases::THROTTLE_MUTATING),
+                apiserver_args: &[],
+            },
         )?;
         Ok(Self {
             state_dir,
@@ -357,7 +385,7 @@ impl LocalCluster {
 
 impl Drop for LocalCluster {
     fn drop(&mut self) {
-        if let Err(e) = crate::cluster::down(&self.state_dir) {
+        if let Err(e) = supervisor().down(&self.state_dir) {
             eprintln!("bench: stopping the cluster: {e:#}");
         }
     }
@@ -1034,7 +1062,7 @@ impl Bench {
             .identities
             .kubeconfig(&marker)
             .and_then(|kc| {
-                crate::run::output(
+                command::output(
                     &self.kubectl,
                     &[
                         "--kubeconfig",
@@ -1114,14 +1142,14 @@ fn environment(kubectl: &Path, server: &str, existing: bool) -> Vec<(String, Str
     let load = std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
-    let kubectl_version = crate::run::output(kubectl, &["version", "--client"])
+    let kubectl_version = command::output(kubectl, &["version", "--client"])
         .and_then(|v| v.lines().next().map(|l| l.trim().to_string()))
         .unwrap_or_else(|| "unknown".into());
-    let commit = crate::run::output(
+    let commit = command::output(
         "git",
         &[
             "-C",
-            &crate::project_root().to_string_lossy(),
+            &paths::project_root().to_string_lossy(),
             "rev-parse",
             "--short",
             "HEAD",
@@ -1175,8 +1203,7 @@ fn notes(counted: bool, kubectl: &Path) -> Vec<String> {
     ];
     // Google Cloud SDK's kubectl is a "dispatcher" build: before every command it asks
     // the server's /version to pick a version-matched kubectl. Say so when it is the one.
-    if crate::run::output(kubectl, &["version", "--client"])
-        .is_some_and(|v| v.contains("dispatcher"))
+    if command::output(kubectl, &["version", "--client"]).is_some_and(|v| v.contains("dispatcher"))
     {
         notes.push(
             "The kubectl on this machine is a \"dispatcher\" build (Google Cloud SDK): each invocation first \

@@ -1,5 +1,5 @@
 //! Measuring one command: through the launcher (see [`super::launcher`] for why a
-//! separate tiny program), which xtask compiles once per benchmark run.
+//! separate tiny program), which the bench compiles once per benchmark run.
 
 use std::fs::File;
 use std::io::Read;
@@ -44,7 +44,7 @@ pub fn build_launcher(dir: &Path) -> anyhow::Result<PathBuf> {
     let source = dir.join("launcher.rs");
     std::fs::write(&source, include_str!("launcher.rs"))?;
     let binary = dir.join("launcher");
-    // The rustc next to the cargo that built xtask (rustup's proxies live side by side).
+    // The rustc next to the cargo that built the bench (rustup's proxies live side by side).
     let rustc = Path::new(env!("CARGO")).with_file_name("rustc");
     let rustc = if rustc.is_file() {
         rustc

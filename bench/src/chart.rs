@@ -1,7 +1,7 @@
 //! `chart.svg`: the ratio ours/theirs per case, and how cost grows with size.
 //!
 //! plotters with its SVG backend only: text is SVG `<text>` that the viewer renders
-//! with its own fonts, so xtask carries no font and no rasteriser (the PNG chart
+//! with its own fonts, so the bench carries no font and no rasteriser (the PNG chart
 //! needed a bundled font, `image` and `ttf-parser`; plotters lays text out with its
 //! built-in size estimate when no font feature is on).
 
@@ -349,8 +349,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::model::Link;
-    use crate::bench::model::{BinarySize, Sample, Series, Side};
+    use crate::model::Link;
+    use crate::model::{BinarySize, Sample, Series, Side};
 
     fn side(walls: &[f64], rss: u64) -> Side {
         Side {
