@@ -263,9 +263,8 @@ const GOLDEN: CrateTest = CrateTest {
 /// then) instead of a second build of k8s-openapi with other features.
 fn crate_tests(root: &Path, out: &mut Output) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(root)
-        .args(["test", "--workspace", "--lib", "--quiet", "--", "--exact"])
+    let mut cmd = crate::test::cargo(root);
+    cmd.args(["test", "--workspace", "--lib", "--quiet", "--", "--exact"])
         .arg(SCHEMA.test)
         .env(OUT_VAR, dir.path());
     match reference_kubectl() {
