@@ -263,7 +263,7 @@ const GOLDEN: CrateTest = CrateTest {
 /// then) instead of a second build of k8s-openapi with other features.
 fn crate_tests(root: &Path, out: &mut Output) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let mut cmd = crate::test::cargo(root);
+    let mut cmd = crate::run::cargo(root);
     cmd.args(["test", "--workspace", "--lib", "--quiet", "--", "--exact"])
         .arg(SCHEMA.test)
         .env(OUT_VAR, dir.path());

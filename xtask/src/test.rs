@@ -3,14 +3,12 @@
 //! workflows, cargo-deny, the MSRV; see `lint`), the generated files (`codegen --check`),
 //! and every test tier (unit, transcript, end-to-end).
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context as _;
 
 use crate::flags;
-use crate::run::run as sh;
+use crate::run::{cargo, run as sh};
 
 pub fn run(flags: &flags::Test) -> anyhow::Result<()> {
     let clock = Clock::start();
@@ -175,30 +173,6 @@ fn host_as_it_was(before: &localcluster::host::Snapshot) -> anyhow::Result<()> {
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
-}
-
-/// `cargo` in `root`, without the package variables `cargo run` gave xtask: build
-/// scripts (ring's) watch `CARGO_MANIFEST_DIR`, so with them every build from here and
-/// the next from a shell rebuilt ring and all above it (kube, the workspace).
-pub(crate) fn cargo(root: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(root);
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        if name.starts_with("CARGO_PKG_")
-            || [
-                "CARGO_MANIFEST_DIR",
-                "CARGO_MANIFEST_PATH",
-                "CARGO_CRATE_NAME",
-                "CARGO_BIN_NAME",
-                "CARGO_PRIMARY_PACKAGE",
-            ]
-            .contains(&name.as_ref())
-        {
-            cmd.env_remove(name.as_ref());
-        }
-    }
-    cmd
 }
 
 /// Wall time since the start, printed at each step: CI's log then says where a run's
