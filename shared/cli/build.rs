@@ -11,12 +11,16 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     println!("cargo:rerun-if-changed=build.rs");
     // A new commit must refresh the values; these are the files git moves then.
-    // `--git-path` also finds them in a worktree, whose `.git` is a file.
+    // `--git-path` also finds them in a worktree, whose `.git` is a file. Only those that
+    // exist: cargo counts a missing one as changed on every build, and `packed-refs` is
+    // absent until git packs a ref (every `cargo` command then rebuilt this crate and all
+    // that depends on it). A ref that gets packed loses its loose file, which is a change.
     for path in ["HEAD", "packed-refs"]
         .into_iter()
         .map(String::from)
         .chain(git(&["symbolic-ref", "-q", "HEAD"]))
         .filter_map(|p| git(&["rev-parse", "--git-path", &p]))
+        .filter(|p| std::path::Path::new(p).exists())
     {
         println!("cargo:rerun-if-changed={path}");
     }

@@ -9,7 +9,9 @@
 //! 3. Write one krew manifest per plugin from the archives present in the output
 //!    directory (so a release job can collect the archives of every runner and run
 //!    `dist --no-build` once), with the sha256 of those very files; `sha256sums.txt`.
-//! 4. With `--write-templates`, (re)write the krew-release-bot templates in `.krew/`.
+//!
+//! The krew-release-bot templates in `.krew/` come from the same metadata
+//! ([`templates`]); `cargo xtask codegen` writes them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,9 +55,6 @@ pub fn dist(flags: &flags::Dist) -> anyhow::Result<Dist> {
     let ws = metadata::load()?;
     let out = flags.out.clone().unwrap_or_else(default_out);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    if flags.write_templates {
-        write_templates(&ws)?;
-    }
     if !flags.no_build {
         let host = targets::host_triple()?;
         for (target, cross) in select_targets(&flags.targets, &host)? {
@@ -322,15 +321,4 @@ pub fn templates(ws: &Workspace) -> anyhow::Result<Vec<(PathBuf, String)>> {
             )
         })
         .collect())
-}
-
-fn write_templates(ws: &Workspace) -> anyhow::Result<()> {
-    for (path, text) in templates(ws)? {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text)?;
-        eprintln!("dist: wrote {}", path.display());
-    }
-    Ok(())
 }

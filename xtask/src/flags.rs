@@ -26,6 +26,9 @@ pub enum Task {
     /// Check the architecture's invariants on the source tree (layering, `//!` lines,
     /// the code map, doc citations); a second or two, also part of `test`.
     Tidy,
+    /// Write every generated file (the schema, the golden table, the gojson table,
+    /// `.krew/`) from its generator; with --check, fail naming each stale one instead.
+    Codegen(Codegen),
     /// Bring up the local cluster and show each plugin working through kubectl.
     Demo(Demo),
     /// Build release archives, krew manifests and checksums (target/dist).
@@ -49,6 +52,13 @@ pub enum Task {
     /// Builds them as `dist` does (unless --bin-dir), prints each size against the
     /// budget and fails when one is over.
     Size(Size),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Codegen {
+    /// Write nothing: generate in memory and fail if a file in the tree differs.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -151,9 +161,6 @@ pub struct Dist {
     /// Where the archives will be downloaded from [default: the GitHub release].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Also rewrite the krew-release-bot templates in .krew/.
-    #[arg(long)]
-    pub write_templates: bool,
 }
 
 #[derive(clap::Args, Debug)]

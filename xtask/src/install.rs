@@ -42,7 +42,6 @@ pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
         prebuilt: false,
         cargo: None,
         base_url: None,
-        write_templates: false,
     })?;
     let mut installed = Vec::new();
     for (name, manifest_path) in &dist.manifests {

@@ -1,7 +1,7 @@
 //! `cargo xtask krew-check [DIR]`: checks the manifests `dist` wrote (`DIR/krew/*.yaml`)
 //! or an index (`DIR/plugins/*.yaml`) the way krew and krew-index CI would, against the
-//! archives in DIR, and checks that the release-bot templates in `.krew/` match the
-//! plugins' metadata. Fails with krew's reason.
+//! archives in DIR. Fails with krew's reason. (The release-bot templates in `.krew/` are
+//! generated files: `cargo xtask codegen --check` checks them.)
 
 use std::path::{Path, PathBuf};
 
@@ -44,7 +44,6 @@ pub fn run(flags: &flags::KrewCheck) -> anyhow::Result<()> {
             }
         }
     }
-    check_templates(&mut failures)?;
     if !failures.is_empty() {
         bail!("{} file(s) failed the krew checks", failures.len());
     }
@@ -72,24 +71,4 @@ fn manifests_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         bail!("no manifests in {}", sub.display());
     }
     Ok(paths)
-}
-
-/// The committed `.krew/` templates must be what the metadata generates now.
-fn check_templates(failures: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let ws = crate::metadata::load()?;
-    for (path, expected) in crate::dist::templates(&ws)? {
-        match std::fs::read_to_string(&path) {
-            Ok(actual) if actual == expected => {
-                eprintln!("krew-check: {}: up to date", path.display());
-            }
-            _ => {
-                eprintln!(
-                    "krew-check: {}: out of date with the plugin's Cargo.toml; run `cargo xtask dist --no-build --write-templates`",
-                    path.display()
-                );
-                failures.push(path);
-            }
-        }
-    }
-    Ok(())
 }

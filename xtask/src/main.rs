@@ -11,6 +11,7 @@ mod archive;
 mod bench;
 #[cfg(target_os = "linux")]
 mod cluster;
+mod codegen;
 #[cfg(target_os = "linux")]
 mod demo;
 mod dist;
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
         flags::Task::Cluster(c) => cluster::run(&c),
         flags::Task::Test(t) => test::run(&t),
         flags::Task::Tidy => tidy::run(),
+        flags::Task::Codegen(c) => codegen::run(&c),
         #[cfg(target_os = "linux")]
         flags::Task::Demo(d) => demo::run(&d),
         flags::Task::Dist(d) => dist::run(&d),

@@ -78,3 +78,27 @@ pub(crate) fn command_line(cmd: &Command) -> String {
     }
     s
 }
+
+/// `cargo` in `root`, without the package variables `cargo run` gave xtask: build
+/// scripts (ring's) watch `CARGO_MANIFEST_DIR`, so with them every build from here and
+/// the next from a shell rebuilt ring and all above it (kube, the workspace).
+pub fn cargo(root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_PKG_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+            ]
+            .contains(&name.as_ref())
+        {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd
+}

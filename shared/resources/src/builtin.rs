@@ -12,7 +12,7 @@
 //! **The schema** (`builtin/schema.json`) is the OpenAPI v2 `definitions` of these
 //! kinds and of every type they reach, generated from the same typed models (their
 //! `schemars` descriptions) by the test `schema_is_generated_from_the_typed_models`,
-//! which also rewrites it when `KUBEPLUG_REGENERATE=1`. It keeps what validation reads
+//! which `cargo xtask codegen` runs to rewrite it. It keeps what validation reads
 //! (`type`, `properties`, `items`, `additionalProperties`, `required`, `$ref`) and
 //! `x-kubernetes-group-version-kind` on each kind; descriptions are dropped. It is
 //! validated by [`crate::openapi`], kubectl's validator, so offline problems read as

@@ -602,10 +602,10 @@ const GOLDEN_LINES: &[&str] = &[
     "\ttabbed\nline",
 ];
 
-/// The golden table: objects written by kubectl 1.32 itself (`kubectl patch --local -f
-/// F -p '{}' --type merge -o yaml`, offline, which prints the object it read), kept in
-/// `golden.yaml` as `# case: NAME` and kubectl's text. `KUBEPLUG_REGENERATE=1` with
-/// kubectl on `PATH` writes the file again.
+/// The golden table: objects written by the reference kubectl itself (`kubectl patch
+/// --local -f F -p '{}' --type merge -o yaml`, offline, which prints the object it read),
+/// kept in `golden.yaml` as `# case: NAME` and kubectl's text. `cargo xtask codegen`
+/// writes the file again (see `golden_table_is_kubectls_output`).
 fn golden_cases() -> Vec<(&'static str, Value)> {
     let data: serde_json::Map<String, Value> = GOLDEN_STRINGS
         .iter()
@@ -735,14 +735,14 @@ fn golden_path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/emit/golden.yaml")
 }
 
-/// Runs kubectl over each case (offline: the kubeconfig points nowhere).
-fn regenerate_golden(cases: &[(&str, Value)]) -> String {
+/// Runs `kubectl` over each case (offline: the kubeconfig points nowhere).
+fn regenerate_golden(kubectl: &std::ffi::OsStr, cases: &[(&str, Value)]) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut text = String::new();
     for (name, object) in cases {
         let file = dir.path().join(format!("{name}.json"));
         std::fs::write(&file, gotext::go_fmt::json(object, None)).expect("write");
-        let out = std::process::Command::new("kubectl")
+        let out = std::process::Command::new(kubectl)
             .args([
                 "patch", "--local", "-p", "{}", "--type", "merge", "-o", "yaml", "-f",
             ])
@@ -761,6 +761,10 @@ fn regenerate_golden(cases: &[(&str, Value)]) -> String {
     text
 }
 
+/// The emitter writes each case as kubectl did. With `KUBEPLUG_CODEGEN_OUT=DIR` and
+/// `KUBEPLUG_CODEGEN_KUBECTL=PATH` (set by `cargo xtask codegen`, which owns the file and
+/// finds the reference kubectl) it is the golden table's generator instead: it writes
+/// `golden.yaml` into DIR from that kubectl's output.
 #[test]
 fn golden_table_is_kubectls_output() {
     let cases = golden_cases();
@@ -770,8 +774,15 @@ fn golden_table_is_kubectls_output() {
             "{name}: kubectl's order would vary"
         );
     }
-    if std::env::var_os("KUBEPLUG_REGENERATE").is_some() {
-        std::fs::write(golden_path(), regenerate_golden(&cases)).expect("write golden.yaml");
+    if let Some(out) = std::env::var_os("KUBEPLUG_CODEGEN_OUT") {
+        let kubectl = std::env::var_os("KUBEPLUG_CODEGEN_KUBECTL")
+            .expect("KUBEPLUG_CODEGEN_KUBECTL names the reference kubectl");
+        std::fs::write(
+            std::path::Path::new(&out).join("golden.yaml"),
+            regenerate_golden(&kubectl, &cases),
+        )
+        .expect("write golden.yaml");
+        return;
     }
     let golden = std::fs::read_to_string(golden_path()).expect("golden.yaml");
     let expected: Vec<(&str, &str)> = golden
@@ -782,7 +793,7 @@ fn golden_table_is_kubectls_output() {
     assert_eq!(
         expected.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
         cases.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
-        "golden.yaml is stale: KUBEPLUG_REGENERATE=1 cargo test -p goyaml golden"
+        "shared/goyaml/src/emit/golden.yaml is stale: run `cargo xtask codegen` and commit it"
     );
     for ((name, object), (_, kubectl)) in cases.iter().zip(&expected) {
         assert_eq!(yaml(object), *kubectl, "{name}");

@@ -175,25 +175,29 @@ fn generate() -> String {
 }
 
 /// The checked-in schema is what the typed models describe, and its deflated copy is
-/// the same text. `KUBEPLUG_REGENERATE=1` rewrites both.
+/// the same text. With `KUBEPLUG_CODEGEN_OUT=DIR` (set by `cargo xtask codegen`, which
+/// owns the files) it is their generator instead: it writes both into DIR.
 #[test]
 fn schema_is_generated_from_the_typed_models() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/builtin");
     let json = generate();
-    if std::env::var_os("KUBEPLUG_REGENERATE").is_some() {
-        std::fs::write(dir.join("schema.json"), &json).expect("write schema.json");
+    if let Some(out) = std::env::var_os("KUBEPLUG_CODEGEN_OUT") {
+        let out = std::path::Path::new(&out);
+        std::fs::write(out.join("schema.json"), &json).expect("write schema.json");
         let deflated = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), 10);
-        std::fs::write(dir.join("schema.json.deflate"), deflated).expect("write the deflated copy");
+        std::fs::write(out.join("schema.json.deflate"), deflated).expect("write the deflated copy");
+        return;
     }
     let checked_in = std::fs::read_to_string(dir.join("schema.json")).unwrap_or_default();
     assert!(
         checked_in == json,
-        "src/resource/builtin/schema.json is not what the typed models describe: \
-         run `KUBEPLUG_REGENERATE=1 cargo test -p resources schema_is_generated` and commit it"
+        "shared/resources/src/builtin/schema.json is not what the typed models describe: \
+         run `cargo xtask codegen` and commit it"
     );
     let inflated = miniz_oxide::inflate::decompress_to_vec(SCHEMA_DEFLATE).expect("inflates");
     assert!(
         inflated == json.as_bytes(),
-        "schema.json.deflate is not schema.json: regenerate as above"
+        "shared/resources/src/builtin/schema.json.deflate is not schema.json: \
+         run `cargo xtask codegen` and commit it"
     );
 }
