@@ -783,7 +783,7 @@ fn helper_for(
         ));
     };
     Ok(Helper::new(client.clone(), mapping)
-        .dry_run(step.dry_run == DryRunStrategy::Server)
+        .dry_run(step.dry_run)
         .with_field_manager(step.field_manager)
         .with_field_validation(step.validation))
 }

@@ -111,7 +111,7 @@ impl Server {
         let url = format!("http://127.0.0.1:{}", self.port);
         let mut config = kube::Config::new(url.parse().expect("a URL"));
         config.default_namespace = "ns".into();
-        let bound = apiclient::bound::bound_requests(&mut config, None);
+        let bound = apiclient::bound::bound_requests(&mut config, None, None);
         cli::flags::ConfigFlags::default()
             .client(config, bound)
             .expect("a client")

@@ -2,7 +2,7 @@
 //! rolling update of a ReplicationController, back with its exact semantics.
 //!
 //! This is the thin entry point: the shared skeleton (`cli::run`) parses and
-//! hands over to [`options::run`] (complete → validate → client → run).
+//! hands over to [`options::run`] (complete → validate → run).
 
 mod args;
 mod cluster;

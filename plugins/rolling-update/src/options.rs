@@ -20,37 +20,29 @@ use cli::interrupt::{Interrupt, Interrupted};
 use cli::{Context, Stopped, UsageErrors};
 use resources::{DiscoveryCache, RestMapper, Validation};
 
+/// What [`RollingUpdateOptions::run`] resolved from the context for the update.
+struct Cluster<'a> {
+    client: Client,
+    namespace: &'a str,
+    /// The server-side timeout of every watch, below the client's bound.
+    watch_timeout: u32,
+    interrupt: &'a Interrupt,
+}
+
 /// The user-facing command name, for usage hints.
 pub const COMMAND: &str = "kubectl rolling-update";
 
-/// The command, for `cli::run`: complete and validate (no cluster needed),
-/// then the client, `-f`, the signal handlers, and [`RollingUpdateOptions::run`].
+/// The command: complete → validate → run, for `cli::run`.
 pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::ExitCode> {
-    let options = RollingUpdateOptions::complete(args, &ctx)?;
+    let options = RollingUpdateOptions::complete(args, &mut ctx)?;
     options.validate()?;
-    // No request may outlast --timeout: against a paused or black-holed API server
-    // every request would otherwise wait for kube's 295 s read timeout (or forever for
-    // a connection that never answers). Watches ask the server to end them before it.
-    ctx.bound_requests(options.flags.timeout, "--timeout");
-    // `-f` objects are always held to this namespace (see file.rs), so whether -n was
-    // explicit does not matter here.
-    let (namespace, _explicit) = ctx.namespace().await?;
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let hints = Hints::new(COMMAND, &argv, &options.flags.args, &namespace);
-    let cache = ctx.discovery_cache().await?;
-    let client = ctx.client().await?;
-    // -f is read before Ctrl-C is caught: nothing has been changed yet.
-    let from_file = options.read_file(client.clone(), cache, &namespace).await?;
-    let interrupt = ctx.install_interrupt(hints.text(options.flags.rollback));
-    options
-        .run(client, from_file, &namespace, &hints, interrupt, ctx.stdout)
-        .await?;
-    Ok(std::process::ExitCode::SUCCESS)
+    options.run(ctx).await
 }
 
 /// Everything the command needs: the flags as parsed, and what kubectl's `Complete`
-/// resolves from them. What depends on the cluster (the namespace, and the resume
-/// hints that name it) is given to [`Self::run`] once known.
+/// resolves from them. What depends on the cluster (the namespace, the resume hints
+/// that name it, the client) [`Self::run`] resolves from the context, as run-pod's
+/// `run` does: the arguments are checked before any kubeconfig is read.
 #[derive(Debug)]
 pub struct RollingUpdateOptions {
     /// The command line.
@@ -63,10 +55,14 @@ pub struct RollingUpdateOptions {
 
 impl RollingUpdateOptions {
     /// kubectl's `Complete`: reads flags only (`ctx` carries `--record`), never fails
-    /// on bad arguments (a bad `--dry-run` was refused while parsing).
-    pub fn complete(flags: Args, ctx: &Context) -> anyhow::Result<Self> {
+    /// on bad arguments (a bad `--dry-run` was refused while parsing). Bounds every
+    /// request of the client `ctx` will build by `--timeout`: against a paused or
+    /// black-holed API server each request would otherwise wait for the default bound;
+    /// no request may outlast the whole update.
+    pub fn complete(flags: Args, ctx: &mut Context) -> anyhow::Result<Self> {
         // A sink: the boolean spellings are this command's syntax (see args.rs).
         let dry_run = flags.dry_run.to_strategy(&mut std::io::sink())?;
+        ctx.bound_requests(flags.timeout, "--timeout");
         Ok(RollingUpdateOptions {
             flags,
             dry_run,
@@ -147,34 +143,48 @@ impl RollingUpdateOptions {
         Ok(Some(read_new_controller(source, &mut mapper).await?))
     }
 
-    /// kubectl's `Run`; `from_file` is what [`Self::read_file`] returned, `hints`
-    /// what to print if the run is stopped, `stdout` where the progress lines and the
-    /// result go.
-    pub async fn run(
-        &self,
-        client: Client,
-        from_file: Option<(ReplicationController, bool)>,
-        namespace: &str,
-        hints: &Hints,
-        interrupt: Interrupt,
-        stdout: Box<dyn std::io::Write + Send>,
-    ) -> anyhow::Result<()> {
-        let mut console = Console::new(stdout);
-        let result = self
-            .run_inner(client, from_file, namespace, &interrupt, &mut console)
-            .await;
+    /// kubectl's `Run`: the namespace, the resume hints that name it, and the client
+    /// from `ctx`; then `-f` ([`Self::read_file`]), read before Ctrl-C is caught
+    /// (nothing has been changed yet); then the update, its progress lines and result
+    /// on `ctx`'s stdout.
+    pub async fn run(self, ctx: Context) -> anyhow::Result<std::process::ExitCode> {
+        // `-f` objects are always held to this namespace (see file.rs), so whether -n
+        // was explicit does not matter here.
+        let (namespace, _explicit) = ctx.namespace().await?;
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        let hints = Hints::new(COMMAND, &argv, &self.flags.args, &namespace);
+        let cache = ctx.discovery_cache().await?;
+        let client = ctx.client().await?;
+        // Watches ask the server to end them below the client's bound (--timeout,
+        // or a tighter --request-timeout), so a quiet watch is renewed, never cut.
+        let watch_timeout = ctx.bound().await?.watch_timeout();
+        let from_file = self.read_file(client.clone(), cache, &namespace).await?;
+        let interrupt = ctx.install_interrupt(hints.text(self.flags.rollback));
+        let mut console = Console::new(ctx.stdout);
+        let cluster = Cluster {
+            client,
+            namespace: &namespace,
+            watch_timeout,
+            interrupt: &interrupt,
+        };
+        let result = self.run_inner(cluster, from_file, &mut console).await;
         console.finish();
-        result.map_err(|err| self.explain_stop(crate::cluster::explain_transport(err), hints))
+        result.map_err(|err| self.explain_stop(crate::cluster::explain_transport(err), &hints))?;
+        Ok(std::process::ExitCode::SUCCESS)
     }
 
     async fn run_inner(
         &self,
-        client: Client,
+        cluster: Cluster<'_>,
         from_file: Option<(ReplicationController, bool)>,
-        namespace: &str,
-        interrupt: &Interrupt,
         console: &mut Console,
     ) -> anyhow::Result<()> {
+        let Cluster {
+            client,
+            namespace,
+            watch_timeout,
+            interrupt,
+        } = cluster;
         let rcs: Api<ReplicationController> = Api::namespaced(client.clone(), namespace);
         let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
         let mut ops = KubeOps::new(
@@ -189,12 +199,7 @@ impl RollingUpdateOptions {
             self.flags.fail_fast,
             console.stderr_sink(),
         ));
-        // Below the client's read timeout (the free `run` above bounds it by
-        // --timeout through `Context::bound_requests`), so the server ends a quiet
-        // watch before the client would cut it.
-        ops.watch_timeout = u32::try_from(self.flags.timeout.as_secs().saturating_sub(1))
-            .unwrap_or(290)
-            .clamp(1, 290);
+        ops.watch_timeout = watch_timeout;
 
         // 1-8 (2, -f, is already read: see read_file).
         let plan = self.plan(namespace);

@@ -15,7 +15,7 @@ use kube::api::{ApiResource, DynamicObject};
 use serde_json::Value;
 
 use resources::Mapping;
-use resources::rest::Helper;
+use resources::rest::{DryRunStrategy, Helper};
 
 /// An object the command created, with what is needed to delete it again (`--rm`).
 #[derive(Debug, Clone)]
@@ -33,8 +33,9 @@ pub struct Target {
     pub client: Client,
     /// The namespace (kubectl run's objects are all namespaced).
     pub namespace: String,
-    /// `--dry-run=server`: send `dryRun=All`.
-    pub dry_run: bool,
+    /// `--dry-run`: `none` or `server` (which sends `dryRun=All`); a client dry run
+    /// never gets here (the helper would refuse it).
+    pub dry_run: DryRunStrategy,
     /// `--field-manager`.
     pub field_manager: String,
     /// `--save-config`.

@@ -456,7 +456,7 @@ impl RunPodOptions {
         let target = create::Target {
             client: client.clone(),
             namespace: namespace.clone(),
-            dry_run: self.dry_run == DryRunStrategy::Server,
+            dry_run: self.dry_run,
             field_manager: self.field_manager.clone(),
             save_config: self.save_config,
         };

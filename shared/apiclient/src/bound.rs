@@ -4,10 +4,12 @@
 //! handshakes into the listen backlog).
 //!
 //! kube 5 sets no read timeout by default (so as not to cut exec/attach sessions), and
-//! kubectl itself has none unless `--request-timeout` is given. Each plugin calls
-//! [`bound_requests`] once, on the `Config` it builds its client from:
+//! kubectl itself has none unless `--request-timeout` is given. [`bound_requests`] is
+//! the one place a client's timeouts are set, once, on the `Config` it is built from,
+//! and the [`Bound`] it returns says where the bound came from ([`Origin`]):
 //!
 //! - `--request-timeout` given (non-zero): that bound, as kubectl honours it.
+//! - a command's own bound (rolling-update's `--timeout`), where it is tighter.
 //! - otherwise [`DEFAULT_BOUND`]: kube-apiserver answers every request that is not a
 //!   stream (watch, attach, logs) within its own `--request-timeout`, 60 s by default,
 //!   with a `504` if the work is not done by then; a server that has sent nothing for
@@ -47,12 +49,25 @@ pub const REQUEST_TIMEOUT_FLAG: &str = "--request-timeout";
 pub struct Bound {
     /// The bound in effect (the read timeout).
     pub limit: Duration,
-    /// The flag that set it (`--request-timeout`, or rolling-update's `--timeout`).
-    pub flag: &'static str,
-    /// `--request-timeout` as given (not the default, not a command's own bound):
+    /// Where it came from.
+    pub origin: Origin,
+    /// `--request-timeout` as given, for a client without a command's own bound:
     /// kubectl's discovery and OpenAPI clients put it in their URLs (`?timeout=2s`),
     /// which [`crate::go_net::url_error`] repeats.
     pub request_timeout: Option<Duration>,
+}
+
+/// Where a client's bound came from, known where it is set rather than guessed from
+/// the timeouts afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `--request-timeout`, as given.
+    Flag,
+    /// A command's own bound, named by the flag that set it (rolling-update's
+    /// `--timeout`), where it is not looser than `--request-timeout`.
+    Command(&'static str),
+    /// Neither: [`DEFAULT_BOUND`].
+    Default,
 }
 
 impl Bound {
@@ -60,15 +75,14 @@ impl Bound {
     /// request this bound cut. It names the rule, not how long the request waited:
     /// the connect timeout can be tighter (kube's 30 s).
     pub fn no_answer(&self) -> String {
-        let Self { limit, flag, .. } = self;
-        if *flag == REQUEST_TIMEOUT_FLAG {
-            format!(
-                "Unable to connect to the server: no answer in time (each request is bounded by {limit:?}: {flag}, or {DEFAULT_BOUND:?} without it)"
-            )
-        } else {
-            format!(
+        let Self { limit, origin, .. } = self;
+        match origin {
+            Origin::Flag | Origin::Default => format!(
+                "Unable to connect to the server: no answer in time (each request is bounded by {limit:?}: {REQUEST_TIMEOUT_FLAG}, or {DEFAULT_BOUND:?} without it)"
+            ),
+            Origin::Command(flag) => format!(
                 "Unable to connect to the server: no answer in time (each request is bounded by {limit:?}: {flag})"
-            )
+            ),
         }
     }
 
@@ -87,37 +101,42 @@ impl Bound {
     }
 }
 
-/// Bounds every request of a client built from `config`: `limit` when given (a
-/// command's `--request-timeout`, or a tighter bound such as rolling-update's
-/// `--timeout`, with the flag that set it), else [`DEFAULT_BOUND`]; a timeout already
-/// set lower in `config` (by `--request-timeout`) stays. Returns the bound in effect,
-/// whose [`Bound::layer`] goes on the client so that its errors carry it.
-pub fn bound_requests(config: &mut kube::Config, limit: Option<(Duration, &'static str)>) -> Bound {
-    let bound = limit
-        .map_or(DEFAULT_BOUND, |(d, _)| d)
-        .max(Duration::from_millis(1));
+/// Bounds every request of a client built from `config`, the one place its timeouts
+/// are set: by `request_timeout` (`--request-timeout`, parsed once with the other
+/// flags; `None` when not given or zero), by `command`'s own bound with the flag that
+/// set it (rolling-update's `--timeout`) where that is tighter, else by
+/// [`DEFAULT_BOUND`]. Returns the bound in effect and its [`Origin`]; its
+/// [`Bound::layer`] goes on the client so that its errors carry it.
+pub fn bound_requests(
+    config: &mut kube::Config,
+    request_timeout: Option<Duration>,
+    command: Option<(Duration, &'static str)>,
+) -> Bound {
+    let (limit, origin) = match (request_timeout, command) {
+        // The tighter of the two cuts; at a tie the command's own flag is named.
+        (Some(given), Some((own, _))) if given < own => (given, Origin::Flag),
+        (_, Some((own, flag))) => (own, Origin::Command(flag)),
+        (Some(given), None) => (given, Origin::Flag),
+        (None, None) => (DEFAULT_BOUND, Origin::Default),
+    };
     for t in [
         &mut config.connect_timeout,
         &mut config.read_timeout,
         &mut config.write_timeout,
     ] {
-        *t = Some(t.map_or(bound, |t| t.min(bound)));
+        // `--request-timeout` bounds the whole request, as client-go's `Timeout`
+        // does, so it replaces kube's own connect timeout; a command's bound or the
+        // default leaves a tighter one (kube's 30 s connect) as it is.
+        let own = request_timeout.or(*t);
+        *t = Some(own.map_or(limit, |t| t.min(limit)));
     }
     config.reset_reader_on_write = true;
-    let effective = config.read_timeout.unwrap_or(bound);
-    // A tighter read timeout than the limit was set by --request-timeout.
-    let flag = match limit {
-        Some((_, flag)) if effective >= bound => flag,
-        _ => REQUEST_TIMEOUT_FLAG,
-    };
-    let request_timeout = match limit {
-        Some((given, REQUEST_TIMEOUT_FLAG)) => Some(given),
-        _ => None,
-    };
     Bound {
-        limit: effective,
-        flag,
-        request_timeout,
+        limit: config.read_timeout.unwrap_or(limit),
+        origin,
+        // Under a command's own bound the URLs keep kubectl's 32 s, as they always
+        // have here (kubectl 1.17 would put `--request-timeout` there too).
+        request_timeout: request_timeout.filter(|_| command.is_none()),
     }
 }
 
@@ -343,7 +362,11 @@ mod tests {
     #[test]
     fn without_a_limit_the_default_bounds_reads_writes_and_connects() {
         let mut c = config();
-        assert_eq!(bound_requests(&mut c, None).limit, DEFAULT_BOUND);
+        let bound = bound_requests(&mut c, None, None);
+        assert_eq!(
+            (bound.limit, bound.origin),
+            (DEFAULT_BOUND, Origin::Default)
+        );
         assert_eq!(c.read_timeout, Some(DEFAULT_BOUND));
         assert_eq!(c.write_timeout, Some(DEFAULT_BOUND));
         // kube's 30 s connect timeout is already tighter.
@@ -358,32 +381,45 @@ mod tests {
         let mut c = config();
         let five = Duration::from_secs(5);
         assert_eq!(
-            bound_requests(&mut c, Some((five, "--timeout"))).limit,
+            bound_requests(&mut c, None, Some((five, "--timeout"))).limit,
             five
         );
         assert_eq!(
             (c.connect_timeout, c.read_timeout, c.write_timeout),
             (Some(five), Some(five), Some(five))
         );
-        // A longer --request-timeout than the default is honoured (to_config has set
-        // all three to it already).
+        // A longer --request-timeout than the default is honoured, kube's 30 s connect
+        // timeout included, as client-go's Timeout bounds the whole request.
         let mut c = config();
         let ten_min = Duration::from_secs(600);
-        c.connect_timeout = Some(ten_min);
-        c.read_timeout = Some(ten_min);
-        c.write_timeout = Some(ten_min);
+        assert_eq!(bound_requests(&mut c, Some(ten_min), None).limit, ten_min);
         assert_eq!(
-            bound_requests(&mut c, Some((ten_min, REQUEST_TIMEOUT_FLAG))).limit,
-            ten_min
+            (c.connect_timeout, c.read_timeout, c.write_timeout),
+            (Some(ten_min), Some(ten_min), Some(ten_min))
         );
-        assert_eq!(c.write_timeout, Some(ten_min));
-        // rolling-update: --request-timeout=3s set by to_config, --timeout=5m as the limit.
+        // rolling-update: --request-timeout=3s under --timeout=5m: the tighter cuts.
         let mut c = config();
-        c.read_timeout = Some(Duration::from_secs(3));
-        assert_eq!(
-            bound_requests(&mut c, Some((Duration::from_secs(300), "--timeout"))).limit,
-            Duration::from_secs(3)
+        let three = Duration::from_secs(3);
+        let bound = bound_requests(
+            &mut c,
+            Some(three),
+            Some((Duration::from_secs(300), "--timeout")),
         );
+        assert_eq!((bound.limit, bound.origin), (three, Origin::Flag));
+        assert_eq!(c.connect_timeout, Some(three));
+        // --request-timeout=10m under --timeout=5m: the command's bound cuts, the
+        // flag's value still replacing kube's connect timeout below it.
+        let mut c = config();
+        let five_min = Duration::from_secs(300);
+        let bound = bound_requests(&mut c, Some(ten_min), Some((five_min, "--timeout")));
+        assert_eq!(
+            (bound.limit, bound.origin),
+            (five_min, Origin::Command("--timeout"))
+        );
+        assert_eq!(c.connect_timeout, Some(five_min));
+        // A tie names the command's flag.
+        let bound = bound_requests(&mut config(), Some(five_min), Some((five_min, "--timeout")));
+        assert_eq!(bound.origin, Origin::Command("--timeout"));
     }
 
     fn cut(bound: Bound) -> kube::Error {
@@ -395,7 +431,7 @@ mod tests {
     fn the_words_of_a_cut_request_are_its_bound_s() {
         let given = Bound {
             limit: Duration::from_secs(2),
-            flag: REQUEST_TIMEOUT_FLAG,
+            origin: Origin::Flag,
             request_timeout: Some(Duration::from_secs(2)),
         };
         assert_eq!(
@@ -404,7 +440,7 @@ mod tests {
         );
         let own = Bound {
             limit: Duration::from_secs(300),
-            flag: "--timeout",
+            origin: Origin::Command("--timeout"),
             request_timeout: None,
         };
         assert_eq!(
@@ -420,12 +456,12 @@ mod tests {
     #[test]
     fn the_bound_in_effect_names_the_flag_that_set_it() {
         // Without a limit: the default, named by the flag that would change it.
-        let bound = bound_requests(&mut config(), None);
+        let bound = bound_requests(&mut config(), None, None);
         assert_eq!(
             bound,
             Bound {
                 limit: DEFAULT_BOUND,
-                flag: REQUEST_TIMEOUT_FLAG,
+                origin: Origin::Default,
                 request_timeout: None,
             }
         );
@@ -435,18 +471,20 @@ mod tests {
         );
         // --request-timeout=2s: the URLs' timeout too.
         let two = Duration::from_secs(2);
-        let bound = bound_requests(&mut config(), Some((two, REQUEST_TIMEOUT_FLAG)));
+        let bound = bound_requests(&mut config(), Some(two), None);
         assert_eq!((bound.limit, bound.request_timeout), (two, Some(two)));
-        // rolling-update's --timeout=5m under --request-timeout=3s (set by to_config):
-        // the tighter --request-timeout cuts, but the URLs keep kubectl's default.
-        let mut c = config();
-        c.read_timeout = Some(Duration::from_secs(3));
-        let bound = bound_requests(&mut c, Some((Duration::from_secs(300), "--timeout")));
+        // rolling-update's --timeout=5m under --request-timeout=3s: the tighter
+        // --request-timeout cuts, but the URLs keep kubectl's default.
+        let bound = bound_requests(
+            &mut config(),
+            Some(Duration::from_secs(3)),
+            Some((Duration::from_secs(300), "--timeout")),
+        );
         assert_eq!(
             bound,
             Bound {
                 limit: Duration::from_secs(3),
-                flag: REQUEST_TIMEOUT_FLAG,
+                origin: Origin::Flag,
                 request_timeout: None,
             }
         );
@@ -455,7 +493,11 @@ mod tests {
 
     #[test]
     fn only_a_bounded_request_that_timed_out_reads_as_cut() {
-        let bound = bound_requests(&mut config(), Some((Duration::from_secs(5), "--timeout")));
+        let bound = bound_requests(
+            &mut config(),
+            None,
+            Some((Duration::from_secs(5), "--timeout")),
+        );
         assert!(no_answer(&cut(bound)).is_some());
         // The same timeout from a client without the bound's layer: Go's words apply.
         let io = std::io::Error::new(std::io::ErrorKind::TimedOut, "connection error: timed out");
@@ -494,7 +536,11 @@ mod tests {
             }
         }
 
-        let bound = bound_requests(&mut config(), Some((Duration::from_secs(5), "--timeout")));
+        let bound = bound_requests(
+            &mut config(),
+            None,
+            Some((Duration::from_secs(5), "--timeout")),
+        );
         let request = || {
             http::Request::get("/api/v1/pods")
                 .body(())

@@ -230,10 +230,10 @@ fn load(data: Option<&str>, path: Option<&str>) -> Result<Option<Vec<u8>>> {
     match path.filter(|p| !p.is_empty()) {
         Some(path) => std::fs::read(path)
             .map(Some)
-            .map_err(|source| Error::ReadFile {
+            .map_err(|error| Error::ReadFile {
                 what: "client certificate or key",
                 path: path.into(),
-                source,
+                error,
             }),
         None => Ok(None),
     }
@@ -527,7 +527,12 @@ pub(crate) fn bounded(
     mut config: kube::Config,
     limit: (std::time::Duration, &'static str),
 ) -> (kube::Client, crate::bound::Bound) {
-    let bound = crate::bound::bound_requests(&mut config, Some(limit));
+    let bound = match limit {
+        (given, crate::bound::REQUEST_TIMEOUT_FLAG) => {
+            crate::bound::bound_requests(&mut config, Some(given), None)
+        }
+        own => crate::bound::bound_requests(&mut config, None, Some(own)),
+    };
     let (credentials, identity) = Credentials::of(&config).expect("credentials");
     let client = builder(&config, credentials, identity)
         .expect("builder")

@@ -2,6 +2,11 @@
 //!
 //! Messages are lower-case without a final period, and carry the context a user needs
 //! (the path, the flag). They mirror kubectl's wording where kubectl has one.
+//!
+//! An error says each cause once: a variant that is its cause is
+//! `#[error(transparent)]`; one that words its cause into its own message keeps it
+//! as a field, not as its `source`, so that a chain (`crate::go_net::error_chain`)
+//! never prints it twice.
 
 use std::path::PathBuf;
 
@@ -44,10 +49,10 @@ pub enum Error {
     NoServerForCluster(String),
     /// Files from `KUBECONFIG` could not be merged.
     #[error("error merging kubeconfig files: {0}")]
-    KubeconfigMerge(#[source] kube::config::KubeconfigError),
+    KubeconfigMerge(kube::config::KubeconfigError),
     /// The kubeconfig does not contain what the flags select.
     #[error("invalid configuration: {0}")]
-    InvalidConfig(#[source] kube::config::KubeconfigError),
+    InvalidConfig(kube::config::KubeconfigError),
     /// Neither a kubeconfig, nor `--server`, nor an in-cluster environment.
     #[error(
         "invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable"
@@ -71,20 +76,19 @@ pub enum Error {
         reason: String,
     },
     /// A file named by a flag cannot be read.
-    #[error("unable to read {what} {}: {source}", path.display())]
+    #[error("unable to read {what} {}: {error}", path.display())]
     ReadFile {
         what: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A CA to verify the server with, and verification skipped (client-go's transport
     /// refuses the combination with these words).
     #[error("specifying a root certificates file with the insecure flag is not allowed")]
     InsecureWithCa,
     /// The credential plugin failed ([`crate::credentials`]: no secret in the message).
-    #[error("{0}")]
-    Credentials(#[source] CredentialsError),
+    #[error(transparent)]
+    Credentials(CredentialsError),
     /// The user's kubeconfig entry, as client-go's `validateAuthInfo` finds it: one
     /// problem is its message, several are kubectl's `Error in configuration:` list
     /// ([`cli::format_error`] prints that one without `error: `).
@@ -99,8 +103,8 @@ pub enum Error {
     #[error("{0}")]
     Authentication(String),
     /// The client's TLS material (the kubeconfig's client certificate and key).
-    #[error("{0}")]
-    Tls(#[source] crate::tls::TlsError),
+    #[error(transparent)]
+    Tls(crate::tls::TlsError),
     /// A proxy the client cannot use.
     #[error("{0}")]
     Proxy(String),

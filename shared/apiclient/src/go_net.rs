@@ -419,13 +419,16 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
     ))
 }
 
-/// An error and its causes joined by `: `, without repeating a cause whose text its
-/// parent already quotes (thiserror messages often do: `…: {0}` and `#[source]`).
+/// An error and its causes joined by `: `. The crate's own errors say each cause once
+/// (see `crate::error`); the types that word their cause into their own message
+/// ([`words_its_cause`]) have that cause, and its own worded causes, left out.
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut msg = String::new();
     let mut source = Some(err);
     // kube's error around the request's own (both are the same failure).
     let mut parent_is_request = false;
+    // Whether the cause's text is already in its parent's.
+    let mut said = false;
     while let Some(cause) = source {
         // A request cut by the client's bound: the rule instead of hyper's internals
         // (and nothing below it).
@@ -438,15 +441,35 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         }
         parent_is_request = request_failure;
         let last = no_answer.is_some();
-        let text = no_answer.unwrap_or_else(|| cause.to_string());
-        if msg.is_empty() {
-            msg = text;
-        } else if !msg.contains(&text) {
-            msg = format!("{msg}: {text}");
+        let text = match no_answer {
+            // The rule is none of the causes' words: never said by a parent.
+            Some(rule) => Some(rule),
+            None if said => None,
+            None => Some(cause.to_string()),
+        };
+        if let Some(text) = text {
+            msg = if msg.is_empty() {
+                text
+            } else {
+                format!("{msg}: {text}")
+            };
         }
+        // What a cause words is its own cause: said, and so on down while each
+        // cause words the next (a said cause that words its cause says that one too).
+        said = words_its_cause(cause);
         source = if last { None } else { cause.source() };
     }
     msg
+}
+
+/// Whether `err`'s message already holds its cause's text (thiserror's `…: {0}` with
+/// `#[source]`): kube's errors (`ServiceError: …`, `HyperError: …`), its kubeconfig
+/// errors, tungstenite's, and [`Bounded`], a mark whose text is its cause's.
+fn words_its_cause(err: &(dyn std::error::Error + 'static)) -> bool {
+    err.is::<kube::Error>()
+        || err.is::<kube::config::KubeconfigError>()
+        || err.is::<tokio_tungstenite::tungstenite::Error>()
+        || err.is::<Bounded>()
 }
 
 /// Whether `err` itself (not a cause of it) is a request the client could not send or

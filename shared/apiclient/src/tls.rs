@@ -44,7 +44,7 @@ pub enum TlsError {
     Roots(String),
     /// The OS's verifier could not be set up.
     #[error("unable to use the system's certificate verifier: {0}")]
-    Platform(#[source] rustls::Error),
+    Platform(rustls::Error),
 }
 
 /// A client certificate chain and its key (the kubeconfig's, or an exec plugin's).

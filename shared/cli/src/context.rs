@@ -213,16 +213,14 @@ impl Context {
         self.client
             .get_or_try_init(|| async {
                 let mut config = self.config().await?.clone();
-                // Every request is bounded (see apiclient::bound): a command's own bound
-                // (rolling-update's --timeout), else --request-timeout, else the default.
-                let limit = match self.request_bound {
-                    Some(bound) => Some(bound),
-                    None => self
-                        .flags
-                        .request_timeout()?
-                        .map(|d| (d, apiclient::bound::REQUEST_TIMEOUT_FLAG)),
-                };
-                let bound = apiclient::bound::bound_requests(&mut config, limit);
+                // Every request is bounded (see apiclient::bound): by --request-timeout
+                // and a command's own bound (rolling-update's --timeout), the tighter of
+                // the two, else the default.
+                let bound = apiclient::bound::bound_requests(
+                    &mut config,
+                    self.flags.request_timeout()?,
+                    self.request_bound,
+                );
                 anyhow::Ok((self.flags.client(config, bound)?, bound))
             })
             .await

@@ -133,9 +133,13 @@ pub fn format_error(err: &anyhow::Error) -> String {
             Some(e @ apiclient::error::Error::CurrentContextNotFound(_)) => {
                 return format!("Error in configuration: {e}\n");
             }
+            // kubectl gets credentials while connecting, so its CheckErr says this.
+            Some(apiclient::error::Error::Credentials(credentials)) => {
+                return format!("Unable to connect to the server: {credentials}");
+            }
             _ => {}
         }
-        // kubectl gets credentials while connecting, so its CheckErr says this.
+        // The same, for credentials that failed while a request was being sent.
         if let Some(credentials) = cause.downcast_ref::<apiclient::credentials::CredentialsError>()
         {
             return format!("Unable to connect to the server: {credentials}");
@@ -305,7 +309,7 @@ mod tests {
         let err = anyhow::Error::new(apiclient::Error::ReadFile {
             what: "certificate authority",
             path: "ca.crt".into(),
-            source: inner,
+            error: inner,
         })
         .context("unable to start");
         assert_eq!(

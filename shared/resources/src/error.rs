@@ -22,11 +22,11 @@ pub enum ResourceError {
     #[error("the path \"{path}\" does not exist")]
     PathNotFound { path: String },
     /// A path exists but cannot be read (permissions, a FIFO gone away, …).
-    #[error("unable to read \"{path}\": {source}")]
+    #[error("unable to read \"{path}\": {error}")]
     Read {
         path: String,
-        #[source]
-        source: std::io::Error,
+        /// Worded into the message, so not its `source` (said once in a chain).
+        error: std::io::Error,
     },
     /// A directory given with `-f` holds no `.json`, `.yaml` or `.yml` file.
     #[error("error reading [{path}]: recognized file extensions are [.json .yaml .yml]")]
@@ -154,9 +154,9 @@ impl ResourceError {
         let io = |e: &std::io::Error| std::io::Error::new(e.kind(), e.to_string());
         match self {
             Self::PathNotFound { path } => Self::PathNotFound { path: path.clone() },
-            Self::Read { path, source } => Self::Read {
+            Self::Read { path, error } => Self::Read {
                 path: path.clone(),
-                source: io(source),
+                error: io(error),
             },
             Self::EmptyDirectory { path } => Self::EmptyDirectory { path: path.clone() },
             Self::InvalidUrl { url, reason } => Self::InvalidUrl {

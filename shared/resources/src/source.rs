@@ -78,9 +78,9 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
             vec![
                 bytes
                     .map(|bytes| ("STDIN".to_string(), bytes))
-                    .map_err(|source| ResourceError::Read {
+                    .map_err(|error| ResourceError::Read {
                         path: "STDIN".into(),
-                        source,
+                        error,
                     }),
             ]
         }
@@ -149,7 +149,7 @@ fn read_directory(dir: &Path, files: Vec<PathBuf>, limit: u64) -> Vec<Stream> {
             {
                 streams.push(Err(ResourceError::Read {
                     path: dir.display().to_string(),
-                    source: std::io::Error::other(format!(
+                    error: std::io::Error::other(format!(
                         "the files of the directory are larger than the limit of {limit} bytes together"
                     )),
                 }));
@@ -201,7 +201,7 @@ fn io_error(path: &str, source: std::io::Error) -> ResourceError {
     } else {
         ResourceError::Read {
             path: path.to_string(),
-            source,
+            error: source,
         }
     }
 }

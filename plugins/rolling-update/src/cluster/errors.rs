@@ -88,6 +88,7 @@ mod tests {
         let mut config = kube::Config::new("https://127.0.0.1:6443".parse().unwrap());
         let bound = apiclient::bound::bound_requests(
             &mut config,
+            None,
             Some((Duration::from_secs(5), "--timeout")),
         );
         // A request cut by the client's bound carries the bound (its layer's mark).

@@ -415,3 +415,39 @@ fn times_read_as_go_s_rfc3339() {
     assert_eq!(rfc3339(1_577_836_800), "2020-01-01T00:00:00Z");
     assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
 }
+
+/// Each cause is said once: kube's error words its cause, and the bound's mark is its
+/// cause's text, so neither is repeated after it; the crate's own errors never expose
+/// a cause they word (`crate::error`), so nothing is left to a text comparison.
+#[test]
+fn a_chain_says_each_cause_once() {
+    let mut config = kube::Config::new("https://127.0.0.1:1".parse().expect("url"));
+    let bound = crate::bound::bound_requests(&mut config, None, None);
+    let io = std::io::Error::other("tls handshake eof");
+    let err = kube::Error::Service(Box::new(Bounded::new(bound, io)));
+    assert_eq!(error_chain(&err), "ServiceError: tls handshake eof");
+    // A cause below one that does not word it is said after it.
+    let err = anyhow::Error::new(std::io::Error::other("connection reset"))
+        .context("reading the answer")
+        .context("listing pods");
+    assert_eq!(
+        error_chain(err.as_ref()),
+        "listing pods: reading the answer: connection reset"
+    );
+    // Transparent: the credentials' words once, with no cause behind them.
+    let err = crate::error::Error::Credentials(crate::error::CredentialsError::new(
+        "exit status 1".into(),
+    ));
+    assert_eq!(error_chain(&err), "getting credentials: exit status 1");
+    assert!(std::error::Error::source(&err).is_none());
+    // A cause worded into the message is not exposed as a source.
+    let err = crate::error::Error::ReadFile {
+        what: "certificate authority",
+        path: "ca.crt".into(),
+        error: std::io::Error::other("permission denied"),
+    };
+    assert_eq!(
+        error_chain(&err),
+        "unable to read certificate authority ca.crt: permission denied"
+    );
+}

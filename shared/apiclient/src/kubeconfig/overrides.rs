@@ -52,12 +52,13 @@ pub struct Overrides {
     pub tls_server_name: Option<String>,
     /// The proxy, which replaces the cluster's `proxy-url` (`--proxy-url`).
     pub proxy_url: Option<String>,
-    /// The timeout of every request (`--request-timeout`).
+    /// The timeout of every request (`--request-timeout`), checked here for its place
+    /// among the kubeconfig's errors; set on the client by `crate::bound`.
     pub timeout: Timeout,
 }
 
-/// `--request-timeout` as the command line gave it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `--request-timeout` as the command line gave it, parsed once, with the flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Timeout {
     /// Not given, or zero: no timeout.
     #[default]
@@ -67,6 +68,18 @@ pub enum Timeout {
     /// A value that did not parse, reported where client-go's `ClientConfig` parses
     /// it: after every problem of the kubeconfig and of the other overrides.
     Invalid,
+}
+
+impl Timeout {
+    /// The bound of every request, `None` for none; a value that did not parse is
+    /// client-go's error, in its words.
+    pub fn bound(self) -> Result<Option<Duration>> {
+        match self {
+            Timeout::None => Ok(None),
+            Timeout::After(d) => Ok((!d.is_zero()).then_some(d)),
+            Timeout::Invalid => Err(Error::InvalidTimeout),
+        }
+    }
 }
 
 impl Overrides {
@@ -218,12 +231,9 @@ impl Overrides {
             config.auth_info.client_key = Some(path.display().to_string());
             config.auth_info.client_key_data = None;
         }
-        if let Some(timeout) = self.timeout()? {
-            config.connect_timeout = Some(timeout);
-            config.read_timeout = Some(timeout);
-            config.write_timeout = Some(timeout);
-            config.reset_reader_on_write = true;
-        }
+        // Only checked here, where client-go's `ClientConfig` reports a bad value; the
+        // client's timeouts are set in one place, `crate::bound::bound_requests`.
+        self.timeout.bound()?;
         config.headers.push((
             http::header::USER_AGENT,
             http::HeaderValue::from_static(concat!("kubeplug/", env!("CARGO_PKG_VERSION"))),
@@ -235,15 +245,6 @@ impl Overrides {
         // (rolling-update's conflict loop) do their own, bounded ones.
         config.default_retry = false;
         Ok(())
-    }
-
-    /// The bound of every request, `None` for none.
-    fn timeout(&self) -> Result<Option<Duration>> {
-        match &self.timeout {
-            Timeout::None => Ok(None),
-            Timeout::After(d) => Ok((!d.is_zero()).then_some(*d)),
-            Timeout::Invalid => Err(Error::InvalidTimeout),
-        }
     }
 
     /// The server-trust flags, merged as client-go's `getCluster` merges them:

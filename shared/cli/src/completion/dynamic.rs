@@ -80,8 +80,10 @@ fn cluster_names(flags: &ConfigFlags, resource: Resource) -> Vec<String> {
 
 async fn list_names(flags: &ConfigFlags, resource: Resource) -> Option<Vec<String>> {
     apiclient::tls::install_crypto_provider();
-    let config = flags.to_config().await.ok()?;
+    let mut config = flags.to_config().await.ok()?;
     let (namespace, _) = flags.namespace_of(&config);
+    // Bounded as every client is (a paused server must not hang the shell's prompt).
+    apiclient::bound::bound_requests(&mut config, flags.request_timeout().ok()?, None);
     // Not `ConfigFlags::client`: a completion answer stays silent, server warnings
     // included (they would land on the user's prompt).
     let (credentials, identity) = apiclient::credentials::Credentials::of(&config).ok()?;

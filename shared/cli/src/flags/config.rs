@@ -107,9 +107,10 @@ pub struct ConfigFlags {
         long,
         global = true,
         value_name = "DURATION",
-        default_value = "0"
+        default_value = "0",
+        value_parser = parse_request_timeout,
     )]
-    pub request_timeout: String,
+    pub request_timeout: kubeconfig::Timeout,
 
     /// Default cache directory
     #[arg(long, global = true, value_name = "PATH", value_parser = super::go_path())]
@@ -280,30 +281,42 @@ impl std::fmt::Debug for ConfigFlags {
     }
 }
 
+/// `--request-timeout`, parsed once, as clap reads the command line: client-go's
+/// `ParseTimeout`, a whole number of seconds that is not negative, else a Go duration
+/// (a negative one too); zero or negative is "no timeout" (as Go's HTTP client reads
+/// its `Timeout`). A value in neither form never fails here: it is
+/// [`kubeconfig::Timeout::Invalid`], reported where client-go's `ClientConfig`
+/// reports it, after the kubeconfig's own problems.
+pub fn parse_request_timeout(
+    value: &str,
+) -> std::result::Result<kubeconfig::Timeout, std::convert::Infallible> {
+    // Empty is "not given" to client-go.
+    if value.is_empty() {
+        return Ok(kubeconfig::Timeout::None);
+    }
+    let given = |d: Duration| {
+        if d.is_zero() {
+            kubeconfig::Timeout::None
+        } else {
+            kubeconfig::Timeout::After(d)
+        }
+    };
+    if let Ok(seconds) = super::parse_go_int(value, 10, 64)
+        && let Ok(seconds) = u64::try_from(seconds)
+    {
+        return Ok(given(Duration::from_secs(seconds)));
+    }
+    Ok(match super::parse_go_duration_signed(value) {
+        Ok((false, d)) => given(d),
+        Ok((true, _)) => kubeconfig::Timeout::None,
+        Err(_) => kubeconfig::Timeout::Invalid,
+    })
+}
+
 impl ConfigFlags {
     /// The request timeout as a [`Duration`]; `None` means "no timeout" (`0`).
     pub fn request_timeout(&self) -> Result<Option<Duration>> {
-        self.parse_request_timeout().ok_or(Error::InvalidTimeout)
-    }
-
-    /// client-go's `ParseTimeout`: a whole number of seconds that is not negative,
-    /// else a Go duration (a negative one too); `None` inside is "no timeout" (zero or
-    /// negative, as Go's HTTP client reads its `Timeout`), `None` outside a value in
-    /// neither form.
-    fn parse_request_timeout(&self) -> Option<Option<Duration>> {
-        let value = self.request_timeout.as_str();
-        // Empty is "not given" to client-go, and `Default` (used when a plugin builds
-        // flags programmatically) leaves it empty.
-        if value.is_empty() {
-            return Some(None);
-        }
-        if let Ok(seconds) = super::parse_go_int(value, 10, 64)
-            && let Ok(seconds) = u64::try_from(seconds)
-        {
-            return Some((seconds > 0).then(|| Duration::from_secs(seconds)));
-        }
-        let (negative, d) = super::parse_go_duration_signed(value).ok()?;
-        Some((!negative && !d.is_zero()).then_some(d))
+        self.request_timeout.bound()
     }
 
     /// kubectl's `ToRawKubeConfigLoader`: the loading rules (`--kubeconfig`, else
@@ -328,11 +341,6 @@ impl ConfigFlags {
                 extras.entry(key.into()).or_default().push(value.into());
             }
         }
-        let timeout = match self.parse_request_timeout() {
-            Some(None) => kubeconfig::Timeout::None,
-            Some(Some(d)) => kubeconfig::Timeout::After(d),
-            None => kubeconfig::Timeout::Invalid,
-        };
         kubeconfig::Overrides {
             context: self.context.clone(),
             cluster: self.cluster.clone(),
@@ -352,7 +360,7 @@ impl ConfigFlags {
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
             tls_server_name: self.tls_server_name.clone(),
             proxy_url: self.proxy_url.clone(),
-            timeout,
+            timeout: self.request_timeout,
         }
     }
 

@@ -8,35 +8,8 @@
 
 use std::io::Write;
 
-/// What a mutating command does with the objects it built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DryRunStrategy {
-    /// Send the request and persist the result.
-    #[default]
-    None,
-    /// Send nothing at all: print the object that would have been sent.
-    Client,
-    /// Send the request with `dryRun=All`: the server validates, defaults and admits
-    /// the object but does not persist it.
-    Server,
-}
-
-impl DryRunStrategy {
-    /// The suffix kubectl appends to the operation in the default output
-    /// (`pod/web created (dry run)`).
-    pub fn operation_suffix(self) -> &'static str {
-        match self {
-            DryRunStrategy::None => "",
-            DryRunStrategy::Client => " (dry run)",
-            DryRunStrategy::Server => " (server dry run)",
-        }
-    }
-
-    /// Whether a request must be sent to the server at all.
-    pub fn sends_requests(self) -> bool {
-        self != DryRunStrategy::Client
-    }
-}
+// The strategy itself is the resources crate's, where the Helper sends by it.
+pub use resources::rest::DryRunStrategy;
 
 /// An unusable `--dry-run` value. The message is kubectl's, capital letter included.
 #[derive(Debug, thiserror::Error)]

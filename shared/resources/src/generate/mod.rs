@@ -76,7 +76,7 @@ pub enum Error {
     },
     /// A generated object could not be turned into JSON (a bug, not user input).
     #[error("unable to serialise the generated object: {0}")]
-    Serialize(#[source] serde_json::Error),
+    Serialize(serde_json::Error),
 }
 
 /// The generators of `kubectl run`.

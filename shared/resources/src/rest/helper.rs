@@ -8,6 +8,7 @@ use kube::core::Request;
 use kube::core::params::PostParams;
 use serde_json::Value;
 
+use super::DryRunStrategy;
 use crate::Mapping;
 
 /// The `Accept` of cli-runtime's Helper over kubectl's unstructured client.
@@ -22,6 +23,7 @@ pub struct Helper {
     client: kube::Client,
     mapping: Mapping,
     params: PostParams,
+    dry_run: DryRunStrategy,
     field_validation: Option<&'static str>,
     accept: &'static str,
 }
@@ -33,6 +35,7 @@ impl Helper {
             client,
             mapping,
             params: PostParams::default(),
+            dry_run: DryRunStrategy::None,
             field_validation: None,
             accept: UNSTRUCTURED_ACCEPT,
         }
@@ -46,9 +49,12 @@ impl Helper {
         self
     }
 
-    /// Server-side dry run (`dryRun=All`): validated and admitted, never persisted.
-    pub fn dry_run(mut self, dry_run: bool) -> Self {
-        self.params.dry_run = dry_run;
+    /// The command's `--dry-run`: a server dry run is sent with `dryRun=All`
+    /// (validated and admitted, never persisted); a client dry run sends nothing, so
+    /// [`Self::create_request`] refuses to build a request under it.
+    pub fn dry_run(mut self, strategy: DryRunStrategy) -> Self {
+        self.dry_run = strategy;
+        self.params.dry_run = strategy == DryRunStrategy::Server;
         self
     }
 
@@ -89,6 +95,13 @@ impl Helper {
         namespace: Option<&str>,
         mut body: Vec<u8>,
     ) -> Result<http::Request<Vec<u8>>, kube::Error> {
+        // A client dry run prints what it would send: a request built under it is a
+        // caller's mistake, refused before it can reach the server.
+        if !self.dry_run.sends_requests() {
+            return Err(kube::Error::BuildRequest(
+                kube::core::request::Error::Validation("a client dry run sends no request".into()),
+            ));
+        }
         // Go's json.Encoder, which client-go's body goes through, ends it with a newline;
         // the server quotes the body in some refusals (`… bigger context …|{…}\n|…`),
         // which then read as kubectl's only with the same bytes.
@@ -190,7 +203,7 @@ mod tests {
     #[tokio::test]
     async fn create_request_carries_dry_run_and_field_manager() {
         let helper = Helper::new(client(), mapping(true))
-            .dry_run(true)
+            .dry_run(DryRunStrategy::Server)
             .with_field_manager("kubectl-create");
         let obj = serde_json::json!({"kind": "Deployment"});
         let req = helper.create_request(Some("team"), &obj).expect("request");
@@ -236,6 +249,32 @@ mod tests {
             .create_request(Some("team"), &serde_json::json!({}))
             .expect("request");
         assert_eq!(req.uri().to_string(), "/apis/apps/v1/deployments");
+    }
+
+    #[tokio::test]
+    async fn only_a_server_dry_run_is_sent_and_a_client_one_is_refused() {
+        let obj = serde_json::json!({"kind": "Deployment"});
+        let uri = |strategy| {
+            Helper::new(client(), mapping(false))
+                .dry_run(strategy)
+                .create_request(None, &obj)
+                .map(|req| req.uri().to_string())
+        };
+        assert_eq!(
+            uri(DryRunStrategy::None).expect("request"),
+            "/apis/apps/v1/deployments"
+        );
+        assert_eq!(
+            uri(DryRunStrategy::Server).expect("request"),
+            "/apis/apps/v1/deployments?dryRun=All"
+        );
+        let refused = uri(DryRunStrategy::Client).expect_err("a client dry run sends nothing");
+        assert!(
+            refused
+                .to_string()
+                .contains("a client dry run sends no request"),
+            "{refused}"
+        );
     }
 
     #[tokio::test]

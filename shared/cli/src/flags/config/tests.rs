@@ -53,7 +53,7 @@ async fn flags_override_the_kubeconfig() {
         impersonate_group: vec!["devs".into(), "ops".into()],
         impersonate_uid: Some("1234".into()),
         tls_server_name: Some("kubernetes".into()),
-        request_timeout: "5s".into(),
+        request_timeout: timeout("5s"),
         ..Default::default()
     };
     let config = config_for(flags.clone(), ADMIN).await;
@@ -72,13 +72,23 @@ async fn flags_override_the_kubeconfig() {
     );
     assert_eq!(config.auth_info.impersonate_uid.as_deref(), Some("1234"));
     assert_eq!(config.tls_server_name.as_deref(), Some("kubernetes"));
-    assert_eq!(config.read_timeout, Some(Duration::from_secs(5)));
+    // Parsed once, with the flags; set on the client by apiclient::bound alone.
+    assert_eq!(
+        flags.request_timeout().unwrap(),
+        Some(Duration::from_secs(5))
+    );
+    assert_eq!(config.read_timeout, None);
+}
+
+fn timeout(value: &str) -> apiclient::kubeconfig::Timeout {
+    let Ok(parsed) = super::parse_request_timeout(value);
+    parsed
 }
 
 #[test]
 fn bad_request_timeout_is_a_flag_error() {
     let flags = ConfigFlags {
-        request_timeout: "soon".into(),
+        request_timeout: timeout("soon"),
         ..Default::default()
     };
     let err = flags.request_timeout().unwrap_err().to_string();
@@ -102,9 +112,10 @@ fn request_timeouts_are_client_go_s() {
         ("-1", None),
         ("abc", None),
         ("0x10", None),
+        ("", Some(None)),
     ] {
         let flags = ConfigFlags {
-            request_timeout: value.into(),
+            request_timeout: timeout(value),
             ..Default::default()
         };
         assert_eq!(flags.request_timeout().ok(), want, "for {value:?}");
@@ -276,7 +287,7 @@ async fn a_bad_request_timeout_fails_after_the_kubeconfig_s_problems() {
     let path = write(dir.path(), "config", ADMIN);
     let flags = ConfigFlags {
         kubeconfig: Some(path),
-        request_timeout: "soon".into(),
+        request_timeout: timeout("soon"),
         ..Default::default()
     };
     assert_eq!(
