@@ -527,7 +527,17 @@ impl Builder {
         let mut streams = Vec::new();
         for input in &self.inputs {
             let earlier = !streams.is_empty();
-            let read = read_input(input, &mut cx).await;
+            let mut read = read_input(input, &mut cx).await;
+            if !earlier
+                && let Some(i) = read
+                    .iter()
+                    .position(|s| matches!(s, Err(ResourceError::EmptyDirectory { .. })))
+            {
+                // kubectl's `Builder.Path` records it among the builder's errors, and
+                // `Do` then refuses the whole command: nothing after it is read or
+                // created (`-f empty/ -f a.yaml` creates nothing).
+                return Err(read.swap_remove(i).err().expect("an error"));
+            }
             streams.extend(read.into_iter().filter(|s| path_keeps(earlier, s)));
         }
         // Discovery is prepared from what survives stages 2–4, one stream at a time
