@@ -524,22 +524,7 @@ impl Builder {
         // 4. label filter (Stages::before_mapping);
         // 5. map; 6. namespaces (Stages::after_mapping); 7. stop at the first error
         //    unless continuing on errors (Visited::entries).
-        let mut streams = Vec::new();
-        for input in &self.inputs {
-            let earlier = !streams.is_empty();
-            let mut read = read_input(input, &mut cx).await;
-            if !earlier
-                && let Some(i) = read
-                    .iter()
-                    .position(|s| matches!(s, Err(ResourceError::EmptyDirectory { .. })))
-            {
-                // kubectl's `Builder.Path` records it among the builder's errors, and
-                // `Do` then refuses the whole command: nothing after it is read or
-                // created (`-f empty/ -f a.yaml` creates nothing).
-                return Err(read.swap_remove(i).err().expect("an error"));
-            }
-            streams.extend(read.into_iter().filter(|s| path_keeps(earlier, s)));
-        }
+        let streams = read_inputs(&self.inputs, &mut cx).await?;
         // Discovery is prepared from what survives stages 2–4, one stream at a time
         // so that the decoded objects never all sit in memory together. A schema
         // fetched on demand is not there yet: this pass checks only what any mode
@@ -671,6 +656,30 @@ fn may_hold_lists(streams: &[Stream]) -> bool {
         Ok((_, bytes)) => bytes.windows(4).any(|w| w == b"List"),
         Err(_) => false,
     })
+}
+
+/// Every input's streams, in command-line order (stage 1).
+async fn read_inputs(
+    inputs: &[Input],
+    cx: &mut ReadContext<'_>,
+) -> Result<Vec<Stream>, ResourceError> {
+    let mut streams = Vec::new();
+    for input in inputs {
+        let earlier = !streams.is_empty();
+        let mut read = read_input(input, cx).await;
+        if !earlier
+            && let Some(i) = read
+                .iter()
+                .position(|s| matches!(s, Err(ResourceError::EmptyDirectory { .. })))
+        {
+            // kubectl's `Builder.Path` records it among the builder's errors, and `Do`
+            // then refuses the whole command: nothing after it is read or created
+            // (`-f empty/ -f a.yaml` creates nothing).
+            return Err(read.swap_remove(i).err().expect("an error"));
+        }
+        streams.extend(read.into_iter().filter(|s| path_keeps(earlier, s)));
+    }
+    Ok(streams)
 }
 
 /// Whether kubectl's `Builder.Path` keeps `stream` of an input: a directory without
