@@ -185,6 +185,84 @@ impl<T, W: Fn(&T) -> usize> Held<T, W> {
     }
 }
 
+/// The create loop's `window full` event, as tests see it.
+///
+/// Why not a subscriber of the test's own thread (`tracing::subscriber::set_default`):
+/// tracing caches each event site's interest process-wide. When another test's thread
+/// meets the same site first, with no subscriber of its own, while this test's
+/// subscriber is being registered, the site can stay cached as of interest to nobody
+/// and the event never comes (found with `--test-threads=16`: `order`'s tests beside
+/// the window test hung it every time). One global subscriber, set before any test
+/// can meet the site ([`init`], called first by every test here that runs the loop),
+/// makes every site of interest from the start; it hands the event to whoever on the
+/// same thread asked for it ([`watch`]).
+#[cfg(test)]
+pub(crate) mod stalls {
+    use std::cell::RefCell;
+
+    use tokio::sync::watch;
+
+    thread_local! {
+        static SINK: RefCell<Option<watch::Sender<bool>>> = const { RefCell::new(None) };
+    }
+
+    struct Forward;
+
+    impl tracing::Subscriber for Forward {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            struct Message(bool);
+            impl tracing::field::Visit for Message {
+                fn record_debug(
+                    &mut self,
+                    field: &tracing::field::Field,
+                    value: &dyn std::fmt::Debug,
+                ) {
+                    if field.name() == "message" {
+                        self.0 = format!("{value:?}").starts_with("window full");
+                    }
+                }
+            }
+            let mut message = Message(false);
+            event.record(&mut message);
+            if message.0 {
+                SINK.with(|sink| {
+                    if let Some(sink) = &*sink.borrow() {
+                        sink.send_replace(true);
+                    }
+                });
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    /// Sets the global subscriber, once for the test binary.
+    pub(crate) fn init() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            tracing::subscriber::set_global_default(Forward)
+                .expect("no other global subscriber in create-file's unit tests");
+        });
+    }
+
+    /// Becomes `true` when the create loop on this thread (a current-thread runtime's
+    /// test) logs that its window is full.
+    pub(crate) fn watch() -> watch::Receiver<bool> {
+        init();
+        let (sink, full) = watch::channel(false);
+        SINK.with(|s| *s.borrow_mut() = Some(sink));
+        full
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +270,7 @@ mod tests {
     /// Jobs 0..30 with barriers at 7 and 8 (back to back) and 20: what ran when.
     #[tokio::test]
     async fn barriers_wait_for_everything_before_and_hold_everything_after() {
+        stalls::init();
         use std::cell::RefCell;
         let barriers = [7, 8, 20];
         let events = RefCell::new(Vec::new());
@@ -246,6 +325,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_error_from_done_stops_the_run() {
+        stalls::init();
         let mut seen = 0;
         let result = run_ordered(
             0..10usize,
@@ -277,6 +357,7 @@ mod tests {
     /// whole, and the outputs still come in order.
     #[tokio::test]
     async fn a_slow_first_job_lets_only_the_window_run_ahead() {
+        stalls::init();
         use std::cell::Cell;
         let window = Window {
             jobs: 10,
@@ -318,6 +399,7 @@ mod tests {
     /// Held outputs weigh 10 each: no job starts while 40 or more are held.
     #[tokio::test]
     async fn the_weight_of_held_outputs_stops_new_jobs() {
+        stalls::init();
         use std::cell::Cell;
         let window = Window {
             jobs: usize::MAX,

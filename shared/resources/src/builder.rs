@@ -667,15 +667,17 @@ async fn read_inputs(
     for input in inputs {
         let earlier = !streams.is_empty();
         let mut read = read_input(input, cx).await;
-        if !earlier
-            && let Some(i) = read
-                .iter()
-                .position(|s| matches!(s, Err(ResourceError::EmptyDirectory { .. })))
+        let refused = read
+            .iter()
+            .position(|s| matches!(s, Err(ResourceError::EmptyDirectory { .. })))
+            .filter(|_| !earlier);
+        // kubectl's `Builder.Path` records it among the builder's errors, and `Do` then
+        // refuses the whole command: nothing after it is read or created (`-f empty/
+        // -f a.yaml` creates nothing).
+        if let Some(i) = refused
+            && let Err(err) = read.swap_remove(i)
         {
-            // kubectl's `Builder.Path` records it among the builder's errors, and `Do`
-            // then refuses the whole command: nothing after it is read or created
-            // (`-f empty/ -f a.yaml` creates nothing).
-            return Err(read.swap_remove(i).err().expect("an error"));
+            return Err(err);
         }
         streams.extend(read.into_iter().filter(|s| path_keeps(earlier, s)));
     }

@@ -417,39 +417,6 @@ async fn a_failure_is_reported_on_the_writers_stderr_after_the_others_are_printe
 
 // The output window.
 
-/// Fires when the create loop logs that its window is full (`order::run_ordered`'s
-/// `-v=4` line): the event the e2e test reads on stderr, seen here as a tracing
-/// event of this thread.
-struct WindowFull(tokio::sync::watch::Sender<bool>);
-
-impl tracing::Subscriber for WindowFull {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Message(String);
-        impl tracing::field::Visit for Message {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                if field.name() == "message" {
-                    self.0 = format!("{value:?}");
-                }
-            }
-        }
-        let mut message = Message(String::new());
-        event.record(&mut message);
-        if message.0.starts_with("window full") {
-            self.0.send_replace(true);
-        }
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 /// With `--concurrency=2` the window is 32 creates (16 per slot): while the first
 /// create is held, exactly the 31 after it are sent, and nothing more until it is
 /// answered; then the rest follow, and every object is created once and printed
@@ -458,10 +425,9 @@ impl tracing::Subscriber for WindowFull {
 #[tokio::test]
 async fn a_held_first_create_lets_only_the_window_run_ahead() {
     const N: usize = 100;
-    let window_full = tokio::sync::watch::Sender::new(false);
-    // This test's thread only (a current-thread runtime runs the whole create loop
-    // here); the tests beside it log nowhere.
-    let _log = tracing::subscriber::set_default(WindowFull(window_full.clone()));
+    // The loop's `window full` event on this thread (a current-thread runtime runs the
+    // whole create loop here).
+    let mut full = crate::order::stalls::watch();
     let server = Server::start().await;
     let harness = Harness::new(&server);
     // A run reads discovery before its first create; without any answer yet, the
@@ -474,7 +440,6 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
     let visited = visit(&configmaps("win", N)).await;
     let run = create_entries(&step, visited);
     let sent_while_held = async {
-        let mut full = window_full.subscribe();
         full.wait_for(|f| *f).await.expect("the log lives");
         server.holding().await;
         // The loop stopped starting creates (its window is full) and the first is
