@@ -195,20 +195,30 @@ fn relative(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
+/// The trees that hold the workspace's code (each package's sources and READMEs), in
+/// the order tidy walks them; the doc checks add the trees that hold only docs.
+const CODE_TREES: &[&str] = &[
+    "shared",
+    "plugins",
+    "xtask",
+    "bench",
+    "tests",
+    "localcluster",
+    "fuzz",
+];
+
+/// [`CODE_TREES`] and the trees of prose and CI files.
+fn doc_trees(more: &[&'static str]) -> Vec<&'static str> {
+    CODE_TREES
+        .iter()
+        .copied()
+        .chain(["docs", ".github"])
+        .chain(more.iter().copied())
+        .collect()
+}
+
 fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
-    walk(
-        root,
-        &[
-            "shared",
-            "plugins",
-            "xtask",
-            "bench",
-            "tests",
-            "localcluster",
-            "fuzz",
-        ],
-        &|name| name.ends_with(".rs"),
-    )
+    walk(root, CODE_TREES, &|name| name.ends_with(".rs"))
 }
 
 fn markdown_files(root: &Path) -> anyhow::Result<Vec<String>> {
@@ -217,21 +227,7 @@ fn markdown_files(root: &Path) -> anyhow::Result<Vec<String>> {
         .filter(|f| root.join(f).exists())
         .map(String::from)
         .collect();
-    files.extend(walk(
-        root,
-        &[
-            "shared",
-            "plugins",
-            "xtask",
-            "tests",
-            "localcluster",
-            "fuzz",
-            "bench",
-            "docs",
-            ".github",
-        ],
-        &|name| name.ends_with(".md"),
-    )?);
+    files.extend(walk(root, &doc_trees(&[]), &|name| name.ends_with(".md"))?);
     Ok(files)
 }
 

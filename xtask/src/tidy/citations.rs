@@ -46,22 +46,7 @@ const PATH_EXTENSIONS: &[&str] = &[
 
 impl Index {
     pub(super) fn scan(root: &Path) -> anyhow::Result<Self> {
-        let files = super::walk(
-            root,
-            &[
-                "shared",
-                "plugins",
-                "xtask",
-                "tests",
-                "localcluster",
-                "fuzz",
-                "bench",
-                "docs",
-                ".github",
-                ".krew",
-            ],
-            &|_| true,
-        )?;
+        let files = super::walk(root, &super::doc_trees(&[".krew"]), &|_| true)?;
         let mut module_names = BTreeSet::new();
         for rel in files.iter().filter(|f| f.ends_with(".rs")) {
             if let Some((_, inside)) = rel.split_once("/src/") {
