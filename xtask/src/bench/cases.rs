@@ -237,22 +237,8 @@ pub fn all() -> Vec<Case> {
 
 /// The cases `cargo xtask bench` runs without arguments, in report order.
 pub fn default_set() -> Vec<Case> {
-    vec![
-        Case::plain(
-            "help-run-pod",
-            "`--help` start-up: run-pod vs `kubectl run --help`",
-            Kind::Help { binary: RUN_POD, kubectl: &["run", "--help"] },
-        ),
-        Case::plain(
-            "help-create-file",
-            "`--help` start-up: create-file vs `kubectl create --help`",
-            Kind::Help { binary: CREATE_FILE, kubectl: &["create", "--help"] },
-        ),
-        Case::plain(
-            "help-rolling-update",
-            "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
-            Kind::Help { binary: ROLLING_UPDATE, kubectl: &["rollout", "--help"] },
-        ),
+    let mut cases = help_cases();
+    cases.extend([
         Case::plain(
             "run-pod-dry-run",
             "run-pod client dry run vs `kubectl run` (no server contact expected)",
@@ -339,6 +325,37 @@ pub fn default_set() -> Vec<Case> {
             Kind::RollingUpdate { replicas: 10 },
         )
         .at_rtt(25),
+    ]);
+    cases
+}
+
+/// The `--help` start-up cases, first in the default set.
+fn help_cases() -> Vec<Case> {
+    vec![
+        Case::plain(
+            "help-run-pod",
+            "`--help` start-up: run-pod vs `kubectl run --help`",
+            Kind::Help {
+                binary: RUN_POD,
+                kubectl: &["run", "--help"],
+            },
+        ),
+        Case::plain(
+            "help-create-file",
+            "`--help` start-up: create-file vs `kubectl create --help`",
+            Kind::Help {
+                binary: CREATE_FILE,
+                kubectl: &["create", "--help"],
+            },
+        ),
+        Case::plain(
+            "help-rolling-update",
+            "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            Kind::Help {
+                binary: ROLLING_UPDATE,
+                kubectl: &["rollout", "--help"],
+            },
+        ),
     ]
 }
 
