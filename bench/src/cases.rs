@@ -127,14 +127,20 @@ impl Case {
             && let Kind::CreateFile { objects } = self.kind
             && objects >= 500
         {
-            for target in &mut targets {
-                if let Target::WallRatioAtMost(r) = target {
-                    *r = FAR_WALL_RATIO;
+            // 20× kubectl is the target at 25 ms; further away only the limit is
+            // (kubectl's one-at-a-time creates only fall further behind).
+            if self.rtt_ms == 25 {
+                for target in &mut targets {
+                    if let Target::WallRatioAtMost(r) = target {
+                        *r = FAR_WALL_RATIO;
+                    }
                 }
+            } else {
+                targets.retain(|t| !matches!(t, Target::WallRatioAtMost(_)));
             }
             if let Some(bound) = self.rtt_bound(IN_FLIGHT) {
                 targets.insert(
-                    1,
+                    usize::from(self.rtt_ms == 25),
                     Target::RttBoundAtMost {
                         ratio: RTT_BOUND_RATIO,
                         bound: bound.as_secs_f64(),
@@ -191,10 +197,20 @@ impl Case {
     }
 
     /// How many measured runs kubectl gets in this case, given `runs` for ours, and
-    /// why when fewer (see [`matrix::kubectl_runs`]).
+    /// why when fewer (see [`matrix::kubectl_runs`]; a far case of the default set as
+    /// a warm cell: kubectl's 500 creates at 100 ms take 50 s or more each).
     pub fn kubectl_runs(&self, runs: usize) -> (usize, Option<String>) {
         match self.cell {
             Some(cell) => matrix::kubectl_runs(cell, self.rtt_bound(1), runs),
+            None if self.rtt_ms > 0 => matrix::kubectl_runs(
+                Cell {
+                    base: "",
+                    rtt_ms: self.rtt_ms,
+                    cache: Cache::Warm,
+                },
+                self.rtt_bound(1),
+                runs,
+            ),
             None => (runs, None),
         }
     }
@@ -221,22 +237,8 @@ pub fn all() -> Vec<Case> {
 
 /// The cases `cargo xtask bench` runs without arguments, in report order.
 pub fn default_set() -> Vec<Case> {
-    vec![
-        Case::plain(
-            "help-run-pod",
-            "`--help` start-up: run-pod vs `kubectl run --help`",
-            Kind::Help { binary: RUN_POD, kubectl: &["run", "--help"] },
-        ),
-        Case::plain(
-            "help-create-file",
-            "`--help` start-up: create-file vs `kubectl create --help`",
-            Kind::Help { binary: CREATE_FILE, kubectl: &["create", "--help"] },
-        ),
-        Case::plain(
-            "help-rolling-update",
-            "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
-            Kind::Help { binary: ROLLING_UPDATE, kubectl: &["rollout", "--help"] },
-        ),
+    let mut cases = help_cases();
+    cases.extend([
         Case::plain(
             "run-pod-dry-run",
             "run-pod client dry run vs `kubectl run` (no server contact expected)",
@@ -292,6 +294,12 @@ pub fn default_set() -> Vec<Case> {
         )
         .at_rtt(25),
         Case::plain(
+            "create-file-500-100ms",
+            "create-file: 500 ConfigMaps vs `kubectl create -f`, 100 ms round trip (latency proxy)",
+            Kind::CreateFile { objects: 500 },
+        )
+        .at_rtt(100),
+        Case::plain(
             "create-file-wait-50",
             "create-file --wait: 50 Deployments until rolled out vs `kubectl create` + `kubectl rollout status` per object",
             Kind::CreateFileWait { deployments: 50 },
@@ -317,6 +325,37 @@ pub fn default_set() -> Vec<Case> {
             Kind::RollingUpdate { replicas: 10 },
         )
         .at_rtt(25),
+    ]);
+    cases
+}
+
+/// The `--help` start-up cases, first in the default set.
+fn help_cases() -> Vec<Case> {
+    vec![
+        Case::plain(
+            "help-run-pod",
+            "`--help` start-up: run-pod vs `kubectl run --help`",
+            Kind::Help {
+                binary: RUN_POD,
+                kubectl: &["run", "--help"],
+            },
+        ),
+        Case::plain(
+            "help-create-file",
+            "`--help` start-up: create-file vs `kubectl create --help`",
+            Kind::Help {
+                binary: CREATE_FILE,
+                kubectl: &["create", "--help"],
+            },
+        ),
+        Case::plain(
+            "help-rolling-update",
+            "`--help` start-up: rolling-update vs `kubectl rollout --help` (the nearest built-in)",
+            Kind::Help {
+                binary: ROLLING_UPDATE,
+                kubectl: &["rollout", "--help"],
+            },
+        ),
     ]
 }
 
@@ -672,6 +711,7 @@ mod tests {
             vec![
                 ("run-pod-create-25ms", 25),
                 ("create-file-500-25ms", 25),
+                ("create-file-500-100ms", 100),
                 ("rolling-update-10-25ms", 25)
             ]
         );
@@ -681,7 +721,24 @@ mod tests {
             Target::WallRatioAtMost(FAR_WALL_RATIO),
             "20× kubectl at 25 ms"
         );
-        assert_eq!(far[2].targets(), vec![]);
+        // At 100 ms: 1.2× the limit, (2 + 16) × 100 ms; no wall ratio.
+        assert_eq!(
+            far[2].targets()[0],
+            Target::RttBoundAtMost {
+                ratio: RTT_BOUND_RATIO,
+                bound: 1.8
+            }
+        );
+        assert!(
+            !far[2]
+                .targets()
+                .iter()
+                .any(|t| matches!(t, Target::WallRatioAtMost(_)))
+        );
+        // kubectl's 50 s runs: once.
+        assert_eq!(far[2].kubectl_runs(5).0, 1);
+        assert_eq!(cf.kubectl_runs(5), (5, None));
+        assert_eq!(far[3].targets(), vec![]);
         // The same kind without latency keeps its own target.
         let near = cases.iter().find(|c| c.name == "create-file-500").unwrap();
         assert_eq!(near.targets()[0], Target::WallRatioAtMost(0.2));

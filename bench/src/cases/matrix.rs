@@ -166,7 +166,7 @@ pub fn kubectl_runs(cell: Cell, limit: Option<Duration>, runs: usize) -> (usize,
                 (runs > 1).then(|| {
                     format!(
                         "kubectl runs once here: its creates go one at a time, and its RTT-bound limit is \
-                         {secs:.1} s per run (the matrix must fit in about 15 minutes)"
+                         {secs:.1} s per run (the matrix must fit in about 15 minutes, the default set in about 10)"
                     )
                 }),
             ),

@@ -114,6 +114,15 @@ impl Output<'_> {
         self.flush(0).await
     }
 
+    /// Records `results` and prints what is now finished, in one write.
+    async fn set_all(
+        &mut self,
+        results: impl IntoIterator<Item = (usize, Result<Value, Failure>)>,
+    ) -> anyhow::Result<()> {
+        self.pending.extend(results);
+        self.flush(0).await
+    }
+
     /// Records `result` of a client dry run, where nothing waits for the server:
     /// printed in writes of at least [`BATCH`] bytes (and by [`finish`]).
     async fn set_batched(
@@ -460,9 +469,15 @@ async fn create_rest(
             Some(Ok(answer)) => approx_heap_bytes(answer),
             _ => 0,
         },
-        async |(index, result)| match result {
-            Some(result) => output.set(index, result).await,
-            None => Ok(()),
+        // One write for the batch of results that became printable together.
+        async |batch: Vec<(usize, Option<Result<Value, Failure>>)>| {
+            output
+                .set_all(
+                    batch
+                        .into_iter()
+                        .filter_map(|(index, result)| Some((index, result?))),
+                )
+                .await
         },
     )
     .await

@@ -70,11 +70,19 @@ pub struct Window {
 
 /// Runs `jobs` with at most `concurrency` in flight, except that a job for which
 /// `is_barrier` holds waits until every earlier job is done and runs alone; `done`
-/// gets each output in the order of `jobs` (an error stops the run). An output that
-/// finishes before an earlier one is held, within `window`: no job is started while
-/// `window.jobs` of them are started but not delivered, or while the held outputs
-/// weigh (by `weight`) `window.weight` or more. Jobs are taken from the iterator only
-/// as they are started, so a lazy input stays lazy.
+/// gets the outputs in the order of `jobs`, in batches (those that became
+/// deliverable together; an error stops the run). An output that finishes before an
+/// earlier one is held, within `window`: no job is started while `window.jobs` of
+/// them are started but not delivered, or while the held outputs weigh (by `weight`)
+/// `window.weight` or more. Jobs are taken from the iterator only as they are
+/// started, so a lazy input stays lazy.
+///
+/// The slots that finished jobs free are filled again before their outputs go to
+/// `done`: `done` writes to stdout (a hand-over to tokio's blocking pool), and while
+/// it is awaited nothing here runs. Delivered first, one output at a time, each
+/// answer of a round cost one hand-over before the next create was sent, and on a
+/// loaded machine the last slots of a round were refilled milliseconds late, round
+/// after round (measured at 25 ms: docs/performance.md, "Far away").
 pub async fn run_ordered<J, T, Fut>(
     jobs: impl Iterator<Item = J>,
     concurrency: usize,
@@ -82,7 +90,7 @@ pub async fn run_ordered<J, T, Fut>(
     is_barrier: impl Fn(&J) -> bool,
     run: impl Fn(J) -> Fut,
     weight: impl Fn(&T) -> usize,
-    mut done: impl AsyncFnMut(T) -> anyhow::Result<()>,
+    mut done: impl AsyncFnMut(Vec<T>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()>
 where
     Fut: Future<Output = T>,
@@ -93,46 +101,63 @@ where
     let mut in_flight = futures::stream::FuturesUnordered::new();
     let mut held = Held::new(weight);
     let mut started = 0;
+    // A barrier taken from the input: no job starts until it has run alone.
+    let mut barrier = None;
     loop {
-        let mut barrier = None;
-        while in_flight.len() < concurrency {
-            if started - held.delivered >= window.jobs.max(1) || held.weight >= window.weight {
-                if !held.stalled {
-                    held.stalled = true;
-                    tracing::debug!(
-                        ahead = started - held.delivered,
-                        held_bytes = held.weight,
-                        "window full: no create is started until the output catches up"
-                    );
-                }
-                break;
-            }
-            match jobs.next() {
-                None => break,
-                Some(job) if is_barrier(&job) => {
-                    barrier = Some(job);
+        // Free slots first (see above), within the window; then the new jobs are
+        // polled once, which sends their requests (a future pushed here is polled
+        // only when `in_flight` is, and not while `done` is awaited). Outputs that
+        // came meanwhile free more slots: again until none did.
+        loop {
+            while barrier.is_none() && in_flight.len() < concurrency {
+                if started - held.delivered >= window.jobs.max(1) || held.weight >= window.weight {
+                    if !held.stalled {
+                        held.stalled = true;
+                        tracing::debug!(
+                            ahead = started - held.delivered,
+                            held_bytes = held.weight,
+                            "window full: no create is started until the output catches up"
+                        );
+                    }
                     break;
                 }
-                Some(job) => {
-                    let seq = started;
-                    started += 1;
-                    in_flight.push(run(job).map(move |output| (seq, output)));
+                match jobs.next() {
+                    None => break,
+                    Some(job) if is_barrier(&job) => barrier = Some(job),
+                    Some(job) => {
+                        let seq = started;
+                        started += 1;
+                        in_flight.push(run(job).map(move |output| (seq, output)));
+                    }
                 }
             }
-        }
-        if let Some(job) = barrier {
-            while let Some((seq, output)) = in_flight.next().await {
-                held.finished(seq, output, &mut done).await?;
+            let mut came = false;
+            while let Some(Some((seq, output))) = in_flight.next().now_or_never() {
+                held.finished(seq, output);
+                came = true;
             }
-            let seq = started;
-            started += 1;
-            held.finished(seq, run(job).await, &mut done).await?;
+            if !came {
+                break;
+            }
+        }
+        // Then the output; delivering may open the window, so fill again after it.
+        if held.deliverable() {
+            held.deliver(&mut done).await?;
             continue;
         }
-        match in_flight.next().await {
-            Some((seq, output)) => held.finished(seq, output, &mut done).await?,
-            // Nothing in flight and nothing started: the input is exhausted.
-            None => return Ok(()),
+        if in_flight.is_empty() {
+            // Everything started is done and delivered: the barrier goes alone, or
+            // the input is exhausted.
+            let Some(job) = barrier.take() else {
+                return Ok(());
+            };
+            let seq = started;
+            started += 1;
+            held.finished(seq, run(job).await);
+            continue;
+        }
+        if let Some((seq, output)) = in_flight.next().await {
+            held.finished(seq, output);
         }
     }
 }
@@ -160,28 +185,35 @@ impl<T, W: Fn(&T) -> usize> Held<T, W> {
         }
     }
 
-    /// Output `seq` finished: delivers it and what it held up to `done`, or holds it.
-    async fn finished(
+    /// Output `seq` finished: held until [`Held::deliver`].
+    fn finished(&mut self, seq: usize, output: T) {
+        let weight = (self.weigh)(&output);
+        self.weight += weight;
+        self.outputs.insert(seq, (output, weight));
+    }
+
+    /// Whether the next output to deliver has finished.
+    fn deliverable(&self) -> bool {
+        self.outputs.contains_key(&self.delivered)
+    }
+
+    /// Hands the finished outputs that follow the delivered ones to `done`, in one
+    /// batch.
+    async fn deliver(
         &mut self,
-        seq: usize,
-        output: T,
-        done: &mut impl AsyncFnMut(T) -> anyhow::Result<()>,
+        done: &mut impl AsyncFnMut(Vec<T>) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
-        if seq != self.delivered {
-            let weight = (self.weigh)(&output);
-            self.weight += weight;
-            self.outputs.insert(seq, (output, weight));
-            return Ok(());
-        }
-        done(output).await?;
-        self.delivered += 1;
-        self.stalled = false;
+        let mut batch = Vec::new();
         while let Some((output, weight)) = self.outputs.remove(&self.delivered) {
             self.weight -= weight;
-            done(output).await?;
             self.delivered += 1;
+            batch.push(output);
         }
-        Ok(())
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.stalled = false;
+        done(batch).await
     }
 }
 
@@ -300,8 +332,8 @@ mod tests {
                 }
             },
             |_| 0,
-            async |j| {
-                finished.push(j);
+            async |batch| {
+                finished.extend(batch);
                 Ok(())
             },
         )
@@ -334,10 +366,12 @@ mod tests {
             |_| false,
             |j| async move { j },
             |_| 0,
-            async |_| {
-                seen += 1;
-                if seen == 3 {
-                    anyhow::bail!("stdout closed")
+            async |batch: Vec<usize>| {
+                for _ in batch {
+                    seen += 1;
+                    if seen == 3 {
+                        anyhow::bail!("stdout closed")
+                    }
                 }
                 Ok(())
             },
@@ -345,6 +379,57 @@ mod tests {
         .await;
         assert_eq!(result.expect_err("stops").to_string(), "stdout closed");
         assert_eq!(seen, 3);
+    }
+
+    /// Jobs finish in input order, a few at a time: each time outputs are handed to
+    /// `done` (a stdout write, awaited), the slots their jobs freed are already
+    /// taken again, so the server never waits on the output.
+    #[tokio::test]
+    async fn freed_slots_are_refilled_before_the_output_is_written() {
+        use std::cell::Cell;
+        let (in_flight, ended) = (Cell::new(0usize), Cell::new(0usize));
+        let mut batches = Vec::new();
+        run_ordered(
+            0..40usize,
+            4,
+            UNBOUNDED,
+            |_| false,
+            |j| {
+                let (in_flight, ended) = (&in_flight, &ended);
+                in_flight.set(in_flight.get() + 1);
+                async move {
+                    // Job j ends after j / 3 + 1 yields: in order, in threes.
+                    for _ in 0..=j / 3 {
+                        tokio::task::yield_now().await;
+                    }
+                    in_flight.set(in_flight.get() - 1);
+                    ended.set(ended.get() + 1);
+                    j
+                }
+            },
+            |_| 0,
+            async |batch: Vec<usize>| {
+                let not_started = 40 - (ended.get() + in_flight.get());
+                assert_eq!(
+                    in_flight.get(),
+                    4.min(40 - ended.get()),
+                    "a slot left free while {batch:?} is written ({not_started} not started)"
+                );
+                batches.push(batch);
+                Ok(())
+            },
+        )
+        .await
+        .expect("run");
+        assert_eq!(
+            batches.concat(),
+            (0..40).collect::<Vec<_>>(),
+            "delivered in order"
+        );
+        assert!(
+            batches.len() < 40,
+            "outputs that finished together are written together: {batches:?}"
+        );
     }
 
     const UNBOUNDED: Window = Window {
@@ -384,9 +469,9 @@ mod tests {
                 }
             },
             |_| 0,
-            async |j| {
-                delivered.set(delivered.get() + 1);
-                outputs.push(j);
+            async |batch: Vec<usize>| {
+                delivered.set(delivered.get() + batch.len());
+                outputs.extend(batch);
                 Ok(())
             },
         )
@@ -428,8 +513,8 @@ mod tests {
                 }
             },
             |_| 10,
-            async |_| {
-                delivered.set(delivered.get() + 1);
+            async |batch: Vec<usize>| {
+                delivered.set(delivered.get() + batch.len());
                 Ok(())
             },
         )
