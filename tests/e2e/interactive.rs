@@ -33,9 +33,13 @@ enum Step {
     /// Waits, outside the terminal, for pod NAME of the case's namespace to be Ready
     /// (with `--quiet` nothing on the terminal says the session has started).
     PodReady(&'static str),
+    /// Creates a file in the running container of pod NAME (`kubectl exec … touch`):
+    /// the container's script waits for it, so that it ends when the test says and
+    /// not after a `sleep` that a loaded machine outruns.
+    Touch(&'static str, &'static str),
 }
 
-use Step::{Pause, PodReady, Raw, Resize, Type, Wait};
+use Step::{Pause, PodReady, Raw, Resize, Touch, Type, Wait};
 
 /// The prompt of the container's shell (`--env=PS1=…`), and a pod that is ready a
 /// second after its shell started: by then the shell has printed its first prompt,
@@ -151,6 +155,7 @@ fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
             Pause(ms) => std::thread::sleep(Duration::from_millis(ms)),
             Resize(cols, rows) => typist.resize(cols, rows),
             PodReady(name) => pod_ready(ns, name),
+            Touch(name, path) => touch(ns, name, path),
             Raw => typist.wait_raw(),
         }
     }
@@ -159,7 +164,7 @@ fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
     typist.type_keys("hello\r");
     typist.wait_for("got=hello\r\n");
     let (code, transcript) = typist.finish();
-    let shown = one_redraw(&String::from_utf8_lossy(&transcript).replace(ns, "NS"));
+    let shown = no_redraws(&String::from_utf8_lossy(&transcript).replace(ns, "NS"));
     assert_eq!(
         code,
         Some(0),
@@ -168,19 +173,24 @@ fn run_until(case: &Case, subcommand: &str, ns: &str, end: &str) -> String {
     shown
 }
 
-/// `transcript` with each run of prompt redraws (`\rpod# ESC[J`, ash's answer to a
-/// SIGWINCH) made one. Both commands send the terminal's size twice as they attach
-/// (one larger, then the real one: kubectl's redraw trick); whether the shell sees
-/// one signal or two depends on how close together the kernel delivers them, which
-/// is the machine's timing, not the command's output.
-fn one_redraw(transcript: &str) -> String {
-    let redraw = format!("\r{PROMPT}\x1b[J");
-    let twice = redraw.repeat(2);
-    let mut out = transcript.to_string();
-    while out.contains(&twice) {
-        out = out.replace(&twice, &redraw);
-    }
-    out
+/// `transcript` without the prompt redraws (`\rpod# ESC[J`, ash's answer to a
+/// SIGWINCH). Both commands send the terminal's size twice as they attach (one
+/// larger, then the real one: kubectl's redraw trick); whether the shell redraws
+/// none, once or twice depends on whether its line editor was already waiting when
+/// the signals came and how close together the kernel delivered them: the
+/// machine's timing, not the command's output (at a load of 30, kubectl's run
+/// showed no redraw where run-pod's showed one). That the size itself arrives is
+/// what the `stty size` of a resized session checks.
+fn no_redraws(transcript: &str) -> String {
+    transcript.replace(&format!("\r{PROMPT}\x1b[J"), "")
+}
+
+fn touch(ns: &str, name: &str, path: &str) {
+    let out = tests::harness::cluster()
+        .kubectl()
+        .args(["exec", "-n", ns, name, "--", "touch", path])
+        .run();
+    assert_eq!(out.code, 0, "touch {path} in pod {name}: {}", out.stderr);
 }
 
 fn pod_ready(ns: &str, name: &str) {
@@ -234,6 +244,11 @@ async fn beside_kubectl(test: &str, case: Case) {
 fn lines(transcript: &str) -> Vec<&str> {
     transcript.split_inclusive('\n').collect()
 }
+
+/// `--pod-running-timeout` of the sessions that end detached: it bounds the wait for
+/// the pod to start, which took more than 5 s at a load of 30, and then the wait for
+/// the exit code of a shell left running, whose timeout the cases show.
+const DETACHED_TIMEOUT: &str = "--pod-running-timeout=15s";
 
 const IT_RM: &[&str] = &[
     "-it",
@@ -691,8 +706,10 @@ async fn a_tty_asked_for_with_stdin_from_a_pipe() {
     // The pod gets its terminal; the attach asks for none (stdin is no terminal) but
     // for stderr, which the kubelet, holding to the container's own terminal, turns
     // into a terminal attach with stderr: containerd refuses it. kubectl falls back
-    // to the log so far (empty: `hi` comes later), and so does run-pod; the piped
-    // text never reaches the container, whose exit code comes back.
+    // to the log so far (empty), and so does run-pod; the piped text never reaches
+    // the container, whose exit code comes back. The container runs until the
+    // command has said the refusal: after a fixed `sleep 2`, a loaded machine let
+    // kubectl meet the container already gone (`container shell not found`).
     let mut case = Case::new(
         &[
             "-it",
@@ -703,9 +720,12 @@ async fn a_tty_asked_for_with_stdin_from_a_pipe() {
             "--",
             "sh",
             "-c",
-            "sleep 2; echo hi; exit 3",
+            "until [ -e /tmp/end ]; do sleep 0.1; done; exit 3",
         ],
-        vec![],
+        vec![
+            Wait("falling back to streaming logs"),
+            Touch("shell", "/tmp/end"),
+        ],
         3,
     );
     case.pipe = Some("echo piped");
@@ -814,7 +834,7 @@ async fn ctrl_p_ctrl_q_detaches() {
     ]);
     // Detached, the shell runs on (its terminal's input never ends): the wait for its
     // exit code times out, and --rm deletes the pod.
-    let args: &'static [&'static str] = [&["--pod-running-timeout=5s"][..], IT_RM].concat().leak();
+    let args: &'static [&'static str] = [&[DETACHED_TIMEOUT][..], IT_RM].concat().leak();
     let mut case = Case::new(args, steps, 1);
     case.shows = &[
         "Session ended, resume using 'kubectl attach shell -c shell -n NS -i -t' command\r\n",
@@ -829,12 +849,9 @@ async fn ctrl_p_ctrl_q_detaches() {
 async fn detach_keys_of_the_user_s_choice() {
     let mut steps = ENTER_SESSION.to_vec();
     steps.extend([Type("echo a\x10b\r"), Wait(READY), Type("\x18x")]);
-    let args: &'static [&'static str] = [
-        &["--detach-keys=ctrl-x,x", "--pod-running-timeout=5s"][..],
-        IT_RM,
-    ]
-    .concat()
-    .leak();
+    let args: &'static [&'static str] = [&["--detach-keys=ctrl-x,x", DETACHED_TIMEOUT][..], IT_RM]
+        .concat()
+        .leak();
     let mut case = Case::new(args, steps, 1);
     case.shows = &["pod \"shell\" deleted from NS namespace\r\n"];
     beside_kubectl("pty-detach-keys", case).await;
@@ -845,12 +862,9 @@ async fn detach_keys_of_the_user_s_choice() {
 /// for the pod's end, which never comes.
 #[tokio::test]
 async fn unknown_detach_keys_fall_back_to_the_logs() {
-    let args: &'static [&'static str] = [
-        &["--detach-keys=ctrl-P", "--pod-running-timeout=5s"][..],
-        IT_RM,
-    ]
-    .concat()
-    .leak();
+    let args: &'static [&'static str] = [&["--detach-keys=ctrl-P", DETACHED_TIMEOUT][..], IT_RM]
+        .concat()
+        .leak();
     let mut case = Case::new(args, vec![], 1);
     case.shows = &[
         "warning: couldn't attach to pod/shell, falling back to streaming logs: could not bind detach keys: Unknown character: 'ctrl-P'\r\n",

@@ -275,11 +275,41 @@ impl Typist {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             assert!(
                 !left.is_zero(),
-                "{text:?} did not appear within {WAIT:?}; the terminal shows:\n{:?}",
-                String::from_utf8_lossy(&shown)
+                "{text:?} did not appear within {WAIT:?}; the terminal shows:\n{:?}\n{}",
+                String::from_utf8_lossy(&shown),
+                self.session()
             );
             shown = arrived.wait_timeout(shown, left).unwrap().0;
         }
+    }
+
+    /// The processes still in the terminal's session, with their state, process
+    /// group and the terminal's foreground group (`tpgid`), and the terminal's
+    /// local modes: what a failed wait needs to say who holds the terminal
+    /// (a reader stopped by `SIGTTIN`, a process left behind, line editing off).
+    fn session(&self) -> String {
+        // `setsid` execs the shell: the session's id is the spawned child's pid.
+        let ps = std::process::Command::new("ps")
+            .args(["-s", &self.child.id().to_string()])
+            .args(["-o", "pid,ppid,pgid,tpgid,stat,wchan:24,args"])
+            .output()
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_else(|e| format!("ps: {e}"));
+        let modes = rustix::pty::ptsname(&self.master, Vec::new())
+            .ok()
+            .and_then(|name| {
+                rustix::fs::open(
+                    name.as_c_str(),
+                    rustix::fs::OFlags::RDWR
+                        | rustix::fs::OFlags::NOCTTY
+                        | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+                .ok()
+            })
+            .and_then(|slave| rustix::termios::tcgetattr(&slave).ok())
+            .map(|t| format!("{:?}", t.local_modes));
+        format!("the session's processes:\n{ps}local modes: {modes:?}")
     }
 
     /// Waits until a program has taken the terminal raw (no line editing, no echo):
