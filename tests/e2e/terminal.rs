@@ -239,8 +239,14 @@ impl Typist {
         let shared = transcript.clone();
         let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
-            // EIO once the last process holding the terminal is gone.
-            while let Ok(n @ 1..) = std::io::Read::read(&mut from_terminal, &mut buf) {
+            loop {
+                let n = match std::io::Read::read(&mut from_terminal, &mut buf) {
+                    Ok(n @ 1..) => n,
+                    // A signal taken by this thread ends a read, not the transcript.
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // EIO once the last process holding the terminal is gone.
+                    Ok(0) | Err(_) => break,
+                };
                 let (text, arrived) = &*shared;
                 text.lock().unwrap().extend_from_slice(&buf[..n]);
                 arrived.notify_all();
