@@ -279,3 +279,65 @@ async fn bare_dry_run_warns_in_a_klog_line() {
         ]
     );
 }
+
+/// From `-v=4` an API error is preceded by the server's whole answer
+/// (`helpers.go:N] server response object: {…}`), once per error and before the
+/// errors, as kubectl's `StandardErrorMessage` logs it: with `kind` and `apiVersion`
+/// from create -f's unstructured client, without them from run's typed one. A lone
+/// Invalid logs nothing (CheckErr words it without `StandardErrorMessage`).
+#[tokio::test]
+async fn api_errors_log_the_server_s_answer_from_level_4() {
+    let ns = cluster().namespace("verbose-errors").await;
+    let two = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+    let invalid = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n";
+    cluster()
+        .kubectl()
+        .args(["create", "-f", "-", "-n", ns.as_str()])
+        .stdin(two)
+        .run()
+        .success();
+    cluster()
+        .kubectl()
+        .args(["run", "p", "--image=busybox", "-n", ns.as_str()])
+        .run()
+        .success();
+    let records = |args: &[&str], stdin: &str, v: u8| {
+        let out = cluster()
+            .kubectl()
+            .args(args)
+            .args(["-n", ns.as_str(), &format!("-v={v}")])
+            .stdin(stdin)
+            .run();
+        out.code(1);
+        // create-file's own debug lines (`report.rs`) are not kubectl's.
+        let mut records = records(&out.stderr, ns.as_str());
+        records.retain(|r| !r.contains(" report.rs:N] "));
+        records
+    };
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (&["create", "-f", "-"], &["create-file", "-f", "-"], two),
+        (&["create", "-f", "-"], &["create-file", "-f", "-"], invalid),
+        (
+            &["run", "p", "--image=busybox"],
+            &["run-pod", "p", "--image=busybox"],
+            "",
+        ),
+    ];
+    for (theirs, ours, stdin) in cases {
+        for v in [3, 4] {
+            let expected = records(theirs, stdin, v);
+            assert_eq!(records(ours, stdin, v), expected, "{ours:?} -v={v}");
+            let logged = expected
+                .iter()
+                .filter(|r| r.contains("server response object"))
+                .count();
+            let wanted = match (v, stdin) {
+                (3, _) => 0,
+                (_, s) if s == invalid => 0,
+                (_, s) if s == two => 2,
+                _ => 1,
+            };
+            assert_eq!(logged, wanted, "{theirs:?} -v={v}: {expected:#?}");
+        }
+    }
+}

@@ -109,8 +109,14 @@ impl Failure {
         match self {
             // Alone, kubectl's CheckErr (an Invalid lists its causes, without the
             // source); among several, StandardErrorMessage's one line.
-            Self::Api(status) if alone => apiclient::status::check_err(status),
-            Self::Api(status) => apiclient::status::standard_message(status),
+            // create -f's client is unstructured (`UnstructuredClientForMapping`).
+            Self::Api(status) if alone => {
+                apiclient::status::check_err(status, apiclient::status::Decoded::Unstructured)
+            }
+            Self::Api(status) => apiclient::status::standard_message(
+                status,
+                apiclient::status::Decoded::Unstructured,
+            ),
             Self::Other(msg)
             | Self::Input {
                 message: msg,

@@ -35,9 +35,138 @@ use gotext::go_fmt;
 /// The reason kube gives a `Status` it made up from a body that was not one.
 const UNPARSED: &str = "Failed to parse error data";
 
+/// The source line of kubectl 1.37's `StandardErrorMessage` log (`helpers.go:247`),
+/// so that a log of ours reads as kubectl's does.
+const STANDARD_ERROR_MESSAGE_LINE: u32 = 247;
+
+/// How kubectl's client decoded the answer that held a status, which decides
+/// whether its `kind` and `apiVersion` survive (kube's `Status` has no `TypeMeta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A typed client (kubectl run's `ClientForMapping`, rolling-update's clientset,
+    /// discovery): the scheme's decoder clears the kind of a type it knows.
+    Typed,
+    /// An unstructured client (create -f's `UnstructuredClientForMapping`): the
+    /// status keeps the kind and version the server wrote.
+    Unstructured,
+}
+
+/// `StatusError.DebugError`'s text: the status as `json.MarshalIndent(status, "",
+/// "  ")` writes client-go's `metav1.Status`: the struct's field order (not sorted),
+/// empty fields left out but `metadata` always there, Go's string escapes. A status
+/// made up from a body that was not one (client-go's `NewGenericServerResponse`)
+/// never has a kind.
+fn debug_json(status: &Status, decoded: Decoded) -> String {
+    let server_sent = status.reason != UNPARSED && decoded == Decoded::Unstructured;
+    let status = as_client_go(status);
+    let text = |s: &str| (!s.is_empty()).then(|| Go::Text(s.to_string()));
+    let number = |n: i64| (n != 0).then_some(Go::Number(n));
+    let details = status.details.as_ref().map(|d| {
+        let causes: Vec<Go> = d
+            .causes
+            .iter()
+            .map(|c| {
+                Go::object([
+                    ("reason", text(&c.reason)),
+                    ("message", text(&c.message)),
+                    ("field", text(&c.field)),
+                ])
+            })
+            .collect();
+        Go::object([
+            ("name", text(&d.name)),
+            ("group", text(&d.group)),
+            ("kind", text(&d.kind)),
+            ("uid", text(&d.uid)),
+            ("causes", (!causes.is_empty()).then_some(Go::Array(causes))),
+            ("retryAfterSeconds", number(d.retry_after_seconds.into())),
+        ])
+    });
+    let summary = status.status.as_ref().map(|s| match s {
+        kube::core::response::StatusSummary::Success => "Success",
+        kube::core::response::StatusSummary::Failure => "Failure",
+    });
+    let value = Go::object([
+        ("kind", server_sent.then(|| Go::Text("Status".into()))),
+        ("apiVersion", server_sent.then(|| Go::Text("v1".into()))),
+        ("metadata", Some(Go::Object(Vec::new()))),
+        ("status", summary.and_then(text)),
+        ("message", text(&status.message)),
+        ("reason", text(&status.reason)),
+        ("details", details),
+        ("code", number(status.code.into())),
+    ]);
+    let mut out = String::new();
+    value.write(0, &mut out);
+    out
+}
+
+/// A value as Go's `encoding/json` writes a struct: fields in declaration order,
+/// which `serde_json::Value`'s sorted map cannot keep.
+enum Go {
+    Text(String),
+    Number(i64),
+    Array(Vec<Go>),
+    Object(Vec<(&'static str, Go)>),
+}
+
+impl Go {
+    /// An object of the fields that are there (`omitempty`: `None` is left out).
+    fn object<const N: usize>(fields: [(&'static str, Option<Go>); N]) -> Go {
+        Go::Object(
+            fields
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| (k, v)))
+                .collect(),
+        )
+    }
+
+    /// `json.MarshalIndent(v, "", "  ")`.
+    fn write(&self, depth: usize, out: &mut String) {
+        const INDENT: Option<&str> = Some("  ");
+        match self {
+            Go::Text(s) => go_fmt::json_string(s, out),
+            Go::Number(n) => out.push_str(&n.to_string()),
+            Go::Array(items) if items.is_empty() => out.push_str("[]"),
+            Go::Object(fields) if fields.is_empty() => out.push_str("{}"),
+            Go::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    out.push_str(if i > 0 { "," } else { "" });
+                    go_fmt::newline(INDENT, depth + 1, out);
+                    item.write(depth + 1, out);
+                }
+                go_fmt::newline(INDENT, depth, out);
+                out.push(']');
+            }
+            Go::Object(fields) => {
+                out.push('{');
+                for (i, (key, value)) in fields.iter().enumerate() {
+                    out.push_str(if i > 0 { "," } else { "" });
+                    go_fmt::newline(INDENT, depth + 1, out);
+                    go_fmt::json_string(key, out);
+                    out.push_str(": ");
+                    value.write(depth + 1, out);
+                }
+                go_fmt::newline(INDENT, depth, out);
+                out.push('}');
+            }
+        }
+    }
+}
+
 /// kubectl's `StandardErrorMessage` for an API status: the one-line form, as it is
 /// printed alone for every reason but Invalid, and for every error among several.
-pub fn standard_message(status: &Status) -> String {
+pub fn standard_message(status: &Status, decoded: Decoded) -> String {
+    // kubectl's StandardErrorMessage logs the status first (`klog.V(4)` of the
+    // error's `DebugError`): the one place `-v=4` shows the server's whole answer.
+    if crate::klog::enabled(4) {
+        crate::klog::info(
+            "helpers.go",
+            STANDARD_ERROR_MESSAGE_LINE,
+            &format!("server response object: {}", debug_json(status, decoded)),
+        );
+    }
     let status = as_client_go(status);
     match status.reason.as_str() {
         "Unauthorized" => format!(
@@ -52,11 +181,11 @@ pub fn standard_message(status: &Status) -> String {
 /// kubectl's `CheckErr` for a command whose whole error is this status: what it
 /// prints on stderr, before the newline `fatal` adds to a message that lacks one (the
 /// multi-line Invalid form already ends in one).
-pub fn check_err(status: &Status) -> String {
-    let status = as_client_go(status);
-    if status.reason != "Invalid" {
-        return standard_message(&status);
+pub fn check_err(status: &Status, decoded: Decoded) -> String {
+    if as_client_go(status).reason != "Invalid" {
+        return standard_message(status, decoded);
     }
+    let status = as_client_go(status);
     let Some(details) = &status.details else {
         return if status.message.is_empty() {
             "The request is invalid".to_string()
@@ -251,7 +380,7 @@ mod tests {
     fn created_from(name: &str, source: &str) -> (String, String) {
         let (mut status, stderr) = recorded(name);
         add_source(&mut status, "creating", go_fmt::quote(source));
-        (fatal(check_err(&status)), stderr)
+        (fatal(check_err(&status, Decoded::Typed)), stderr)
     }
 
     #[test]
@@ -263,7 +392,7 @@ mod tests {
         assert!(kubectl.starts_with("The Pod \"Bad_Name\" is invalid: \n* metadata.name: "));
         // `kubectl run Bad_Name --image=nginx`.
         let (status, kubectl) = recorded("run_invalid");
-        assert_eq!(fatal(check_err(&status)), kubectl);
+        assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl);
     }
 
     #[test]
@@ -272,7 +401,7 @@ mod tests {
         assert_eq!(ours, kubectl);
         // `kubectl run bad-port --image=nginx --port=99999`.
         let (status, kubectl) = recorded("run_invalid_port");
-        assert_eq!(fatal(check_err(&status)), kubectl);
+        assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl);
     }
 
     #[test]
@@ -287,7 +416,7 @@ mod tests {
         ] {
             let (mut status, _) = recorded(name);
             add_source(&mut status, "creating", go_fmt::quote(source));
-            ours.push_str(&standard_message(&status));
+            ours.push_str(&standard_message(&status, Decoded::Typed));
             ours.push('\n');
         }
         assert_eq!(ours, kubectl);
@@ -297,15 +426,15 @@ mod tests {
     fn invalid_without_details_or_kind() {
         let mut status = Status::failure("something is off", "Invalid").with_code(422);
         assert_eq!(
-            check_err(&status),
+            check_err(&status, Decoded::Typed),
             "The request is invalid: something is off"
         );
         status.message.clear();
-        assert_eq!(check_err(&status), "The request is invalid");
+        assert_eq!(check_err(&status, Decoded::Typed), "The request is invalid");
         status.details = Some(details_with(Vec::new()));
         status.message = "only the message".into();
         assert_eq!(
-            check_err(&status),
+            check_err(&status, Decoded::Typed),
             "The request is invalid: only the message"
         );
         status.details = Some(details_with(vec![
@@ -322,12 +451,12 @@ mod tests {
             },
         ]));
         assert_eq!(
-            check_err(&status),
+            check_err(&status, Decoded::Typed),
             "The request is invalid: spec.x: Required value\n"
         );
         status.details.as_mut().expect("details").name = "Bad_Name".into();
         assert_eq!(
-            check_err(&status),
+            check_err(&status, Decoded::Typed),
             "The  \"Bad_Name\" is invalid: spec.x: Required value\n"
         );
     }
@@ -342,26 +471,26 @@ mod tests {
         // `kubectl get rc missing`, `kubectl run dup-pod` (a second time).
         for name in ["not_found", "run_exists"] {
             let (status, kubectl) = recorded(name);
-            assert_eq!(fatal(check_err(&status)), kubectl, "{name}");
+            assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl, "{name}");
         }
         // `kubectl replace -f stale.yaml` with an old resourceVersion.
         let (mut status, kubectl) = recorded("conflict");
         add_source(&mut status, "replacing", "\"stale.yaml\"");
-        assert_eq!(fatal(check_err(&status)), kubectl);
+        assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl);
         // `kubectl get pods --field-selector=bogus=1`: get adds its own words in front.
         let (mut status, kubectl) = recorded("bad_request");
         status.message = format!(
             "Unable to find \"/v1, Resource=pods\" that match label selector \"\", field selector \"bogus=1\": {}",
             status.message
         );
-        assert_eq!(fatal(check_err(&status)), kubectl);
+        assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl);
     }
 
     #[test]
     fn unauthorized_asks_to_log_in() {
         // `kubectl get rc missing --token <wrong>`.
         let (status, kubectl) = recorded("unauthorized");
-        assert_eq!(fatal(check_err(&status)), kubectl);
+        assert_eq!(fatal(check_err(&status, Decoded::Typed)), kubectl);
         // create -f puts its source inside the parentheses.
         let (ours, kubectl) = created_from("unauthorized_create", "cm.yaml");
         assert_eq!(ours, kubectl);
@@ -391,42 +520,106 @@ mod tests {
         for (code, reason, message) in cases {
             let status = Status::failure(message, reason).with_code(code);
             assert_eq!(
-                check_err(&status),
+                check_err(&status, Decoded::Typed),
                 format!("Error from server ({reason}): {message}")
             );
-            assert_eq!(standard_message(&status), check_err(&status));
+            assert_eq!(
+                standard_message(&status, Decoded::Typed),
+                check_err(&status, Decoded::Typed)
+            );
         }
         let status = Status::failure("no reason given", "").with_code(500);
-        assert_eq!(check_err(&status), "Error from server: no reason given");
+        assert_eq!(
+            check_err(&status, Decoded::Typed),
+            "Error from server: no reason given"
+        );
     }
 
     #[test]
     fn bodies_that_are_not_a_status_get_client_go_words() {
         let unparsed = |code: u16, body: &str| Status::failure(body, UNPARSED).with_code(code);
         assert_eq!(
-            check_err(&unparsed(404, "404 page not found")),
+            check_err(&unparsed(404, "404 page not found"), Decoded::Typed),
             "Error from server (NotFound): the server could not find the requested resource"
         );
         assert_eq!(
-            check_err(&unparsed(401, "")),
+            check_err(&unparsed(401, ""), Decoded::Typed),
             "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
         );
         assert_eq!(
-            check_err(&unparsed(502, "Bad Gateway")),
+            check_err(&unparsed(502, "Bad Gateway"), Decoded::Typed),
             "Error from server (InternalError): an error on the server (\"Bad Gateway\") has prevented the request from succeeding"
         );
         assert_eq!(
-            check_err(&unparsed(403, "{\"not\":\"a status\"}")),
+            check_err(&unparsed(403, "{\"not\":\"a status\"}"), Decoded::Typed),
             "Error from server (Forbidden): unknown"
         );
         // A 422 without a Status: client-go's unexpected-response cause has no field.
         assert_eq!(
-            check_err(&unparsed(422, "bad")),
+            check_err(&unparsed(422, "bad"), Decoded::Typed),
             "The request is invalid: : bad\n"
         );
         assert_eq!(
-            check_err(&unparsed(418, "teapot")),
+            check_err(&unparsed(418, "teapot"), Decoded::Typed),
             "Error from server: the server responded with the status code 418 but did not return more information"
+        );
+    }
+
+    /// `-v=4`'s `server response object`, as kubectl 1.37 printed it for an
+    /// AlreadyExists from `create -f` (unstructured) and from `run` (typed).
+    #[test]
+    fn the_debug_json_is_client_go_s_status_in_field_order() {
+        let mut status = Status::failure("configmaps \"x\" already exists", "AlreadyExists")
+            .with_code(409)
+            .with_details(StatusDetails {
+                name: "x".into(),
+                kind: "configmaps".into(),
+                ..details_with(Vec::new())
+            });
+        add_source(&mut status, "creating", "\"a.yaml\"");
+        assert_eq!(
+            debug_json(&status, Decoded::Unstructured),
+            r#"{
+  "kind": "Status",
+  "apiVersion": "v1",
+  "metadata": {},
+  "status": "Failure",
+  "message": "error when creating \"a.yaml\": configmaps \"x\" already exists",
+  "reason": "AlreadyExists",
+  "details": {
+    "name": "x",
+    "kind": "configmaps"
+  },
+  "code": 409
+}"#
+        );
+        let typed = debug_json(&status, Decoded::Typed);
+        assert!(typed.starts_with("{\n  \"metadata\": {},\n  \"status\": \"Failure\",\n"));
+        let invalid = Status::failure("bad <x>", "Invalid")
+            .with_code(422)
+            .with_details(details_with(vec![StatusCause {
+                reason: "FieldValueInvalid".into(),
+                message: "m".into(),
+                field: "f".into(),
+            }]));
+        assert_eq!(
+            debug_json(&invalid, Decoded::Typed),
+            r#"{
+  "metadata": {},
+  "status": "Failure",
+  "message": "bad \u003cx\u003e",
+  "reason": "Invalid",
+  "details": {
+    "causes": [
+      {
+        "reason": "FieldValueInvalid",
+        "message": "m",
+        "field": "f"
+      }
+    ]
+  },
+  "code": 422
+}"#
         );
     }
 }

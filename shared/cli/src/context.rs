@@ -254,10 +254,14 @@ fn discovery_failed(err: &NoMapping) -> apiclient::go_net::Unreachable {
     let message = match source.as_ref() {
         // The status as client-go's discovery returns it: its reason's words (a 401's
         // body says only `Unauthorized`).
-        kube::Error::Api(status) => apiclient::status::check_err(&kube::core::Status {
-            message: reason,
-            ..(**status).clone()
-        }),
+        kube::Error::Api(status) => apiclient::status::check_err(
+            &kube::core::Status {
+                message: reason,
+                ..(**status).clone()
+            },
+            // client-go's discovery client is a typed one.
+            apiclient::status::Decoded::Typed,
+        ),
         _ => format!("error: {reason}"),
     };
     apiclient::go_net::Unreachable(message)

@@ -102,7 +102,7 @@ pub struct SilentExit(pub u8);
 /// Formats an API error as kubectl's `StandardErrorMessage` does (the one-line form;
 /// the rules are in [`apiclient::status`]).
 pub fn format_api_status(status: &kube::core::Status) -> String {
-    apiclient::status::standard_message(status)
+    apiclient::status::standard_message(status, apiclient::status::Decoded::Typed)
 }
 
 /// Formats any error for stderr, kubectl-style (without a trailing newline).
@@ -110,7 +110,10 @@ pub fn format_error(err: &anyhow::Error) -> String {
     for cause in err.chain() {
         if let Some(kube::Error::Api(status)) = cause.downcast_ref::<kube::Error>() {
             // An error that is one API status is printed as kubectl's CheckErr does.
-            return apiclient::status::check_err(status);
+            // The plugins' own calls are kubectl's typed ones (run's ClientForMapping,
+            // rolling-update's clientset); create -f's per-object errors are not
+            // printed here.
+            return apiclient::status::check_err(status, apiclient::status::Decoded::Typed);
         }
         // Several problems with the kubeconfig's user: kubectl's list, without `error: `.
         if let Some(apiclient::error::Error::InvalidAuthInfo(errors)) =
