@@ -341,9 +341,10 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
     if failure.refused
         && let Some((_, uri)) = &failure.request
     {
+        // kubectl names `url.Parse`'s `Host`: a host that is not ASCII as written.
         return Some(format!(
             "The connection to the server {} was refused - did you specify the right host or port?",
-            uri.authority().map_or("", |a| a.as_str())
+            crate::idn::written_authority(uri.authority().map_or("", |a| a.as_str()))
         ));
     }
     Some(format!("Unable to connect to the server: {}", failure.text))
@@ -370,7 +371,27 @@ pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
         .take(1)
         .chain(method.chars().skip(1).flat_map(char::to_lowercase))
         .collect();
-    Some(format!("{op} \"{uri}\": {}", failure.text))
+    Some(format!(
+        "{op} \"{}\": {}",
+        without_password(&crate::idn::shown_uri(&uri)),
+        failure.text
+    ))
+}
+
+/// The URL as net/http's client names it in a `url.Error` (`stripPassword`): a
+/// password in the userinfo replaced by `***` (`https://jane:***@host/…`).
+fn without_password(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let end = url[start..].find('/').map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..end].rfind('@').map(|i| start + i) else {
+        return url.to_string();
+    };
+    match url[start..at].split_once(':') {
+        Some((user, _)) => format!("{}{user}:***{}", &url[..start], &url[at..]),
+        None => url.to_string(),
+    }
 }
 
 /// Go's `url.Error` for a failed request to `path` of the server (`Get
@@ -407,11 +428,11 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
         })
         .unwrap_or_default()
         .trim_end_matches('/');
-    let server = format!(
+    let server = without_password(&format!(
         "{}://{}{prefix}",
         uri.scheme_str().unwrap_or("https"),
-        uri.authority().map_or("", |a| a.as_str())
-    );
+        crate::idn::shown_authority(uri.authority().map_or("", |a| a.as_str()))
+    ));
     let timeout = request_timeout.map_or_else(|| "32s".to_string(), crate::bound::go_duration);
     Some(format!(
         "Get \"{server}{path}?timeout={timeout}\": {}",
