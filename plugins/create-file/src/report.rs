@@ -61,7 +61,9 @@ impl Failure {
         // errors are printed. The Builder's entries are decoded afresh on each pass, so
         // the line is written here, where the command meets each error once.
         if let ResourceError::Discovery { source, .. } = err {
-            resources::log_failed_discovery(&resources::NoMapping::Discovery(source.clone()).to_string());
+            resources::log_failed_discovery(
+                &resources::NoMapping::Discovery(source.clone()).to_string(),
+            );
         }
         if let Some(origin) = err.origin() {
             tracing::debug!("{origin} {}: {err}", origin.position());

@@ -84,9 +84,7 @@ fn split_authority(authority: &str) -> (&str, &str, &str) {
 /// Whether Go's `url.Parse` takes `c` in a host (`shouldEscape` in host mode is false
 /// for it; anything else not ASCII is taken as it is).
 fn host_char(c: char) -> bool {
-    !c.is_ascii()
-        || c.is_ascii_alphanumeric()
-        || "-._~!$&'()*+,;=:[]<>\"".contains(c)
+    !c.is_ascii() || c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:[]<>\"".contains(c)
 }
 
 /// `url` with its host in the form the client holds: a host that is not ASCII is
@@ -252,7 +250,10 @@ mod tests {
         );
         assert_eq!(refused("xn--bcher-test-9db.invalid"), None);
         // Without a port or a path.
-        assert_eq!(ascii_url("http://wörter.invalid"), "http://xn--wrter-jua.invalid");
+        assert_eq!(
+            ascii_url("http://wörter.invalid"),
+            "http://xn--wrter-jua.invalid"
+        );
         assert_eq!(
             shown_authority("xn--wrter-jua.invalid"),
             "w%C3%B6rter.invalid"

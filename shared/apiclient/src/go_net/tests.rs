@@ -592,7 +592,12 @@ async fn a_host_the_conversion_refuses_is_no_domain_name() {
 #[tokio::test]
 async fn a_password_in_the_url_is_not_named() {
     let port = closed_port();
-    let err = get(&client(&format!("https://jane:secret@127.0.0.1:{port}"), None, None)).await;
+    let err = get(&client(
+        &format!("https://jane:secret@127.0.0.1:{port}"),
+        None,
+        None,
+    ))
+    .await;
     let text = format!("dial tcp 127.0.0.1:{port}: connect: connection refused");
     assert_eq!(
         url_error(&err, "/api"),
@@ -602,7 +607,9 @@ async fn a_password_in_the_url_is_not_named() {
     );
     assert_eq!(
         request_error(&err),
-        Some(format!("Get \"https://jane:***@127.0.0.1:{port}/api\": {text}"))
+        Some(format!(
+            "Get \"https://jane:***@127.0.0.1:{port}/api\": {text}"
+        ))
     );
 }
 
