@@ -118,6 +118,20 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
     if let Some(tls) = all.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
         return format!("{proxy}{}", tls_text(tls, dialed.map(|d| d.host.as_str())));
     }
+    // The TLS layer names the server before anything is dialled, and refuses a host
+    // that is no DNS name (an empty label: `a..example`, `xn--bcher-kva..example`).
+    // Go dials first, and its resolver refuses such a name without asking a server.
+    if all
+        .iter()
+        .any(|e| e.is::<rustls::pki_types::InvalidDnsNameError>())
+        && let Some(host) = all
+            .iter()
+            .find_map(|e| e.downcast_ref::<Requested>())
+            .and_then(|r| r.uri.host())
+            .filter(|host| !is_domain_name(host))
+    {
+        return format!("dial tcp: lookup {host}: no such host");
+    }
     // hyper-util's resolver failure: its connector's error says "dns error".
     if let Some(dialed) = dialed
         && all.iter().any(|e| e.to_string() == "dns error")

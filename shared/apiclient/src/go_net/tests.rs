@@ -666,3 +666,26 @@ async fn tls_names_and_checks_the_idna_host() {
         "tls: failed to verify certificate: x509: certificate is valid for other.test, not xn--bcher-kva.test"
     );
 }
+
+/// A host with an empty label, which the TLS layer refuses as a server name before
+/// anything is dialled: Go dials it, and its resolver refuses it as no domain name
+/// (kubectl 1.37 with `--server=https://a..invalid` and `https://bücher..invalid`).
+#[tokio::test]
+async fn an_empty_label_is_refused_as_go_s_resolver_refuses_it() {
+    for (server, host) in [
+        ("https://a..invalid", "a..invalid"),
+        (
+            "https://bücher-label..invalid:6443",
+            "xn--bcher-label-thb..invalid",
+        ),
+    ] {
+        let err = get(&client(&crate::idn::ascii_url(server), None, None)).await;
+        assert_eq!(
+            standard_message(&err),
+            Some(format!(
+                "Unable to connect to the server: dial tcp: lookup {host}: no such host"
+            )),
+            "{server}"
+        );
+    }
+}
