@@ -572,6 +572,9 @@ async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on(cluster: &'stat
             "client-key-data": base64_of(&key),
         })),
     );
+    let mut idn = real.clone();
+    idn["server"] = json!("https://bücher.invalid:6443");
+    let idn = kubeconfig(cluster, d, "idn", idn, None);
     real["proxy-url"] = json!(format!("http://127.0.0.1:{}", closed_port()));
     let proxy = kubeconfig(cluster, d, "proxy", real, None);
 
@@ -591,6 +594,18 @@ async fn unreachable_and_untrusted_servers_read_as_in_kubectl_on(cluster: &'stat
             vec![flag("tls-server-name", "wrong.example")],
         ),
         ("a proxy that refuses", vec![kc(&proxy)]),
+        // Go's URL names the host percent-encoded, its transport dials the IDNA form
+        // (`lookup xn--bcher-kva.invalid`), or the host as written when IDNA refuses
+        // it (`lookup -bücher.invalid: no such host`, no resolver asked).
+        (
+            "a host that is not ASCII",
+            vec![flag("server", "https://bücher.invalid:6443")],
+        ),
+        (
+            "a host that IDNA refuses",
+            vec![flag("server", "https://-bücher.invalid:6443")],
+        ),
+        ("a kubeconfig server that is not ASCII", vec![kc(&idn)]),
     ];
     for (case, args) in cases {
         let results = run_all(cluster, d, ns.as_str(), &args, &[]);
@@ -688,6 +703,58 @@ async fn a_reset_or_silent_server_fails_in_kubectl_s_frame_on(cluster: &'static 
                 .contains("Unable to connect to the server: no answer in time (each request is bounded by 2s: --request-timeout"),
             "{label}: {}",
             ours.stderr
+        );
+    }
+}
+
+/// What kubectl 1.37 logs when discovery fails, beside the error: `create -f` without
+/// validation maps each object as it visits it, and client-go's discovery logs each
+/// failure (`E… memcache.go:381] "Couldn't get current server API group list"
+/// err="…"`, at every verbosity) before the errors are printed: one line per object,
+/// klog's lines compared too (time, pid and source line aside).
+#[tokio::test]
+async fn a_failed_discovery_logs_what_kubectl_logs() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three.yaml");
+    let doc = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    std::fs::write(&file, [doc("a"), doc("b"), doc("c")].join("---\n")).unwrap();
+    let f = file.display().to_string();
+    let closed = format!("https://127.0.0.1:{}", closed_port());
+    for (server, files) in [
+        (closed.as_str(), vec![f.as_str()]),
+        ("https://bücher.invalid:6443", vec![f.as_str()]),
+        ("https://-bücher.invalid", vec![f.as_str(), f.as_str()]),
+    ] {
+        let run = |command: &str| {
+            let mut args = vec![command.to_string(), "--validate=false".into()];
+            for f in &files {
+                args.extend(["-f".to_string(), f.to_string()]);
+            }
+            args.push(flag("server", server));
+            // An empty cache of its own, so that both ask the server.
+            let cache = tempfile::tempdir_in(dir.path()).unwrap();
+            cluster
+                .kubectl()
+                .args(&args)
+                .arg("--cache-dir")
+                .arg(cache.path())
+                .run()
+        };
+        let (ours, theirs) = (run("create-file"), run("create"));
+        let lines = |stderr: &str| tests::klog::normalise(stderr);
+        assert_eq!(
+            (ours.code, lines(&ours.stderr)),
+            (theirs.code, lines(&theirs.stderr)),
+            "{server}:\n--- ours\n{}\n--- kubectl\n{}",
+            ours.stderr,
+            theirs.stderr
+        );
+        assert_eq!(
+            theirs.stderr.matches("memcache.go").count(),
+            3 * files.len(),
+            "{}",
+            theirs.stderr
         );
     }
 }

@@ -58,20 +58,12 @@ const DELIBERATE: &[Known] = {
     use Class::*;
     const BOTH: &[&str] = &["create-file", "run-pod"];
     const TEXT: &[Class] = &[Dash, Unicode, MissingFile, Directory, RefusedUrl];
-    &[
-        (
-            BOTH,
-            &["server"],
-            &[Unicode],
-            "not fixed yet: a host that is not ASCII: kubectl percent-encodes it in the URL it names and dials its IDNA form (`lookup xn--…`); the plugins refuse it as no URI (`invalid argument … for \"server\" flag`)",
-        ),
-        (
-            BOTH,
-            &["tls-server-name"],
-            TEXT,
-            "deliberate: a name that is not a DNS name is refused before connecting (rustls verifies against DNS names only); kubectl connects and fails verification",
-        ),
-    ]
+    &[(
+        BOTH,
+        &["tls-server-name"],
+        TEXT,
+        "deliberate: a name that is not a DNS name is refused before connecting (rustls verifies against DNS names only); kubectl connects and fails verification",
+    )]
 };
 
 /// The flags of a `--help` (or `kubectl options`) text: long name → type.

@@ -56,6 +56,15 @@ pub enum Failure {
 impl Failure {
     /// A failure of the Builder (reading, parsing, validating, mapping).
     pub fn from_resource(err: &ResourceError) -> Self {
+        // kubectl's Builder maps each object as it visits it, and its discovery client
+        // logs every failure to discover (at every verbosity) before the Builder's
+        // errors are printed. The Builder's entries are decoded afresh on each pass, so
+        // the line is written here, where the command meets each error once.
+        if let ResourceError::Discovery { source, .. } = err {
+            resources::log_failed_discovery(
+                &resources::NoMapping::Discovery(source.clone()).to_string(),
+            );
+        }
         if let Some(origin) = err.origin() {
             tracing::debug!("{origin} {}: {err}", origin.position());
         }

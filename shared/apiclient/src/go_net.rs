@@ -118,6 +118,20 @@ fn go_text(all: &[&(dyn StdError + 'static)], dialed: Option<&Dialed>) -> String
     if let Some(tls) = all.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
         return format!("{proxy}{}", tls_text(tls, dialed.map(|d| d.host.as_str())));
     }
+    // The TLS layer names the server before anything is dialled, and refuses a host
+    // that is no DNS name (an empty label: `a..example`, `xn--bcher-kva..example`).
+    // Go dials first, and its resolver refuses such a name without asking a server.
+    if all
+        .iter()
+        .any(|e| e.is::<rustls::pki_types::InvalidDnsNameError>())
+        && let Some(host) = all
+            .iter()
+            .find_map(|e| e.downcast_ref::<Requested>())
+            .and_then(|r| r.uri.host())
+            .filter(|host| !is_domain_name(host))
+    {
+        return format!("dial tcp: lookup {host}: no such host");
+    }
     // hyper-util's resolver failure: its connector's error says "dns error".
     if let Some(dialed) = dialed
         && all.iter().any(|e| e.to_string() == "dns error")
@@ -341,9 +355,10 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
     if failure.refused
         && let Some((_, uri)) = &failure.request
     {
+        // kubectl names `url.Parse`'s `Host`: a host that is not ASCII as written.
         return Some(format!(
             "The connection to the server {} was refused - did you specify the right host or port?",
-            uri.authority().map_or("", |a| a.as_str())
+            crate::idn::written_authority(uri.authority().map_or("", |a| a.as_str()))
         ));
     }
     Some(format!("Unable to connect to the server: {}", failure.text))
@@ -370,7 +385,27 @@ pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
         .take(1)
         .chain(method.chars().skip(1).flat_map(char::to_lowercase))
         .collect();
-    Some(format!("{op} \"{uri}\": {}", failure.text))
+    Some(format!(
+        "{op} \"{}\": {}",
+        without_password(&crate::idn::shown_uri(&uri)),
+        failure.text
+    ))
+}
+
+/// The URL as net/http's client names it in a `url.Error` (`stripPassword`): a
+/// password in the userinfo replaced by `***` (`https://jane:***@host/…`).
+fn without_password(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let end = url[start..].find('/').map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..end].rfind('@').map(|i| start + i) else {
+        return url.to_string();
+    };
+    match url[start..at].split_once(':') {
+        Some((user, _)) => format!("{}{user}:***{}", &url[..start], &url[at..]),
+        None => url.to_string(),
+    }
 }
 
 /// Go's `url.Error` for a failed request to `path` of the server (`Get
@@ -407,11 +442,11 @@ pub fn url_error(err: &(dyn StdError + 'static), path: &str) -> Option<String> {
         })
         .unwrap_or_default()
         .trim_end_matches('/');
-    let server = format!(
+    let server = without_password(&format!(
         "{}://{}{prefix}",
         uri.scheme_str().unwrap_or("https"),
-        uri.authority().map_or("", |a| a.as_str())
-    );
+        crate::idn::shown_authority(uri.authority().map_or("", |a| a.as_str()))
+    ));
     let timeout = request_timeout.map_or_else(|| "32s".to_string(), crate::bound::go_duration);
     Some(format!(
         "Get \"{server}{path}?timeout={timeout}\": {}",

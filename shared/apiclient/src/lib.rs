@@ -17,6 +17,8 @@
 //! - [`status`]: an API server's refusal in kubectl's words (`CheckErr`).
 //! - [`error`]: this crate's error type.
 //! - [`home`]: the home directory as client-go finds it.
+//! - [`idn`]: a server host that is not ASCII: dialled in its IDNA form, printed as
+//!   Go prints the URL.
 //! - [`kubeconfig`]: client-go's kubeconfig loader: the loading rules (`--kubeconfig`,
 //!   `KUBECONFIG`'s merge, `~/.kube/config`, in-cluster), the overrides merged over
 //!   the kubeconfig, and the kube `Config` a client is built from.
@@ -37,6 +39,7 @@ pub mod credentials;
 pub mod error;
 pub mod go_net;
 pub mod home;
+pub mod idn;
 pub mod klog;
 pub mod kubeconfig;
 pub mod kuberc;

@@ -234,17 +234,8 @@ impl Context {
 /// `Unable to connect to the server: …`, `error: You must be logged in to the server
 /// (…)`), printed as it is.
 fn discovery_failed(err: &NoMapping) -> apiclient::go_net::Unreachable {
-    use apiclient::klog;
     let reason = err.to_string();
-    klog::write(&klog::line(
-        klog::Severity::Error,
-        "memcache.go",
-        381,
-        &klog::structured(
-            "Couldn't get current server API group list",
-            &[("err", klog::Value::Text(reason.as_bytes()))],
-        ),
-    ));
+    resources::log_failed_discovery(&reason);
     let NoMapping::Discovery(source) = err else {
         return apiclient::go_net::Unreachable(format!("error: {reason}"));
     };

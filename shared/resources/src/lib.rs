@@ -68,7 +68,7 @@ pub use builtin::mapping_at;
 pub use decode::MAX_YAML_DEPTH;
 pub use error::{Entry, ObjectRef, ResourceError};
 pub use info::{Info, Mapping, Origin};
-pub use mapper::{Discover, DiscoveryCache, NoMapping, RestMapper};
+pub use mapper::{Discover, DiscoveryCache, NoMapping, RestMapper, log_failed_discovery};
 pub use selector::parse_selector;
 pub use server_schema::{Kinds, SchemaSource, ServerSchema};
 pub use source::{MAX_DIRECTORY_BYTES, MAX_LOCAL_BYTES, read_local};

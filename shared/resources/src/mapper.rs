@@ -194,18 +194,44 @@ impl DiscoveryCache {
 }
 
 /// kubectl's `computeDiscoverCacheDir`: the host and port with every character other
-/// than word characters, `.` and `/` replaced by `_`.
+/// than word characters, `.` and `/` replaced by `_`. The host is the server's as
+/// written (a host that is not ASCII too, which Go's ASCII `\w` then replaces a
+/// character at a time: `b_cher.example_6443`).
 fn server_dir_name(server: &http::Uri) -> String {
     let host = server.authority().map(|a| a.as_str()).unwrap_or("default");
-    host.chars()
+    apiclient::idn::written_authority(host)
+        .chars()
         .map(|c| {
-            if c.is_alphanumeric() || c == '_' || c == '.' {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
                 c
             } else {
                 '_'
             }
         })
         .collect()
+}
+
+/// What client-go logs of a discovery that failed (`reason`: the failure as kubectl
+/// words it, `Get "https://…/api?timeout=32s": dial tcp …`), each time a mapping meets
+/// it: its memory cache's error line, at every verbosity (`E… memcache.go:381]
+/// "Couldn't get current server API group list" err="…"`), and from `-v=4` its disk
+/// cache's note that nothing was cached (`cached_discovery.go:153`).
+pub fn log_failed_discovery(reason: &str) {
+    use apiclient::klog::{self, Severity, Value};
+    let err = [("err", Value::Text(reason.as_bytes()))];
+    klog::write(&klog::line(
+        Severity::Error,
+        "memcache.go",
+        381,
+        &klog::structured("Couldn't get current server API group list", &err),
+    ));
+    if klog::enabled(4) {
+        klog::info(
+            "cached_discovery.go",
+            153,
+            &klog::structured("Skipped caching discovery info due to error", &err),
+        );
+    }
 }
 
 /// Why [`RestMapper::mapping`] found no mapping, in kubectl's words.

@@ -140,6 +140,9 @@ impl tower::Service<Uri> for Connector {
         let this = self.clone();
         Box::pin(async move {
             let Some(proxy) = this.proxies.intercept(&dst) else {
+                if let Some(written) = crate::idn::refused(dst.host().unwrap_or_default()) {
+                    return Err(Dialed::unresolvable(&dst, written).into());
+                }
                 let start = std::time::Instant::now();
                 let io = match this.tcp.oneshot(dst.clone()).await {
                     Ok(io) => io,
@@ -244,6 +247,25 @@ impl Dialed {
             host,
             proxy,
             source,
+        }
+    }
+
+    /// A host whose IDNA conversion failed (`crate::idn`): Go dials it as written,
+    /// and its resolver refuses it as no domain name before asking any server. Its
+    /// cause reads as hyper-util's resolver failure, which [`crate::go_net`] words.
+    fn unresolvable(dst: &Uri, written: String) -> Self {
+        let port = dst
+            .port_u16()
+            .unwrap_or(if dst.scheme() == Some(&Scheme::HTTP) {
+                80
+            } else {
+                443
+            });
+        Self {
+            addr: format!("{written}:{port}"),
+            host: written,
+            proxy: false,
+            source: Box::new(std::io::Error::other("dns error")),
         }
     }
 }

@@ -117,7 +117,8 @@ fn is_stream(uri: &http::Uri) -> bool {
 
 /// The `"Request"` line of `-v=7` and up.
 fn log_request(request: &http::Request<Body>, level: u8) {
-    let url = request.uri().to_string();
+    // Go's `URL.String`: a host that is not ASCII percent-encoded, as written.
+    let url = crate::idn::shown_uri(request.uri());
     let line = match level {
         0..=6 => return,
         7 | 8 => {
@@ -151,7 +152,7 @@ fn log_response(
     if level < 6 {
         return;
     }
-    let url = uri.to_string();
+    let url = crate::idn::shown_uri(uri);
     let status = response
         .map(|r| status_text(r.status()))
         .unwrap_or_default();

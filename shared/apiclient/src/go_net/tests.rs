@@ -127,6 +127,15 @@ struct TlsServer {
 }
 
 fn tls_server(names: &[&str], expired: bool) -> TlsServer {
+    tls_server_telling(names, expired, None)
+}
+
+/// [`tls_server`], sending the server name of each client's hello (its SNI) on `sni`.
+fn tls_server_telling(
+    names: &[&str],
+    expired: bool,
+    sni: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+) -> TlsServer {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     static CAS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let ca_key = KeyPair::generate().expect("key");
@@ -154,14 +163,22 @@ fn tls_server(names: &[&str], expired: bool) -> TlsServer {
             rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("key der"),
         )
         .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(server));
+    let server = std::sync::Arc::new(server);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("nonblocking");
     let port = listener.local_addr().expect("addr").port();
     let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
     let task = tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
-            let _ = acceptor.accept(tcp).await;
+            let acceptor = rustls::server::Acceptor::default();
+            let Ok(start) = tokio_rustls::LazyConfigAcceptor::new(acceptor, tcp).await else {
+                continue;
+            };
+            if let Some(sni) = &sni {
+                let hello = start.client_hello();
+                let _ = sni.send(hello.server_name().unwrap_or_default().to_string());
+            }
+            let _ = start.into_stream(server.clone()).await;
         }
     });
     TlsServer {
@@ -450,4 +467,225 @@ fn a_chain_says_each_cause_once() {
         error_chain(&err),
         "unable to read certificate authority ca.crt: permission denied"
     );
+}
+
+/// A client for `server` (a URL whose host may not be ASCII, as `--server` takes it)
+/// whose every request goes through the proxy on loopback `proxy` (a kubeconfig's
+/// `proxy-url`), trusting `ca`.
+fn client_via(server: &str, ca: Option<&str>, proxy: u16) -> kube::Client {
+    crate::tls::install_crypto_provider();
+    let url = crate::idn::ascii_url(server);
+    let mut config = kube::Config::new(url.parse().expect("url"));
+    config.root_cert = ca.map(|pem| {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        CertificateDer::pem_slice_iter(pem.as_bytes())
+            .map(|c| c.expect("pem").to_vec())
+            .collect()
+    });
+    config.proxy_url = Some(format!("http://127.0.0.1:{proxy}").parse().expect("proxy"));
+    let (credentials, identity) =
+        crate::credentials::Credentials::of(&config).expect("credentials");
+    crate::client::builder(&config, credentials, identity)
+        .expect("builder")
+        .build()
+}
+
+/// An HTTP proxy on loopback: a CONNECT is tunnelled to `tunnel_to` (a port on
+/// loopback) whatever host it names, so that a name no resolver knows reaches a server
+/// here; any other request is answered `{}`. The head of each request it gets is
+/// sent on the channel.
+async fn proxy(tunnel_to: Option<u16>) -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (heads, received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let heads = heads.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if tcp.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let connect = head.starts_with("CONNECT ");
+                let _ = heads.send(head);
+                match tunnel_to.filter(|_| connect) {
+                    Some(port) => {
+                        let _ = tcp
+                            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                            .await;
+                        if let Ok(mut server) =
+                            tokio::net::TcpStream::connect(("127.0.0.1", port)).await
+                        {
+                            let _ = tokio::io::copy_bidirectional(&mut tcp, &mut server).await;
+                        }
+                    }
+                    None => {
+                        let _ = tcp
+                            .write_all(
+                                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+                            )
+                            .await;
+                    }
+                }
+            });
+        }
+    });
+    (port, received)
+}
+
+/// A host that is not ASCII is dialled in its IDNA form, as Go's transport does, and
+/// named in Go's URL as written, percent-encoded (each as kubectl 1.37 printed it for
+/// `--server=https://bücher-go.invalid:6443`).
+#[tokio::test]
+async fn a_host_that_is_not_ascii_is_looked_up_in_its_idna_form() {
+    let server = crate::idn::ascii_url("https://bücher-go.invalid:6443").into_owned();
+    let err = get(&client(&server, None, None)).await;
+    let on = resolver().map(|r| format!(" on {r}")).unwrap_or_default();
+    let text = format!("dial tcp: lookup xn--bcher-go-65a.invalid{on}: no such host");
+    assert_eq!(
+        url_error(&err, "/api"),
+        Some(format!(
+            "Get \"https://b%C3%BCcher-go.invalid:6443/api?timeout=32s\": {text}"
+        ))
+    );
+    assert_eq!(
+        request_error(&err),
+        Some(format!(
+            "Get \"https://b%C3%BCcher-go.invalid:6443/api\": {text}"
+        ))
+    );
+    assert_eq!(
+        standard_message(&err),
+        Some(format!("Unable to connect to the server: {text}"))
+    );
+}
+
+/// A host Go's IDNA conversion refuses (a leading `-`) is dialled as written, and the
+/// resolver refuses it as no domain name: no server is asked, none is named.
+#[tokio::test]
+async fn a_host_the_conversion_refuses_is_no_domain_name() {
+    let server = crate::idn::ascii_url("https://-bü-go.invalid").into_owned();
+    let err = get(&client(&server, None, None)).await;
+    let text = "dial tcp: lookup -bü-go.invalid: no such host";
+    assert_eq!(
+        url_error(&err, "/api"),
+        Some(format!(
+            "Get \"https://-b%C3%BC-go.invalid/api?timeout=32s\": {text}"
+        ))
+    );
+    assert_eq!(
+        standard_message(&err),
+        Some(format!("Unable to connect to the server: {text}"))
+    );
+}
+
+/// Go's `url.Error` hides a password of the URL (`stripPassword`).
+#[tokio::test]
+async fn a_password_in_the_url_is_not_named() {
+    let port = closed_port();
+    let err = get(&client(
+        &format!("https://jane:secret@127.0.0.1:{port}"),
+        None,
+        None,
+    ))
+    .await;
+    let text = format!("dial tcp 127.0.0.1:{port}: connect: connection refused");
+    assert_eq!(
+        url_error(&err, "/api"),
+        Some(format!(
+            "Get \"https://jane:***@127.0.0.1:{port}/api?timeout=32s\": {text}"
+        ))
+    );
+    assert_eq!(
+        request_error(&err),
+        Some(format!(
+            "Get \"https://jane:***@127.0.0.1:{port}/api\": {text}"
+        ))
+    );
+}
+
+/// The request to a host that is not ASCII names its IDNA form on the wire, as Go's
+/// transport writes it (`cleanHost`): in the request line a proxy gets and in `Host`.
+#[tokio::test]
+async fn the_request_names_the_idna_host() {
+    let (port, mut heads) = proxy(None).await;
+    let client = client_via("http://bücher.test:6443", None, port);
+    client
+        .request_text(
+            http::Request::get("/api")
+                .body(Vec::new())
+                .expect("request"),
+        )
+        .await
+        .expect("the proxy answers");
+    let head = heads.recv().await.expect("a request");
+    assert!(
+        head.starts_with("GET http://xn--bcher-kva.test:6443/api HTTP/1.1\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("\r\nhost: xn--bcher-kva.test:6443\r\n"),
+        "{head}"
+    );
+}
+
+/// Over TLS, the tunnel, the server name sent (SNI) and the name the certificate is
+/// checked against are the IDNA form, as in Go (its `tls.Config.ServerName` is the
+/// dialled host): a certificate for `xn--bcher-kva.test` is accepted, another names it.
+#[tokio::test]
+async fn tls_names_and_checks_the_idna_host() {
+    let (sni, mut names) = tokio::sync::mpsc::unbounded_channel();
+    let good = tls_server_telling(&["xn--bcher-kva.test"], false, Some(sni.clone()));
+    let (port, mut heads) = proxy(Some(good.port)).await;
+    let err = get(&client_via("https://bücher.test", Some(&good.ca), port)).await;
+    assert_eq!(
+        heads.recv().await.expect("a CONNECT").lines().next(),
+        Some("CONNECT xn--bcher-kva.test:443 HTTP/1.1")
+    );
+    assert_eq!(names.recv().await.as_deref(), Some("xn--bcher-kva.test"));
+    // The handshake passed: the server closed the connection after it, unanswered.
+    let text = failure(&err).expect("failure").text;
+    assert!(!text.contains("x509"), "{text}");
+
+    let other = tls_server_telling(&["other.test"], false, Some(sni));
+    let (port, _heads) = proxy(Some(other.port)).await;
+    let err = get(&client_via("https://bücher.test", Some(&other.ca), port)).await;
+    assert_eq!(names.recv().await.as_deref(), Some("xn--bcher-kva.test"));
+    assert_eq!(
+        failure(&err).expect("failure").text,
+        "tls: failed to verify certificate: x509: certificate is valid for other.test, not xn--bcher-kva.test"
+    );
+}
+
+/// A host with an empty label, which the TLS layer refuses as a server name before
+/// anything is dialled: Go dials it, and its resolver refuses it as no domain name
+/// (kubectl 1.37 with `--server=https://a..invalid` and `https://bücher..invalid`).
+#[tokio::test]
+async fn an_empty_label_is_refused_as_go_s_resolver_refuses_it() {
+    for (server, host) in [
+        ("https://a..invalid", "a..invalid"),
+        (
+            "https://bücher-label..invalid:6443",
+            "xn--bcher-label-thb..invalid",
+        ),
+    ] {
+        let err = get(&client(&crate::idn::ascii_url(server), None, None)).await;
+        assert_eq!(
+            standard_message(&err),
+            Some(format!(
+                "Unable to connect to the server: dial tcp: lookup {host}: no such host"
+            )),
+            "{server}"
+        );
+    }
 }

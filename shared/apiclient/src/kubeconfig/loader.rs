@@ -105,6 +105,7 @@ impl Loader {
             .unwrap_or_default();
         let proxy_url = kubeconfig.as_ref().and_then(|kc| o.cluster_proxy_url(kc));
         let kubeconfig_cluster = kubeconfig.as_ref().and_then(|kc| o.cluster_name(kc));
+        let kubeconfig = kubeconfig.map(|kc| idn_server(kc, kubeconfig_cluster.as_deref()));
         let mut config = match kubeconfig {
             Some(kc) => match Config::from_custom_kubeconfig(kc, &options).await {
                 Ok(config) => config,
@@ -172,6 +173,22 @@ impl Loader {
         }
         Ok(config)
     }
+}
+
+/// `kc` with the selected cluster's server holding its host in the IDNA form when it
+/// is not ASCII (`crate::idn`), where kube's loader would refuse it as no URI.
+fn idn_server(mut kc: Kubeconfig, cluster: Option<&str>) -> Kubeconfig {
+    let server = kc
+        .clusters
+        .iter_mut()
+        .filter(|c| Some(c.name.as_str()) == cluster)
+        .find_map(|c| c.cluster.as_mut()?.server.as_mut());
+    if let Some(server) = server
+        && let std::borrow::Cow::Owned(ascii) = crate::idn::ascii_url(server)
+    {
+        *server = ascii;
+    }
+    kc
 }
 
 /// client-go's `validateClusterInfo` of a `proxy-url` (its `parseProxyURL` over Go's

@@ -303,7 +303,8 @@ pub(super) fn server_url(server: &str) -> Result<http::Uri> {
         value: server.to_string(),
         reason,
     };
-    let whole = server
+    // A host that is not ASCII is held in its IDNA form (`crate::idn`).
+    let whole = crate::idn::ascii_url(server)
         .parse::<http::Uri>()
         .ok()
         .filter(|u| u.scheme().is_some() && u.authority().is_some_and(|a| !a.host().is_empty()));
@@ -314,7 +315,7 @@ pub(super) fn server_url(server: &str) -> Result<http::Uri> {
     if server.starts_with('/') {
         return Err(Error::ServerNotHost(server.to_string()));
     }
-    let url: http::Uri = format!("http://{server}")
+    let url: http::Uri = crate::idn::ascii_url(&format!("http://{server}"))
         .parse()
         .map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))?;
     let host_empty = url.authority().is_none_or(|a| a.host().is_empty());

@@ -288,6 +288,13 @@ fn server_urls_follow_client_go_s_default_server_url() {
     assert_eq!(url("127.0.0.1:7443").unwrap(), "http://127.0.0.1:7443/");
     assert_eq!(url("localhost:7443").unwrap(), "http://localhost:7443/");
     assert_eq!(url("-x").unwrap(), "http://-x/");
+    // A host that is not ASCII is held in its IDNA form (`crate::idn`), with or
+    // without a scheme, as kubectl dials it.
+    assert_eq!(
+        url("https://bücher-flag.invalid:6443").unwrap(),
+        "https://xn--bcher-flag-9db.invalid:6443/"
+    );
+    assert_eq!(url("ünï✓").unwrap(), "http://xn--n-nga1b6211a/");
     // ... and must then be a host alone.
     for bad in ["/tmp/dir", "h:1/x"] {
         assert_eq!(
@@ -295,6 +302,18 @@ fn server_urls_follow_client_go_s_default_server_url() {
             format!("host must be a URL or a host:port pair: {bad:?}")
         );
     }
+}
+
+/// A kubeconfig's server whose host is not ASCII, which kube's loader alone refuses as
+/// no URI: held in its IDNA form, as kubectl dials it.
+#[tokio::test]
+async fn a_kubeconfig_server_that_is_not_ascii_is_held_in_its_idna_form() {
+    let body = ADMIN.replace("https://127.0.0.1:6443", "https://bücher-kc.invalid:6443");
+    let config = config_for(Overrides::default(), &body).await;
+    assert_eq!(
+        config.cluster_url.to_string(),
+        "https://xn--bcher-kc-65a.invalid:6443/"
+    );
 }
 
 #[tokio::test]

@@ -159,6 +159,12 @@ async fn builtins_first_for_client_dry_run_and_offline() {
 fn cache_directory_names_follow_kubectl() {
     let uri: http::Uri = "https://127.0.0.1:6443".parse().expect("uri");
     assert_eq!(server_dir_name(&uri), "127.0.0.1_6443");
+    // A host that is not ASCII: as written, each character outside Go's ASCII `\w`
+    // replaced (kubectl's `b_cher…` from `https://bücher…`).
+    let uri: http::Uri = apiclient::idn::ascii_url("https://bücher-dir.invalid:6443")
+        .parse()
+        .expect("uri");
+    assert_eq!(server_dir_name(&uri), "b_cher_dir.invalid_6443");
 }
 
 #[test]
