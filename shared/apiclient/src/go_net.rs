@@ -352,13 +352,33 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
         return Some(no_answer);
     }
     let failure = failure(err)?;
+    if let Some((method, uri)) = &failure.request
+        && crate::klog::enabled(4)
+    {
+        // StandardErrorMessage's log of a url.Error (`%s %s: %v`: no quotes).
+        crate::klog::info(
+            "helpers.go",
+            CONNECTION_ERROR_LINE,
+            &format!(
+                "Connection error: {} {}: {}",
+                go_op(method),
+                without_password(&crate::idn::shown_uri(uri)),
+                failure.text
+            ),
+        );
+    }
     if failure.refused
         && let Some((_, uri)) = &failure.request
     {
-        // kubectl names `url.Parse`'s `Host`: a host that is not ASCII as written.
+        // kubectl names `url.Parse`'s `Host`: a host that is not ASCII as written,
+        // and never the userinfo (`jane:password@`) the authority may hold.
+        let authority = uri.authority().map_or("", |a| a.as_str());
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
         return Some(format!(
             "The connection to the server {} was refused - did you specify the right host or port?",
-            crate::idn::written_authority(uri.authority().map_or("", |a| a.as_str()))
+            crate::idn::written_authority(host)
         ));
     }
     Some(format!("Unable to connect to the server: {}", failure.text))
@@ -378,18 +398,26 @@ pub fn request_error(err: &(dyn StdError + 'static)) -> Option<String> {
     }
     let failure = failure(err)?;
     let (method, uri) = failure.request?;
-    // Go's url.Error names the method as net/http's client does: `Post`, `Get`.
-    let method = method.as_str();
-    let op: String = method
-        .chars()
-        .take(1)
-        .chain(method.chars().skip(1).flat_map(char::to_lowercase))
-        .collect();
     Some(format!(
-        "{op} \"{}\": {}",
+        "{} \"{}\": {}",
+        go_op(&method),
         without_password(&crate::idn::shown_uri(&uri)),
         failure.text
     ))
+}
+
+/// The source line of kubectl 1.37's `Connection error:` log in `StandardErrorMessage`
+/// (`helpers.go:265`), so that a log of ours reads as kubectl's does.
+const CONNECTION_ERROR_LINE: u32 = 265;
+
+/// A `url.Error`'s `Op`: the method as net/http's client names it (`Post`, `Get`).
+fn go_op(method: &http::Method) -> String {
+    let method = method.as_str();
+    method
+        .chars()
+        .take(1)
+        .chain(method.chars().skip(1).flat_map(char::to_lowercase))
+        .collect()
 }
 
 /// The URL as net/http's client names it in a `url.Error` (`stripPassword`): a

@@ -689,3 +689,30 @@ async fn an_empty_label_is_refused_as_go_s_resolver_refuses_it() {
         );
     }
 }
+
+/// A server URL with a password: kubectl names the host alone in its refusal, and
+/// Go's `url.Error` masks the password; neither prints it.
+#[tokio::test]
+async fn a_refused_connection_never_names_the_url_s_password() {
+    let port = closed_port();
+    let err = get(&client(
+        &format!("https://jane:secret@127.0.0.1:{port}"),
+        None,
+        None,
+    ))
+    .await;
+    assert_eq!(
+        standard_message(&err).as_deref(),
+        Some(
+            format!(
+                "The connection to the server 127.0.0.1:{port} was refused - did you specify the right host or port?"
+            )
+            .as_str()
+        )
+    );
+    let url = url_error(&err, "/api").expect("a url.Error");
+    assert!(
+        url.contains("jane:***@") && !url.contains("secret"),
+        "{url}"
+    );
+}
