@@ -204,6 +204,7 @@ const CODE_TREES: &[&str] = &[
     "bench",
     "tests",
     "localcluster",
+    "krew",
     "fuzz",
 ];
 
@@ -858,6 +859,7 @@ fn crate_sections(root: &Path) -> anyhow::Result<Vec<(String, String, Option<Str
             "`localcluster/`".to_string(),
             None,
         ),
+        ("krew/src".to_string(), "`krew/`".to_string(), None),
     ];
     let mut libraries: Vec<String> = std::fs::read_dir(root.join("shared"))?
         .filter_map(|e| e.ok())

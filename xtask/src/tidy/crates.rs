@@ -2,7 +2,7 @@
 //! are layers ([`LIBRARY_ORDER`], from the bottom up), and a library crate depends only
 //! on the library crates below it; a plugin depends only on library crates; each room
 //! around them ([`ROOMS`]: the test cluster, the e2e tests, the fuzz entry points,
-//! xtask, the bench) only on what its entry names, so that the test cluster stands on
+//! krew's rules, xtask, the bench) only on what its entry names, so that the test cluster stands on
 //! nothing of the workspace; and no package depends on a program of its own
 //! ([`PROGRAMS`]: xtask, the bench) or on the e2e tests.
 //!
@@ -71,10 +71,16 @@ pub(super) const ROOMS: &[Room] = &[
         invariant: "the bench uses the library crates and the test cluster it starts",
     },
     Room {
+        name: "krew",
+        libraries: false,
+        uses: &[],
+        invariant: "krew's rules are krew's: the krew package uses no package of the workspace",
+    },
+    Room {
         name: "xtask",
         libraries: false,
-        uses: &["localcluster"],
-        invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses",
+        uses: &["localcluster", "krew"],
+        invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses and krew's rules",
     },
 ];
 
