@@ -21,7 +21,7 @@ use tests::faults::invariants::{Expect, RcInvariants};
 use tests::faults::proxy::{ApiProxy, Transport};
 use tests::faults::webhook::{HoldingWebhook, Rule};
 use tests::harness::{Cluster, cluster, plugin_binary, spawn_plugin};
-use tests::live::Live;
+use tests::live::{Live, Stream};
 
 use crate::rolling_update::{NEW_IMAGE, OLD_IMAGE, rc};
 
@@ -487,8 +487,11 @@ fn live_update(kubeconfig: &Path, plugin_dir: &Path, args: &[String]) -> Live {
 }
 
 /// The update used by the control-plane fault tests: 2 replicas, one name.
-fn fault_args(ns: &str, timeout: &str) -> Vec<String> {
-    s(&["web", &image_flag(), "-n", ns, "--update-period=0", timeout])
+/// The faulted run's arguments; `flags` (space-separated) after the fixed ones.
+fn fault_args(ns: &str, flags: &str) -> Vec<String> {
+    let mut args = s(&["web", &image_flag(), "-n", ns, "--update-period=0"]);
+    args.extend(flags.split_whitespace().map(String::from));
+    args
 }
 
 async fn start_web(
@@ -650,24 +653,26 @@ async fn paused_api_server_ends_the_run_within_its_timeout_and_the_rerun_converg
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_ctrl_c_exits_at_once_even_against_a_paused_server() {
+    // -v=4: the interrupt handler says when it has read the first press.
     let mut run = OnIsolated::start(
         "ru-second-ctrl-c",
         Readiness::AfterSecs(2),
-        "--timeout=5m",
+        "--timeout=5m -v=4",
         "Scaling web-",
     )
     .await;
     let paused = run.plane.pause("kube-apiserver").unwrap();
     run.live().signal(libc::SIGINT);
+    // The second press once the first was read: two SIGINTs before the handler's
+    // task reads the first are one (tokio, as Unix, coalesces a pending signal).
     run.live()
-        .signal_taken(libc::SIGINT, Duration::from_secs(10))
+        .line(
+            Stream::Stderr,
+            Duration::from_secs(10),
+            "the first SIGINT read",
+            |l| l.contains("interrupted: stopping before the next request"),
+        )
         .await;
-    // The user's second press, a moment after the first was taken: kept, as the
-    // scenario's own timing. Two SIGINTs before the handler's task reads the first
-    // are one (tokio, as Unix, coalesces a signal that is already pending), and no
-    // event tells from outside that the task has read it; 300 ms is a quick double
-    // press, and that task runs within a millisecond of the handler.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     run.live().signal(libc::SIGINT);
     let (code, out, err) = run.end(Duration::from_secs(30)).await;
     paused.resume();

@@ -140,46 +140,6 @@ impl Live {
         );
     }
 
-    /// Waits until the kernel has handed `sig` to the plugin's handler: no longer
-    /// pending for the process or any of its threads (`ShdPnd`/`SigPnd` of
-    /// `/proc/PID/status`, which has no event for it: looked at every 10 ms).
-    /// Panics after `bound`.
-    pub async fn signal_taken(&self, sig: i32, bound: Duration) {
-        let pid = self.child.id().expect("the plugin still runs");
-        let bit = 1u64 << (sig - 1);
-        let pending = || {
-            let mut files = vec![format!("/proc/{pid}/status")];
-            if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-                files.extend(
-                    tasks
-                        .flatten()
-                        .map(|t| t.path().join("status").display().to_string()),
-                );
-            }
-            files.iter().any(|f| {
-                std::fs::read_to_string(f).is_ok_and(|status| {
-                    status.lines().any(|l| {
-                        let mask = l
-                            .strip_prefix("ShdPnd:")
-                            .or_else(|| l.strip_prefix("SigPnd:"));
-                        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-                            .is_some_and(|m| m & bit != 0)
-                    })
-                })
-            })
-        };
-        let taken = tokio::time::timeout(bound, async {
-            while pending() {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await;
-        assert!(
-            taken.is_ok(),
-            "signal {sig} still pending for {pid} after {bound:?}"
-        );
-    }
-
     /// The lines of `stream` so far.
     pub fn lines(&self, stream: Stream) -> Vec<String> {
         self.stream(stream).borrow().lines.clone()

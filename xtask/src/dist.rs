@@ -20,7 +20,7 @@ use anyhow::{Context, bail};
 
 use crate::archive;
 use crate::flags;
-use crate::krew::render::{self, PlatformEntry, Source};
+use crate::krew_manifest::{self as render, PlatformEntry, Source};
 use crate::metadata::{self, PROJECT, Workspace};
 use crate::targets::{self, Target};
 
@@ -239,7 +239,7 @@ pub fn archives(ws: &Workspace, out: &Path) -> anyhow::Result<Vec<(Target, PathB
         if !name.ends_with(target.format().extension()) {
             continue;
         }
-        let order = targets::KREW_PLATFORMS
+        let order = krew::PLATFORMS
             .iter()
             .position(|p| *p == (target.os, target.arch))
             .unwrap_or(usize::MAX);

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 
 use crate::flags;
-use crate::krew::{parse, validate};
+use krew::{parse, validate};
 
 pub fn run(flags: &flags::Index) -> anyhow::Result<()> {
     let out = flags.out.clone().unwrap_or_else(crate::dist::default_out);

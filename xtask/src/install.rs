@@ -16,8 +16,8 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 use crate::flags;
-use crate::krew::{self, install};
 use crate::targets::{self, Target};
+use krew::install;
 
 pub fn run(flags: &flags::Install) -> anyhow::Result<()> {
     let prefix = match &flags.prefix {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::flags;
-use crate::krew::check;
+use krew::check;
 
 pub fn run(flags: &flags::KrewCheck) -> anyhow::Result<()> {
     let dir = flags.dir.clone().unwrap_or_else(crate::dist::default_out);

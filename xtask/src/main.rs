@@ -19,8 +19,8 @@ mod flags;
 mod index;
 #[cfg(unix)]
 mod install;
-mod krew;
 mod krew_check;
+mod krew_manifest;
 mod lint;
 mod metadata;
 mod notices;

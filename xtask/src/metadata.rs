@@ -134,12 +134,6 @@ pub fn plugin_name(bin: &str) -> String {
         .replace('_', "-")
 }
 
-/// The link name krew creates for a plugin: `run-pod` → `kubectl-run_pod`.
-#[cfg(unix)]
-pub fn link_name(plugin: &str) -> String {
-    format!("kubectl-{}", plugin.replace('-', "_"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,7 +141,10 @@ mod tests {
     #[test]
     fn names_round_trip() {
         assert_eq!(plugin_name("kubectl-rolling_update"), "rolling-update");
-        assert_eq!(link_name("rolling-update"), "kubectl-rolling_update");
+        assert_eq!(
+            krew::install::link_name("rolling-update"),
+            "kubectl-rolling_update"
+        );
     }
 
     #[test]

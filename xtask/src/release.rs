@@ -312,6 +312,37 @@ mod tests {
             .collect()
     }
 
+    /// The crates of `shared/` the plugins link: named in a plugin's `[dependencies]`,
+    /// or in those of a crate so linked (a dev-dependency, as the tests' scripted API
+    /// server, is in no binary).
+    fn linked_libraries() -> std::collections::BTreeSet<String> {
+        let root = crate::paths::project_root();
+        let dependencies = |manifest: std::path::PathBuf| -> Vec<String> {
+            let text = std::fs::read_to_string(&manifest).expect("a manifest");
+            let table = text.split("\n[dependencies]\n").nth(1).unwrap_or_default();
+            let table = table.split("\n[").next().unwrap_or_default();
+            table
+                .lines()
+                .filter_map(|l| l.split(['.', ' ', '=']).next())
+                .filter(|name| root.join("shared").join(name).join("Cargo.toml").is_file())
+                .map(String::from)
+                .collect()
+        };
+        let mut linked = std::collections::BTreeSet::new();
+        let mut next: Vec<String> = ["run-pod", "create-file", "rolling-update"]
+            .iter()
+            .flat_map(|p| dependencies(root.join("plugins").join(p).join("Cargo.toml")))
+            .collect();
+        while let Some(library) = next.pop() {
+            if linked.insert(library.clone()) {
+                next.extend(dependencies(
+                    root.join("shared").join(&library).join("Cargo.toml"),
+                ));
+            }
+        }
+        linked
+    }
+
     #[test]
     fn size_first_plugins_get_their_own_invocation_at_z() {
         let bins = [
@@ -325,13 +356,20 @@ mod tests {
         assert!(commands[0].ends_with(&["-p".into(), "kubectl-create_file".into()]));
         assert!(!commands[0].iter().any(|a| a.contains("opt-level")));
         assert!(commands[1].contains(&"profile.release.package.\"*\".opt-level=\"z\"".into()));
-        // Every library crate of the workspace by name: `"*"` does not reach them.
-        let crates =
-            std::fs::read_dir(crate::paths::project_root().join("shared")).expect("shared/");
-        for library in crates.map(|e| e.expect("entry").file_name().into_string().expect("utf-8")) {
+        // Every library crate the plugins link, by name: `"*"` does not reach them.
+        for library in linked_libraries() {
             let config = format!("profile.release.package.\"{library}\".opt-level=\"z\"");
             assert!(commands[1].contains(&config), "{library} is not built at z");
         }
+        assert_eq!(
+            linked_libraries().into_iter().collect::<Vec<_>>(),
+            {
+                let mut all = LIBRARIES.map(String::from).to_vec();
+                all.sort();
+                all
+            },
+            "the libraries built at z are those the plugins link"
+        );
         assert!(commands[1].ends_with(&[
             "-p".into(),
             "kubectl-run_pod".into(),

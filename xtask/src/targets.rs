@@ -42,21 +42,6 @@ pub const RELEASE: [&str; 5] = [
     "x86_64-pc-windows-msvc",
 ];
 
-/// Every os/arch pair krew knows (`validate-krew-manifest`'s list, as of krew 0.4.5+).
-pub const KREW_PLATFORMS: [(&str, &str); 11] = [
-    ("windows", "386"),
-    ("windows", "amd64"),
-    ("windows", "arm64"),
-    ("linux", "386"),
-    ("linux", "amd64"),
-    ("linux", "arm"),
-    ("linux", "arm64"),
-    ("linux", "ppc64le"),
-    ("darwin", "386"),
-    ("darwin", "amd64"),
-    ("darwin", "arm64"),
-];
-
 impl Target {
     /// The target for a triple, if it maps to a platform krew knows.
     pub fn from_triple(triple: &str) -> Option<Self> {

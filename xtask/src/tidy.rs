@@ -26,7 +26,8 @@
 //! - **import cycles**: no module of a crate names a sibling that names it back
 //!   ([`cycles`]);
 //! - **function length**: no function over 100 lines outside the e2e tests
-//!   ([`length`]).
+//!   ([`length`]);
+//! - **size**: xtask's production code stays within 8,000 lines ([`size`]).
 //!
 //! Rust is read with `syn` (already in the lock file through serde_derive, clap_derive
 //! and thiserror) rather than with regexes: `use` trees with groups, renames and globs,
@@ -46,6 +47,7 @@ mod crates;
 mod cycles;
 mod length;
 mod roots;
+mod size;
 
 /// `cargo xtask tidy`.
 pub fn run() -> anyhow::Result<()> {
@@ -80,6 +82,7 @@ pub enum Rule {
     DocCitation,
     ImportCycle,
     FunctionLength,
+    Size,
 }
 
 impl fmt::Display for Rule {
@@ -91,6 +94,7 @@ impl fmt::Display for Rule {
             Rule::DocCitation => "doc-citation",
             Rule::ImportCycle => "import-cycle",
             Rule::FunctionLength => "function-length",
+            Rule::Size => "size",
         })
     }
 }
@@ -113,8 +117,10 @@ impl fmt::Display for Problem {
 pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
     let mut problems = Vec::new();
     let programs = roots::programs(root)?;
+    let mut xtask_lines = 0;
     for rel in rust_files(root)? {
         let text = read(root, &rel)?;
+        xtask_lines += size::production_lines(&rel, &text);
         problems.extend(module_doc(&rel, &text));
         if let Some(layer) = LAYERS.iter().find(|l| rel.starts_with(l.dir)) {
             problems.extend(layering(&rel, &text, layer));
@@ -129,6 +135,7 @@ pub fn check(root: &Path) -> anyhow::Result<Vec<Problem>> {
         }
         problems.extend(comment_citations(&rel, &text));
     }
+    problems.extend(size::check(xtask_lines));
     problems.extend(crates::check(&crates::packages(root)?));
     problems.extend(vacuous_rules(root, LAYERS)?);
     for src in cycles::crate_roots(root)? {
@@ -204,6 +211,7 @@ const CODE_TREES: &[&str] = &[
     "bench",
     "tests",
     "localcluster",
+    "krew",
     "fuzz",
 ];
 
@@ -858,6 +866,7 @@ fn crate_sections(root: &Path) -> anyhow::Result<Vec<(String, String, Option<Str
             "`localcluster/`".to_string(),
             None,
         ),
+        ("krew/src".to_string(), "`krew/`".to_string(), None),
     ];
     let mut libraries: Vec<String> = std::fs::read_dir(root.join("shared"))?
         .filter_map(|e| e.ok())

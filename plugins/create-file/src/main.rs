@@ -13,8 +13,6 @@ mod options;
 mod order;
 mod report;
 mod resolve;
-#[cfg(test)]
-mod scripted;
 mod wait;
 mod writers;
 

@@ -1,7 +1,7 @@
 //! The command's stdout and stderr: the writers the skeleton put in `cli::Context`
 //! (the process's, remembering a closed pipe: `apiclient::output`), or a test's
 //! buffers. Every line create-file prints goes through them, so that a test of the
-//! create path (the scripted server's, `crate::scripted`) sees exactly what a user
+//! create path (the scripted server's, the `scripted` crate) sees exactly what a user
 //! would, and so that the closed-pipe rules hold on one path.
 //!
 //! The results go to stdout off the async workers ([`Writers::write_stdout`]): a

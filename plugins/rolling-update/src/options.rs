@@ -1,6 +1,8 @@
 //! `RollingUpdateOptions`: complete → validate → run, the command's flow in
 //! kubectl 1.17's order (the README's "kubectl 1.17's flow"), with the deliberate
-//! improvements listed in `--help`.
+//! improvements listed in `--help`. As 1.17's `Complete`, `complete` resolves the
+//! namespace and the client from the context (nothing is sent), so a kubeconfig that
+//! does not load fails before the arguments are checked.
 
 use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Client;
@@ -20,7 +22,68 @@ use cli::interrupt::{Interrupt, Interrupted};
 use cli::{Context, Stopped, UsageErrors};
 use resources::{DiscoveryCache, RestMapper, Validation};
 
-/// What [`RollingUpdateOptions::run`] resolved from the context for the update.
+/// What [`RollingUpdateOptions::complete`] resolved from the context, as 1.17's
+/// `Complete` does (the namespace, then the client set); nothing is sent.
+pub enum Resolved {
+    /// The cluster the update acts on.
+    Ready(Box<Target>),
+    /// No kubeconfig, no `--server` and no in-cluster configuration: kubectl would
+    /// dial `localhost:8080` at its first request, after the arguments were checked,
+    /// so the error waits for `run`.
+    Unconfigured(anyhow::Error),
+}
+
+/// The namespace, the resume hints that name it, the server's discovery cache, the
+/// client, and each watch's server-side timeout.
+pub struct Target {
+    namespace: String,
+    hints: Hints,
+    cache: Option<DiscoveryCache>,
+    client: Client,
+    /// Below the client's bound (`--timeout`, or a tighter `--request-timeout`), so a
+    /// quiet watch is renewed, never cut.
+    watch_timeout: u32,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Ready(target) => f
+                .debug_struct("Ready")
+                .field("namespace", &target.namespace)
+                .finish_non_exhaustive(),
+            Self::Unconfigured(e) => f.debug_tuple("Unconfigured").field(e).finish(),
+        }
+    }
+}
+
+impl Resolved {
+    async fn from(ctx: &Context, names: &[String]) -> anyhow::Result<Self> {
+        let resolved = async {
+            // `-f` objects are always held to this namespace (see file.rs), so whether
+            // -n was explicit does not matter here.
+            let (namespace, _explicit) = ctx.namespace().await?;
+            let argv: Vec<String> = std::env::args().skip(1).collect();
+            let hints = Hints::new(COMMAND, &argv, names, &namespace);
+            let cache = ctx.discovery_cache().await?;
+            let client = ctx.client().await?;
+            let watch_timeout = ctx.bound().await?.watch_timeout();
+            anyhow::Ok(Self::Ready(Box::new(Target {
+                namespace,
+                hints,
+                cache,
+                client,
+                watch_timeout,
+            })))
+        };
+        match resolved.await {
+            Err(e) if Context::unconfigured(&e) => Ok(Self::Unconfigured(e)),
+            other => other,
+        }
+    }
+}
+
+/// What [`RollingUpdateOptions::run`] hands the update.
 struct Cluster<'a> {
     client: Client,
     namespace: &'a str,
@@ -34,15 +97,13 @@ pub const COMMAND: &str = "kubectl rolling-update";
 
 /// The command: complete → validate → run, for `cli::run`.
 pub async fn run(args: Args, mut ctx: Context) -> anyhow::Result<std::process::ExitCode> {
-    let options = RollingUpdateOptions::complete(args, &mut ctx)?;
+    let options = RollingUpdateOptions::complete(args, &mut ctx).await?;
     options.validate()?;
     options.run(ctx).await
 }
 
 /// Everything the command needs: the flags as parsed, and what kubectl's `Complete`
-/// resolves from them. What depends on the cluster (the namespace, the resume hints
-/// that name it, the client) [`Self::run`] resolves from the context, as run-pod's
-/// `run` does: the arguments are checked before any kubeconfig is read.
+/// resolves from them and from the context.
 #[derive(Debug)]
 pub struct RollingUpdateOptions {
     /// The command line.
@@ -51,22 +112,27 @@ pub struct RollingUpdateOptions {
     pub dry_run: DryRunStrategy,
     /// `--record`'s change cause, for the new RC.
     pub change_cause: Option<String>,
+    /// The cluster, resolved from the context.
+    pub cluster: Resolved,
 }
 
 impl RollingUpdateOptions {
-    /// kubectl's `Complete`: reads flags only (`ctx` carries `--record`), never fails
-    /// on bad arguments (a bad `--dry-run` was refused while parsing). Bounds every
-    /// request of the client `ctx` will build by `--timeout`: against a paused or
-    /// black-holed API server each request would otherwise wait for the default bound;
-    /// no request may outlast the whole update.
-    pub fn complete(flags: Args, ctx: &mut Context) -> anyhow::Result<Self> {
+    /// kubectl's `Complete`: the flags (`ctx` carries `--record`; a bad `--dry-run`
+    /// was refused while parsing), then the namespace and the client from the context
+    /// ([`Resolved`]), bounding every request of that client by `--timeout`: against
+    /// a paused or black-holed API server each request would otherwise wait for the
+    /// default bound; no request may outlast the whole update. Never fails on bad
+    /// arguments: [`Self::validate`] checks them.
+    pub async fn complete(flags: Args, ctx: &mut Context) -> anyhow::Result<Self> {
         // A sink: the boolean spellings are this command's syntax (see args.rs).
         let dry_run = flags.dry_run.to_strategy(&mut std::io::sink())?;
         ctx.bound_requests(flags.timeout, "--timeout");
+        let cluster = Resolved::from(ctx, &flags.args).await?;
         Ok(RollingUpdateOptions {
             flags,
             dry_run,
             change_cause: ctx.recorder().map(|r| r.change_cause().to_string()),
+            cluster,
         })
     }
 
@@ -143,21 +209,23 @@ impl RollingUpdateOptions {
         Ok(Some(read_new_controller(source, &mut mapper).await?))
     }
 
-    /// kubectl's `Run`: the namespace, the resume hints that name it, and the client
-    /// from `ctx`; then `-f` ([`Self::read_file`]), read before Ctrl-C is caught
-    /// (nothing has been changed yet); then the update, its progress lines and result
-    /// on `ctx`'s stdout.
-    pub async fn run(self, ctx: Context) -> anyhow::Result<std::process::ExitCode> {
-        // `-f` objects are always held to this namespace (see file.rs), so whether -n
-        // was explicit does not matter here.
-        let (namespace, _explicit) = ctx.namespace().await?;
-        let argv: Vec<String> = std::env::args().skip(1).collect();
-        let hints = Hints::new(COMMAND, &argv, &self.flags.args, &namespace);
-        let cache = ctx.discovery_cache().await?;
-        let client = ctx.client().await?;
-        // Watches ask the server to end them below the client's bound (--timeout,
-        // or a tighter --request-timeout), so a quiet watch is renewed, never cut.
-        let watch_timeout = ctx.bound().await?.watch_timeout();
+    /// kubectl's `Run`, on what [`Self::complete`] resolved: `-f`
+    /// ([`Self::read_file`]), read before Ctrl-C is caught (nothing has been changed
+    /// yet); then the update, its progress lines and result on `ctx`'s stdout.
+    pub async fn run(mut self, ctx: Context) -> anyhow::Result<std::process::ExitCode> {
+        // Taken by value (the client, the deferred error); nothing reads it after.
+        let taken = Resolved::Unconfigured(anyhow::anyhow!("resolved once, taken by run"));
+        let Target {
+            namespace,
+            hints,
+            cache,
+            client,
+            watch_timeout,
+        } = match std::mem::replace(&mut self.cluster, taken) {
+            Resolved::Ready(target) => *target,
+            // As kubectl's first request would fail, after the arguments were checked.
+            Resolved::Unconfigured(e) => return Err(e),
+        };
         let from_file = self.read_file(client.clone(), cache, &namespace).await?;
         let interrupt = ctx.install_interrupt(hints.text(self.flags.rollback));
         let mut console = Console::new(ctx.stdout);
@@ -310,3 +378,6 @@ impl RollingUpdateOptions {
         .into()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,12 @@
 //! `RunPodOptions`: kubectl run's `RunOptions` in three steps.
 //!
-//! - [`RunPodOptions::complete`] turns raw flags into typed values (dry-run strategy,
-//!   printer format, attach default, generator choice) without any request;
-//! - [`RunPodOptions::validate`] checks them, in kubectl's order and with kubectl's
+//! - [`RunPodOptions::complete`] turns raw flags into typed values (restart and pull
+//!   policies, timeout, dry-run strategy, printer format, attach default) and resolves
+//!   what the command needs of the context ([`Cluster`]: the namespace, the client),
+//!   in the order of kubectl's `Complete`, which builds its client there: a kubeconfig
+//!   that does not load fails before the printer, `--cascade` and every check of
+//!   `validate`. Nothing is sent;
+//! - [`RunPodOptions::validate`] checks the rest, in kubectl's order and with kubectl's
 //!   messages, before anything is sent;
 //! - [`RunPodOptions::run`] generates, creates (or only prints, for a client dry run)
 //!   and, when attached, hands over to [`crate::attach`].
@@ -76,10 +80,11 @@ pub struct RunPodOptions {
     pub quiet: bool,
     /// `--detach-keys`, as typed.
     pub detach_keys: String,
-    /// `--restart` as typed; the default `Always` unless given.
-    pub restart: String,
     /// Whether `--restart` was typed.
     pub restart_explicit: bool,
+    /// The pod's restart policy: `--restart`, or its default (`OnFailure` with `-i`,
+    /// else `Always`).
+    pub restart_policy: String,
     /// The parsed `--dry-run`.
     pub dry_run: DryRunStrategy,
     /// `--overrides`, `--override-type`, `--service-overrides`.
@@ -99,11 +104,82 @@ pub struct RunPodOptions {
     pub cascade: PropagationPolicy,
     /// `--record`: the change-cause annotation for every created object.
     pub recorder: Option<ChangeCauseRecorder>,
+    /// What the requests need, resolved from the context.
+    pub cluster: Cluster,
+}
+
+/// What [`RunPodOptions::complete`] resolved from the context, as kubectl's `Complete`
+/// does (`f.DynamicClient()`, then the namespace): only configuration, nothing is sent.
+pub enum Cluster {
+    /// A client dry run: the namespace (`-n`, the context's, else `default`) and
+    /// whether `-n` gave it. Its kinds are mapped through the context's discovery in
+    /// `run`, and no client is built unless the cache lacks one.
+    DryRun { namespace: String, enforce: bool },
+    /// The client, the namespace, and the server-side timeout of each watch, below the
+    /// client's bound ([`apiclient::bound::Bound::watch_timeout`]).
+    Online {
+        client: kube::Client,
+        namespace: String,
+        watch_timeout: u32,
+    },
+    /// No kubeconfig, no `--server` and no in-cluster configuration: kubectl would
+    /// dial `localhost:8080` at its first request, after every flag was checked, so
+    /// the error waits for `run`.
+    Unconfigured(anyhow::Error),
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DryRun { namespace, enforce } => f
+                .debug_struct("DryRun")
+                .field("namespace", namespace)
+                .field("enforce", enforce)
+                .finish(),
+            Self::Online { namespace, .. } => f
+                .debug_struct("Online")
+                .field("namespace", namespace)
+                .finish_non_exhaustive(),
+            Self::Unconfigured(e) => f.debug_tuple("Unconfigured").field(e).finish(),
+        }
+    }
+}
+
+impl Cluster {
+    /// Resolves what a run with `dry_run` needs of `ctx`; a configuration that fails
+    /// fails here, but the absence of any ([`Cluster::Unconfigured`]).
+    async fn resolve(ctx: &Context, dry_run: DryRunStrategy) -> Result<Self> {
+        if dry_run == DryRunStrategy::Client {
+            let (namespace, enforce) = ctx.offline_namespace()?;
+            // Loaded now for its errors (a kubeconfig that does not load, a bad flag
+            // over one); without any, the dry run is offline.
+            if let Err(e) = ctx.config().await
+                && !Context::unconfigured(&e)
+            {
+                return Err(e);
+            }
+            return Ok(Self::DryRun { namespace, enforce });
+        }
+        let resolved = async {
+            let (namespace, _enforce) = ctx.namespace().await?;
+            let client = ctx.client().await?;
+            let watch_timeout = ctx.bound().await?.watch_timeout();
+            anyhow::Ok(Self::Online {
+                client,
+                namespace,
+                watch_timeout,
+            })
+        };
+        match resolved.await {
+            Err(e) if Context::unconfigured(&e) => Ok(Self::Unconfigured(e)),
+            other => other,
+        }
+    }
 }
 
 /// The command: complete → validate → run, for `cli::run`.
 pub async fn run(args: Args, mut ctx: Context) -> Result<ExitCode> {
-    let mut options = RunPodOptions::complete(args, &mut ctx)?;
+    let mut options = RunPodOptions::complete(args, &mut ctx).await?;
     let validated = options.validate()?;
     options.run(validated, &mut ctx).await
 }
@@ -126,16 +202,32 @@ pub struct Validated {
 
 impl RunPodOptions {
     /// Completes the options from the flags (`ctx` tells which were typed, and
-    /// carries `--record`). Deprecated `--dry-run` spellings warn on its stderr; an
-    /// invalid `--dry-run` or `-o` fails here, before validation, as in kubectl's
-    /// `Complete`.
-    pub fn complete(args: Args, ctx: &mut Context) -> Result<Self> {
+    /// carries `--record`) and the context, in the order of kubectl's `Complete`: the
+    /// restart and pull policies, `--pod-running-timeout`, `--dry-run` (deprecated
+    /// spellings warn on `ctx`'s stderr), the client configuration and namespace
+    /// ([`Cluster`]), `-o`, `--cascade`.
+    pub async fn complete(args: Args, ctx: &mut Context) -> Result<Self> {
         let explicit = Explicit::from_changed(|id| ctx.changed(id));
-        let warnings = &mut ctx.stderr;
-        let dry_run = args.dry_run.to_strategy(warnings)?;
-        // Build the printer once to reject an unknown -o before anything else happens.
+        if args.image.is_none() {
+            // cobra's required-flag check runs before anything else.
+            anyhow::bail!("required flag(s) \"image\" not set");
+        }
+        let restart_policy = restart_policy(&args.restart, args.stdin)?;
+        match args.image_pull_policy.as_str() {
+            "" | "Always" | "IfNotPresent" | "Never" => {}
+            other => anyhow::bail!(
+                "invalid image pull policy: {other}, valid values are: Always, IfNotPresent, Never"
+            ),
+        }
+        // kubectl 1.37 words this check as a plain error, without 1.32's usage hint.
+        if args.pod_running_timeout.is_zero() {
+            anyhow::bail!("--pod-running-timeout must be higher than zero");
+        }
+        let dry_run = args.dry_run.to_strategy(&mut ctx.stderr)?;
+        let cluster = Cluster::resolve(ctx, dry_run).await?;
+        // Build the printer once to reject an unknown -o before anything is sent.
         args.print.to_printer("created", dry_run)?;
-        let cascade = parse_cascade(&args.cascade, warnings)?;
+        let cascade = parse_cascade(&args.cascade, &mut ctx.stderr)?;
         let attach = if explicit.attach {
             args.attach
         } else {
@@ -182,8 +274,8 @@ impl RunPodOptions {
             remove: args.rm,
             quiet: args.quiet,
             detach_keys: args.detach_keys,
-            restart: args.restart,
             restart_explicit: explicit.restart,
+            restart_policy,
             dry_run,
             overrides: args.overrides,
             override_type: args.override_type,
@@ -194,6 +286,7 @@ impl RunPodOptions {
             print: args.print,
             cascade,
             recorder: ctx.recorder(),
+            cluster,
         })
     }
 
@@ -201,7 +294,8 @@ impl RunPodOptions {
     /// reported is the same one, with the same words. Usage errors (those kubectl
     /// follows with "See … -h") are [`UsageError`]s.
     pub fn validate(&mut self) -> Result<Validated> {
-        let restart_policy = self.validate_flags()?;
+        self.validate_flags()?;
+        let restart_policy = self.restart_policy.clone();
         let (generator, service_generator) = self.choose_generators()?;
         let p = &self.params;
         if matches!(
@@ -235,26 +329,18 @@ impl RunPodOptions {
         })
     }
 
-    /// The checks of single flags and their pairs, in kubectl's order; returns the
-    /// restart policy (`--restart`, or its default for `-i`).
-    fn validate_flags(&self) -> Result<String> {
+    /// The checks of single flags and their pairs, in the order of kubectl's
+    /// `Validate` (those of its `Complete` ran in [`Self::complete`]).
+    fn validate_flags(&self) -> Result<()> {
         let usage = |msg: String| anyhow::Error::new(UsageError::new(msg));
-        let Some(image) = &self.image else {
-            // cobra's required-flag check runs before anything else.
-            anyhow::bail!("required flag(s) \"image\" not set");
-        };
+        let image = self.image.as_deref().unwrap_or_default();
         if self.name.as_deref().is_none_or(str::is_empty) {
             // kubectl 1.37 words its run checks as plain errors, without the usage hint
             // 1.32 added (the newer wording wins where the two differ).
             anyhow::bail!("NAME is required for run");
         }
-        let timeout = self.pod_running_timeout;
-        // kubectl 1.37 words these four checks (the timeout, --rm without attach,
-        // --attach with --dry-run, the pull policy) as plain errors, without 1.32's
-        // usage hint, and names the valid pull policies.
-        if timeout.is_zero() {
-            anyhow::bail!("--pod-running-timeout must be higher than zero");
-        }
+        // kubectl 1.37 words these checks (--rm without attach, --attach with
+        // --dry-run) as plain errors, without 1.32's usage hint.
         if image.is_empty() {
             anyhow::bail!("--image is required");
         }
@@ -278,15 +364,7 @@ impl RunPodOptions {
         if !p.port.is_empty() && p.port.parse::<i64>().is_err() {
             anyhow::bail!("--port must be a number");
         }
-        let restart_policy = match self.restart.as_str() {
-            "" if p.stdin => "OnFailure",
-            "" => "Always",
-            r @ ("Always" | "OnFailure" | "Never") => r,
-            other => anyhow::bail!(
-                "invalid restart policy: {other}, valid values are: Always, OnFailure, Never"
-            ),
-        }
-        .to_string();
+        let restart_policy = &self.restart_policy;
         if restart_policy != "Always" && p.replicas != 1 {
             return Err(usage(format!(
                 "--restart={restart_policy} requires that --replicas=1, found {}",
@@ -301,13 +379,7 @@ impl RunPodOptions {
                 "--dry-run=[server|client] can't be used with attached containers options (--attach, --stdin, or --tty)"
             );
         }
-        match p.image_pull_policy.as_str() {
-            "" | "Always" | "IfNotPresent" | "Never" => {}
-            other => anyhow::bail!(
-                "invalid image pull policy: {other}, valid values are: Always, IfNotPresent, Never"
-            ),
-        }
-        Ok(restart_policy)
+        Ok(())
     }
 
     /// The workload generator (`--generator`, or the one the flags imply) and, with
@@ -374,47 +446,70 @@ impl RunPodOptions {
         Ok((obj, service))
     }
 
-    /// Runs the command: the whole of it for a client dry run, where a configured
-    /// server is asked only for what its discovery cache lacks, and without a
-    /// kubeconfig nothing at all.
-    pub async fn run(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
-        if self.dry_run == DryRunStrategy::Client {
-            let (namespace, enforce) = ctx.offline_namespace()?;
-            let generator = self.generator(&v, ctx).await?;
-            let (obj, service) =
-                self.build_objects(&v, generator, enforce.then_some(namespace.as_str()))?;
-            // As kubectl's: each object is mapped through the server's discovery, so a
-            // group-version the server lacks fails here too (`no matches for kind …`);
-            // by the generator's kind, before overrides, as kubectl maps it.
-            let (group, version) = match generator.api_version().split_once('/') {
-                Some((group, version)) => (group, version),
-                None => ("", generator.api_version()),
-            };
-            let mut kinds = vec![GroupVersionKind::gvk(group, version, generator.kind())];
-            if service.is_some() {
-                kinds.push(GroupVersionKind::gvk("", "v1", "Service"));
+    /// Runs the command with what [`Self::complete`] resolved: the whole of it for a
+    /// client dry run, where a configured server is asked only for what its discovery
+    /// cache lacks, and without a kubeconfig nothing at all.
+    pub async fn run(mut self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
+        // Taken by value (the client, the deferred error); nothing reads it after.
+        let taken = Cluster::Unconfigured(anyhow::anyhow!("resolved once, taken by run"));
+        match std::mem::replace(&mut self.cluster, taken) {
+            Cluster::DryRun { namespace, enforce } => {
+                self.run_dry_run(&v, ctx, &namespace, enforce).await
             }
-            for gvk in &kinds {
-                ctx.server_mapping(gvk).await?;
+            Cluster::Online {
+                client,
+                namespace,
+                watch_timeout,
+            } => {
+                self.run_online(v, ctx, client, namespace, watch_timeout)
+                    .await
             }
-            let out = &mut ctx.stdout;
-            // Printed as kubectl holds them: typed (Go's zero values and field order).
-            let printer = self.print.to_typed_printer(
-                "created",
-                self.dry_run,
-                cli::printers::gojson::Structs::Current,
-            )?;
-            // As kubectl 1.37: the run object, then the service, each printed whatever
-            // became of the other; a failure (a template error) is reported at the end.
-            let printed = printer.print(&obj, out);
-            let service_printed = service.as_ref().map(|svc| printer.print(svc, out));
-            printed?;
-            return match service_printed {
-                Some(Err(e)) => Err(e.into()),
-                _ => Ok(ExitCode::SUCCESS),
-            };
+            // As kubectl's first request would fail, after every flag was checked.
+            Cluster::Unconfigured(e) => Err(e),
         }
-        self.run_online(v, ctx).await
+    }
+
+    /// A client dry run: the objects printed as they would be sent, each mapped
+    /// through the server's discovery as kubectl maps it.
+    async fn run_dry_run(
+        &self,
+        v: &Validated,
+        ctx: &mut Context,
+        namespace: &str,
+        enforce: bool,
+    ) -> Result<ExitCode> {
+        let generator = self.generator(v, ctx).await?;
+        let (obj, service) = self.build_objects(v, generator, enforce.then_some(namespace))?;
+        // As kubectl's: each object is mapped through the server's discovery, so a
+        // group-version the server lacks fails here too (`no matches for kind …`);
+        // by the generator's kind, before overrides, as kubectl maps it.
+        let (group, version) = match generator.api_version().split_once('/') {
+            Some((group, version)) => (group, version),
+            None => ("", generator.api_version()),
+        };
+        let mut kinds = vec![GroupVersionKind::gvk(group, version, generator.kind())];
+        if service.is_some() {
+            kinds.push(GroupVersionKind::gvk("", "v1", "Service"));
+        }
+        for gvk in &kinds {
+            ctx.server_mapping(gvk).await?;
+        }
+        let out = &mut ctx.stdout;
+        // Printed as kubectl holds them: typed (Go's zero values and field order).
+        let printer = self.print.to_typed_printer(
+            "created",
+            self.dry_run,
+            cli::printers::gojson::Structs::Current,
+        )?;
+        // As kubectl 1.37: the run object, then the service, each printed whatever
+        // became of the other; a failure (a template error) is reported at the end.
+        let printed = printer.print(&obj, out);
+        let service_printed = service.as_ref().map(|svc| printer.print(svc, out));
+        printed?;
+        match service_printed {
+            Some(Err(e)) => Err(e.into()),
+            _ => Ok(ExitCode::SUCCESS),
+        }
     }
 
     /// The generator: an implicit `cronjob/v1` (`--schedule`) falls back to
@@ -440,10 +535,14 @@ impl RunPodOptions {
         }
     }
 
-    async fn run_online(self, v: Validated, ctx: &mut Context) -> Result<ExitCode> {
-        let (namespace, _enforce) = ctx.namespace().await?;
-        let client = ctx.client().await?;
-        let watch_timeout = ctx.bound().await?.watch_timeout();
+    async fn run_online(
+        self,
+        v: Validated,
+        ctx: &mut Context,
+        client: kube::Client,
+        namespace: String,
+        watch_timeout: u32,
+    ) -> Result<ExitCode> {
         let generator = self.generator(&v, ctx).await?;
         let (out, err) = (&mut ctx.stdout, &mut ctx.stderr);
         let (obj, service) = self.build_objects(&v, generator, None)?;
@@ -540,6 +639,20 @@ pub fn parse_cascade(value: &str, warnings: &mut dyn Write) -> Result<Propagatio
         "warning: --cascade={value} is deprecated (boolean value) and can be replaced with --cascade={replacement}."
     )?;
     Ok(policy)
+}
+
+/// kubectl's `getRestartPolicy`: `--restart`, or without it `OnFailure` for an
+/// interactive pod (`-i`) and `Always` otherwise.
+fn restart_policy(restart: &str, interactive: bool) -> Result<String> {
+    Ok(match restart {
+        "" if interactive => "OnFailure",
+        "" => "Always",
+        r @ ("Always" | "OnFailure" | "Never") => r,
+        other => anyhow::bail!(
+            "invalid restart policy: {other}, valid values are: Always, OnFailure, Never"
+        ),
+    }
+    .to_string())
 }
 
 #[cfg(test)]

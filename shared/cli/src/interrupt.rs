@@ -43,6 +43,10 @@ impl Interrupt {
         tokio::spawn(async move {
             let signal = signals.next().await;
             let _ = tx.send(Some(signal));
+            // Taken: from here a second signal is one of its own, not folded into the
+            // first (tokio, as Unix, coalesces a signal that is still pending). At
+            // -v=4, so that a test presses twice once the first press was read.
+            tracing::debug!(signal, "interrupted: stopping before the next request");
             let again = signals.next().await;
             let _ = writeln!(
                 std::io::stderr(),

@@ -2,7 +2,7 @@
 //! are layers ([`LIBRARY_ORDER`], from the bottom up), and a library crate depends only
 //! on the library crates below it; a plugin depends only on library crates; each room
 //! around them ([`ROOMS`]: the test cluster, the e2e tests, the fuzz entry points,
-//! xtask, the bench) only on what its entry names, so that the test cluster stands on
+//! krew's rules, xtask, the bench) only on what its entry names, so that the test cluster stands on
 //! nothing of the workspace; and no package depends on a program of its own
 //! ([`PROGRAMS`]: xtask, the bench) or on the e2e tests.
 //!
@@ -23,6 +23,8 @@ use super::{Problem, Rule};
 /// The library crates under `shared/`, from the bottom up: each may depend only on
 /// those before it. A new library crate takes its place here. `objectstatus` sits low
 /// on purpose: its rules are pure, and the rule keeps them from ever reaching the client.
+/// `scripted` (the tests' API server, a dev-dependency only) sits on top: it builds
+/// its client as `cli` does.
 pub(super) const LIBRARY_ORDER: &[&str] = &[
     "gotext",
     "goyaml",
@@ -30,6 +32,7 @@ pub(super) const LIBRARY_ORDER: &[&str] = &[
     "apiclient",
     "resources",
     "cli",
+    "scripted",
 ];
 
 /// A package of the workspace that is neither a library crate nor a plugin.
@@ -71,10 +74,16 @@ pub(super) const ROOMS: &[Room] = &[
         invariant: "the bench uses the library crates and the test cluster it starts",
     },
     Room {
+        name: "krew",
+        libraries: false,
+        uses: &[],
+        invariant: "krew's rules are krew's: the krew package uses no package of the workspace",
+    },
+    Room {
         name: "xtask",
         libraries: false,
-        uses: &["localcluster"],
-        invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses",
+        uses: &["localcluster", "krew"],
+        invariant: "xtask runs the plugins and the cluster as programs: it links only the test cluster's addresses and krew's rules",
     },
 ];
 

@@ -1,4 +1,4 @@
-//! The create path against the scripted API server (`crate::scripted`), through the
+//! The create path against the scripted API server (the `scripted` crate), through the
 //! plugin's real client stack: `create_one`'s three jobs one by one, then whole runs
 //! for exactly-once reporting and the output window. Every wait is on what the
 //! server saw or on the run's own log event, never on time.
@@ -11,7 +11,7 @@ use http::Method;
 use resources::{Builder, FilenameOptions, RestMapper};
 
 use super::*;
-use crate::scripted::{Answer, Server};
+use scripted::{Answer, Server};
 
 /// A writer the test reads back.
 #[derive(Clone, Default)]

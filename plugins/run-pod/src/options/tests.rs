@@ -3,17 +3,32 @@
 use super::*;
 use crate::args::parse_from;
 
-fn options(argv: &[&str]) -> RunPodOptions {
-    let (args, mut ctx) =
-        parse_from(std::iter::once("kubectl-run_pod").chain(argv.iter().copied())).expect("parses");
+/// `complete` on `argv`, against a server given by flag (no kubeconfig is read from
+/// the machine; nothing is sent).
+fn completed(argv: &[&str]) -> Result<RunPodOptions> {
+    // Before `argv`: after a `--` they would be the container's arguments.
+    let server = ["--server=https://127.0.0.1:9", "--kubeconfig="];
+    let argv = std::iter::once("kubectl-run_pod")
+        .chain(server)
+        .chain(argv.iter().copied());
+    let (args, mut ctx) = parse_from(argv).expect("parses");
     ctx.stderr = Box::new(std::io::sink());
-    RunPodOptions::complete(args, &mut ctx).expect("completes")
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(RunPodOptions::complete(args, &mut ctx))
 }
 
+fn options(argv: &[&str]) -> RunPodOptions {
+    completed(argv).expect("completes")
+}
+
+/// `complete`, then `validate`: the first error of either, and whether it is a usage
+/// error.
 fn validate(argv: &[&str]) -> Result<Validated, (String, bool)> {
-    options(argv)
-        .validate()
-        .map_err(|e| (e.to_string(), e.downcast_ref::<UsageError>().is_some()))
+    let usage = |e: anyhow::Error| (e.to_string(), e.downcast_ref::<UsageError>().is_some());
+    completed(argv).map_err(usage)?.validate().map_err(usage)
 }
 
 #[test]
@@ -291,4 +306,60 @@ fn cascade_values_are_kubectls() {
             String::new()
         )
     );
+}
+
+/// kubectl 1.37's `Complete` checks the restart and pull policies and the timeout,
+/// then builds its client — a kubeconfig that does not load fails there —, then `-o`
+/// and `--cascade`; `Validate`'s checks come after all of it.
+#[test]
+fn complete_resolves_the_kubeconfig_in_kubectls_order() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(&kubeconfig, "garbage: [\n").expect("written");
+    let flag = format!("--kubeconfig={}", kubeconfig.display());
+    let first_error = |argv: &[&str]| {
+        let argv = ["kubectl-run_pod", flag.as_str()]
+            .into_iter()
+            .chain(argv.iter().copied());
+        let (args, mut ctx) = parse_from(argv).expect("parses");
+        ctx.stderr = Box::new(std::io::sink());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        match runtime.block_on(RunPodOptions::complete(args, &mut ctx)) {
+            Ok(mut o) => o.validate().map(|_| ()),
+            Err(e) => Err(e),
+        }
+        .expect_err("fails")
+        .to_string()
+    };
+    let unloadable = format!(
+        "error loading config file \"{}\": yaml: line 1: did not find expected node content",
+        kubeconfig.display()
+    );
+    // Before the client: the policies and the timeout, even without a NAME.
+    assert_eq!(
+        first_error(&["--image=nginx", "--restart=Maybe"]),
+        "invalid restart policy: Maybe, valid values are: Always, OnFailure, Never"
+    );
+    assert_eq!(
+        first_error(&["--image=nginx", "--image-pull-policy=Sometimes"]),
+        "invalid image pull policy: Sometimes, valid values are: Always, IfNotPresent, Never"
+    );
+    assert_eq!(
+        first_error(&["--image=nginx", "--pod-running-timeout=0s"]),
+        "--pod-running-timeout must be higher than zero"
+    );
+    // After it: -o, --cascade and every check of validate.
+    for argv in [
+        &["--image=nginx"][..],
+        &["x", "--image=nginx", "-o", "bogus"],
+        &["x", "--image=nginx", "--cascade=bogus"],
+        &["x", "--image=nginx", "--rm"],
+        &["x", "--image=nginx", "--port=80x"],
+        &["x", "--image=nginx", "--dry-run=client"],
+    ] {
+        assert_eq!(first_error(argv), unloadable, "{argv:?}");
+    }
 }

@@ -1,12 +1,13 @@
-//! krew-check against a valid manifest and archive, then against each way krew (or
+//! The manifests `render` writes, through the `krew` package's checks (here, where the
+//! manifests and archives are written): krew-check against a valid manifest and archive, then against each way krew (or
 //! krew-index CI) rejects a manifest or an archive: every corruption must fail with
 //! krew's reason.
 
-use super::check::check;
-use super::render::{self, PlatformEntry, Source};
+use super::{self as render, PlatformEntry, Source};
 use crate::archive::{self, File};
 use crate::metadata::Plugin;
 use crate::targets::{Format, Target};
+use krew::check::check;
 
 fn plugin() -> Plugin {
     Plugin {
@@ -93,7 +94,7 @@ fn fixture() -> Fixture {
 }
 
 impl Fixture {
-    fn check_as(&self, file: &str, text: &str) -> Result<super::check::Report, String> {
+    fn check_as(&self, file: &str, text: &str) -> Result<krew::check::Report, String> {
         let archive = |uri: &str| match uri {
             LINUX_URI => Some(self.linux.clone()),
             WINDOWS_URI => Some(self.windows.clone()),
@@ -102,7 +103,7 @@ impl Fixture {
         check(file, text, &archive)
     }
 
-    fn check(&self, text: &str) -> Result<super::check::Report, String> {
+    fn check(&self, text: &str) -> Result<krew::check::Report, String> {
         self.check_as("rolling-update.yaml", text)
     }
 
@@ -118,7 +119,7 @@ impl Fixture {
 }
 
 #[track_caller]
-fn rejected(result: Result<super::check::Report, String>, reason: &str) {
+fn rejected(result: Result<krew::check::Report, String>, reason: &str) {
     match result {
         Ok(_) => panic!("accepted, expected: {reason}"),
         Err(e) => assert!(e.contains(reason), "expected {reason:?} in:\n{e}"),

@@ -1,13 +1,12 @@
 //! `krew-check` for one manifest: everything krew-index CI would do with it, offline —
-//! decoding, [`validate`](super::validate), then, for every platform, the install krew
+//! decoding, [`validate`](crate::validate), then, for every platform, the install krew
 //! would perform from the local archive (checksum, archive rules, file moves, `bin`),
 //! the license check, and the rules krew leaves to chance: the binary must already be
 //! executable in the archive (krew never runs chmod) and be an `.exe` on Windows.
 
 use std::path::Path;
 
-use super::{install, validate};
-use crate::targets::KREW_PLATFORMS;
+use crate::{PLATFORMS, install, validate};
 
 /// What a passing check found.
 #[derive(Debug, Default)]
@@ -25,7 +24,7 @@ pub fn check(
     text: &str,
     archive: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Result<Report, String> {
-    let plugin = super::parse(text).map_err(|e| format!("failed to read plugin file: {e:#}"))?;
+    let plugin = crate::parse(text).map_err(|e| format!("failed to read plugin file: {e:#}"))?;
     validate::validate_manifest_file(Path::new(file_name), &plugin)?;
     let mut report = Report {
         warnings: validate::lints(&plugin),
@@ -34,7 +33,7 @@ pub fn check(
     for (i, platform) in plugin.spec.platforms.iter().enumerate() {
         let fail = |e: String| format!("spec.platforms[{i}] failed to install: {e}");
         let selector = platform.selector.clone().unwrap_or_default();
-        let Some((os, arch)) = KREW_PLATFORMS
+        let Some((os, arch)) = PLATFORMS
             .iter()
             .find(|(os, arch)| selector.matches(os, arch))
         else {

@@ -1,37 +1,42 @@
 //! A scripted API server in process: the test tier between the unit tests and the
-//! e2e suite. It serves plain HTTP/1.1 on a loopback port to the plugin's real client
-//! stack (`apiclient`'s transport, bound, retries and warnings, as
-//! `cli::flags::ConfigFlags::client` builds them), keeps the objects created in a
-//! small store (`POST` a collection, `GET` an object, with the `managedFields` entry a
-//! create writes), records every request, and answers as a test scripts it, by
-//! object name: `429` with `Retry-After`, a create applied and its connection then
-//! dropped (a lost answer), a connection dropped before the create is applied, a
-//! `404` for a kind not served yet, an answer held until the test releases it.
+//! e2e suite, for the plugins' tests only (a dev-dependency; no binary links it). It
+//! serves plain HTTP/1.1 on a loopback port to the plugin's real client stack
+//! (`apiclient`'s transport, bound, retries and warnings, as
+//! `cli::flags::ConfigFlags::client` builds them), keeps the objects in a small store
+//! (`POST` a collection, `GET` an object or a list, `DELETE`, watches, a pod's `log`,
+//! with the `managedFields` entry a create writes), records every request, and
+//! answers as a test scripts it, by object name: `429` with `Retry-After`, a create
+//! applied and its connection then dropped (a lost answer), a connection dropped
+//! before the create is applied, a `404` for a kind not served yet, an answer held
+//! until the test releases it. A test changes a stored object as a controller would
+//! ([`Server::modify`]: a pod's status), and every watch open on it sees the change.
 //!
 //! What it proves is the client side's logic (requeue, resend, ordering, the output
-//! window, what is printed) exactly and in milliseconds; the e2e tests stay the proof
-//! against the real server. Tests wait on what the server saw ([`Server::holding`])
-//! or on the run's own events, never on time.
-//!
-//! A test module of create-file for now, written to need nothing of it: the day
-//! another plugin's tests want it, it moves to a dev-only crate under `shared/`.
+//! window, waits on watches, what is printed) exactly and in milliseconds; the e2e
+//! tests stay the proof against the real server. Tests wait on what the server saw
+//! ([`Server::holding`], [`Server::watching`]) or on the run's own events, never on
+//! time.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, StreamBody};
 use serde_json::{Value, json};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// One request the server read.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub method: Method,
     pub path: String,
-    /// The object's name: the body's for a create, the path's last segment otherwise.
+    /// The object's name: the body's for a create, the path's last segment otherwise
+    /// (`log` for a pod's log).
     pub name: String,
+    /// The query, as sent.
+    pub query: String,
 }
 
 /// A scripted answer, in place of what the store would answer.
@@ -61,6 +66,10 @@ struct Shared {
     /// How many answers are held now.
     held: watch::Sender<usize>,
     released: watch::Sender<bool>,
+    /// How many watches were opened so far.
+    watches: watch::Sender<usize>,
+    /// How many requests were read so far.
+    requests: watch::Sender<usize>,
 }
 
 #[derive(Default)]
@@ -70,7 +79,19 @@ struct State {
     script: HashMap<(Method, String), VecDeque<Answer>>,
     /// Objects by their path.
     store: BTreeMap<String, Value>,
+    /// The last resourceVersion given (also each object's uid number).
     uid: u64,
+    /// The open watches: a collection's path, the name a field selector limits it to,
+    /// and where its events go.
+    watchers: Vec<Watcher>,
+    /// Pods' logs, by the pod's path.
+    logs: HashMap<String, String>,
+}
+
+struct Watcher {
+    collection: String,
+    name: Option<String>,
+    events: mpsc::UnboundedSender<Bytes>,
 }
 
 impl Server {
@@ -84,6 +105,8 @@ impl Server {
             state: Mutex::default(),
             held: watch::Sender::new(0),
             released: watch::Sender::new(false),
+            watches: watch::Sender::new(0),
+            requests: watch::Sender::new(0),
         });
         let serving = shared.clone();
         let task = tokio::spawn(async move {
@@ -159,6 +182,54 @@ impl Server {
             .collect()
     }
 
+    /// The stored object at `path` (`/api/v1/namespaces/ns/pods/x`).
+    pub fn object(&self, path: &str) -> Option<Value> {
+        self.shared.lock().store.get(path).cloned()
+    }
+
+    /// Changes the stored object at `path` as a controller would (a new
+    /// resourceVersion), and sends the change to every watch open on it.
+    pub fn modify(&self, path: &str, change: impl FnOnce(&mut Value)) {
+        let mut state = self.shared.lock();
+        state.uid += 1;
+        let version = state.uid.to_string();
+        let object = state.store.get_mut(path).expect("the object is stored");
+        change(object);
+        object["metadata"]["resourceVersion"] = json!(version);
+        let object = object.clone();
+        state.notify(path, "MODIFIED", &object);
+    }
+
+    /// Deletes the stored object at `path`, as another client would.
+    pub fn delete(&self, path: &str) {
+        let mut state = self.shared.lock();
+        let object = state.store.remove(path).expect("the object is stored");
+        state.notify(path, "DELETED", &object);
+    }
+
+    /// What `GET <pod path>/log` answers.
+    pub fn set_log(&self, pod: &str, text: &str) {
+        self.shared.lock().logs.insert(pod.into(), text.into());
+    }
+
+    /// Waits until `count` watches have been opened in all.
+    pub async fn watching(&self, count: usize) {
+        let mut watches = self.shared.watches.subscribe();
+        watches
+            .wait_for(|n| *n >= count)
+            .await
+            .expect("the server lives");
+    }
+
+    /// Waits until the server has read `count` requests of which `what` holds.
+    pub async fn saw(&self, count: usize, what: impl Fn(&Request) -> bool) {
+        let mut requests = self.shared.requests.subscribe();
+        requests
+            .wait_for(|_| self.shared.lock().log.iter().filter(|r| what(r)).count() >= count)
+            .await
+            .expect("the server lives");
+    }
+
     /// Waits until an answer is held ([`Answer::Hold`]).
     pub async fn holding(&self) {
         let mut held = self.shared.held.subscribe();
@@ -177,7 +248,9 @@ impl Drop for Server {
     }
 }
 
-type Answered = Result<Response<Full<Bytes>>, std::io::Error>;
+/// An answer's body: whole, or a watch's stream of events.
+type Body = BoxBody<Bytes, std::io::Error>;
+type Answered = Result<Response<Body>, std::io::Error>;
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -207,15 +280,22 @@ impl Shared {
                 method: head.method.clone(),
                 path: path.clone(),
                 name: name.clone(),
+                query: query.clone(),
             });
             state
                 .script
                 .get_mut(&(head.method.clone(), name.clone()))
                 .and_then(VecDeque::pop_front)
         };
+        // Told once the lock is let go: a waiter looks at the log under it.
+        self.requests.send_modify(|n| *n += 1);
+        if head.method == Method::GET && scripted.is_none() && param(&query, "watch").is_some() {
+            return Ok(self.watch(&path, &query));
+        }
         let store = |state: &mut State| match (&head.method, &object) {
             (&Method::POST, Some(object)) => state.create(&path, &query, object.clone()),
-            (&Method::GET, _) => state.get(&path, &name),
+            (&Method::GET, _) => state.get(&path, &name, &query),
+            (&Method::DELETE, _) => state.delete(&path, &name),
             _ => status(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "MethodNotAllowed",
@@ -257,10 +337,77 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// A watch of the collection at `path` (of one object with a `metadata.name`
+    /// field selector): the events of every change from now on, until the server ends.
+    fn watch(&self, path: &str, query: &str) -> Response<Body> {
+        let (events, received) = mpsc::unbounded_channel();
+        self.lock().watchers.push(Watcher {
+            collection: path.to_string(),
+            name: selected_name(query),
+            events,
+        });
+        self.watches.send_modify(|n| *n += 1);
+        let stream = futures::stream::unfold(received, |mut received| async move {
+            let event = received.recv().await?;
+            Some((Ok(hyper::body::Frame::data(event)), received))
+        });
+        let mut answer = Response::new(StreamBody::new(stream).boxed());
+        answer.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        answer
+    }
+}
+
+/// The value of `key` in a query string (`fieldSelector=metadata.name%3Dx`), with the
+/// percent-escapes kube's selectors use decoded.
+fn param(query: &str, key: &str) -> Option<String> {
+    query
+        .split('&')
+        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| {
+            v.replace("%3D", "=")
+                .replace("%2C", ",")
+                .replace("%2F", "/")
+        })
+}
+
+/// The name a `metadata.name=…` field selector limits a list or watch to.
+fn selected_name(query: &str) -> Option<String> {
+    param(query, "fieldSelector")?
+        .strip_prefix("metadata.name=")
+        .map(str::to_string)
+}
+
+/// Whether `object` has every `key=value` label of a label selector.
+fn labelled(object: &Value, selector: Option<&str>) -> bool {
+    selector.into_iter().flat_map(|s| s.split(',')).all(|term| {
+        let (key, value) = term.split_once('=').unwrap_or((term, ""));
+        object["metadata"]["labels"][key].as_str() == Some(value)
+    })
+}
+
 impl State {
+    /// Sends `kind` (`ADDED`, `MODIFIED`, `DELETED`) of the object at `path` to the
+    /// watches open on it; a watch whose client left is forgotten.
+    fn notify(&mut self, path: &str, kind: &str, object: &Value) {
+        let Some((collection, name)) = path.rsplit_once('/') else {
+            return;
+        };
+        let mut event = json!({"type": kind, "object": object}).to_string();
+        event.push('\n');
+        self.watchers.retain(|w| {
+            let concerned =
+                w.collection == collection && w.name.as_deref().is_none_or(|n| n == name);
+            !concerned || w.events.send(Bytes::from(event.clone())).is_ok()
+        });
+    }
+
     /// A create into the collection at `path`, as the API server stores it: the
     /// metadata it adds, the `managedFields` entry of the request's field manager.
-    fn create(&mut self, path: &str, query: &str, mut object: Value) -> Response<Full<Bytes>> {
+    fn create(&mut self, path: &str, query: &str, mut object: Value) -> Response<Body> {
         let name = object["metadata"]["name"]
             .as_str()
             .unwrap_or_default()
@@ -278,16 +425,13 @@ impl State {
                 }),
             );
         }
-        let param = |key: &str| {
-            query
-                .split('&')
-                .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
-                .map(str::to_string)
-        };
-        let now = serde_json::to_value(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            k8s_openapi::jiff::Timestamp::now(),
-        ))
-        .expect("a time");
+        let param = |key: &str| param(query, key);
+        // metav1.Time: RFC 3339 in whole seconds, UTC.
+        let now = json!(
+            jiff::Timestamp::now()
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        );
         self.uid += 1;
         let namespace = path
             .split('/')
@@ -311,12 +455,46 @@ impl State {
             "fieldsV1": {},
         }]);
         if param("dryRun").is_none() {
-            self.store.insert(key, object.clone());
+            self.store.insert(key.clone(), object.clone());
+            self.notify(&key, "ADDED", &object);
         }
         json_answer(StatusCode::CREATED, &object)
     }
 
-    fn get(&self, path: &str, name: &str) -> Response<Full<Bytes>> {
+    /// An object, a pod's log, or a list: a path with one segment after the namespace
+    /// (`…/namespaces/ns/pods`) is a collection, filtered by the query's field and
+    /// label selectors.
+    fn get(&self, path: &str, name: &str, query: &str) -> Response<Body> {
+        if let Some(pod) = path.strip_suffix("/log") {
+            let mut answer = Response::new(whole(self.logs.get(pod).cloned().unwrap_or_default()));
+            answer.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain"),
+            );
+            return answer;
+        }
+        let after_namespace = path.split('/').skip_while(|s| *s != "namespaces").count();
+        if after_namespace == 3 {
+            let prefix = format!("{path}/");
+            let wanted = selected_name(query);
+            let labels = param(query, "labelSelector");
+            let items: Vec<&Value> = self
+                .store
+                .iter()
+                .filter(|(key, _)| key.strip_prefix(&prefix).is_some_and(|n| !n.contains('/')))
+                .map(|(_, object)| object)
+                .filter(|o| wanted.as_deref().is_none_or(|n| o["metadata"]["name"] == n))
+                .filter(|o| labelled(o, labels.as_deref()))
+                .collect();
+            return json_answer(
+                StatusCode::OK,
+                &json!({
+                    "kind": "List", "apiVersion": "v1",
+                    "metadata": {"resourceVersion": self.uid.to_string()},
+                    "items": items,
+                }),
+            );
+        }
         match self.store.get(path) {
             Some(object) => json_answer(StatusCode::OK, object),
             None => status(
@@ -326,10 +504,30 @@ impl State {
             ),
         }
     }
+
+    fn delete(&mut self, path: &str, name: &str) -> Response<Body> {
+        match self.store.remove(path) {
+            Some(object) => {
+                self.notify(path, "DELETED", &object);
+                json_answer(StatusCode::OK, &object)
+            }
+            None => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                &format!("{name:?} not found"),
+            ),
+        }
+    }
 }
 
-fn json_answer(code: StatusCode, body: &Value) -> Response<Full<Bytes>> {
-    let mut answer = Response::new(Full::new(Bytes::from(body.to_string())));
+fn whole(text: impl Into<Bytes>) -> Body {
+    Full::new(text.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn json_answer(code: StatusCode, body: &Value) -> Response<Body> {
+    let mut answer = Response::new(whole(body.to_string()));
     *answer.status_mut() = code;
     answer.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -339,7 +537,7 @@ fn json_answer(code: StatusCode, body: &Value) -> Response<Full<Bytes>> {
 }
 
 /// A `Status` answer, as the API server words its refusals.
-fn status(code: StatusCode, reason: &str, message: &str) -> Response<Full<Bytes>> {
+fn status(code: StatusCode, reason: &str, message: &str) -> Response<Body> {
     json_answer(
         code,
         &json!({

@@ -1,17 +1,20 @@
-//! krew's plugin manifest: its types (krew's `pkg/index/types.go`), reading one the
-//! way krew does (unknown fields are ignored), and writing ours.
+//! krew's side of a plugin's distribution, ported so that a release is checked as
+//! krew and krew-index CI would check it, offline: the plugin manifest's types (krew's
+//! `pkg/index/types.go`) and reading one as krew does (unknown fields are ignored).
+//! xtask writes our manifests from the workspace's metadata (`xtask/src/krew_manifest.rs`)
+//! and checks every one it writes through this crate; its tests are there, with the
+//! manifests and archives they build.
 //!
 //! - [`validate`]: krew's validation rules and krew-index CI's extra checks.
+//! - [`archive`]: reading an archive as krew's downloader does.
 //! - [`install`]: krew's install steps (platform match, checksum, extraction, file
 //!   moves, link), used both to check archives and by `cargo xtask install`.
+//! - [`check`]: everything krew-index CI does with one manifest and its archives.
 
+pub mod archive;
 pub mod check;
 pub mod install;
-pub mod render;
 pub mod validate;
-
-#[cfg(test)]
-mod tests;
 
 use std::collections::BTreeMap;
 
@@ -21,6 +24,21 @@ use serde::Deserialize;
 pub const API_VERSION: &str = "krew.googlecontainertools.github.com/v1alpha2";
 /// The only kind krew reads.
 pub const KIND: &str = "Plugin";
+
+/// Every os/arch pair krew knows (`validate-krew-manifest`'s list, as of krew 0.4.5+).
+pub const PLATFORMS: [(&str, &str); 11] = [
+    ("windows", "386"),
+    ("windows", "amd64"),
+    ("windows", "arm64"),
+    ("linux", "386"),
+    ("linux", "amd64"),
+    ("linux", "arm"),
+    ("linux", "arm64"),
+    ("linux", "ppc64le"),
+    ("darwin", "386"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
+];
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, rename_all = "camelCase")]

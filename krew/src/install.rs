@@ -10,10 +10,12 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use sha2::{Digest, Sha256};
+
 #[cfg(unix)]
-use super::Plugin;
-use super::{FileOperation, Platform};
+use crate::Plugin;
 use crate::archive::{self, EntryKind};
+use crate::{FileOperation, Platform};
 
 /// File names `validate-krew-manifest` accepts as the extracted license (any case).
 const LICENSE_NAMES: [&str; 8] = [
@@ -30,7 +32,10 @@ const LICENSE_NAMES: [&str; 8] = [
 /// Checks the archive's sha256 against the manifest's (krew compares the decoded
 /// bytes, so the case of the hex does not matter here).
 pub fn verify_sha256(platform: &Platform, bytes: &[u8]) -> anyhow::Result<()> {
-    let got = archive::sha256_hex(bytes);
+    let got: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     if !got.eq_ignore_ascii_case(&platform.sha256) {
         bail!(
             "checksum does not match, want: {}, got {got}",
@@ -283,7 +288,7 @@ pub fn install(
     let plugin_store = root.join("store").join(name);
     let store_dir = plugin_store.join(&plugin.spec.version);
     let bin = install_files(platform, bytes, &store_dir)?;
-    let link = root.join("bin").join(crate::metadata::link_name(name));
+    let link = root.join("bin").join(link_name(name));
     std::fs::create_dir_all(root.join("bin"))?;
     match std::fs::symlink_metadata(&link) {
         Ok(m) if m.file_type().is_symlink() => std::fs::remove_file(&link)?,
@@ -311,4 +316,11 @@ pub fn install(
         ),
     )?;
     Ok(Installed { bin, link })
+}
+
+/// The link name krew creates for a plugin: `run-pod` → `kubectl-run_pod` (kubectl
+/// maps `_` in a program's name to `-` in the command).
+#[cfg(unix)]
+pub fn link_name(plugin: &str) -> String {
+    format!("kubectl-{}", plugin.replace('-', "_"))
 }

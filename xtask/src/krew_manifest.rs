@@ -105,8 +105,8 @@ fn bin_file(plugin: &Plugin, target: &Target) -> String {
 /// Renders a manifest (or, with template sources, a krew-release-bot template).
 pub fn manifest(plugin: &Plugin, version: &str, platforms: &[PlatformEntry<'_>]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "apiVersion: {}", super::API_VERSION);
-    let _ = writeln!(out, "kind: {}", super::KIND);
+    let _ = writeln!(out, "apiVersion: {}", krew::API_VERSION);
+    let _ = writeln!(out, "kind: {}", krew::KIND);
     let _ = writeln!(out, "metadata:\n  name: {}", plugin.name);
     let _ = writeln!(out, "spec:\n  version: {version}");
     if !plugin.homepage.is_empty() {
@@ -174,3 +174,6 @@ pub fn release_bot_template(ws: &Workspace, plugin: &Plugin, targets: &[Target])
     text.push_str(&manifest(plugin, "{{ .TagName }}", &entries));
     text
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,8 +5,7 @@
 
 use std::path::Path;
 
-use super::{API_VERSION, KIND, Platform, Plugin, Selector};
-use crate::targets::KREW_PLATFORMS;
+use crate::{API_VERSION, KIND, PLATFORMS, Platform, Plugin, Selector};
 
 const SHA256_PATTERN: &str = "^[a-f0-9]{64}$";
 const NAME_PATTERN: &str = r"^[\w-]+$";
@@ -171,7 +170,7 @@ pub fn validate_manifest_file(path: &Path, p: &Plugin) -> Result<(), String> {
     validate_plugin(stem, p).map_err(|e| format!("plugin validation error: {e}"))?;
     for (i, platform) in p.spec.platforms.iter().enumerate() {
         let selector = platform.selector.clone().unwrap_or_default();
-        if !KREW_PLATFORMS
+        if !PLATFORMS
             .iter()
             .any(|(os, arch)| selector.matches(os, arch))
         {
@@ -180,7 +179,7 @@ pub fn validate_manifest_file(path: &Path, p: &Plugin) -> Result<(), String> {
             ));
         }
     }
-    for (os, arch) in KREW_PLATFORMS {
+    for (os, arch) in PLATFORMS {
         let matching: Vec<usize> = p
             .spec
             .platforms
