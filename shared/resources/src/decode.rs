@@ -178,7 +178,7 @@ fn has_kind(value: &Value) -> bool {
 /// picked up.
 fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceError> {
     let text = goyaml::text::lossy(bytes);
-    if let Some(pos) = text.find(is_control) {
+    if let Some(pos) = text.find(goyaml::text::is_control) {
         let line = text[..pos].matches('\n').count() + 1;
         return Err(ResourceError::NotText {
             source_name: source.to_string(),
@@ -186,18 +186,6 @@ fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceEr
         });
     }
     Ok(text)
-}
-
-/// What go-yaml's reader refuses ("control characters are not allowed"): C0 controls
-/// but tab, line feed and carriage return, DEL, C1 controls but NEL, a BOM inside the
-/// text, and the noncharacters U+FFFE and U+FFFF.
-pub(crate) fn is_control(c: char) -> bool {
-    match c {
-        '\t' | '\n' | '\r' | '\u{85}' => false,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        '\u{feff}' | '\u{fffe}' | '\u{ffff}' => true,
-        _ => false,
-    }
 }
 
 /// Concatenated JSON values, then, as kubectl 1.37's `YAMLOrJSONDecoder` does, YAML:

@@ -51,7 +51,7 @@ pub(crate) fn large_enough(file: &std::fs::File, above: u64, limit: u64) -> bool
 
 /// Reads the regular file `path` (opened as `file`) once, line by line, and decides
 /// whether its documents can be read from disk at every walk: valid UTF-8, no
-/// character that `decode::as_text` refuses, and not JSON (whose first non-blank
+/// character that go-yaml's reader refuses (`goyaml::text::is_control`), and not JSON (whose first non-blank
 /// character is `{`). Errors as reading the file whole gives them (the same bound and
 /// its words).
 pub(crate) fn scan(path: &Path, file: std::fs::File, limit: u64) -> std::io::Result<Scanned> {
@@ -78,7 +78,7 @@ pub(crate) fn scan(path: &Path, file: std::fs::File, limit: u64) -> std::io::Res
         };
         // A byte-order mark is one of them (`U+FEFF`): a file that starts with one
         // is read whole too, where the decoder drops it.
-        if text.contains(crate::decode::is_control) {
+        if text.contains(goyaml::text::is_control) {
             return Ok(Scanned::InMemory);
         }
         if blank_so_far {
