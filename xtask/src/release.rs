@@ -49,6 +49,11 @@ use std::process::Command;
 /// The plugins built with every crate at `opt-level = "z"` (see the module).
 pub const SIZE_FIRST: [&str; 2] = ["kubectl-run_pod", "kubectl-rolling_update"];
 
+/// The dependencies `Cargo.toml` keeps at `opt-level = "s"` under its `"*"` override at
+/// "z": create-file's hot path. The size-first build names each (a named override wins
+/// over `"*"`); `hot_crates_are_those_of_the_profile` keeps the two lists the same.
+pub const HOT: [&str; 5] = ["granit-parser", "serde_json", "memchr", "itoa", "zmij"];
+
 /// The workspace's library crates, which a `profile.release.package."*"` override does
 /// not reach (it covers dependencies outside the workspace only): the size-first build
 /// names each. A library missing here is built at the profile's "s" in the size-first
@@ -134,10 +139,12 @@ fn build_args(
         .to_vec();
     args.extend_from_slice(link_config);
     if size_first {
-        // `"*"` covers the dependencies only; the workspace's own crates by name.
+        // `"*"` covers the dependencies only; the workspace's own crates by name, and
+        // the dependencies the profile names (they would keep its level).
         args.extend(
             std::iter::once("*")
                 .chain(LIBRARIES.iter().copied())
+                .chain(HOT.iter().copied())
                 .map(|crate_| format!("profile.release.package.{crate_:?}.opt-level=\"z\""))
                 .flat_map(|c| ["--config".to_string(), c]),
         );
@@ -341,6 +348,46 @@ mod tests {
             }
         }
         linked
+    }
+
+    #[test]
+    fn hot_crates_are_those_of_the_profile() {
+        // The dependencies `Cargo.toml` keeps at "s" (under `"*"` at "z") are the ones
+        // the size-first build puts back at "z": a name missing from `HOT` would stay
+        // at "s" in run-pod and rolling-update.
+        let manifest = std::fs::read_to_string(crate::paths::project_root().join("Cargo.toml"))
+            .expect("Cargo.toml");
+        let mut at_s = Vec::new();
+        let mut package = None;
+        for line in manifest.lines() {
+            if let Some(name) = line
+                .strip_prefix("[profile.release.package.")
+                .and_then(|l| l.strip_suffix(']'))
+            {
+                package = Some(name.trim_matches('"').to_string());
+            } else if line.starts_with('[') {
+                package = None;
+            } else if line.trim() == "opt-level = \"s\""
+                && let Some(name) = &package
+            {
+                at_s.push(name.clone());
+            }
+        }
+        let mut hot = HOT.map(String::from).to_vec();
+        hot.sort();
+        at_s.sort();
+        assert_eq!(at_s, hot);
+        let commands = args_of(build_commands(
+            None,
+            &["kubectl-run_pod"],
+            "x86_64-unknown-linux-gnu",
+            false,
+            "release",
+        ));
+        for crate_ in HOT {
+            let config = format!("profile.release.package.\"{crate_}\".opt-level=\"z\"");
+            assert!(commands[0].contains(&config), "{crate_} is not built at z");
+        }
     }
 
     #[test]

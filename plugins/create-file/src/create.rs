@@ -36,9 +36,8 @@ use cli::SilentExit;
 use cli::flags::{ChangeCauseRecorder, DryRunStrategy};
 use cli::printers::{Error as PrintError, Printer};
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube::runtime::conditions::is_crd_established;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::wait::await_condition;
 use resources::rest::Helper;
 use resources::{Info, Validation, Visited};
@@ -870,16 +869,21 @@ async fn wait_established(
     created: &BTreeSet<String>,
     output: &mut Output<'_>,
 ) -> BTreeSet<String> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    // Watched as dynamic objects, read for their conditions only: the typed
+    // `CustomResourceDefinition` (kube's `is_crd_established`) linked the decoders of
+    // the CRD and its whole JSONSchemaProps tree into create-file (binary size).
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+    );
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
     let deadline = tokio::time::Instant::now() + step.crd_timeout;
     let mut groups = BTreeSet::new();
     let by_name: HashMap<&str, &&Info> = crds.iter().map(|i| (i.name(), i)).collect();
     for name in created {
-        let waited = tokio::time::timeout_at(
-            deadline,
-            await_condition(api.clone(), name, is_crd_established()),
-        )
-        .await;
+        let waited =
+            tokio::time::timeout_at(deadline, await_condition(api.clone(), name, is_established))
+                .await;
         let group = by_name
             .get(name.as_str())
             .and_then(|i| i.object["spec"]["group"].as_str())
@@ -898,6 +902,17 @@ async fn wait_established(
         }
     }
     groups
+}
+
+/// kube's `is_crd_established` on the object's JSON: an `Established` condition that
+/// is `True`.
+fn is_established(crd: Option<&DynamicObject>) -> bool {
+    crd.and_then(|crd| crd.data["status"]["conditions"].as_array())
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
 }
 
 /// `--save-config`, then `--record`: kubectl's order, so the saved configuration

@@ -7,7 +7,8 @@
 //! through tracing too (`send frame=Settings {…}`, `pooling idle connection`); kubectl
 //! shows nothing of its transport at any level, so they stay off unless
 //! `KUBEPLUG_LOG` asks for them: `KUBEPLUG_LOG=h2=trace,hyper_util=debug`, in
-//! tracing's `target=level` form.
+//! tracing's `target=level` form (a release build has no `trace!` events at all:
+//! tracing's `release_max_level_debug`, for binary size; see `Cargo.toml`).
 
 use apiclient::klog::{self, Severity};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, format};

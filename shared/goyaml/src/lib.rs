@@ -920,20 +920,35 @@ pub struct YamlDocument<'a> {
 /// separator line that carries text is `Err((line, text))` (kubectl's reader refuses
 /// the stream there). The one reading of YAML streams: manifests and kubeconfig files.
 pub fn documents(text: &str) -> impl Iterator<Item = Result<YamlDocument<'_>, (usize, &str)>> {
-    split_yaml(text).into_iter().filter_map(|part| {
-        let (line, body) = match part {
-            Ok(part) => part,
-            Err(separator) => return Some(Err(separator)),
-        };
-        if is_blank_yaml(body) {
-            return None;
-        }
-        let value = to_json(body, yaml_limits(body.len()));
-        if matches!(value, Ok(Value::Null)) {
-            return None;
-        }
-        Some(Ok(YamlDocument { line, body, value }))
+    split_yaml(text).into_iter().filter_map(|part| match part {
+        Ok((line, body)) => document(line, body).map(Ok),
+        Err(separator) => Some(Err(separator)),
     })
+}
+
+/// One part of a split stream (its first line and text) read as a document; `None`
+/// when it is blank or `null`, which [`documents`] skips. For a reader that splits a
+/// stream itself, line by line with [`separator`], without holding all of its text.
+pub fn document(line: usize, body: &str) -> Option<YamlDocument<'_>> {
+    if is_blank_yaml(body) {
+        return None;
+    }
+    let value = to_json(body, yaml_limits(body.len()));
+    if matches!(value, Ok(Value::Null)) {
+        return None;
+    }
+    Some(YamlDocument { line, body, value })
+}
+
+/// Whether `line` (with or without its line break) separates documents: `None` for
+/// a line of a document, `Some(Ok(()))` for a separator, `Some(Err(text))` for a
+/// separator line that carries text (see [`split_yaml`]).
+pub fn separator(line: &str) -> Option<Result<(), &str>> {
+    let rest = line.strip_prefix("---")?.trim();
+    if !rest.is_empty() && !rest.starts_with('#') {
+        return Some(Err(rest));
+    }
+    Some(Ok(()))
 }
 
 /// A document (its first line and text), or the line and text of a separator line that
@@ -950,9 +965,8 @@ pub(crate) fn split_yaml(text: &str) -> Vec<Part<'_>> {
     let mut start_line = 1;
     let mut offset = 0;
     for (i, line) in text.split_inclusive('\n').enumerate() {
-        if let Some(rest) = line.strip_prefix("---") {
-            let rest = rest.trim();
-            if !rest.is_empty() && !rest.starts_with('#') {
+        if let Some(separator) = separator(line) {
+            if let Err(rest) = separator {
                 // The reader fails before it hands out the document it was reading.
                 parts.push(Err((i + 1, rest)));
                 return parts;

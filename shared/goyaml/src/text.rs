@@ -73,6 +73,18 @@ fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16, invalid: Invalid) -> Option<Str
     Some(text)
 }
 
+/// What go-yaml's reader refuses ("control characters are not allowed"): C0 controls
+/// but tab, line feed and carriage return, DEL, C1 controls but NEL, a BOM inside the
+/// text, and the noncharacters U+FFFE and U+FFFF.
+pub fn is_control(c: char) -> bool {
+    match c {
+        '\t' | '\n' | '\r' | '\u{85}' => false,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+        '\u{feff}' | '\u{fffe}' | '\u{ffff}' => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,9 +27,9 @@ use std::path::PathBuf;
 
 use kube::core::{GroupVersionKind, Selector};
 
-use super::decode::{check_metadata, decode_lazily};
+use super::decode::{check_metadata, decode_lazily, decode_on_disk};
 use super::server_schema::{self, Kinds, SchemaSource, ServerSchema};
-use super::source::{Input, ReadContext, Stream, classify, read_input};
+use super::source::{Body, Input, ReadContext, Stream, classify, read_input};
 use super::validate::validate;
 use super::{
     Entry, Info, ResourceError, RestMapper, UrlOptions, Validation, decorate, parse_selector,
@@ -75,7 +75,9 @@ impl FilenameOptions {
 /// Only the raw bytes of the inputs are kept, not the decoded objects: a decoded
 /// object takes several times the memory of its text, so a command that walks the
 /// entries once creates 20,000 objects in the memory of a few. Each walk decodes one
-/// document at a time, also within a stream (a single file may hold them all). Decoding again per walk
+/// document at a time, also within a stream (a single file may hold them all). A
+/// large file of plain YAML is not even kept as bytes: each walk reads it from disk
+/// again, one document at a time (`source::on_disk`). Decoding again per walk
 /// costs little CPU and gives the same entries, because every stage is deterministic
 /// and the mapper is fixed once the build is done.
 pub struct Visited {
@@ -642,7 +644,8 @@ fn schema_kinds(documents: DocumentRuns) -> (Kinds, Vec<(crate::openapi::Gvk, us
 /// The documents of one stream, decoded lazily (an unreadable stream is its error).
 fn decoded<'s>(stream: &'s Stream, documents: usize) -> Box<dyn Iterator<Item = Entry> + 's> {
     match stream {
-        Ok((name, bytes)) => decode_lazily(name, bytes, documents),
+        Ok((name, Body::Bytes(bytes))) => decode_lazily(name, bytes, documents),
+        Ok((name, Body::OnDisk(file))) => decode_on_disk(name, file, documents),
         Err(err) => Box::new(std::iter::once(Err(err.duplicate()))),
     }
 }
@@ -653,7 +656,8 @@ fn decoded<'s>(stream: &'s Stream, documents: usize) -> Box<dyn Iterator<Item = 
 /// overlap.
 fn may_hold_lists(streams: &[Stream]) -> bool {
     streams.iter().any(|stream| match stream {
-        Ok((_, bytes)) => bytes.windows(4).any(|w| w == b"List"),
+        Ok((_, Body::Bytes(bytes))) => bytes.windows(4).any(|w| w == b"List"),
+        Ok((_, Body::OnDisk(file))) => file.mentions_list,
         Err(_) => false,
     })
 }

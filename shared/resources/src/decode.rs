@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::source::{OnDisk, Part};
 use super::{Entry, Info, Origin, ResourceError};
 pub use goyaml::MAX_YAML_DEPTH;
 use goyaml::{is_blank_yaml, yaml_reason};
@@ -75,6 +76,54 @@ pub(crate) fn decode_lazily<'a>(
             Box::new(docs.into_iter())
         }
     };
+    into_entries(source, docs, documents)
+}
+
+/// The documents of a large file read from disk ([`OnDisk`]), one at a time as the
+/// iterator is advanced: the same entries as [`decode_lazily`] of its bytes, which
+/// [`OnDisk`]'s scan found to be plain YAML text. A file that cannot be read again,
+/// or changed since, ends the walk with its error.
+pub(crate) fn decode_on_disk<'a>(
+    name: &str,
+    file: &'a OnDisk,
+    documents: usize,
+) -> Box<dyn Iterator<Item = Entry> + 'a> {
+    let parts = match file.open() {
+        Ok(parts) => parts,
+        Err(error) => {
+            return Box::new(std::iter::once(Err(ResourceError::Read {
+                path: name.to_string(),
+                error,
+            })));
+        }
+    };
+    let source: Arc<str> = name.into();
+    let from = source.clone();
+    let name = name.to_string();
+    let docs = parts.filter_map(move |part| match part {
+        Part::Document(line, body) => {
+            goyaml::document(line, &body).map(|doc| yaml_document(&from, Ok(doc)))
+        }
+        Part::BadSeparator(line, rest) => Some(yaml_document(&from, Err((line, &rest)))),
+        // The last part: the file changed under the walk. Reported where the read
+        // failed, after what was read before it.
+        Part::Failed(error) => Some(Document {
+            line: 0,
+            value: Err(ResourceError::Read {
+                path: name.clone(),
+                error,
+            }),
+        }),
+    });
+    into_entries(source, Box::new(docs), documents)
+}
+
+/// Documents as entries, numbered in their stream (`documents`: how many it holds).
+fn into_entries<'a>(
+    source: Arc<str>,
+    docs: Box<dyn Iterator<Item = Document> + 'a>,
+    documents: usize,
+) -> Box<dyn Iterator<Item = Entry> + 'a> {
     Box::new(docs.enumerate().map(move |(i, doc)| {
         let origin = Origin {
             source: source.clone(),
@@ -129,7 +178,7 @@ fn has_kind(value: &Value) -> bool {
 /// picked up.
 fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceError> {
     let text = goyaml::text::lossy(bytes);
-    if let Some(pos) = text.find(is_control) {
+    if let Some(pos) = text.find(goyaml::text::is_control) {
         let line = text[..pos].matches('\n').count() + 1;
         return Err(ResourceError::NotText {
             source_name: source.to_string(),
@@ -137,18 +186,6 @@ fn as_text<'a>(source: &str, bytes: &'a [u8]) -> Result<Cow<'a, str>, ResourceEr
         });
     }
     Ok(text)
-}
-
-/// What go-yaml's reader refuses ("control characters are not allowed"): C0 controls
-/// but tab, line feed and carriage return, DEL, C1 controls but NEL, a BOM inside the
-/// text, and the noncharacters U+FFFE and U+FFFF.
-fn is_control(c: char) -> bool {
-    match c {
-        '\t' | '\n' | '\r' | '\u{85}' => false,
-        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
-        '\u{feff}' | '\u{fffe}' | '\u{ffff}' => true,
-        _ => false,
-    }
 }
 
 /// Concatenated JSON values, then, as kubectl 1.37's `YAMLOrJSONDecoder` does, YAML:
@@ -275,42 +312,48 @@ fn line_at(text: &str, byte: usize) -> usize {
 /// YAML documents separated by `---` lines, each parsed on its own when the iterator
 /// reaches it.
 fn yaml_documents(source: Arc<str>, text: &str) -> impl Iterator<Item = Document> + '_ {
+    goyaml::documents(text).map(move |document| yaml_document(&source, document))
+}
+
+/// One document of goyaml's split as a [`Document`] of `source`.
+fn yaml_document(
+    source: &Arc<str>,
+    document: Result<goyaml::YamlDocument<'_>, (usize, &str)>,
+) -> Document {
     // goyaml's split ends after a separator line that carries text: apimachinery's
     // YAMLReader refuses the file there.
-    goyaml::documents(text).map(move |document| {
-        let document = match document {
-            Ok(document) => document,
-            Err((line, rest)) => {
-                return Document {
-                    line,
-                    value: Err(ResourceError::Parse {
-                        source_name: source.to_string(),
-                        line,
-                        reason: format!("invalid Yaml document separator: {rest}"),
-                    }),
-                };
-            }
-        };
-        let first_line = document.line;
-        let value = document.value.map_err(|e| {
-            let line = first_line + e.line.unwrap_or(1) - 1;
-            ResourceError::Parse {
-                source_name: source.to_string(),
+    let document = match document {
+        Ok(document) => document,
+        Err((line, rest)) => {
+            return Document {
                 line,
-                reason: format!("error converting YAML to JSON: {}", yaml_reason(&e)),
-            }
-        });
-        // Point at the first line with content, not at a leading comment.
-        let skip = document
-            .body
-            .lines()
-            .take_while(|l| is_blank_yaml(l))
-            .count();
-        Document {
-            line: first_line + skip,
-            value,
+                value: Err(ResourceError::Parse {
+                    source_name: source.to_string(),
+                    line,
+                    reason: format!("invalid Yaml document separator: {rest}"),
+                }),
+            };
         }
-    })
+    };
+    let first_line = document.line;
+    let value = document.value.map_err(|e| {
+        let line = first_line + e.line.unwrap_or(1) - 1;
+        ResourceError::Parse {
+            source_name: source.to_string(),
+            line,
+            reason: format!("error converting YAML to JSON: {}", yaml_reason(&e)),
+        }
+    });
+    // Point at the first line with content, not at a leading comment.
+    let skip = document
+        .body
+        .lines()
+        .take_while(|l| is_blank_yaml(l))
+        .count();
+    Document {
+        line: first_line + skip,
+        value,
+    }
 }
 
 mod json;

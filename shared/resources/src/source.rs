@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::{ResourceError, UrlOptions, kustomize, url};
 
+mod on_disk;
+
+pub(crate) use on_disk::{OnDisk, Part};
+
 /// The extensions read from directories (explicitly named files may have any).
 const FILE_EXTENSIONS: [&str; 3] = ["json", "yaml", "yml"];
 
@@ -25,7 +29,25 @@ pub(crate) enum Input {
 }
 
 /// A named stream of manifests, or why it could not be read.
-pub(crate) type Stream = Result<(String, Vec<u8>), ResourceError>;
+pub(crate) type Stream = Result<(String, Body), ResourceError>;
+
+/// Where a stream's text is: in memory, or in a large file read again at every walk
+/// (see [`on_disk`]).
+#[derive(Debug)]
+pub(crate) enum Body {
+    Bytes(Vec<u8>),
+    OnDisk(OnDisk),
+}
+
+impl Body {
+    /// Its size in bytes (what a directory's bound counts).
+    fn len(&self) -> u64 {
+        match self {
+            Body::Bytes(bytes) => bytes.len() as u64,
+            Body::OnDisk(file) => file.len(),
+        }
+    }
+}
 
 /// Parses a `-f` value into an [`Input`], as kubectl's `FilenameParam` does.
 pub(crate) fn classify(value: &str, recursive: bool) -> Result<Input, ResourceError> {
@@ -77,7 +99,7 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
             };
             vec![
                 bytes
-                    .map(|bytes| ("STDIN".to_string(), bytes))
+                    .map(|bytes| ("STDIN".to_string(), Body::Bytes(bytes)))
                     .map_err(|error| ResourceError::Read {
                         path: "STDIN".into(),
                         error,
@@ -87,14 +109,14 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
         Input::Url(u) => vec![
             url::fetch(u, cx.url)
                 .await
-                .map(|bytes| (u.to_string(), bytes)),
+                .map(|bytes| (u.to_string(), Body::Bytes(bytes))),
         ],
-        Input::Bytes { name, bytes } => vec![Ok((name.clone(), bytes.clone()))],
+        Input::Bytes { name, bytes } => vec![Ok((name.clone(), Body::Bytes(bytes.clone())))],
         Input::Kustomize(dir) => {
             vec![
                 kustomize::build(dir, cx.search_path, cx.kubectl_path)
                     .await
-                    .map(|bytes| (dir.display().to_string(), bytes)),
+                    .map(|bytes| (dir.display().to_string(), Body::Bytes(bytes))),
             ]
         }
         Input::Path { path, recursive } => {
@@ -125,10 +147,27 @@ fn read_file(path: &Path) -> Stream {
 }
 
 fn read_file_bounded(path: &Path, limit: u64) -> Stream {
+    read_file_streaming_above(path, limit, on_disk::STREAM_ABOVE)
+}
+
+/// A file as its bytes, or, when it has at least `above` bytes of plain YAML, as a
+/// file to read again at every walk ([`on_disk`]).
+pub(crate) fn read_file_streaming_above(path: &Path, limit: u64, above: u64) -> Stream {
     let name = path.display().to_string();
-    std::fs::File::open(path)
-        .and_then(|file| read_bounded(file, limit))
-        .map(|bytes| (name.clone(), bytes))
+    // Opened once whatever it is: a named pipe must not be opened twice.
+    let body = std::fs::File::open(path).and_then(|file| {
+        if !on_disk::large_enough(&file, above, limit) {
+            return read_bounded(file, limit).map(Body::Bytes);
+        }
+        match on_disk::scan(path, file, limit)? {
+            on_disk::Scanned::OnDisk(file) => Ok(Body::OnDisk(file)),
+            // A regular file: reading it again is safe.
+            on_disk::Scanned::InMemory => {
+                read_bounded(std::fs::File::open(path)?, limit).map(Body::Bytes)
+            }
+        }
+    });
+    body.map(|body| (name.clone(), body))
         .map_err(|source| io_error(&name, source))
 }
 
@@ -141,7 +180,7 @@ fn read_directory(dir: &Path, files: Vec<PathBuf>, limit: u64) -> Vec<Stream> {
     for file in files {
         let stream = read_file_bounded(&file, left.min(MAX_LOCAL_BYTES));
         match &stream {
-            Ok((_, bytes)) => left -= bytes.len() as u64,
+            Ok((_, body)) => left -= body.len(),
             // The file alone fits, so it is the directory that is too large.
             Err(ResourceError::Read { .. })
                 if left < MAX_LOCAL_BYTES

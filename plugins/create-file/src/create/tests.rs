@@ -459,3 +459,28 @@ async fn a_held_first_create_lets_only_the_window_run_ahead() {
     assert_eq!(server.count_method(&Method::POST), N, "each sent once");
     assert_eq!(server.stored().len(), N);
 }
+
+#[test]
+fn a_crd_is_established_by_its_true_established_condition_only() {
+    let crd = |status: Value| -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "status": status,
+        }))
+        .expect("a CRD")
+    };
+    let established = crd(serde_json::json!({"conditions": [
+        {"type": "NamesAccepted", "status": "True"},
+        {"type": "Established", "status": "True"},
+    ]}));
+    assert!(is_established(Some(&established)));
+    let not_yet = crd(serde_json::json!({"conditions": [
+        {"type": "NamesAccepted", "status": "True"},
+        {"type": "Established", "status": "False"},
+    ]}));
+    assert!(!is_established(Some(&not_yet)));
+    assert!(!is_established(Some(&crd(serde_json::json!({})))));
+    assert!(!is_established(None));
+}
