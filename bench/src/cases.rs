@@ -95,7 +95,7 @@ pub const RTT_BOUND_RATIO: f64 = 1.2;
 /// The target of create-file at 25 ms: at least 20× faster than kubectl.
 pub const FAR_WALL_RATIO: f64 = 0.05;
 /// Requests in flight of the RTT-bound limit of our side: the reference the far-away
-/// targets were set against (issue 52: 500 creates at 25 ms, 18 RTT = 450 ms);
+/// targets were set against (500 creates at 25 ms: 18 RTT = 450 ms);
 /// kubectl sends one at a time. create-file itself now keeps up to 64 in flight (its
 /// default `--concurrency`): the limit of a 64-in-flight client, 10 RTT = 250 ms,
 /// would be less than the server alone takes for 500 creates on two cores (0.3 s on
