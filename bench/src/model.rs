@@ -354,7 +354,8 @@ pub struct CaseResult {
 pub struct Link {
     /// Round trip added by the latency proxy, in seconds (0: none).
     pub rtt: f64,
-    /// The RTT-bound limit (seconds) of our side (32 in flight), for cases with a
+    /// The RTT-bound limit (seconds) of our side (32 in flight, the targets'
+    /// reference: [`crate::cases::IN_FLIGHT`]), for cases with a
     /// known number of requests.
     pub bound_ours: Option<f64>,
     /// The same for kubectl, one request at a time.

@@ -578,7 +578,8 @@ async fn a_held_stream_is_cut_at_the_request_timeout_and_the_rest_go_on() {
     assert_eq!(proxy.writes().len(), N - 1);
 }
 
-/// The connection is reset with 32 creates in flight (create-file's concurrency),
+/// The connection is reset with 32 creates in flight (`--concurrency=32`, so that no
+/// more are sent before the reset lands),
 /// each applied by the server and none answered: each may have been processed. Each
 /// is named, so each is sent again on a new connection, meets `AlreadyExists`, is
 /// read back and found to be the object it sent (its field manager's entry, its
@@ -593,7 +594,7 @@ async fn a_reset_with_32_creates_in_flight_resolves_each_by_name() {
     proxy.stream_fault(Some(StreamFault::Reset {
         in_flight: IN_FLIGHT,
     }));
-    let (out, ns) = create_through(&proxy, "reset", N, &["-v=4"]).await;
+    let (out, ns) = create_through(&proxy, "reset", N, &["-v=4", "--concurrency=32"]).await;
     assert_eq!(
         out.code, 0,
         "stdout: {}\nstderr: {}",

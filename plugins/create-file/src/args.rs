@@ -27,6 +27,29 @@ fn flags() -> clap::Command {
     FieldManagerFlags::default_manager(Args::command(), "kubectl-create")
 }
 
+/// Creates in flight by default (`--concurrency`), over the one HTTP/2 connection.
+///
+/// In flight means on the wire as well as in the server, and far away most of them are
+/// on the wire: to keep a server busy a client needs the server's rate times the round
+/// trip in flight (Little's law). One API server on two cores answers 32 creates in
+/// flight in 14–16 ms, about 1.5–2 creates per ms (docs/performance.md, "Far away");
+/// 25 ms away, 32 in flight wait a round trip plus the server's time per round, and the
+/// server idles while they travel: 500 ConfigMaps took 26–32 round trips where 16
+/// rounds would do. 64 covers 25 ms plus the server's time at that rate.
+///
+/// What loads the server is what has arrived and not been answered: 25 ms away about
+/// 64 × 15 / (25 + 15) ≈ 24, fewer than the 32 a near client gave it when this was 32.
+/// Near, all 64 are in the server and gain nothing over 32 (the server is the bound),
+/// but do not overload it either. kube-apiserver takes 100 streams per HTTP/2
+/// connection (250 in older releases; with fewer, hyper waits for a stream to free).
+/// With API Priority and Fairness a user's requests share the `global-default`
+/// priority level, 49 seats of a default server's 600 (more while it borrows idle
+/// levels' seats): beyond its seats requests wait in fair queues, where another user's
+/// request goes ahead of our flow's, and beyond the queues the server answers `429`,
+/// which halves the limit ([`crate::limit`]). kubectl sends one at a time, so it sets
+/// no precedent.
+pub const DEFAULT_CONCURRENCY: i64 = 64;
+
 /// `kubectl create-file` flags.
 #[derive(Parser, Debug)]
 #[command(
@@ -43,7 +66,7 @@ pub struct Args {
 
     #[arg(
         long,
-        default_value_t = 32,
+        default_value_t = DEFAULT_CONCURRENCY,
         value_name = "N",
         allow_negative_numbers = true,
         value_parser = cli::flags::go_int,
