@@ -182,10 +182,12 @@ pub fn standard_message(status: &Status, decoded: Decoded) -> String {
 /// prints on stderr, before the newline `fatal` adds to a message that lacks one (the
 /// multi-line Invalid form already ends in one).
 pub fn check_err(status: &Status, decoded: Decoded) -> String {
-    if as_client_go(status).reason != "Invalid" {
+    let converted = as_client_go(status);
+    if converted.reason != "Invalid" {
+        // The status as received: StandardErrorMessage's log tells one made up apart.
         return standard_message(status, decoded);
     }
-    let status = as_client_go(status);
+    let status = converted;
     let Some(details) = &status.details else {
         return if status.message.is_empty() {
             "The request is invalid".to_string()
