@@ -40,6 +40,21 @@ pub fn exit_after(after_ms: u64, code: i32) -> Vec<String> {
     ]
 }
 
+/// A shell fragment that reads one line of stdin into `$x`, then waits a second before
+/// the script goes on to answer it. Why the wait: containerd's attach
+/// (`ContainerIO.Attach` in its CRI plugin) starts copying the client's stdin into the
+/// container before it adds the client to the container's outputs, so an answer
+/// written at once can fall between the two and be lost, to kubectl and run-pod alike
+/// (seen once in a full run: kubectl's `second hi` missing, run-pod's there). The
+/// window is a goroutine's start; a second is far past it on a loaded machine. A
+/// macro, so that scripts can be `concat!`ed constants.
+#[macro_export]
+macro_rules! read_line {
+    () => {
+        "read x; sleep 1"
+    };
+}
+
 /// The flags that give the one container of `kubectl run-pod NAME` (the container is
 /// named as the pod) a readiness probe: a strategic-merge `--overrides`, which merges
 /// containers by name.

@@ -19,8 +19,11 @@ const AT_ONCE: usize = 4;
 /// 1 to 50 at once as the container starts (busybox's `seq` writes them in one
 /// chunk), then 51 to 100 every 10 ms, across the attach's connection; then a line
 /// read from stdin, which only the attach brings.
-const SCRIPT: &str = "seq 1 50; for i in $(seq 51 100); do echo $i; usleep 10000; done; \
-                      read x; echo got $x";
+const SCRIPT: &str = concat!(
+    "seq 1 50; for i in $(seq 51 100); do echo $i; usleep 10000; done; ",
+    localcluster::read_line!(),
+    "; echo got $x"
+);
 
 fn expected(name: &str, ns: &str) -> String {
     let lines: String = (1..=100).map(|i| format!("{i}\n")).collect();

@@ -788,7 +788,11 @@ const FIRST_SECOND: &[&str] = &[
     "--",
     "sh",
     "-c",
-    "echo first; read x; echo second $x",
+    concat!(
+        "echo first; ",
+        localcluster::read_line!(),
+        "; echo second $x"
+    ),
 ];
 
 #[tokio::test]

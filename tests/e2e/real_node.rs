@@ -284,7 +284,10 @@ fn attach_logged(
             "--",
             "sh",
             "-c",
-            "read x; echo first $x; sleep 1; echo second; exit 3",
+            concat!(
+                localcluster::read_line!(),
+                "; echo first $x; sleep 1; echo second; exit 3"
+            ),
         ])
         .stdin("one\n");
     if !websockets {

@@ -54,7 +54,7 @@ async fn stdin_reaches_the_container_and_its_exit_code_comes_back() {
             "--",
             "sh",
             "-c",
-            "read x; echo got $x; exit 3",
+            concat!(localcluster::read_line!(), "; echo got $x; exit 3"),
         ],
         "hello\n",
     );
@@ -89,7 +89,7 @@ async fn end_of_stdin_reaches_the_container() {
                 "--",
                 "sh",
                 "-c",
-                "read x; echo \"got [$x]\"; exit 3",
+                concat!(localcluster::read_line!(), "; echo \"got [$x]\"; exit 3"),
             ],
             "",
         );
@@ -278,10 +278,15 @@ const HINT: &str = "If you don't see a command prompt, try pressing enter.\n";
 /// terminal, the same. The pod is ready a second after it started, so `first` is
 /// written before any attach; `second` only once the attach has brought stdin's
 /// line (what is written between the log's read and the attach is lost, by kubectl
-/// too: a test that depended on it would depend on the machine's speed).
+/// too: a test that depended on it would depend on the machine's speed; and the
+/// answer waits a second, see `read_line!`, for containerd's own window).
 #[tokio::test]
 async fn output_before_the_attach_is_replayed_as_kubectl_1_37_does() {
-    let script = "echo first; read x; echo second $x";
+    let script = concat!(
+        "echo first; ",
+        localcluster::read_line!(),
+        "; echo second $x"
+    );
     // Ready a second after the shell started, so both attach after `first`.
     let probe = steering::run_pod_probe("t", steering::ready_after(1));
     let base = [
@@ -344,7 +349,7 @@ async fn piped_sessions_end_as_kubectl_1_37_s_for_every_restart_policy() {
             "--",
             "sh",
             "-c",
-            "read x; echo got $x",
+            concat!(localcluster::read_line!(), "; echo got $x"),
         ];
         let name = format!("attach-policy-{}", policy.to_ascii_lowercase());
         let (theirs, ours) = beside_kubectl(&name, &args, "hi\n").await;
