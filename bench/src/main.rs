@@ -140,19 +140,34 @@ struct Built {
     cluster: Option<(LocalCluster, f64)>,
 }
 
+/// `--bin-dir`, absolute (the plugins are linked into a PATH directory of the bench's
+/// own, where a relative link target would resolve from, and run from elsewhere), and
+/// holding every plugin: a missing one is said before the cluster's minutes, not as a
+/// failed case.
+fn given_bin_dir(dir: &Path) -> anyhow::Result<PathBuf> {
+    let dir = std::fs::canonicalize(dir).with_context(|| format!("--bin-dir {}", dir.display()))?;
+    for binary in cases::BINARIES {
+        if !dir.join(binary).is_file() {
+            bail!("--bin-dir {}: no {binary} in it", dir.display());
+        }
+    }
+    Ok(dir)
+}
+
 /// Builds our release binaries (unless `--bin-dir`) while our cluster starts: on a
 /// fresh machine the build is most of the 10-minute budget, and the two share nothing
 /// but the CPU (the build is `--release`, the cluster's supervisor a debug binary:
 /// different cargo locks).
 fn build_and_start(flags: &flags::Bench, release: localcluster::Release) -> anyhow::Result<Built> {
+    let given = flags.bin_dir.as_deref().map(given_bin_dir).transpose()?;
     let cluster = (!flags.existing).then(|| {
         std::thread::spawn(move || {
             let started = Instant::now();
             LocalCluster::start(release).map(|c| (c, started.elapsed().as_secs_f64()))
         })
     });
-    let build = match &flags.bin_dir {
-        Some(dir) => Ok((dir.clone(), None)),
+    let build = match given {
+        Some(dir) => Ok((dir, None)),
         None => {
             let build_started = Instant::now();
             command::run(
