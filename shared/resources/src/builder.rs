@@ -10,7 +10,7 @@
 //!    levels deep under an alias budget that grows with the document;
 //! 2. strict validation, a `v1` List taken whole: a stream ends at its first document
 //!    that does not parse or validate, as kubectl's `StreamVisitor` returns there;
-//! 3. Lists flattened;
+//! 3. Lists mapped by their own kind (once discovery is prepared) and flattened;
 //! 4. what any mode needs to send an item, and the top-level `metadata` checked
 //!    against `ObjectMeta`'s Go types as kubectl's decoder does;
 //! 5. the `-l` filter; 6. mapping (discovery, asked only about the group-versions the
@@ -104,13 +104,15 @@ struct Stages {
 impl Stages {
     /// Stages 2–4 (validate, flatten, filter) on one stream, which decoding starts, one
     /// document at a time as the iterator is advanced (see [`decode_lazily`]).
-    /// `documents` is the stream's count of documents, for the origins.
+    /// `documents` is the stream's count of documents, for the origins; `mapper`, once
+    /// discovery is prepared, maps each list by its own kind before it is flattened.
     fn before_mapping<'s>(
         &'s self,
         stream: &'s Stream,
         documents: usize,
+        mapper: &'s RestMapper,
     ) -> impl Iterator<Item = Entry> + 's {
-        self.before_mapping_seeing(decoded(stream, documents), |_| {})
+        self.before_mapping_seeing(decoded(stream, documents), Some(mapper), |_| {})
     }
 
     /// [`Self::before_mapping`] on decoded documents, calling `seen` with every
@@ -118,6 +120,7 @@ impl Stages {
     fn before_mapping_seeing<'s>(
         &'s self,
         documents: impl Iterator<Item = Entry> + 's,
+        mapper: Option<&'s RestMapper>,
         mut seen: impl FnMut(&Entry) + 's,
     ) -> impl Iterator<Item = Entry> + 's {
         // A document that does not parse or validate ends its stream: kubectl stops
@@ -132,7 +135,7 @@ impl Stages {
                 let entry = self.validate_document(entry);
                 ended = decorate::is_broken_document(&entry);
                 seen(&entry);
-                Some(self.after_validation(entry))
+                Some(self.after_validation(entry, mapper))
             })
             .flatten()
     }
@@ -141,22 +144,33 @@ impl Stages {
     ///    StreamVisitor does: a `v1` List is one document whose problems are all its
     ///    items' together (its `validateList`).
     fn validate_document(&self, entry: Entry) -> Entry {
-        if self.validation != Validation::Strict {
-            return entry;
+        match self.validation {
+            Validation::Strict => {
+                decorate::validate_documents(vec![entry], |info, in_list| self.check(info, in_list))
+                    .pop()
+                    .expect("one document in, one out")
+            }
+            // kubectl's warn asks about each document's own kind, which for anything
+            // but a `v1` List needs the document: without it the document fails as
+            // read (ending its stream), a list before it is flattened.
+            Validation::Warn => entry.and_then(|info| match &self.server_schema {
+                Some(schema @ Err(_)) if !is_v1_list(&info) => {
+                    server_schema::check(info, Validation::Warn, schema, false, false)
+                }
+                _ => Ok(info),
+            }),
+            Validation::Ignore => entry,
         }
-        decorate::validate_documents(vec![entry], |info, in_list| self.check(info, in_list))
-            .pop()
-            .expect("one document in, one out")
     }
 
     /// Stages 3–4 on one document that passed stage 2: its entries (a List's items).
-    fn after_validation(&self, entry: Entry) -> Vec<Entry> {
+    fn after_validation(&self, entry: Entry, mapper: Option<&RestMapper>) -> Vec<Entry> {
         let strict = self.validation == Validation::Strict;
         let mut entries = vec![entry];
         // 3. Lists become their items, so later stages see (filter and map) every
         //    object on its own.
         if self.flatten {
-            entries = decorate::flatten_lists(entries);
+            entries = decorate::flatten_lists(entries, mapper);
         }
         // What any mode needs to send an object (and `warn`'s warnings), for what
         // strict validation has not seen whole: a List's items. What kubectl's decoder
@@ -194,11 +208,18 @@ impl Stages {
     /// are validated on the client whatever their kind's endpoint supports.
     fn check(&self, info: Info, in_list: bool) -> Result<Info, ResourceError> {
         match &self.server_schema {
+            // The items of a `v1` List under warn, when the document could not be
+            // fetched (every other document failed as read): kubectl's warn never
+            // asks about them, and needs no document for the List itself.
+            Some(Err(_)) if self.validation == Validation::Warn && info.origin.item.is_some() => {
+                validate(info, Validation::Ignore)
+            }
             Some(schema) => server_schema::check(
                 info,
                 self.validation,
                 schema,
-                self.always_client_side || in_list,
+                self.always_client_side,
+                in_list,
             ),
             None => validate(info, self.validation),
         }
@@ -237,7 +258,7 @@ impl Visited {
             .zip(&self.documents)
             .flat_map(|(stream, &documents)| {
                 self.stages
-                    .before_mapping(stream, documents)
+                    .before_mapping(stream, documents, &self.mapper)
                     .flat_map(|entry| self.stages.after_mapping(vec![entry], &self.mapper))
             });
         // 7. Last: without continue-on-error, everything after the first error goes.
@@ -251,7 +272,7 @@ impl Visited {
 
 /// kubectl's warning for objects the server cannot warn about, given runs of
 /// documents of one kind and their length (`server_schema::warn_unsupported`).
-type WarnUnsupported = fn(&[(crate::openapi::Gvk, usize)], Validation, &ServerSchema);
+type WarnUnsupported = fn(&[server_schema::Documents], Validation, &ServerSchema);
 
 /// Collects inputs and options (cli-runtime's `resource.Builder`).
 pub struct Builder {
@@ -570,10 +591,10 @@ impl Builder {
     }
 }
 
-/// Runs of documents of the same kind (and list-ness), in order: what the schema is
+/// Runs of documents of the same kind (and list-ness) in one stream (its index), in order: what the schema is
 /// fetched for and kubectl's warn notice (one line per document) need, in memory that
 /// does not grow with a run of like documents.
-type DocumentRuns = Vec<((crate::openapi::Gvk, bool), usize)>;
+type DocumentRuns = Vec<((crate::openapi::Gvk, bool, usize), usize)>;
 
 /// What the first pass over the streams learns.
 struct Survey {
@@ -591,26 +612,33 @@ impl Stages {
         let mut gvks = HashSet::new();
         let mut documents: DocumentRuns = Vec::new();
         let mut counts = Vec::with_capacity(streams.len());
-        for stream in streams {
+        for (index, stream) in streams.iter().enumerate() {
             let mut decoded = decoded(stream, 0);
             let mut count = 0;
+            // Lists are mapped by their own kinds too before they are flattened.
+            let mut lists = Vec::new();
+            let seen = |entry: &Entry| {
+                let Ok(info) = entry else { return };
+                if decorate::is_list(info) {
+                    lists.push(info.gvk.clone());
+                }
+                let gvk = &info.gvk;
+                let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
+                let document = (kind, decorate::is_list(info), index);
+                match documents.last_mut() {
+                    Some((last, n)) if *last == document => *n += 1,
+                    _ => documents.push((document, 1)),
+                }
+            };
             let entries =
-                self.before_mapping_seeing(decoded.by_ref().inspect(|_| count += 1), |entry| {
-                    let Ok(info) = entry else { return };
-                    let gvk = &info.gvk;
-                    let kind = (gvk.group.clone(), gvk.version.clone(), gvk.kind.clone());
-                    let document = (kind, decorate::is_list(info));
-                    match documents.last_mut() {
-                        Some((last, n)) if *last == document => *n += 1,
-                        _ => documents.push((document, 1)),
-                    }
-                });
+                self.before_mapping_seeing(decoded.by_ref().inspect(|_| count += 1), None, seen);
             for info in entries.flatten() {
                 if input_crds_map {
                     mapper.learn_crds([&info]);
                 }
                 gvks.insert(info.gvk);
             }
+            gvks.extend(lists);
             // What follows a broken document is not read, but is counted, as the
             // origins count every document of their stream.
             counts.push(count + decoded.count());
@@ -623,20 +651,27 @@ impl Stages {
     }
 }
 
-/// What the schema is fetched for, and the kinds of kubectl's warn notice (per
-/// document: a list, which the server never validates, stands as a `v1` List).
-fn schema_kinds(documents: DocumentRuns) -> (Kinds, Vec<(crate::openapi::Gvk, usize)>) {
+/// Whether `info` is a `v1` List (not another list kind).
+fn is_v1_list(info: &Info) -> bool {
+    crate::openapi::is_v1_list(&info.gvk.group, &info.gvk.version, &info.gvk.kind)
+}
+
+/// What the schema is fetched for, and the documents of kubectl's warn notice.
+fn schema_kinds(documents: DocumentRuns) -> (Kinds, Vec<server_schema::Documents>) {
     let mut kinds = Kinds::default();
     let mut objects = Vec::new();
-    for ((gvk, is_list), n) in documents {
-        let object = if is_list {
+    for ((gvk, is_list, stream), n) in documents {
+        if is_list {
             kinds.lists = true;
-            (String::new(), "v1".into(), "List".into())
         } else {
             kinds.documents.insert(gvk.clone());
-            gvk
-        };
-        objects.push((object, n));
+        }
+        objects.push(server_schema::Documents {
+            gvk,
+            is_list,
+            stream,
+            count: n,
+        });
     }
     (kinds, objects)
 }

@@ -130,6 +130,13 @@ pub(crate) fn find(group: &str, version: &str, kind: &str) -> Option<&'static Bu
         .find(|b| b.group == group && b.version == version && b.kind == kind)
 }
 
+/// Whether the table holds a kind of `group`/`version` whose list kind `matches`
+/// (see `RestMapper::lookup_list`).
+pub(crate) fn any_kind(group: &str, version: &str, matches: impl Fn(&str) -> bool) -> bool {
+    ALL.iter()
+        .any(|b| b.group == group && b.version == version && matches(b.kind))
+}
+
 /// The mapping of a built-in kind sent at `api_version`, which may be a group-version
 /// the typed models no longer describe (1.17's `apps/v1beta1` or `extensions/v1beta1`
 /// Deployment, `batch/v1beta1` CronJob): a kind keeps its plural and scope across

@@ -12,26 +12,48 @@ use super::mapper::{LookupError, RestMapper};
 use super::{Entry, Info, ResourceError};
 
 /// Replaces every `List` (kind `List` or `*List` with an `items` array) by its items,
-/// recursively. Items remember the List's origin and their position in it.
-pub fn flatten_lists(entries: Vec<Entry>) -> Vec<Entry> {
+/// which remember the List's origin and their position in it: kubectl's
+/// `FlattenListVisitor`, in its order of failures. A List of items that are not all
+/// maps fails as its decoding does; with `mapper` (once discovery is prepared) the
+/// List is then mapped by its own kind, as kubectl maps every document before it
+/// flattens it, so a list kind that does not map is one error and its items are not
+/// read; and a List holding a list fails whole, as kubectl cannot flatten one.
+pub fn flatten_lists(entries: Vec<Entry>, mapper: Option<&RestMapper>) -> Vec<Entry> {
     let mut out = Vec::with_capacity(entries.len());
     for entry in entries {
-        flatten_into(entry, &mut out);
+        flatten_into(entry, mapper, &mut out);
     }
     out
 }
 
-fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
-    let info = match entry {
+fn flatten_into(entry: Entry, mapper: Option<&RestMapper>, out: &mut Vec<Entry>) {
+    let mut info = match entry {
         Ok(info) if is_list(&info) => info,
+        // kubectl's decoder takes any document with `items` for a list, whose items
+        // must then be an array.
+        Ok(info)
+            if info
+                .object
+                .get("items")
+                .is_some_and(|i| !i.is_null() && !i.is_array()) =>
+        {
+            let go_type = match &info.object["items"] {
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                Value::Bool(_) => "bool",
+                _ => "object",
+            };
+            return out.push(Err(ResourceError::Decode {
+                origin: info.origin,
+                reason: format!(
+                    "json: cannot unmarshal {go_type} into Go struct field decodeList.items of type []json.RawMessage"
+                ),
+            }));
+        }
         other => return out.push(other),
     };
-    let Info { origin, object, .. } = info;
-    let items = match object {
-        Value::Object(mut map) => match map.remove("items") {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
+    let items = match info.object.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
         _ => Vec::new(),
     };
     // kubectl decodes a List into maps before flattening it: an item that is not one
@@ -44,23 +66,35 @@ fn flatten_into(entry: Entry, out: &mut Vec<Entry>) {
             _ => "array",
         };
         return out.push(Err(ResourceError::Decode {
-            origin,
+            origin: info.origin,
             reason: format!(
                 "json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
             ),
         }));
     }
+    if let Some(Err(e)) = mapper.map(|m| m.lookup_list(&info.gvk)) {
+        return out.push(Err(mapping_error(info, e)));
+    }
+    // An item with an `items` array is a list to kubectl whatever its kind (an
+    // unstructured object's `IsList`), one it cannot extract items from.
+    if items
+        .iter()
+        .any(|item| item.get("items").is_some_and(Value::is_array))
+    {
+        return out.push(Err(ResourceError::NestedList {
+            origin: info.origin,
+        }));
+    }
     for (i, item) in items.into_iter().enumerate() {
-        let mut origin = origin.clone();
-        // Nested lists keep the outermost position, which is what a reader can find.
-        origin.item = origin.item.or(Some(i + 1));
+        let mut origin = info.origin.clone();
+        origin.item = Some(i + 1);
         // A null item decodes as an empty map (which then lacks a kind).
         let item = if item.is_null() {
             Value::Object(Default::default())
         } else {
             item
         };
-        flatten_into(Ok(Info::from_object(item, origin)), out);
+        out.push(Ok(Info::from_object(item, origin)));
     }
 }
 
@@ -166,32 +200,37 @@ pub fn map_all(entries: Vec<Entry>, mapper: &RestMapper) -> Vec<Entry> {
                     info.mapping = Some(mapping);
                     Ok(info)
                 }
-                // A List's item is mapped while kubectl flattens the List, which
-                // words the failure its own way.
-                Err(LookupError::NoMatch) if info.origin.item.is_some() => {
-                    Err(ResourceError::ItemNoMapping {
-                        kind: info.gvk.kind.clone(),
-                        // apimachinery's NoKindMatchError names the group-version.
-                        version: info.api_version(),
-                        origin: info.origin,
-                    })
-                }
-                Err(LookupError::NoMatch) => Err(ResourceError::NoMapping {
-                    object: Box::new(ObjectRef {
-                        name: info.name().to_string(),
-                        namespace: info.namespace().unwrap_or_default().to_string(),
-                        kind: info.gvk.kind.clone(),
-                        api_version: info.api_version(),
-                    }),
-                    origin: info.origin,
-                }),
-                Err(LookupError::Discovery(source)) => Err(ResourceError::Discovery {
-                    origin: info.origin,
-                    source,
-                }),
+                Err(e) => Err(mapping_error(info, e)),
             })
         })
         .collect()
+}
+
+/// Why `info` did not map, in kubectl's words for where it stands.
+fn mapping_error(info: Info, e: LookupError) -> ResourceError {
+    match e {
+        // A List's item is mapped while kubectl flattens the List, which words the
+        // failure its own way.
+        LookupError::NoMatch if info.origin.item.is_some() => ResourceError::ItemNoMapping {
+            kind: info.gvk.kind.clone(),
+            // apimachinery's NoKindMatchError names the group-version.
+            version: info.api_version(),
+            origin: info.origin,
+        },
+        LookupError::NoMatch => ResourceError::NoMapping {
+            object: Box::new(ObjectRef {
+                name: info.name().to_string(),
+                namespace: info.namespace().unwrap_or_default().to_string(),
+                kind: info.gvk.kind.clone(),
+                api_version: info.api_version(),
+            }),
+            origin: info.origin,
+        },
+        LookupError::Discovery(source) => ResourceError::Discovery {
+            origin: info.origin,
+            source,
+        },
+    }
 }
 
 fn is_namespaced(info: &Info) -> bool {

@@ -87,6 +87,11 @@ pub enum ResourceError {
     /// flattening (which name neither the source nor the item, and a Go type).
     #[error("unable to get type info from the object \"*unstructured.Unstructured\": {reason}")]
     ItemType { origin: Origin, reason: String },
+    /// A List with a list among its items: kubectl's flattening takes such an item for
+    /// a list (an `items` array) but cannot extract the items of a decoded object, so
+    /// the whole List fails, in reflection's words and naming no source.
+    #[error("*unstructured.Unstructured is not a list: no Items field in this object")]
+    NestedList { origin: Origin },
     /// A List's item of a kind the server does not know, in the words of kubectl's
     /// flattening (`version` is the item's group-version, as apimachinery's
     /// `NoKindMatchError` names it).
@@ -140,6 +145,7 @@ impl ResourceError {
             Self::Invalid { origin, .. }
             | Self::Decode { origin, .. }
             | Self::ItemType { origin, .. }
+            | Self::NestedList { origin }
             | Self::ItemNoMapping { origin, .. }
             | Self::NoMapping { origin, .. }
             | Self::Discovery { origin, .. }
@@ -204,6 +210,9 @@ impl ResourceError {
             Self::ItemType { origin, reason } => Self::ItemType {
                 origin: origin.clone(),
                 reason: reason.clone(),
+            },
+            Self::NestedList { origin } => Self::NestedList {
+                origin: origin.clone(),
             },
             Self::ItemNoMapping {
                 origin,

@@ -1,6 +1,6 @@
 //! A fake [`Discover`] for tests: canned resource lists and a log of what was asked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -12,6 +12,8 @@ use super::Discover;
 #[derive(Clone, Default)]
 pub struct FakeDiscovery {
     lists: HashMap<String, APIResourceList>,
+    /// Group-versions whose discovery fails.
+    failing: HashSet<String>,
     /// The group-versions asked for, in order.
     pub requests: Arc<Mutex<Vec<String>>>,
 }
@@ -55,6 +57,12 @@ impl FakeDiscovery {
         self
     }
 
+    /// Makes discovery of `group_version` fail, as an unreachable server's does.
+    pub fn fail(mut self, group_version: &str) -> Self {
+        self.failing.insert(group_version.to_string());
+        self
+    }
+
     /// The group-versions asked for so far.
     pub fn requested(&self) -> Vec<String> {
         self.requests.lock().map(|r| r.clone()).unwrap_or_default()
@@ -68,6 +76,10 @@ impl Discover for FakeDiscovery {
     ) -> BoxFuture<'a, Result<Option<APIResourceList>, kube::Error>> {
         if let Ok(mut log) = self.requests.lock() {
             log.push(group_version.to_string());
+        }
+        if self.failing.contains(group_version) {
+            let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+            return Box::pin(async move { Err(kube::Error::Service(Box::new(refused))) });
         }
         let answer = self.lists.get(group_version).cloned();
         Box::pin(async move { Ok(answer) })

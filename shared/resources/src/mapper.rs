@@ -348,8 +348,7 @@ impl RestMapper {
         let needed_gvs: Vec<String> = needed.keys().cloned().collect();
         let mut to_fetch = Vec::new();
         for (gv, kinds) in needed {
-            let has_all =
-                |list: &APIResourceList| kinds.iter().all(|k| find_resource(list, k).is_some());
+            let has_all = |list: &APIResourceList| kinds.iter().all(|k| known_kind(list, k));
             match self.served.get(&gv) {
                 Some(Ok(Some(list))) if has_all(list) => continue,
                 Some(Err(_)) => continue,
@@ -429,6 +428,50 @@ impl RestMapper {
             Some(Ok(None)) | None => Err(LookupError::NoMatch),
         }
     }
+}
+
+impl RestMapper {
+    /// Whether a list document's own kind maps, as kubectl maps a list before it
+    /// flattens it: client-go's discovery mapper adds `List` to every group-version it
+    /// serves and `XList` for each of its kinds `X` (its "unsafe guesses"), so `v1
+    /// List` maps wherever core discovery works, and a `FooList` of a group nobody
+    /// serves does not (its items are then never read).
+    pub(crate) fn lookup_list(&self, gvk: &GroupVersionKind) -> Result<(), LookupError> {
+        let listed = |kind: &str| list_kind_of(kind, &gvk.kind);
+        let builtin = || builtin::any_kind(&gvk.group, &gvk.version, listed);
+        if (self.prefer_builtins || self.discover.is_none()) && builtin() {
+            return Ok(());
+        }
+        if self.learned.keys().any(|learned| {
+            learned.group == gvk.group && learned.version == gvk.version && listed(&learned.kind)
+        }) {
+            return Ok(());
+        }
+        if self.discover.is_none() {
+            return Err(LookupError::NoMatch);
+        }
+        match self.served.get(&group_version(gvk)) {
+            Some(Ok(Some(list))) if gvk.kind == "List" || known_kind(list, &gvk.kind) => Ok(()),
+            Some(Err(e)) => Err(LookupError::Discovery(e.clone())),
+            Some(Ok(_)) | None => Err(LookupError::NoMatch),
+        }
+    }
+}
+
+/// Whether `list_kind` is the list kind client-go's discovery mapper derives from a
+/// served `kind`: `List` from any, `XList` from `X`.
+fn list_kind_of(kind: &str, list_kind: &str) -> bool {
+    list_kind == "List" || list_kind.strip_suffix("List") == Some(kind)
+}
+
+/// Whether discovery's `list` answers for `kind`: one of its kinds, or a list kind
+/// derived from one (see [`RestMapper::lookup_list`]).
+fn known_kind(list: &APIResourceList, kind: &str) -> bool {
+    find_resource(list, kind).is_some()
+        || kind == "List"
+        || kind
+            .strip_suffix("List")
+            .is_some_and(|item| find_resource(list, item).is_some())
 }
 
 fn group_version(gvk: &GroupVersionKind) -> String {

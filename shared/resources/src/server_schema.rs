@@ -24,6 +24,19 @@ use crate::openapi::{Gvk, Published, object_kind};
 
 pub mod on_demand;
 
+/// A run of documents of one kind (and list-ness), for kubectl's warn notice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Documents {
+    /// The documents' own kind.
+    pub gvk: Gvk,
+    /// Whether they are lists (an `items` array).
+    pub is_list: bool,
+    /// The index of their stream among the build's inputs.
+    pub stream: usize,
+    /// How many documents in a row.
+    pub count: usize,
+}
+
 /// What the server publishes, or why it could not be fetched.
 pub type ServerSchema = Result<Arc<Published>, String>;
 
@@ -71,19 +84,31 @@ pub async fn for_validation(
 }
 
 /// Validates one object against the server's schema in `mode` (then what any mode
-/// needs to send it).
+/// needs to send it). A `v1` List's item (`in_list`) is validated on the client
+/// whatever its kind's endpoint supports.
 pub(crate) fn check(
     info: Info,
     mode: Validation,
     schema: &ServerSchema,
     always_client_side: bool,
+    in_list: bool,
 ) -> Result<Info, ResourceError> {
     if mode != Validation::Ignore {
         let invalid = |problems: Vec<String>| ResourceError::Invalid {
             origin: info.origin.clone(),
             problems,
         };
-        let download = |e: &String| invalid(vec![format!("failed to download openapi: {e}")]);
+        // A document that could not be fetched, in the words of whoever asked for it:
+        // for an object, kubectl's OpenAPI v2 `fieldValidation` verifier; for a List's
+        // item, its schema validation, which gives the getter's error as it is.
+        let download = |e: &String| {
+            invalid(vec![if in_list {
+                e.clone()
+            } else {
+                format!("failed to download openapi: {e}")
+            }])
+        };
+        let always_client_side = always_client_side || in_list;
         let published = schema.as_ref().map_err(download)?;
         let gvk = object_kind(&info.object).map_err(invalid)?;
         if mode == Validation::Strict
@@ -110,16 +135,34 @@ pub(crate) fn check(
 /// which hands the Builder this function: rolling-update validates with 1.17's
 /// client-side schema, where `warn` cannot arise, and so links neither this nor the
 /// local time zone machinery of its klog header (binary size).
-pub(crate) fn warn_unsupported(kinds: &[(Gvk, usize)], mode: Validation, schema: &ServerSchema) {
-    let Ok(published) = schema else { return };
+pub(crate) fn warn_unsupported(documents: &[Documents], mode: Validation, schema: &ServerSchema) {
     if mode != Validation::Warn {
         return;
     }
-    for (gvk, documents) in kinds {
-        if published.supports_field_validation(gvk) {
+    // Without the document, the first document that needs it ends its stream.
+    let mut ended = None;
+    for run in documents {
+        let plain_list =
+            run.is_list && crate::openapi::is_v1_list(&run.gvk.0, &run.gvk.1, &run.gvk.2);
+        if schema.is_err() {
+            if ended == Some(run.stream) {
+                continue;
+            }
+            if !plain_list {
+                ended = Some(run.stream);
+            }
+        }
+        // A list is never validated by the server; kubectl knows that of a `v1` List
+        // without the document, and of other lists only from it (it fails first
+        // when the document could not be fetched).
+        let unsupported = match schema {
+            Ok(published) => run.is_list || !published.supports_field_validation(&run.gvk),
+            Err(_) => plain_list,
+        };
+        if !unsupported {
             continue;
         }
-        for _ in 0..*documents {
+        for _ in 0..run.count {
             apiclient::output::eprintln(klog_warning(
                 "schema.go:145",
                 "cannot perform warn validation if server-side field validation is unsupported, skipping validation",
@@ -167,14 +210,15 @@ mod tests {
 
     #[test]
     fn strict_refuses_what_the_published_schema_lacks_and_the_others_send_it() {
-        let err = check(info(widget()), Validation::Strict, &doc(), false).expect_err("strict");
+        let err =
+            check(info(widget()), Validation::Strict, &doc(), false, false).expect_err("strict");
         // Recorded: `kubectl create -f cr.yaml` against the 1.20 server.
         assert_eq!(
             err.to_string(),
             "error validating \"cr.yaml\": error validating data: ValidationError(Widget.spec): unknown field \"colour\" in com.example.v19.v1.Widget.spec; if you choose to ignore these errors, turn validation off with --validate=false"
         );
         for mode in [Validation::Warn, Validation::Ignore] {
-            let sent = check(info(widget()), mode, &doc(), false).expect("sent");
+            let sent = check(info(widget()), mode, &doc(), false, false).expect("sent");
             assert!(sent.warnings.is_empty());
         }
     }
@@ -186,6 +230,7 @@ mod tests {
             Validation::Strict,
             &doc(),
             false,
+            false,
         )
         .expect_err("no kind");
         assert!(
@@ -195,13 +240,23 @@ mod tests {
         );
         let failed: ServerSchema =
             Err("the server has asked for the client to provide credentials".into());
-        let err = check(info(widget()), Validation::Warn, &failed, false).expect_err("no document");
+        let err = check(info(widget()), Validation::Warn, &failed, false, false)
+            .expect_err("no document");
         assert_eq!(
             err.to_string(),
             "error validating \"cr.yaml\": error validating data: failed to download openapi: the server has asked for the client to provide credentials; if you choose to ignore these errors, turn validation off with --validate=false"
         );
         // Validation off needs no document.
-        assert!(check(info(widget()), Validation::Ignore, &failed, false).is_ok());
+        assert!(check(info(widget()), Validation::Ignore, &failed, false, false).is_ok());
+        // A v1 List's item: kubectl's schema validation gives the getter's error bare.
+        let err = check(info(widget()), Validation::Strict, &failed, false, true)
+            .expect_err("no document");
+        assert!(
+            err.to_string().contains(
+                "error validating data: the server has asked for the client to provide credentials; "
+            ),
+            "{err}"
+        );
     }
 
     /// On a server that validates (the Widget's POST declares `fieldValidation`),
@@ -219,8 +274,8 @@ mod tests {
         let new: ServerSchema = Ok(Arc::new(Published::v2(Arc::new(
             OpenApiV2::from_json(&serde_json::to_vec(&text).expect("json")).expect("doc"),
         ))));
-        assert!(check(info(widget()), Validation::Strict, &new, false).is_ok());
-        assert!(check(info(widget()), Validation::Strict, &new, true).is_err());
+        assert!(check(info(widget()), Validation::Strict, &new, false, false).is_ok());
+        assert!(check(info(widget()), Validation::Strict, &new, true, false).is_err());
     }
 
     #[test]

@@ -67,6 +67,61 @@ async fn list_items_are_filtered_one_by_one_because_flatten_comes_first() {
     assert_eq!(summary(&v), ["ConfigMap/web-config@ns1"]);
 }
 
+/// kubectl maps a list by its own kind before flattening it: a list kind that does not
+/// map, or whose discovery fails, is one error, and its items are not sent.
+#[tokio::test]
+async fn a_list_whose_own_kind_does_not_map_is_one_error_without_its_items() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let unknown = LIST.replace("kind: List", "kind: FooList").replace(
+        "apiVersion: v1\nkind: FooList",
+        "apiVersion: foo.example/v1\nkind: FooList",
+    );
+    let nope = LIST.replace("kind: List", "kind: NopeList");
+    let names = vec![
+        write(dir.path(), "a-unknown.yaml", &unknown),
+        write(dir.path(), "b-nope.yaml", &nope),
+        write(dir.path(), "c-list.yaml", LIST),
+    ];
+    let fake = FakeDiscovery::standard();
+    let v = Builder::new()
+        .flatten()
+        .continue_on_error()
+        .namespace_param("ns1")
+        .default_namespace()
+        .filename_param(false, &files(names))
+        .build(&mut mapper(&fake))
+        .await
+        .expect("built");
+    let got = summary(&v);
+    assert_eq!(got.len(), 4, "{got:#?}");
+    assert!(
+        got[0].starts_with("ERR resource mapping not found for name: \"\" namespace: \"\" from ")
+            && got[0].contains("no matches for kind \"FooList\" in version \"foo.example/v1\""),
+        "{got:#?}"
+    );
+    assert!(
+        got[1].contains("no matches for kind \"NopeList\" in version \"v1\""),
+        "{got:#?}"
+    );
+    assert_eq!(
+        got[2..4],
+        ["ConfigMap/web-config@ns1", "ConfigMap/db-config@ns1"]
+    );
+
+    // Discovery that fails for the list's group-version: one error for the list.
+    let fake = FakeDiscovery::standard().fail("v1");
+    let v = Builder::new()
+        .flatten()
+        .continue_on_error()
+        .filename_param(false, &files(vec![write(dir.path(), "e.yaml", LIST)]))
+        .build(&mut mapper(&fake))
+        .await
+        .expect("built");
+    let got = summary(&v);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(got[0].starts_with("ERR unable to recognize "), "{got:#?}");
+}
+
 #[tokio::test]
 async fn filtered_out_objects_are_neither_mapped_nor_namespace_checked() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -45,17 +45,19 @@ fn mapped(v: Value, namespaced: bool) -> Entry {
 }
 
 #[test]
-fn flatten_replaces_lists_by_their_items_recursively() {
+fn flatten_replaces_lists_by_their_items_in_place() {
     let list = info(json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
-        {"apiVersion": "v1", "kind": "ConfigMapList", "items": [
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}]},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}},
     ]}));
-    let out = flatten_lists(vec![
-        cm("before", json!({})),
-        list,
-        Err(ResourceError::Usage("x".into())),
-    ]);
+    let out = flatten_lists(
+        vec![
+            cm("before", json!({})),
+            list,
+            Err(ResourceError::Usage("x".into())),
+        ],
+        None,
+    );
     assert_eq!(
         names(&out),
         ["ConfigMap/before", "ConfigMap/a", "ConfigMap/b", "ERR x"]
@@ -66,6 +68,46 @@ fn flatten_replaces_lists_by_their_items_recursively() {
         .map(|i| i.origin.item)
         .collect();
     assert_eq!(items, [None, Some(1), Some(2)]);
+}
+
+/// kubectl cannot flatten a list inside a List (its `FlattenListVisitor` fails to
+/// extract a decoded item's items): the whole List is one error, whatever the inner
+/// list's kind, and the documents around it go on.
+#[test]
+fn a_list_inside_a_list_fails_the_whole_list() {
+    for inner in [
+        json!({"apiVersion": "v1", "kind": "ConfigMapList", "items": []}),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "e"}, "items": [{}]}),
+    ] {
+        let list = info(json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}, inner]}));
+        let out = flatten_lists(vec![list, cm("after", json!({}))], None);
+        assert_eq!(
+            names(&out),
+            [
+                "ERR *unstructured.Unstructured is not a list: no Items field in this object",
+                "ConfigMap/after"
+            ]
+        );
+    }
+    // Any document's `items` must be an array: kubectl decodes it as a list's.
+    for (items, go_type) in [
+        (json!({}), "object"),
+        (json!("s"), "string"),
+        (json!(1), "number"),
+    ] {
+        let odd = info(json!({"apiVersion": "v1", "kind": "FooList", "items": items}));
+        assert_eq!(
+            names(&flatten_lists(vec![odd], None)),
+            [format!(
+                "ERR unable to decode \"f.yaml\": json: cannot unmarshal {go_type} into Go struct field decodeList.items of type []json.RawMessage"
+            )]
+        );
+    }
+    // `items: null` is no list.
+    let list = info(json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "items": null}]}));
+    assert_eq!(names(&flatten_lists(vec![list], None)), ["ConfigMap/a"]);
 }
 
 /// kubectl decodes a List's items into maps before flattening: one that is not a map
@@ -83,21 +125,24 @@ fn a_list_item_that_is_not_a_map_fails_the_list_and_null_is_empty() {
         (json!([]), "array"),
     ] {
         assert_eq!(
-            names(&flatten_lists(vec![list(bad)])),
+            names(&flatten_lists(vec![list(bad)], None)),
             [format!(
                 "ERR unable to decode \"f.yaml\": json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
             )]
         );
     }
-    let out = flatten_lists(vec![list(Value::Null)]);
+    let out = flatten_lists(vec![list(Value::Null)], None);
     assert_eq!(names(&out), ["ConfigMap/a", "/"]);
 }
 
 #[test]
 fn a_kind_ending_in_list_without_items_is_an_object() {
-    let out = flatten_lists(vec![info(
-        json!({"apiVersion": "v1", "kind": "Playlist", "metadata": {"name": "p"}}),
-    )]);
+    let out = flatten_lists(
+        vec![info(
+            json!({"apiVersion": "v1", "kind": "Playlist", "metadata": {"name": "p"}}),
+        )],
+        None,
+    );
     assert_eq!(names(&out), ["Playlist/p"]);
 }
 

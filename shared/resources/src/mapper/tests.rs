@@ -290,3 +290,56 @@ async fn aggregated_discovery_answers_for_every_group_version_and_fills_the_cach
         "deployments"
     );
 }
+
+/// A list document maps by its own kind as client-go's discovery mapper derives list
+/// kinds: `List` in every served group-version, `XList` for each served `X`.
+#[tokio::test]
+async fn list_kinds_map_as_client_go_derives_them() {
+    let fake = FakeDiscovery::standard().fail("broken.example/v1");
+    let mut m = mapper(&fake, None);
+    let lists = [
+        gvk("", "v1", "List"),
+        gvk("", "v1", "ConfigMapList"),
+        gvk("", "v1", "NopeList"),
+        gvk("apps", "v1", "List"),
+        gvk("foo.example", "v1", "FooList"),
+        gvk("broken.example", "v1", "List"),
+    ];
+    m.prepare(lists.clone()).await;
+    let got: Vec<&str> = lists
+        .iter()
+        .map(|l| match m.lookup_list(l) {
+            Ok(()) => "ok",
+            Err(LookupError::NoMatch) => "no match",
+            Err(LookupError::Discovery(_)) => "discovery",
+        })
+        .collect();
+    assert_eq!(got, ["ok", "ok", "no match", "ok", "no match", "discovery"]);
+
+    // Without a server, the built-in table stands for discovery.
+    let offline = RestMapper::offline();
+    assert!(offline.lookup_list(&gvk("", "v1", "List")).is_ok());
+    assert!(
+        offline
+            .lookup_list(&gvk("apps", "v1", "DeploymentList"))
+            .is_ok()
+    );
+    assert!(offline.lookup_list(&gvk("", "v1", "NopeList")).is_err());
+}
+
+/// A fresh disk cache answers for list kinds without asking the server again.
+#[tokio::test]
+async fn list_kinds_are_answered_from_the_disk_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
+    let fake = FakeDiscovery::standard();
+    mapper(&fake, Some(cache.clone()))
+        .prepare([gvk("", "v1", "ConfigMap")])
+        .await;
+    let mut second = mapper(&fake, Some(cache));
+    second
+        .prepare([gvk("", "v1", "List"), gvk("", "v1", "ConfigMapList")])
+        .await;
+    assert_eq!(fake.requested(), ["v1"]);
+    assert!(second.lookup_list(&gvk("", "v1", "ConfigMapList")).is_ok());
+}
