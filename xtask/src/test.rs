@@ -137,6 +137,13 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
         test.env("RUST_TEST_THREADS", E2E_TEST_THREADS);
     }
     test.args(["--no-fail-fast", "--"]).args(&flags.cargo_args);
+    // The ids of the nodes the run starts, so that its check of the host tells them
+    // from clusters started beside it.
+    let nodes = crate::paths::target_dir()
+        .join("debug")
+        .join("e2e-nodes.txt");
+    let _ = std::fs::remove_file(&nodes);
+    test.env(localcluster::host::RUN_NODES_ENV, &nodes);
     let host = localcluster::host::Snapshot::take();
     let result = sh(&mut test);
     if let Ok(lines) = std::fs::read_to_string(&report) {
@@ -144,7 +151,12 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
     }
     result?;
     if !flags.no_e2e {
-        host_as_it_was(&host)?;
+        let ours: Vec<String> = std::fs::read_to_string(&nodes)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        host_as_it_was(&host, &ours)?;
     }
     if flags.no_e2e {
         sh(cargo()
@@ -155,22 +167,31 @@ fn test(flags: &flags::Test) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Fails unless the real nodes of the e2e run left the host as it was: the sysctls a
-/// kubelet rewrites, the host directories it makes, no node's namespace, run directory
-/// or cgroups. The clusters stop once the test process has gone (their supervisors see
-/// its pipe close), so this waits a little for them.
-fn host_as_it_was(before: &localcluster::host::Snapshot) -> anyhow::Result<()> {
+/// Fails unless the real nodes of the e2e run (`ours`: their ids) left the host as it
+/// was: the sysctls a kubelet rewrites, the host directories it makes, no node's
+/// namespace, run directory or cgroups. The clusters stop once the test process has
+/// gone (their supervisors see its pipe close), so this waits a little for them. A
+/// cluster someone else started meanwhile is said, not held against the run.
+fn host_as_it_was(before: &localcluster::host::Snapshot, ours: &[String]) -> anyhow::Result<()> {
     let deadline = Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let changes = localcluster::host::Snapshot::take().changes_since(before);
-        if changes.is_empty() {
-            eprintln!("xtask test: the host is as it was before the e2e tests");
+        let changes = localcluster::host::Snapshot::take().changes_since(before, ours);
+        if changes.left.is_empty() {
+            if changes.others.is_empty() {
+                eprintln!("xtask test: the host is as it was before the e2e tests");
+            } else {
+                eprintln!(
+                    "xtask test: the e2e tests' {} nodes are gone; clusters this run did not start account for the rest:\n  {}",
+                    ours.len(),
+                    changes.others.join("\n  ")
+                );
+            }
             return Ok(());
         }
         if Instant::now() > deadline {
             anyhow::bail!(
                 "the e2e tests' nodes left the host changed:\n  {}",
-                changes.join("\n  ")
+                changes.left.join("\n  ")
             );
         }
         std::thread::sleep(std::time::Duration::from_millis(500));

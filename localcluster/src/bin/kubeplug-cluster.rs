@@ -123,6 +123,9 @@ struct Place {
 impl Place {
     fn prepare() -> anyhow::Result<Self> {
         let id = host::node_id();
+        // Without the record, `cargo xtask test` would take this node for another's
+        // and not check that it went: refuse to start instead.
+        localcluster::host::record_run_node(&id)?;
         for gone in host::sweep() {
             tracing::info!("removed the leftovers of node {gone}");
         }

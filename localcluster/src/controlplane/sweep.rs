@@ -96,21 +96,7 @@ pub fn probe(pid: u32) -> Option<ProcessState> {
     })
 }
 
-/// Field 22 (`starttime`) of `/proc/<pid>/stat`.
-///
-/// Read by hand rather than with a /proc crate: one field of one file. The
-/// second field (the command name) is in parentheses and may contain spaces
-/// and parentheses itself, so counting starts after the last `)`.
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_start_time(&stat)
-}
-
-fn parse_start_time(stat: &str) -> Option<u64> {
-    let after_comm = &stat[stat.rfind(')')? + 1..];
-    // Fields from 3 (state) on; starttime is field 22.
-    after_comm.split_whitespace().nth(22 - 3)?.parse().ok()
-}
+pub use crate::host::start_time;
 
 /// Removes the stale data directories under `dir` (see [`is_stale`]), asking
 /// `probe` about their owners; returns what was removed.
@@ -145,6 +131,7 @@ pub fn sweep(dir: &Path, probe: impl Fn(u32) -> Option<ProcessState>) -> Vec<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::parse_start_time;
 
     #[test]
     fn names_round_trip_and_foreign_names_are_ignored() {
