@@ -181,7 +181,7 @@ fn host_as_it_was(before: &localcluster::host::Snapshot, ours: &[String]) -> any
                 eprintln!("xtask test: the host is as it was before the e2e tests");
             } else {
                 eprintln!(
-                    "xtask test: the e2e tests' {} nodes are gone; clusters this run did not start account for the rest:\n  {}",
+                    "xtask test: the e2e tests' nodes are gone ({} of them); clusters this run did not start account for the rest:\n  {}",
                     ours.len(),
                     changes.others.join("\n  ")
                 );
