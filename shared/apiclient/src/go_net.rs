@@ -352,20 +352,8 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
         return Some(no_answer);
     }
     let failure = failure(err)?;
-    if let Some((method, uri)) = &failure.request
-        && crate::klog::enabled(4)
-    {
-        // StandardErrorMessage's log of a url.Error (`%s %s: %v`: no quotes).
-        crate::klog::info(
-            "helpers.go",
-            CONNECTION_ERROR_LINE,
-            &format!(
-                "Connection error: {} {}: {}",
-                go_op(method),
-                without_password(&crate::idn::shown_uri(uri)),
-                failure.text
-            ),
-        );
+    if let Some((method, uri)) = &failure.request {
+        log_connection_error(method, uri, &failure.text);
     }
     if failure.refused
         && let Some((_, uri)) = &failure.request
@@ -382,6 +370,22 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
         ));
     }
     Some(format!("Unable to connect to the server: {}", failure.text))
+}
+
+/// `StandardErrorMessage`'s `-v=4` log of a `url.Error` (`%s %s: %v`: no quotes):
+/// `Connection error: Get https://host/path: dial tcp …`.
+pub fn log_connection_error(method: &http::Method, uri: &http::Uri, text: &str) {
+    if crate::klog::enabled(4) {
+        crate::klog::info(
+            "helpers.go",
+            CONNECTION_ERROR_LINE,
+            &format!(
+                "Connection error: {} {}: {text}",
+                go_op(method),
+                without_password(&crate::idn::shown_uri(uri)),
+            ),
+        );
+    }
 }
 
 /// Go's `url.Error` for the request that failed, as it was sent (`Post

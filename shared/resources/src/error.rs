@@ -37,11 +37,13 @@ pub enum ResourceError {
     /// Fetching a URL failed for good (after the retries for transient failures).
     #[error("unable to read URL \"{url}\", {reason}")]
     Url { url: String, reason: String },
-    /// A URL whose server refused every connection: kubectl returns Go's `url.Error`
-    /// and its `CheckErr` words it (`The connection to the server HOST:PORT was
-    /// refused - did you specify the right host or port?`), without `error: `.
+    /// A URL whose server could not be reached on any attempt: kubectl returns Go's
+    /// `url.Error` and its `CheckErr` words it (`The connection to the server
+    /// HOST:PORT was refused - did you specify the right host or port?`, `Unable to
+    /// connect to the server: dial tcp: lookup HOST on 10.0.0.2:53: no such host`),
+    /// without `error: `.
     #[error("{message}")]
-    UrlRefused { message: String },
+    UrlUnreachable { message: String },
     /// `-k` could not run kustomize (no tool, or one that crashed).
     #[error("unable to run kustomize for \"{path}\": {reason}")]
     Kustomize { path: String, reason: String },
@@ -132,11 +134,11 @@ pub enum ResourceError {
 
 impl ResourceError {
     /// Whether kubectl prints the error without its `error: ` prefix even when it is
-    /// the only one: its `CheckErr` words a Go `url.Error` whose connection was
-    /// refused itself (`StandardErrorMessage`). A List's items that do not map print
+    /// the only one: its `CheckErr` words a Go `url.Error` itself
+    /// (`StandardErrorMessage`). A List's items that do not map print
     /// bare too, as their own nested aggregate (`create-file`'s report).
     pub fn bare_when_alone(&self) -> bool {
-        matches!(self, Self::UrlRefused { .. })
+        matches!(self, Self::UrlUnreachable { .. })
     }
 
     /// The object the error is about, for errors about one object (not a whole input).
@@ -173,7 +175,7 @@ impl ResourceError {
                 url: url.clone(),
                 reason: reason.clone(),
             },
-            Self::UrlRefused { message } => Self::UrlRefused {
+            Self::UrlUnreachable { message } => Self::UrlUnreachable {
                 message: message.clone(),
             },
             Self::Kustomize { path, reason } => Self::Kustomize {

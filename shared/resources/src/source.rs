@@ -109,7 +109,7 @@ pub(crate) async fn read_input(input: &Input, cx: &mut ReadContext<'_>) -> Vec<S
         Input::Url(u) => vec![
             url::fetch(u, cx.url)
                 .await
-                .map(|bytes| (u.to_string(), Body::Bytes(bytes))),
+                .map(|bytes| (apiclient::idn::shown_uri(u), Body::Bytes(bytes))),
         ],
         Input::Bytes { name, bytes } => vec![Ok((name.clone(), Body::Bytes(bytes.clone())))],
         Input::Kustomize(dir) => {

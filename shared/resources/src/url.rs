@@ -25,9 +25,10 @@
 //! connection that says it is proxied), and the parsing of the URL with [`http::Uri`].
 //!
 //! One thing `url` did that [`http::Uri`] does not: internationalised host names. A
-//! non-ASCII host is refused with an error that names it and asks for its punycode
-//! (`xn--…`) form, which kubectl users write in practice; paths and queries keep
-//! working, their non-ASCII bytes percent-encoded as `url` and Go encode them.
+//! host that is not ASCII is held in its IDNA form (`apiclient::idn`, as for
+//! `--server`), which is what Go's transport dials, and named as Go prints it
+//! (percent-encoded); paths and queries keep working, their non-ASCII bytes
+//! percent-encoded as `url` and Go encode them.
 
 use std::time::Duration;
 
@@ -84,6 +85,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// documentation). The reason of an error is [`http::Uri`]'s own wording (kubectl's
 /// would be Go's, and before reqwest's removal it was the `url` crate's).
 pub(crate) fn parse(value: &str) -> Result<Uri, String> {
+    // A host that is not ASCII is held in its IDNA form, as Go's transport dials it.
+    let value = apiclient::idn::ascii_url(value);
     let (scheme, rest) = value.split_once("://").ok_or("missing \"://\"")?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
@@ -129,9 +132,10 @@ pub(crate) fn parse(value: &str) -> Result<Uri, String> {
 /// Why one attempt failed, and whether another attempt may help.
 enum Failure {
     Retry(String),
-    /// A connection the server refused (retried as any transport error), in kubectl's
-    /// words for it.
-    Refused(String),
+    /// No answer at all (retried as any transport error): Go's words for why
+    /// (`dial tcp 127.0.0.1:1: connect: connection refused`), which kubectl's
+    /// `StandardErrorMessage` frames.
+    Unreachable(apiclient::go_net::Failure),
     Fatal(String),
 }
 
@@ -150,7 +154,7 @@ async fn fetch_with(
     proxies: impl Into<Proxies>,
 ) -> Result<Vec<u8>, ResourceError> {
     let error = |reason: String| ResourceError::Url {
-        url: url.to_string(),
+        url: apiclient::idn::shown_uri(url),
         reason,
     };
     let client = HttpClient::new(proxies.into())
@@ -166,8 +170,9 @@ async fn fetch_with(
         };
         match failure {
             Failure::Fatal(reason) => return Err(error(reason)),
-            Failure::Retry(ref reason) | Failure::Refused(ref reason) => {
-                tracing::debug!(%url, attempt, %reason, "retrying URL");
+            // Retried without a log line, as kubectl's `readHttpWithRetries` does:
+            // the error after the last attempt says what happened.
+            Failure::Retry(_) | Failure::Unreachable(_) => {
                 last = failure;
                 if attempt < attempts {
                     tokio::time::sleep(opts.retry_delay).await;
@@ -176,35 +181,43 @@ async fn fetch_with(
         }
     }
     Err(match last {
-        Failure::Refused(message) => ResourceError::UrlRefused { message },
+        Failure::Unreachable(failure) => {
+            apiclient::go_net::log_connection_error(&http::Method::GET, url, &failure.text);
+            ResourceError::UrlUnreachable {
+                message: standard_message(url, &failure),
+            }
+        }
         Failure::Retry(last) | Failure::Fatal(last) => {
             error(format!("{last} (after {attempts} attempts)"))
         }
     })
 }
 
-/// A request that got no answer: kubectl's `StandardErrorMessage` of Go's `url.Error`
-/// when the connection was refused (the URL's host and port as written), else the
-/// client's words, retried.
-fn transport_failure(url: &Uri, err: &(dyn std::error::Error + 'static)) -> Failure {
-    let mut source = Some(err);
-    while let Some(cause) = source {
-        if cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-        {
-            let host = url.host().unwrap_or_default();
-            let server = match url.port() {
-                Some(port) => format!("{host}:{port}"),
-                None => host.to_string(),
-            };
-            return Failure::Refused(format!(
-                "The connection to the server {server} was refused - did you specify the right host or port?"
-            ));
-        }
-        source = cause.source();
+/// A request that got no answer, in Go's words when the client stack knows them (the
+/// connection was dialled through [`Connector`]), else the client's, retried.
+fn transport_failure(err: &(dyn std::error::Error + 'static)) -> Failure {
+    match apiclient::go_net::failure(err) {
+        Some(failure) => Failure::Unreachable(failure),
+        None => Failure::Retry(apiclient::go_net::error_chain(err)),
     }
-    Failure::Retry(apiclient::go_net::error_chain(err))
+}
+
+/// kubectl's `StandardErrorMessage` of the `url.Error` `http.Get` returned: the
+/// URL's host and port as written for a refused connection, else Go's text.
+fn standard_message(url: &Uri, failure: &apiclient::go_net::Failure) -> String {
+    if failure.refused {
+        // `url.Parse`'s Host: as written, without the userinfo.
+        let authority = url.authority().map_or("", |a| a.as_str());
+        let server = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        let server = apiclient::idn::written_authority(server);
+        format!(
+            "The connection to the server {server} was refused - did you specify the right host or port?"
+        )
+    } else {
+        format!("Unable to connect to the server: {}", failure.text)
+    }
 }
 
 /// hyper-util's pooling client over [`Connector`], with TLS (kube's configuration) for
@@ -242,7 +255,7 @@ impl HttpClient {
             let response = self
                 .send(&current, referer.take())
                 .await
-                .map_err(|e| transport_failure(&current, &*e))?;
+                .map_err(|e| transport_failure(&*e))?;
             sent += 1;
             // Hand-written, as Go's `http.Client` does it. hyper has no redirect
             // policy, and tower-http's `follow-redirect` (a feature kube's tower-http

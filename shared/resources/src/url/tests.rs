@@ -125,6 +125,40 @@ async fn connection_refused_is_retried_and_reported() {
     assert!(err.bare_when_alone());
 }
 
+/// A host that does not resolve: Go's words in `StandardErrorMessage`'s frame, bare,
+/// as kubectl prints the `url.Error` of its `http.Get` (not a name Go would look up, so
+/// no resolver is named).
+#[tokio::test]
+async fn a_host_that_does_not_resolve_is_said_in_go_s_words() {
+    let url: http::Uri = "http://-x/y.yaml".parse().expect("url");
+    let err = fetch(
+        &url,
+        &UrlOptions {
+            attempts: 2,
+            ..fast()
+        },
+    )
+    .await
+    .expect_err("no such host");
+    assert_eq!(
+        err.to_string(),
+        "Unable to connect to the server: dial tcp: lookup -x: no such host"
+    );
+    assert!(err.bare_when_alone());
+}
+
+/// A host whose IDNA conversion Go refuses is looked up as written, which Go's
+/// resolver refuses without asking a server.
+#[tokio::test]
+async fn a_host_idna_refuses_is_no_such_host_as_written() {
+    let url = parse("http://-bü.example/y.yaml").expect("url");
+    let err = fetch(&url, &fast()).await.expect_err("no such host");
+    assert_eq!(
+        err.to_string(),
+        "Unable to connect to the server: dial tcp: lookup -bü.example: no such host"
+    );
+}
+
 /// Serves one answer per connection from `answer(request head)` and records every
 /// request head, for the tests that look at what was sent.
 async fn serve_with(
@@ -633,10 +667,13 @@ fn urls_are_parsed_as_kubectl_accepts_them() {
         parse("http://[::1]:8080/x").expect("ipv6").to_string(),
         "http://[::1]:8080/x"
     );
-    // What `url` accepted through IDNA is refused, naming the host.
+    // A host that is not ASCII is held in its IDNA form, which is dialled, and shown
+    // as Go prints the URL.
+    let idna = parse("https://bücher.example/m.yaml").expect("idna");
+    assert_eq!(idna.to_string(), "https://xn--bcher-kva.example/m.yaml");
     assert_eq!(
-        parse("https://bücher.example/m.yaml").expect_err("idna"),
-        "the host \"bücher.example\" is not ASCII: write it in its punycode form (xn--…)"
+        apiclient::idn::shown_uri(&idna),
+        "https://b%C3%BCcher.example/m.yaml"
     );
     assert_eq!(
         parse("http://example.com:99999/").expect_err("port"),
