@@ -23,9 +23,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use cli::{SilentExit, Stopped};
-use k8s_openapi::api::core::v1::{Event, Pod};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::Selector;
+use objectstatus::objects::{self, EndpointSlice, Event, Pod, StorageClass};
 use objectstatus::readiness::{self, PullFailures, Related, Rule, State};
 use objectstatus::waiting::{Cause, Reported};
 use resources::{RestMapper, Visited};
@@ -138,8 +138,8 @@ struct Wait<'a> {
     /// Objects created with nothing to wait for (ready at once).
     done_at_once: usize,
     pods: BTreeMap<(String, String), Pod>,
-    slices: BTreeMap<(String, String), k8s_openapi::api::discovery::v1::EndpointSlice>,
-    storage_classes: Option<Vec<k8s_openapi::api::storage::v1::StorageClass>>,
+    slices: BTreeMap<(String, String), EndpointSlice>,
+    storage_classes: Option<Vec<StorageClass>>,
     /// Warning events by the uid of the object they are about.
     events: HashMap<String, Vec<Event>>,
     events_allowed: bool,
@@ -277,7 +277,7 @@ impl<'a> Wait<'a> {
                     && let Some(pod) = self.targets[target]
                         .seen
                         .as_ref()
-                        .and_then(|v| serde_json::from_value::<Pod>(v.clone()).ok())
+                        .and_then(|v| objects::from_value::<Pod>(v).ok())
                 {
                     self.pulls.observe(&pod);
                 }
@@ -355,7 +355,7 @@ impl<'a> Wait<'a> {
             return target
                 .seen
                 .as_ref()
-                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .and_then(|v| objects::from_value(v).ok())
                 .into_iter()
                 .collect();
         }
@@ -455,17 +455,21 @@ impl<'a> Wait<'a> {
                 continue;
             }
             self.events_listed_at.insert(ns.clone(), now);
-            let api: Api<Event> = Api::namespaced(client.clone(), &ns);
+            let events = ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&());
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &events);
             let params = ListParams::default().fields("type=Warning").limit(500);
             match tokio::time::timeout(EVENTS_BOUND, api.list(&params)).await {
-                Ok(Ok(list)) => {
-                    for event in list.items {
-                        let uid = event.involved_object.uid.clone().unwrap_or_default();
-                        let events = self.events.entry(uid).or_default();
-                        events.retain(|e| e.metadata.name != event.metadata.name);
-                        events.push(event);
+                Ok(Ok(list)) => match watches::read_all::<Event>(&list.items) {
+                    Ok(items) => {
+                        for event in items {
+                            let uid = event.involved_object.uid.clone().unwrap_or_default();
+                            let events = self.events.entry(uid).or_default();
+                            events.retain(|e| e.metadata.name != event.metadata.name);
+                            events.push(event);
+                        }
                     }
-                }
+                    Err(e) => tracing::debug!("events of {ns} not listed: {e}"),
+                },
                 Ok(Err(kube::Error::Api(s))) if s.code == 403 => {
                     // The objects' own conditions still say most of it.
                     tracing::debug!("events not listed, not asked again: {}", s.message);

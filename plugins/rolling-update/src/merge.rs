@@ -6,6 +6,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// The merge patch of what `mutate` changes in `object`, or `None` for no change.
+/// Both sides are encoded through text (`resources::typed::to_value_as_text`): the
+/// model's encoder for text is in the binary anyway (every write sends one), and one
+/// for `Value` beside it would be a second copy of the RC's and its pod template's
+/// (binary size, docs/binary-size.md).
 pub fn change<K: Serialize + Clone>(
     object: &K,
     mutate: impl Fn(&mut K),
@@ -13,8 +17,8 @@ pub fn change<K: Serialize + Clone>(
     let mut changed = object.clone();
     mutate(&mut changed);
     Ok(merge_diff(
-        &serde_json::to_value(object)?,
-        &serde_json::to_value(&changed)?,
+        &resources::typed::to_value_as_text(object)?,
+        &resources::typed::to_value_as_text(&changed)?,
     ))
 }
 

@@ -643,7 +643,7 @@ impl Why {
         if tokio::time::Instant::now() < self.moved_at + STALL_AFTER {
             return Vec::new();
         }
-        let causes = objectstatus::waiting::pod_causes([pod]);
+        let causes = objectstatus::waiting::pod_causes([&objectstatus::objects::Pod::from(pod)]);
         self.reported
             .fresh(&causes)
             .into_iter()

@@ -6,6 +6,9 @@
 //!   causes mean it never will be (create-file `--wait`).
 //! - [`waiting`]: why a wait is not over, in the server's words (the `Waiting:`
 //!   lines of rolling-update's stalled steps and run-pod's attach wait).
+//! - [`objects`]: the objects as those rules read them, only the fields they look
+//!   at (binary size: not k8s-openapi's whole models).
 
+pub mod objects;
 pub mod readiness;
 pub mod waiting;

@@ -23,17 +23,15 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{
-    ContainerStatus, Event, PersistentVolumeClaim, Pod, ReplicationController, Service,
-};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::StorageClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::core::{Selector, SelectorExt as _};
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::objects::{
+    self, ContainerStatus, DaemonSet, Deployment, EndpointSlice, Event, Job, Kind,
+    PersistentVolumeClaim, Pod, ReplicaSet, ReplicationController, Service, StatefulSet,
+    StorageClass,
+};
 
 use crate::waiting::{Cause, Condition, controller_causes, pod_causes};
 
@@ -152,9 +150,10 @@ pub fn display_name(group: &str, kind: &str, name: &str) -> String {
     }
 }
 
-fn typed<T: DeserializeOwned>(object: &Value) -> Result<T, State> {
-    serde_json::from_value(object.clone())
-        .map_err(|e| State::Failed(format!("cannot read the object: {e}")))
+/// The object as its rule reads it; one that cannot be read has failed, in
+/// k8s-openapi's words (`objects`).
+fn typed<T: Kind>(object: &Value) -> Result<T, State> {
+    objects::from_value(object).map_err(|e| State::Failed(format!("cannot read the object: {e}")))
 }
 
 /// Where `object` is, by `rule`.
@@ -623,7 +622,7 @@ fn claim_causes(object: &Value, events: &[Event], classes: Option<&[StorageClass
             let Some(classes) = classes else {
                 return Vec::new();
             };
-            let claim: PersistentVolumeClaim = match serde_json::from_value(object.clone()) {
+            let claim: PersistentVolumeClaim = match objects::from_value(object) {
                 Ok(c) => c,
                 Err(_) => return Vec::new(),
             };

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
+use crate::objects::{ContainerStatus, Event, Pod};
 
 /// One reason a wait is not over.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,12 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::stream::{BoxStream, SelectAll, StreamExt as _};
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::{GroupVersionKind, Selector};
 use kube::runtime::{WatchStreamExt as _, watcher};
+use objectstatus::objects::{self, EndpointSlice, Kind, Pod, StorageClass};
 use objectstatus::readiness::{self, Rule};
 use resources::RestMapper;
 use serde_json::Value;
@@ -79,7 +77,7 @@ async fn endpoint_slices(mapper: &mut RestMapper) -> ApiResource {
             return mapping.api_resource();
         }
     }
-    ApiResource::erase::<EndpointSlice>(&())
+    ApiResource::erase::<k8s_openapi::api::discovery::v1::EndpointSlice>(&())
 }
 
 impl Watches {
@@ -150,7 +148,7 @@ impl Watches {
                     .insert(object.name.clone());
             }
         }
-        let pods = ApiResource::erase::<Pod>(&());
+        let pods = ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
         let slices = endpoint_slices(mapper).await;
         let namespaces: Vec<String> = watches.selectors.keys().cloned().collect();
         for ns in namespaces {
@@ -285,7 +283,7 @@ impl Watches {
     }
 }
 
-/// An EndpointSlice of either version as the v1 type (k8s-openapi's decoder checks
+/// An EndpointSlice of either version as the v1 type (the reader checks
 /// `apiVersion`, and v1beta1's extra `topology` is not read).
 fn slice_as_v1(mut object: DynamicObject) -> anyhow::Result<EndpointSlice> {
     if let Some(types) = object.types.as_mut() {
@@ -294,17 +292,28 @@ fn slice_as_v1(mut object: DynamicObject) -> anyhow::Result<EndpointSlice> {
     typed(&object)
 }
 
-fn typed<T: serde::de::DeserializeOwned>(object: &DynamicObject) -> anyhow::Result<T> {
+/// The object as the rules read it (`objectstatus::objects`: its few fields, not
+/// k8s-openapi's whole model).
+fn typed<T: Kind>(object: &DynamicObject) -> anyhow::Result<T> {
     let value = serde_json::to_value(object)?;
-    serde_json::from_value(value).context("unexpected object in a watch")
+    objects::from_value(&value).context("unexpected object in a watch")
+}
+
+/// A list's items as the rules read them; an error when one cannot be read, as a
+/// list that cannot be decoded.
+pub fn read_all<T: Kind>(items: &[DynamicObject]) -> anyhow::Result<Vec<T>> {
+    items.iter().map(typed).collect()
 }
 
 /// The cluster's StorageClasses, once (a claim's binding mode); `None` when they
 /// cannot be listed (a claim then waits for Bound).
 pub async fn storage_classes(client: &kube::Client) -> Option<Vec<StorageClass>> {
-    let api: Api<StorageClass> = Api::all(client.clone());
+    let classes = ApiResource::erase::<k8s_openapi::api::storage::v1::StorageClass>(&());
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &classes);
     match tokio::time::timeout(CLASSES_BOUND, api.list(&ListParams::default())).await {
-        Ok(Ok(list)) => Some(list.items),
+        Ok(Ok(list)) => read_all(&list.items)
+            .inspect_err(|e| tracing::debug!("storage classes not listed: {e}"))
+            .ok(),
         Ok(Err(e)) => {
             tracing::debug!("storage classes not listed: {e}");
             None

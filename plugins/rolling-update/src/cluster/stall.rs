@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Pod, ReplicationController};
 use kube::api::{Api, ListParams};
+use objectstatus::objects;
 use objectstatus::waiting::{Cause, Reported, controller_causes, pod_causes};
 use tokio::time::Instant;
 
@@ -113,7 +114,8 @@ impl Stall {
             causes.extend(rc_causes(rc, &self.failed_creates));
         }
         let pods = observer.new_pods.store.state();
-        causes.extend(pod_causes(pods.iter().map(|p| &**p as &Pod)));
+        let pods: Vec<objects::Pod> = pods.iter().map(|p| objects::Pod::from(&**p)).collect();
+        causes.extend(pod_causes(&pods));
         // The RC's condition stays until the controller's next attempt, which its
         // back-off may delay: after the user removed the cause and ran the command
         // again, the old refusal must not end the new run. Only one reported during
@@ -229,7 +231,7 @@ fn rc_causes(rc: &ReplicationController, events: &[Event]) -> Vec<Cause> {
         return Vec::new();
     };
     let since = condition.last_transition_time.as_ref().map(|t| t.0);
-    let current: Vec<Event> = events
+    let current: Vec<objects::Event> = events
         .iter()
         .filter(|e| {
             let at = e
@@ -242,7 +244,7 @@ fn rc_causes(rc: &ReplicationController, events: &[Event]) -> Vec<Cause> {
                 _ => true,
             }
         })
-        .cloned()
+        .map(objects::Event::from)
         .collect();
     let conditions = [(
         condition.type_.as_str(),

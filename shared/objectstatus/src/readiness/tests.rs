@@ -14,7 +14,7 @@ fn at(rule: Rule, object: Value) -> State {
 }
 
 fn pod_of(value: Value) -> Pod {
-    serde_json::from_value(value).expect("pod")
+    objects::from_value(&value).expect("pod")
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn a_job_complete_or_failed() {
 }
 
 fn class(name: &str, mode: &str, default: bool) -> StorageClass {
-    serde_json::from_value(json!({
+    objects::from_value(&json!({
         "metadata": {"name": name, "annotations": {"storageclass.kubernetes.io/is-default-class": default.to_string()}},
         "provisioner": "kubernetes.io/no-provisioner",
         "volumeBindingMode": mode,
@@ -312,7 +312,7 @@ fn a_service_with_a_ready_endpoint() {
     let svc =
         |selector: Value| json!({"metadata": {"name": "web"}, "spec": {"selector": selector}});
     let slice = |ready: bool| -> EndpointSlice {
-        serde_json::from_value(json!({"metadata": {"name": "web-x"}, "addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": ready}}]})).expect("slice")
+        objects::from_value(&json!({"metadata": {"name": "web-x"}, "addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": ready}}]})).expect("slice")
     };
     let with = |slices: &[EndpointSlice], selector: Value| {
         state(
@@ -338,7 +338,7 @@ fn a_service_with_a_ready_endpoint() {
         State::Waiting("no ready endpoints".into())
     );
     assert_eq!(with(&[slice(true)], json!({"app": "web"})), State::Ready);
-    let refused: Event = serde_json::from_value(json!({
+    let refused: Event = objects::from_value(&json!({
         "metadata": {"name": "e"}, "involvedObject": {"kind": "Service", "name": "web"},
         "reason": "FailedToUpdateEndpointSlices", "type": "Warning",
         "message": "Error updating Endpoint Slices for Service ns/web: … may not be in the loopback range",
@@ -363,7 +363,7 @@ fn a_service_with_a_ready_endpoint() {
 fn a_services_refusal_is_reported_once_whatever_the_order_of_its_addresses() {
     let svc = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}});
     let event = |at: &str, slice: &str, first: &str, second: &str| -> Event {
-        serde_json::from_value(json!({
+        objects::from_value(&json!({
             "metadata": {"name": format!("e-{at}")},
             "involvedObject": {"kind": "Service", "name": "web"},
             "reason": "FailedToUpdateEndpointSlices", "type": "Warning",
@@ -518,7 +518,7 @@ fn a_deployment_that_cannot_create_pods_is_named_and_doomed_by_admission_only() 
 #[test]
 fn a_stateful_set_names_its_failed_create_event() {
     let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"}});
-    let event: Event = serde_json::from_value(json!({
+    let event: Event = objects::from_value(&json!({
         "metadata": {"name": "e"}, "involvedObject": {"kind": "StatefulSet", "name": "db"},
         "reason": "FailedCreate", "type": "Warning", "message": format!("create Pod db-0 in StatefulSet db failed error: {PSA}"),
     }))
@@ -624,4 +624,39 @@ fn a_job_names_its_failed_pods() {
     let mut reported = crate::waiting::Reported::default();
     assert_eq!(reported.fresh(&causes).len(), 1);
     assert!(reported.fresh(&causes).is_empty(), "once per cause");
+}
+
+/// An object its rule cannot read has failed, in the words k8s-openapi's decoder used
+/// when the rules read its models (`objects` reads the same fields the same way).
+#[test]
+fn an_object_that_cannot_be_read_fails_in_the_models_words() {
+    let bad = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 3}, "status": {"updatedReplicas": "three"},
+    });
+    let model = serde_json::from_value::<k8s_openapi::api::apps::v1::Deployment>(bad.clone())
+        .expect_err("a string");
+    assert_eq!(
+        at(Rule::Deployment, bad),
+        State::Failed(format!("cannot read the object: {model}"))
+    );
+    assert_eq!(
+        model.to_string(),
+        "invalid type: string \"three\", expected i32"
+    );
+    let pod = json!({"metadata": {"name": "web-1"}, "status": {"conditions": [null]}});
+    assert_eq!(
+        at(Rule::Pod, pod),
+        State::Failed("cannot read the object: invalid type: null, expected PodCondition".into())
+    );
+    // An old server's group-version was never read as the model's.
+    let old =
+        json!({"apiVersion": "extensions/v1beta1", "kind": "DaemonSet", "metadata": {"name": "d"}});
+    assert_eq!(
+        at(Rule::DaemonSet, old),
+        State::Failed(
+            "cannot read the object: invalid value: string \"extensions/v1beta1\", expected apps/v1"
+                .into()
+        )
+    );
 }

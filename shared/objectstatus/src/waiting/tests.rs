@@ -4,11 +4,11 @@
 use super::*;
 
 fn pod(value: serde_json::Value) -> Pod {
-    serde_json::from_value(value).expect("pod")
+    crate::objects::from_value(&value).expect("pod")
 }
 
 fn event(message: &str, last: &str) -> Event {
-    serde_json::from_value(serde_json::json!({
+    crate::objects::from_value(&serde_json::json!({
         "metadata": {"name": "e"},
         "involvedObject": {"kind": "ReplicationController", "name": "web-2"},
         "reason": "FailedCreate",
