@@ -108,6 +108,15 @@ fn cases(dir: &Path) -> Vec<Case> {
             "-o",
             "name",
         ]),
+        // A URL host that is not ASCII and that IDNA refuses: Go's resolver refuses it
+        // as written without asking a server (so nothing leaves the machine).
+        create(&[
+            "-f",
+            "https://-bü.example/x.yaml",
+            "--dry-run=server",
+            "-o",
+            "name",
+        ]),
         create(&[
             "--raw",
             "/api/v1/namespaces/default/configmaps",
