@@ -10,12 +10,20 @@ use crate::node::{KUBELET_PORT, NODE_IP};
 /// started (to within the one-second period): a TCP probe of the node's kubelet port,
 /// which is open while the node runs. TCP, not an exec of `true`, so that it works in
 /// every test image, the pause images too (they hold one program and no shell).
+///
+/// Once passed it keeps passing: the probe is there to delay readiness, not to take
+/// it away, and on a loaded machine a probe can miss its one-second timeout (the
+/// kubelet's prober not scheduled in time), which with one failure allowed made a
+/// Ready pod unready for a second under a rolling update that then counted one
+/// ready pod too few. Three failures in a row with five seconds each is never a
+/// loaded machine's, and the start of readiness (one success) is unchanged.
 pub fn ready_after(delay_secs: u32) -> Value {
     json!({
         "tcpSocket": {"host": NODE_IP.to_string(), "port": KUBELET_PORT},
         "initialDelaySeconds": delay_secs,
         "periodSeconds": 1,
-        "failureThreshold": 1,
+        "timeoutSeconds": 5,
+        "failureThreshold": 3,
     })
 }
 

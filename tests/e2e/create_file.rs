@@ -65,10 +65,12 @@ async fn directory_tree_with_lists_crds_and_cluster_scoped_kinds() {
     write(
         &root,
         "b-list.json",
+        // Two lists of two kinds in one stream (a list inside a List is refused, as
+        // by kubectl: `long_tail::lists_map_and_flatten_as_kubectl_does`).
         r#"{"apiVersion": "v1", "kind": "List", "items": [
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-1"}},
-            {"apiVersion": "v1", "kind": "ConfigMapList", "items": [
-                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-2"}}]}]}"#,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-1"}}]}
+           {"apiVersion": "v1", "kind": "ConfigMapList", "items": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "from-list-2"}}]}"#,
     );
     write(
         &root,

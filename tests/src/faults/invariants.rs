@@ -36,6 +36,35 @@ pub const UPDATE_ANNOTATIONS: [&str; 4] = [
     "rolling-update.kubeplug.io/renamed-from",
 ];
 
+/// Why a pod is not Ready, from its status: the Ready condition's reason and message
+/// and each container's ready flag and restarts.
+fn unready_reason(pod: &Pod) -> String {
+    let Some(status) = &pod.status else {
+        return "no status".into();
+    };
+    let condition = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| {
+            format!(
+                "Ready={} reason={:?} message={:?}",
+                c.status,
+                c.reason.as_deref().unwrap_or_default(),
+                c.message.as_deref().unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| "no Ready condition".into());
+    let containers: Vec<String> = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| format!("{} ready={} restarts={}", c.name, c.ready, c.restart_count))
+        .collect();
+    format!("{condition}; {}", containers.join(", "))
+}
+
 /// What the update should end with.
 #[derive(Debug, Clone)]
 pub struct Expect {
@@ -54,8 +83,12 @@ pub struct Expect {
 struct Record {
     min_ready_while_alive: Option<usize>,
     max_total: usize,
-    /// The worst moment, for the failure message.
+    /// The worst moment, for the failure message: the counts and each pod.
     low_point: Option<String>,
+    /// Pods that were Ready and became unready while not being deleted, with the
+    /// client running: the node's doing (a failed probe, a restart), which the
+    /// client cannot cause; said beside a readiness failure to tell the two apart.
+    flaps: Vec<String>,
     /// The pods counted when the most were, each with its controller's uid and its
     /// labels, for the failure message: which controller made the surplus.
     at_most: Option<String>,
@@ -189,10 +222,21 @@ impl RcInvariants {
                                 p.metadata.labels.clone().unwrap_or_default(),
                                 p.status.as_ref().and_then(|s| s.phase.clone())
                             );
-                            state.insert(
-                                p.metadata.name.clone().unwrap_or_default(),
-                                (counted, pod_ready(&p), about),
-                            );
+                            let name = p.metadata.name.clone().unwrap_or_default();
+                            let ready = pod_ready(&p);
+                            if initialised
+                                && alive.load(Ordering::SeqCst)
+                                && counted
+                                && !ready
+                                && state.get(&name).is_some_and(|(_, was, _)| *was)
+                            {
+                                lock(&record).flaps.push(format!(
+                                    "  {name} at {} {about}: {}",
+                                    k8s_openapi::jiff::Timestamp::now(),
+                                    unready_reason(&p)
+                                ));
+                            }
+                            state.insert(name, (counted, ready, about));
                         }
                         watcher::Event::Delete(p) => {
                             state.remove(&p.metadata.name.clone().unwrap_or_default());
@@ -224,7 +268,18 @@ impl RcInvariants {
                         && r.min_ready_while_alive.is_none_or(|m| ready < m)
                     {
                         r.min_ready_while_alive = Some(ready);
-                        r.low_point = Some(format!("{ready} ready of {total} pods"));
+                        let mut pods: Vec<String> = state
+                            .iter()
+                            .map(|(name, (counted, ready, about))| {
+                                format!("  {name} counted={counted} ready={ready} {about}")
+                            })
+                            .collect();
+                        pods.sort();
+                        r.low_point = Some(format!(
+                            "{ready} ready of {total} pods at {}:\n{}",
+                            k8s_openapi::jiff::Timestamp::now(),
+                            pods.join("\n")
+                        ));
                     }
                 }
             })
@@ -286,6 +341,12 @@ impl RcInvariants {
                     expect.min_ready,
                     record.low_point.clone().unwrap_or_default()
                 ));
+                if !record.flaps.is_empty() {
+                    problems.push(format!(
+                        "pods that lost readiness while not being deleted (the node's doing, not the client's):\n{}",
+                        record.flaps.join("\n")
+                    ));
+                }
             }
             if record.max_spec_total > expect.max_total as i32 {
                 problems.push(format!(
