@@ -188,6 +188,64 @@ async fn watch_specs(
     }
 }
 
+/// Each pod by name: (counted: not being deleted, ready, "controller uid labels phase").
+type PodStates = HashMap<String, (bool, bool, String)>;
+
+/// Records `pod`'s new state, and a loss of readiness while it is not being deleted
+/// (`alive`: the client runs and the list is whole).
+fn note_pod(state: &mut PodStates, pod: &Pod, alive: bool, record: &Mutex<Record>) {
+    let counted = active(pod);
+    let about = format!(
+        "owner={} labels={:?} phase={:?}",
+        controller_uid(pod).unwrap_or_default(),
+        pod.metadata.labels.clone().unwrap_or_default(),
+        pod.status.as_ref().and_then(|s| s.phase.clone())
+    );
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let ready = pod_ready(pod);
+    if alive && counted && !ready && state.get(&name).is_some_and(|(_, was, _)| *was) {
+        lock(record).flaps.push(format!(
+            "  {name} at {} {about}: {}",
+            k8s_openapi::jiff::Timestamp::now(),
+            unready_reason(pod)
+        ));
+    }
+    state.insert(name, (counted, ready, about));
+}
+
+/// Updates the run-long totals from the whole list of pods: the most counted, and
+/// the fewest ready while the client runs (`alive`), each with its pods.
+fn note_counts(state: &PodStates, alive: bool, record: &Mutex<Record>) {
+    let total = state.values().filter(|(counted, _, _)| *counted).count();
+    let ready = state.values().filter(|(_, ready, _)| *ready).count();
+    let mut r = lock(record);
+    if total > r.max_total {
+        let mut counted: Vec<String> = state
+            .iter()
+            .filter(|(_, (counted, _, _))| *counted)
+            .map(|(name, (_, _, about))| format!("  {name} {about}"))
+            .collect();
+        counted.sort();
+        r.at_most = Some(counted.join("\n"));
+    }
+    r.max_total = r.max_total.max(total);
+    if alive && r.min_ready_while_alive.is_none_or(|m| ready < m) {
+        r.min_ready_while_alive = Some(ready);
+        let mut pods: Vec<String> = state
+            .iter()
+            .map(|(name, (counted, ready, about))| {
+                format!("  {name} counted={counted} ready={ready} {about}")
+            })
+            .collect();
+        pods.sort();
+        r.low_point = Some(format!(
+            "{ready} ready of {total} pods at {}:\n{}",
+            k8s_openapi::jiff::Timestamp::now(),
+            pods.join("\n")
+        ));
+    }
+}
+
 impl RcInvariants {
     /// Starts watching the pods of `namespace`; returns once the initial list is in.
     pub async fn watch(client: Client, namespace: &str) -> Self {
@@ -200,8 +258,7 @@ impl RcInvariants {
             let alive = Arc::clone(&alive);
             tokio::spawn(async move {
                 let mut ready_tx = Some(ready_tx);
-                // (counted, ready, "controller uid labels")
-                let mut state: HashMap<String, (bool, bool, String)> = HashMap::new();
+                let mut state = PodStates::new();
                 let mut initialised = false;
                 let mut stream =
                     std::pin::pin!(watcher(pods, watcher::Config::default()).default_backoff());
@@ -215,28 +272,8 @@ impl RcInvariants {
                             initialised = false;
                         }
                         watcher::Event::InitApply(p) | watcher::Event::Apply(p) => {
-                            let counted = active(&p);
-                            let about = format!(
-                                "owner={} labels={:?} phase={:?}",
-                                controller_uid(&p).unwrap_or_default(),
-                                p.metadata.labels.clone().unwrap_or_default(),
-                                p.status.as_ref().and_then(|s| s.phase.clone())
-                            );
-                            let name = p.metadata.name.clone().unwrap_or_default();
-                            let ready = pod_ready(&p);
-                            if initialised
-                                && alive.load(Ordering::SeqCst)
-                                && counted
-                                && !ready
-                                && state.get(&name).is_some_and(|(_, was, _)| *was)
-                            {
-                                lock(&record).flaps.push(format!(
-                                    "  {name} at {} {about}: {}",
-                                    k8s_openapi::jiff::Timestamp::now(),
-                                    unready_reason(&p)
-                                ));
-                            }
-                            state.insert(name, (counted, ready, about));
+                            let alive = initialised && alive.load(Ordering::SeqCst);
+                            note_pod(&mut state, &p, alive, &record);
                         }
                         watcher::Event::Delete(p) => {
                             state.remove(&p.metadata.name.clone().unwrap_or_default());
@@ -251,36 +288,7 @@ impl RcInvariants {
                     if !initialised {
                         continue;
                     }
-                    let total = state.values().filter(|(counted, _, _)| *counted).count();
-                    let ready = state.values().filter(|(_, ready, _)| *ready).count();
-                    let mut r = lock(&record);
-                    if total > r.max_total {
-                        let mut counted: Vec<String> = state
-                            .iter()
-                            .filter(|(_, (counted, _, _))| *counted)
-                            .map(|(name, (_, _, about))| format!("  {name} {about}"))
-                            .collect();
-                        counted.sort();
-                        r.at_most = Some(counted.join("\n"));
-                    }
-                    r.max_total = r.max_total.max(total);
-                    if alive.load(Ordering::SeqCst)
-                        && r.min_ready_while_alive.is_none_or(|m| ready < m)
-                    {
-                        r.min_ready_while_alive = Some(ready);
-                        let mut pods: Vec<String> = state
-                            .iter()
-                            .map(|(name, (counted, ready, about))| {
-                                format!("  {name} counted={counted} ready={ready} {about}")
-                            })
-                            .collect();
-                        pods.sort();
-                        r.low_point = Some(format!(
-                            "{ready} ready of {total} pods at {}:\n{}",
-                            k8s_openapi::jiff::Timestamp::now(),
-                            pods.join("\n")
-                        ));
-                    }
+                    note_counts(&state, alive.load(Ordering::SeqCst), &record);
                 }
             })
         };
