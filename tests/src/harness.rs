@@ -550,6 +550,12 @@ impl Cluster {
         command
             .env("PATH", self.child_path())
             .env("KUBECONFIG", &self.kubeconfig)
+            // The discovery and OpenAPI caches of this cluster only, beside its
+            // kubeconfig: the user's `~/.kube/cache` is keyed by host and port, which
+            // the clusters of earlier runs (a 1.20.2 one among them) have used before,
+            // and its answers are trusted for hours (kubectl's TTL). A test that is
+            // about the cache names its own `--cache-dir`.
+            .env("KUBECACHEDIR", self.kubeconfig.with_file_name("kube-cache"))
             // A stray proxy setting on the machine must not reroute loopback traffic.
             .env("NO_PROXY", "127.0.0.1,localhost")
             .env_remove("KUBECTL_EXTERNAL_DIFF");
