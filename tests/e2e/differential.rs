@@ -135,14 +135,16 @@ struct Pair {
 }
 
 fn run(dir: &Path, args: &[String]) -> Output {
-    // A home of its own for each line: a discovery cache warmed by the lines before
-    // would make what a client dry run checks depend on the order of the lines.
+    // A home of its own for each line, and the caches in it (not the cluster's
+    // `KUBECACHEDIR`): a discovery cache warmed by the lines before would make what
+    // a client dry run checks depend on the order of the lines.
     let home = tempfile::tempdir_in(dir).expect("home");
     cluster()
         .kubectl()
         .args(args)
         .current_dir(dir)
         .env("HOME", home.path())
+        .env_remove("KUBECACHEDIR")
         // `--edit=true` opens the editor: one that leaves the file as it is.
         .env("KUBE_EDITOR", "true")
         .stdin("")

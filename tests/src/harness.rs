@@ -404,6 +404,11 @@ impl Cmd {
         self
     }
 
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
     /// Runs in `dir` (so that relative paths in the output are the same for every run).
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.command.current_dir(dir);
