@@ -355,8 +355,18 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
     if let Some((method, uri)) = &failure.request {
         log_connection_error(method, uri, &failure.text);
     }
+    Some(checkerr_words(
+        &failure,
+        failure.request.as_ref().map(|(_, uri)| uri),
+    ))
+}
+
+/// `StandardErrorMessage`'s words for a `url.Error` of a request to `uri`: the
+/// server's host and port for a refused connection (when the URL is known), else Go's
+/// text.
+pub fn checkerr_words(failure: &Failure, uri: Option<&http::Uri>) -> String {
     if failure.refused
-        && let Some((_, uri)) = &failure.request
+        && let Some(uri) = uri
     {
         // kubectl names `url.Parse`'s `Host`: a host that is not ASCII as written,
         // and never the userinfo (`jane:password@`) the authority may hold.
@@ -364,12 +374,12 @@ pub fn standard_message(err: &(dyn StdError + 'static)) -> Option<String> {
         let host = authority
             .rsplit_once('@')
             .map_or(authority, |(_, host)| host);
-        return Some(format!(
+        return format!(
             "The connection to the server {} was refused - did you specify the right host or port?",
             crate::idn::written_authority(host)
-        ));
+        );
     }
-    Some(format!("Unable to connect to the server: {}", failure.text))
+    format!("Unable to connect to the server: {}", failure.text)
 }
 
 /// `StandardErrorMessage`'s `-v=4` log of a `url.Error` (`%s %s: %v`: no quotes):

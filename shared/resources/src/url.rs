@@ -184,7 +184,7 @@ async fn fetch_with(
         Failure::Unreachable(failure) => {
             apiclient::go_net::log_connection_error(&http::Method::GET, url, &failure.text);
             ResourceError::UrlUnreachable {
-                message: standard_message(url, &failure),
+                message: apiclient::go_net::checkerr_words(&failure, Some(url)),
             }
         }
         Failure::Retry(last) | Failure::Fatal(last) => {
@@ -199,24 +199,6 @@ fn transport_failure(err: &(dyn std::error::Error + 'static)) -> Failure {
     match apiclient::go_net::failure(err) {
         Some(failure) => Failure::Unreachable(failure),
         None => Failure::Retry(apiclient::go_net::error_chain(err)),
-    }
-}
-
-/// kubectl's `StandardErrorMessage` of the `url.Error` `http.Get` returned: the
-/// URL's host and port as written for a refused connection, else Go's text.
-fn standard_message(url: &Uri, failure: &apiclient::go_net::Failure) -> String {
-    if failure.refused {
-        // `url.Parse`'s Host: as written, without the userinfo.
-        let authority = url.authority().map_or("", |a| a.as_str());
-        let server = authority
-            .rsplit_once('@')
-            .map_or(authority, |(_, host)| host);
-        let server = apiclient::idn::written_authority(server);
-        format!(
-            "The connection to the server {server} was refused - did you specify the right host or port?"
-        )
-    } else {
-        format!("Unable to connect to the server: {}", failure.text)
     }
 }
 
