@@ -702,16 +702,87 @@ async fn aggregated_discovery_cold_is_two_requests_and_warm_none() {
     };
     assert_eq!(discovery_gets(), ["/api", "/apis"]);
     assert_eq!(discovery_gets(), Vec::<String>::new());
-    let server = std::fs::read_dir(cache.path().join("kubeplug/discovery"))
-        .expect("discovery cache")
-        .filter_map(Result::ok)
-        .next()
-        .expect("one server")
-        .path();
+    let server = server_cache_dir(&cache.path().join("kubeplug/discovery"));
     for gv in ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1"] {
         assert!(
             server.join(gv).join("serverresources.json").exists(),
             "{gv} not cached"
         );
     }
+}
+
+/// The one server directory under a discovery cache's `root`.
+fn server_cache_dir(root: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(root)
+        .expect("discovery cache")
+        .filter_map(Result::ok)
+        .next()
+        .expect("one server")
+        .path()
+}
+
+/// A discovery cache that another server left at the same address (a cluster
+/// recreated at another version): a group-version the latest group list leaves out is
+/// not trusted, as kubectl's cache does not trust it. Each cache is warmed from this
+/// server, then a fresh `batch/v1beta1` list (served by 1.20, not by 1.37) is planted
+/// in both: both map through the server and say no match. Before, create-file mapped
+/// the planted version and the server answered `NotFound`.
+#[tokio::test]
+async fn a_group_version_another_server_left_in_the_cache_is_not_trusted() {
+    if cluster().release != tests::harness::Release::Current {
+        return;
+    }
+    let ns = cluster().namespace("cf-stale-cache").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let warm = write(dir.path(), "warm.yaml", &configmap("warm", ""));
+    let cronjob = write(
+        dir.path(),
+        "cronjob.yaml",
+        "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: old}\nspec: {schedule: '* * * * *', jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}\n",
+    );
+    let planted = r#"{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"batch/v1beta1","resources":[{"name":"cronjobs","singularName":"cronjob","namespaced":true,"kind":"CronJob","verbs":["create","delete","get","list","patch","update","watch"],"shortNames":["cj"],"categories":["all"]}]}"#;
+    let plant = |root: &Path| {
+        let file = server_cache_dir(root).join("batch/v1beta1/serverresources.json");
+        std::fs::create_dir_all(file.parent().expect("a directory")).expect("mkdir");
+        std::fs::write(file, planted).expect("plant");
+    };
+    let caches = tempfile::tempdir().expect("caches");
+    let ours = caches.path().join("ours").display().to_string();
+    let theirs = caches.path().join("theirs").display().to_string();
+    let run_ours = |file: &str, extra: &[&str]| {
+        create_file(
+            &[
+                extra,
+                &["-n", ns.as_str(), "--cache-dir", &ours, "-f", file],
+            ]
+            .concat(),
+        )
+    };
+    let run_theirs = |file: &str, extra: &[&str]| {
+        let args = ["-n", ns.as_str(), "--cache-dir", &theirs, "-f", file];
+        cluster()
+            .kubectl()
+            .arg("create")
+            .args(extra)
+            .args(args)
+            .run()
+    };
+    run_ours(&warm, &["--dry-run=server"]).success();
+    run_theirs(&warm, &["--dry-run=server"]).success();
+    plant(&caches.path().join("ours/kubeplug/discovery"));
+    plant(&caches.path().join("theirs/discovery"));
+
+    let theirs_out = run_theirs(&cronjob, &[]);
+    theirs_out.code(1);
+    let ours_out = run_ours(&cronjob, &[]);
+    ours_out.code(1);
+    assert_eq!(ours_out.stdout, theirs_out.stdout);
+    assert_eq!(ours_out.stderr, theirs_out.stderr);
+    assert!(
+        ours_out
+            .stderr
+            .contains("no matches for kind \"CronJob\" in version \"batch/v1beta1\""),
+        "{}",
+        ours_out.stderr
+    );
 }

@@ -70,6 +70,17 @@ impl FakeDiscovery {
 }
 
 impl Discover for FakeDiscovery {
+    /// A server that does not aggregate: its group list names what it serves, and
+    /// says nothing when some discovery fails (the server is unreachable).
+    fn all(&self) -> BoxFuture<'_, Option<crate::mapper::aggregated::Aggregated>> {
+        let answer = self.failing.is_empty().then(|| {
+            let mut all = crate::mapper::aggregated::Aggregated::default();
+            all.stale.extend(self.lists.keys().cloned());
+            all
+        });
+        Box::pin(async move { answer })
+    }
+
     fn resources<'a>(
         &'a self,
         group_version: &'a str,

@@ -8,8 +8,10 @@
 //! `GET /apis/<group>/<version>` per group-version in use, in parallel. Each answer is
 //! kept on disk for a TTL, in kubectl's layout and format under
 //! `~/.kube/cache/kubeplug/discovery/<host_port>/<group>/<version>/serverresources.json`
-//! (or `<--cache-dir>/kubeplug/…`, `$KUBECACHEDIR/kubeplug/…`). A cached group-version that lacks a kind the input
-//! needs is fetched again, so a CRD installed since the last run is found.
+//! (or `<--cache-dir>/kubeplug/…`, `$KUBECACHEDIR/kubeplug/…`), beside the server's
+//! group list (`servergroups.json`), without which no cached group-version is
+//! trusted. A cached group-version that lacks a kind the input needs is fetched again,
+//! so a CRD installed since the last run is found.
 //!
 //! Two more sources answer without the server: CRDs in the input itself (so a CRD and
 //! its instances can go in one run, and `--dry-run=client` maps them offline), and
@@ -19,13 +21,15 @@
 //! maps through its discovery, as kubectl's does, so that a kind the server does not
 //! serve fails there too.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::{BoxFuture, join_all};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    APIGroup, APIGroupList, APIResourceList, GroupVersionForDiscovery,
+};
 use kube::core::GroupVersionKind;
 use serde_json::Value;
 
@@ -72,32 +76,39 @@ impl Discover for KubeDiscovery {
 
     fn all(&self) -> BoxFuture<'_, Option<aggregated::Aggregated>> {
         Box::pin(async move {
-            let (core, groups) = futures::join!(self.aggregated("/api"), self.aggregated("/apis"));
+            let (core, groups) = futures::join!(self.groups("/api"), self.groups("/apis"));
             let mut all = aggregated::Aggregated::default();
-            all.read(&core?).ok()?;
-            all.read(&groups?).ok()?;
+            for (body, is_aggregated) in [core?, groups?] {
+                if is_aggregated {
+                    all.read(&body).ok()?;
+                } else {
+                    all.read_plain(&body).ok()?;
+                }
+            }
             Some(all)
         })
     }
 }
 
 impl KubeDiscovery {
-    /// One aggregated answer (`/api` or `/apis`): its body when the server sent the
-    /// aggregated form.
-    async fn aggregated(&self, path: &str) -> Option<Vec<u8>> {
+    /// One answer of `/api` or `/apis`, when it succeeded: its body, and whether the
+    /// server sent the aggregated form.
+    async fn groups(&self, path: &str) -> Option<(Vec<u8>, bool)> {
         let request = http::Request::get(path)
             .header(http::header::ACCEPT, aggregated::ACCEPT)
             .body(kube::client::Body::empty())
             .ok()?;
         let response = self.0.send(request).await.ok()?;
-        let aggregated = response.status().is_success()
-            && response
-                .headers()
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(aggregated::is_aggregated);
+        if !response.status().is_success() {
+            return None;
+        }
+        let aggregated = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(aggregated::is_aggregated);
         let body = response.into_body().collect_bytes().await.ok()?;
-        aggregated.then(|| body.to_vec())
+        Some((body.to_vec(), aggregated))
     }
 }
 
@@ -161,18 +172,46 @@ impl DiscoveryCache {
         self.dir.join(group_version).join("serverresources.json")
     }
 
+    /// The server's group list, in kubectl's place and format (an `APIGroupList`).
+    fn groups_file(&self) -> PathBuf {
+        self.dir.join("servergroups.json")
+    }
+
     /// The mapping of `gvk` from the cached list of its group-version, when that
     /// list is fresh and names the kind: what a client dry run can learn of the
     /// server without asking it.
     pub fn mapping(&self, gvk: &GroupVersionKind) -> Option<Mapping> {
-        let list = self.load(&group_version(gvk))?;
+        let list = self.load(&self.served()?, &group_version(gvk))?;
         find_resource(&list, &gvk.kind).map(|r| mapping_of(gvk, r))
     }
 
-    /// The cached list, if present, readable and younger than the TTL.
-    fn load(&self, group_version: &str) -> Option<APIResourceList> {
-        let path = self.file(group_version);
-        let age = std::fs::metadata(&path)
+    /// The group-versions the server named when the cache was last filled from its
+    /// group list, if that list is present, readable and younger than the TTL.
+    ///
+    /// The cache is kept per host and port, and another server may have answered
+    /// there before (a cluster recreated at another version): a group-version's file
+    /// is trusted only when the latest group list names it, as kubectl's disk cache
+    /// trusts its `servergroups.json` first. Without a fresh list nothing cached is
+    /// trusted, so a cache written before the list existed heals on the next run.
+    fn served(&self) -> Option<BTreeSet<String>> {
+        let list: APIGroupList =
+            serde_json::from_slice(&self.read_fresh(&self.groups_file())?).ok()?;
+        let versions = list.groups.into_iter().flat_map(|g| g.versions);
+        Some(versions.map(|v| v.group_version).collect())
+    }
+
+    /// The cached list of `group_version`, if `served` names it and its file is
+    /// present, readable and younger than the TTL.
+    fn load(&self, served: &BTreeSet<String>, group_version: &str) -> Option<APIResourceList> {
+        if !served.contains(group_version) {
+            return None;
+        }
+        serde_json::from_slice(&self.read_fresh(&self.file(group_version))?).ok()
+    }
+
+    /// A cache file's bytes, if it is younger than the TTL.
+    fn read_fresh(&self, path: &Path) -> Option<Vec<u8>> {
+        let age = std::fs::metadata(path)
             .ok()?
             .modified()
             .ok()?
@@ -181,7 +220,7 @@ impl DiscoveryCache {
         if age > self.ttl {
             return None;
         }
-        serde_json::from_slice(&std::fs::read(&path).ok()?).ok()
+        std::fs::read(path).ok()
     }
 
     /// Stores a list atomically ([`crate::cache_file`]), so concurrent runs never read
@@ -189,6 +228,36 @@ impl DiscoveryCache {
     fn store(&self, group_version: &str, list: &APIResourceList) {
         if let Ok(bytes) = serde_json::to_vec(list) {
             crate::cache_file::store(&self.file(group_version), &bytes, "discovery cache");
+        }
+    }
+
+    /// Stores the server's group list: every group-version it serves (`v1`,
+    /// `apps/v1`), grouped as an `APIGroupList` (the core group's name is empty, as in
+    /// kubectl's file).
+    fn store_served<'a>(&self, served: impl IntoIterator<Item = &'a String>) {
+        let mut groups: BTreeMap<&str, Vec<GroupVersionForDiscovery>> = BTreeMap::new();
+        for gv in served {
+            let (group, version) = gv.rsplit_once('/').unwrap_or(("", gv));
+            groups
+                .entry(group)
+                .or_default()
+                .push(GroupVersionForDiscovery {
+                    group_version: gv.clone(),
+                    version: version.to_string(),
+                });
+        }
+        let list = APIGroupList {
+            groups: groups
+                .into_iter()
+                .map(|(name, versions)| APIGroup {
+                    name: name.to_string(),
+                    versions,
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        if let Ok(bytes) = serde_json::to_vec(&list) {
+            crate::cache_file::store(&self.groups_file(), &bytes, "discovery cache");
         }
     }
 }
@@ -347,6 +416,7 @@ impl RestMapper {
         }
         let needed_gvs: Vec<String> = needed.keys().cloned().collect();
         let mut to_fetch = Vec::new();
+        let mut cached_served = None;
         for (gv, kinds) in needed {
             let has_all = |list: &APIResourceList| kinds.iter().all(|k| known_kind(list, k));
             match self.served.get(&gv) {
@@ -354,10 +424,13 @@ impl RestMapper {
                 Some(Err(_)) => continue,
                 _ => {}
             }
+            let served = cached_served
+                .get_or_insert_with(|| self.cache.as_ref().and_then(DiscoveryCache::served));
             if let Some(list) = self
                 .cache
                 .as_ref()
-                .and_then(|c| c.load(&gv))
+                .zip(served.as_ref())
+                .and_then(|(c, served)| c.load(served, &gv))
                 .filter(|l| has_all(l))
             {
                 self.served.insert(gv, Ok(Some(list)));
@@ -366,9 +439,10 @@ impl RestMapper {
             to_fetch.push(gv);
         }
         // Aggregated discovery first: two requests name every group-version, all of
-        // which go to the disk cache. What it does not list is not served; a stale
-        // group-version (its aggregated API server is down) is asked on its own, so
-        // that its failure is reported.
+        // which go to the disk cache, with the group list. What it does not list is
+        // not served; a stale group-version (its aggregated API server is down), or
+        // any of a server that does not aggregate, is asked on its own, so that its
+        // failure is reported.
         if !to_fetch.is_empty()
             && let Some(all) = discover.all().await
         {
@@ -376,6 +450,7 @@ impl RestMapper {
                 for (gv, list) in &all.lists {
                     cache.store(gv, list);
                 }
+                cache.store_served(all.served());
             }
             to_fetch.retain(|gv| all.stale.contains(gv));
             for (gv, list) in all.lists {
@@ -536,7 +611,7 @@ fn mappings_from_crd(crd: &Value) -> Vec<Mapping> {
         .collect()
 }
 
-mod aggregated;
+pub(crate) mod aggregated;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,8 @@
 //! resources in two answers, `GET /api` and `GET /apis`, as kubectl 1.37 asks for
 //! them, instead of one `GET` per group-version. On 1.37 the two are about 7 KB and
 //! 20 KB. A server that does not aggregate (1.20) answers the same requests with its
-//! plain group lists; the mapper then asks per group-version as before.
+//! plain group lists, which name the group-versions it serves: the mapper then asks
+//! for each one it needs on its own, and for none the lists leave out.
 //!
 //! The answers are turned into the `APIResourceList`s of the per-group-version
 //! endpoints (client-go's `convertAPIGroup`/`convertAPIResource`), which the mapper and
@@ -92,18 +93,58 @@ struct Kind {
     kind: String,
 }
 
-/// What the aggregated answers list.
+/// A plain answer: `GET /api`'s `APIVersions` (`versions` of the core group) or
+/// `GET /apis`'s `APIGroupList` (`groups`).
+#[derive(Deserialize)]
+struct Plain {
+    #[serde(default)]
+    versions: Vec<String>,
+    #[serde(default)]
+    groups: Vec<PlainGroup>,
+}
+
+#[derive(Deserialize)]
+struct PlainGroup {
+    #[serde(default)]
+    versions: Vec<PlainVersion>,
+}
+
+#[derive(Deserialize)]
+struct PlainVersion {
+    #[serde(rename = "groupVersion")]
+    group_version: String,
+}
+
+/// What the answers of `GET /api` and `GET /apis` list.
 #[derive(Debug, Default)]
 pub struct Aggregated {
     /// Group-version (`v1`, `apps/v1`) → its resources.
     pub lists: HashMap<String, APIResourceList>,
-    /// Group-versions whose aggregated API server did not answer the API server: asked
-    /// on their own, so that their failure is reported as such.
+    /// Group-versions served whose resources the answers do not carry, to be asked on
+    /// their own: those whose aggregated API server did not answer the API server
+    /// (so that their failure is reported as such), and every one named by a server
+    /// that does not aggregate.
     pub stale: HashSet<String>,
 }
 
 impl Aggregated {
-    /// Adds one answer (`GET /api` or `GET /apis`).
+    /// Every group-version the answers name as served, with or without its resources:
+    /// what the disk cache keeps as the server's group list.
+    pub fn served(&self) -> impl Iterator<Item = &String> {
+        self.lists.keys().chain(&self.stale)
+    }
+
+    /// Adds one plain answer (`GET /api` or `GET /apis` of a server that does not
+    /// aggregate): its group-versions, whose resources are asked on their own.
+    pub fn read_plain(&mut self, body: &[u8]) -> Result<(), serde_json::Error> {
+        let plain: Plain = serde_json::from_slice(body)?;
+        let groups = plain.groups.into_iter().flat_map(|g| g.versions);
+        self.stale.extend(plain.versions);
+        self.stale.extend(groups.map(|v| v.group_version));
+        Ok(())
+    }
+
+    /// Adds one aggregated answer (`GET /api` or `GET /apis`).
     pub fn read(&mut self, body: &[u8]) -> Result<(), serde_json::Error> {
         let list: DiscoveryList = serde_json::from_slice(body)?;
         for group in list.items {
@@ -212,6 +253,25 @@ mod tests {
             aggregated.stale.contains("metrics.k8s.io/v1beta1"),
             "asked on its own"
         );
+    }
+
+    /// v1.20.2's plain answers: every group-version is served, none carries its
+    /// resources.
+    #[test]
+    fn plain_answers_name_the_group_versions_to_ask() {
+        let mut answers = Aggregated::default();
+        answers
+            .read_plain(
+                br#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}"#,
+            )
+            .expect("/api");
+        answers
+            .read_plain(br#"{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"batch","versions":[{"groupVersion":"batch/v1","version":"v1"},{"groupVersion":"batch/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"batch/v1","version":"v1"}}]}"#)
+            .expect("/apis");
+        assert!(answers.lists.is_empty());
+        let mut served: Vec<&String> = answers.served().collect();
+        served.sort();
+        assert_eq!(served, ["batch/v1", "batch/v1beta1", "v1"]);
     }
 
     #[test]

@@ -343,3 +343,80 @@ async fn list_kinds_are_answered_from_the_disk_cache() {
     assert_eq!(fake.requested(), ["v1"]);
     assert!(second.lookup_list(&gvk("", "v1", "ConfigMapList")).is_ok());
 }
+
+/// The cache is kept per host and port, where another server may have answered
+/// before: a group-version's file counts only while the latest group list names it.
+#[tokio::test]
+async fn a_group_version_the_latest_group_list_leaves_out_is_not_trusted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
+    let cronjob_beta = gvk("batch", "v1beta1", "CronJob");
+    // An old server at this address served batch/v1beta1, and it was cached.
+    let old = FakeDiscovery::standard()
+        .serve("batch/v1", &[("Job", "jobs", true)])
+        .serve("batch/v1beta1", &[("CronJob", "cronjobs", true)]);
+    mapper(&old, Some(cache.clone()))
+        .prepare([cronjob_beta.clone()])
+        .await;
+    assert!(cache.mapping(&cronjob_beta).is_some());
+
+    // The new server no longer serves it. A run that had to ask it (a kind the
+    // cache lacks) rewrote the group list…
+    let new = FakeDiscovery::standard().serve(
+        "batch/v1",
+        &[("Job", "jobs", true), ("CronJob", "cronjobs", true)],
+    );
+    mapper(&new, Some(cache.clone()))
+        .prepare([gvk("batch", "v1", "CronJob")])
+        .await;
+    assert!(
+        dir.path()
+            .join("batch/v1beta1/serverresources.json")
+            .is_file(),
+        "the old file is still there"
+    );
+    // …so the old file no longer maps: the server is asked, and says no match.
+    assert!(cache.mapping(&cronjob_beta).is_none());
+    let err = mapper(&new, Some(cache.clone()))
+        .mapping(&cronjob_beta)
+        .await
+        .expect_err("not served");
+    assert_eq!(
+        err.to_string(),
+        "no matches for kind \"CronJob\" in version \"batch/v1beta1\""
+    );
+    assert_eq!(
+        new.requested(),
+        ["batch/v1"],
+        "batch/v1beta1 is not asked: the group list leaves it out"
+    );
+}
+
+/// A cache without a group list (written before it was kept, or left half by a
+/// failed discovery) is not trusted: the server is asked, and the list written.
+#[tokio::test]
+async fn a_cache_without_a_group_list_is_refilled_from_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = DiscoveryCache::new(dir.path(), Duration::from_secs(3600));
+    let fake = FakeDiscovery::standard();
+    mapper(&fake, Some(cache.clone()))
+        .prepare([gvk("", "v1", "Pod")])
+        .await;
+    std::fs::remove_file(dir.path().join("servergroups.json")).expect("a group list");
+    assert!(cache.mapping(&gvk("", "v1", "Pod")).is_none());
+    mapper(&fake, Some(cache.clone()))
+        .prepare([gvk("", "v1", "Pod")])
+        .await;
+    assert_eq!(fake.requested(), ["v1", "v1"]);
+    let list = std::fs::read_to_string(dir.path().join("servergroups.json")).expect("rewritten");
+    assert_eq!(
+        list,
+        concat!(
+            r#"{"apiVersion":"v1","kind":"APIGroupList","groups":["#,
+            r#"{"apiVersion":"v1","kind":"APIGroup","name":"","versions":[{"groupVersion":"v1","version":"v1"}]},"#,
+            r#"{"apiVersion":"v1","kind":"APIGroup","name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}]}]}"#
+        ),
+        "kubectl's APIGroupList, the core group's name empty"
+    );
+    assert!(cache.mapping(&gvk("", "v1", "Pod")).is_some());
+}
