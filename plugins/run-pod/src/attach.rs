@@ -187,7 +187,7 @@ impl Session {
         // While it waits, the pod's scheduling or waiting reason goes to stderr;
         // kubectl says nothing until its timeout.
         let why = Some(&mut *err as &mut dyn Write);
-        match wait_for_pod(
+        let fallback = match wait_for_pod(
             &pods,
             &name,
             self.timeout,
@@ -197,12 +197,21 @@ impl Session {
         )
         .await?
         {
-            Waited::Completed(pod) => self.print_logs(&pods, &pod, None, None).await?,
-            Waited::Ready(pod) => self.attach_ready(&pods, &pod, err).await?,
-        }
+            Waited::Completed(pod) => {
+                self.print_logs(&pods, &pod, FromLog::ALL, false).await?;
+                None
+            }
+            Waited::Ready(pod) => self
+                .attach_ready(&pods, &pod, err)
+                .await?
+                .map(|from| (pod, from)),
+        };
         let wait_for_exit =
             !self.leave_stdin_open && matches!(self.restart_policy.as_str(), "Never" | "OnFailure");
         if !wait_for_exit {
+            if let Some((pod, from)) = fallback {
+                self.print_logs(&pods, &pod, from, false).await?;
+            }
             return Ok(ExitCode::SUCCESS);
         }
         // For Never the pod may fail or succeed; for OnFailure only success ends it.
@@ -211,16 +220,24 @@ impl Session {
         } else {
             |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
         };
-        let pod = match wait_for_pod(
+        let exit = wait_for_pod(
             &pods,
             &name,
             self.timeout,
             self.watch_timeout,
             finished,
             None,
-        )
-        .await?
-        {
+        );
+        let waited = match &fallback {
+            // Beyond kubectl, whose fallback reads the log once: the command waits for
+            // the pod's end anyway, so its log is followed meanwhile, and what the
+            // container writes after the attach failed is not lost.
+            Some((pod, from)) => {
+                while_following(self.print_logs(&pods, pod, *from, true), exit).await
+            }
+            None => exit.await,
+        };
+        let pod = match waited? {
             Waited::Ready(pod) | Waited::Completed(pod) => pod,
         };
         exit_code_of(&pod)
@@ -228,8 +245,13 @@ impl Session {
 
     /// kubectl 1.37's `handleAttachPod` for a running pod: the log so far and the
     /// attach, joined without a gap or a repeated line (`stream`, `replay`); if
-    /// attaching fails, a warning and the log written since.
-    async fn attach_ready(&self, pods: &Api<Pod>, pod: &Pod, err: &mut dyn Write) -> Result<()> {
+    /// attaching fails, a warning, and where the log is to be printed from instead.
+    async fn attach_ready(
+        &self,
+        pods: &Api<Pod>,
+        pod: &Pod,
+        err: &mut dyn Write,
+    ) -> Result<Option<FromLog>> {
         let name = pod.metadata.name.clone().unwrap_or_default();
         let container = container_name(pod);
         let mut pre = replay::PreAttach::new(pods, &name, container.clone());
@@ -243,7 +265,7 @@ impl Session {
             detach_keys: &self.detach_keys,
         };
         let (why, printed, input_open) = match stream::attach(pods, &request, err, &mut pre).await {
-            Ok(stream::Outcome::Ended) => return Ok(()),
+            Ok(stream::Outcome::Ended) => return Ok(None),
             Ok(stream::Outcome::Cut {
                 why,
                 printed,
@@ -258,9 +280,10 @@ impl Session {
                     "warning: couldn't attach to pod/{name}, falling back to streaming logs: {}",
                     plain_message(&e)
                 )?;
-                return self
-                    .print_logs(pods, pod, pre.read_at, pre.printed_through)
-                    .await;
+                return Ok(Some(FromLog {
+                    since: pre.read_at,
+                    printed_through: pre.printed_through,
+                }));
             }
         };
         self.after_cut(&request, &why, input_open, err)?;
@@ -272,7 +295,8 @@ impl Session {
             &printed,
             pre.printed_through,
         )
-        .await
+        .await?;
+        Ok(None)
     }
 
     /// What a cut attach leaves of the session. Output resumes from the log; input
@@ -416,14 +440,19 @@ impl Session {
         &self,
         pods: &Api<Pod>,
         pod: &Pod,
-        since: Option<Timestamp>,
-        printed_through: Option<Timestamp>,
+        from: FromLog,
+        follow: bool,
     ) -> Result<()> {
+        let FromLog {
+            since,
+            printed_through,
+        } = from;
         let name = pod.metadata.name.clone().unwrap_or_default();
         let params = LogParams {
             container: container_name(pod),
             since_time: since,
             timestamps: printed_through.is_some(),
+            follow,
             ..Default::default()
         };
         let stream = pods.log_stream(&name, &params).await?;
@@ -542,6 +571,49 @@ pub fn running_and_ready(pod: &Pod) -> Result<bool, ()> {
 /// (`Err(())`), or `timeout` passes (each watch request asking the server for
 /// `watch_timeout`). A deleted pod is kubectl's NotFound error.
 /// With `why`, a wait that stalls says why there (see [`Why`]).
+/// Where a log is printed from: the log replay's second (`since`), leaving out the
+/// lines it printed (written up to `printed_through`).
+#[derive(Debug, Clone, Copy)]
+struct FromLog {
+    since: Option<Timestamp>,
+    printed_through: Option<Timestamp>,
+}
+
+impl FromLog {
+    /// The whole log.
+    const ALL: FromLog = FromLog {
+        since: None,
+        printed_through: None,
+    };
+}
+
+/// How long a followed log may go on once the pod is seen ended: the kubelet ends the
+/// stream as the container ends, and the pod's status can come first.
+const LOG_DRAIN: Duration = Duration::from_secs(2);
+
+/// Waits for `exit` while `logs` follows the pod's log; a log that fails (a closed
+/// stdout) ends the wait with its error. A wait that fails (its timeout) stops the log.
+async fn while_following<T>(
+    logs: impl std::future::Future<Output = Result<()>>,
+    exit: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let mut logs = std::pin::pin!(logs);
+    let mut exit = std::pin::pin!(exit);
+    let waited = tokio::select! {
+        waited = &mut exit => waited,
+        printed = &mut logs => {
+            printed?;
+            return exit.await;
+        }
+    };
+    if waited.is_ok()
+        && let Ok(printed) = tokio::time::timeout(LOG_DRAIN, logs).await
+    {
+        printed?;
+    }
+    waited
+}
+
 async fn wait_for_pod(
     pods: &Api<Pod>,
     name: &str,

@@ -128,8 +128,8 @@ impl Log {
 
 /// How much of the log's text to print before the attach's output: up to where
 /// `first`, the bytes the attach brought first on one stream (everything it held
-/// when the log was read, the first of them arriving at `arrived`), begin in it.
-/// The rest of the log is in the attach's output.
+/// when the log was asked for, the first of them arriving at `arrived`), begin in
+/// it. The rest of the log is in the attach's output.
 pub fn join(log: &Log, first: &[u8], arrived: Timestamp) -> usize {
     let text = &log.text;
     let all = text.len();
@@ -139,7 +139,8 @@ pub fn join(log: &Log, first: &[u8], arrived: Timestamp) -> usize {
         return all;
     };
     let line = &first[..=newline];
-    let mut whole = Vec::new();
+    let mut full = Vec::new();
+    let mut to_end = Vec::new();
     let mut line_only = Vec::new();
     for at in 0..=text.len().saturating_sub(line.len()) {
         if !text[at..].starts_with(line) {
@@ -147,14 +148,24 @@ pub fn join(log: &Log, first: &[u8], arrived: Timestamp) -> usize {
         }
         let rest = &text[at..];
         let common = rest.iter().zip(first).take_while(|(a, b)| a == b).count();
-        if common == rest.len().min(first.len()) {
-            whole.push(at);
+        if common == first.len() {
+            full.push(at);
+        } else if common == rest.len() {
+            to_end.push(at);
         } else {
             // The other stream's lines are interleaved in the log.
             line_only.push(at);
         }
     }
-    let candidates = if whole.is_empty() { line_only } else { whole };
+    // Bytes that came before the log was asked for were written before it was read,
+    // so the log holds all of them at the true place. A place where the log ends
+    // before they do is a coincidence of text (the log's last line ending as they
+    // begin: "51\n" then "1\n2\n…"), unless no place holds them all (the runtime's log
+    // writer lagging behind its attach).
+    let candidates = [full, to_end, line_only]
+        .into_iter()
+        .find(|c| !c.is_empty())
+        .unwrap_or_default();
     pick(log, &candidates, line.len(), arrived).unwrap_or(all)
 }
 
@@ -227,6 +238,23 @@ mod tests {
         // "1\n" ends the first two lines; only the first is followed by what came.
         assert_eq!(join(&log, b"1\n11\n2\n", at(1)), 0);
         assert_eq!(join(&log, b"1\n2\n12\n", at(1)), 3);
+    }
+
+    /// Seen on a loaded node: `seq 1 50` in one chunk, then `51` more than a
+    /// millisecond later, both written before the chunk arrived. "1\n" also ends the
+    /// log's last line; only the log's start holds all that came.
+    #[test]
+    fn a_log_ending_as_the_attach_begins_is_no_join() {
+        let mut lines: Vec<(i64, String)> = (1..=50).map(|i| (0, i.to_string())).collect();
+        lines.push((3, "51".to_string()));
+        let lines: Vec<(i64, &str)> = lines.iter().map(|(t, l)| (*t, l.as_str())).collect();
+        let log = log(&lines);
+        let chunk: String = (1..=50).map(|i| format!("{i}\n")).collect();
+        assert_eq!(join(&log, chunk.as_bytes(), at(20)), 0);
+        // When the log holds nothing of the attach's but that coincidence, the log
+        // writer is taken to lag: the log's end is where the attach began.
+        let log = self::log(&[(0, "50"), (3, "51")]);
+        assert_eq!(join(&log, b"1\n2\n", at(20)), 4);
     }
 
     #[test]

@@ -228,12 +228,17 @@ async fn replay_before(
     early: &mut Early,
     err: &mut dyn Write,
 ) -> Result<()> {
+    // What came before the log is asked for was written before it is read: the log
+    // holds all of it, which `join` relies on to tell the true place from a
+    // coincidence of text. What comes during the read may be newer than the log.
+    early.drain();
+    let first = early.first();
     let log = match pre.read().await {
         Ok(log) => log,
         Err(e) => return warn_unread(&e, err),
     };
     early.drain();
-    let print = match early.first() {
+    let print = match first {
         Some((bytes, arrived)) => replay::join(&log, &bytes, arrived),
         None => log.text.len(),
     };
@@ -708,6 +713,32 @@ mod tests {
             ],
         );
         assert_eq!(out, "6\n7\n");
+    }
+
+    /// Seen on a loaded node: the attach began with `seq 1 50`'s chunk, which came
+    /// after the log (1 to 51, 51 written 3 ms after the chunk) was printed whole. The
+    /// log's last line also ends in "1\n": the chunk is all in the log from its start,
+    /// so all of it was printed already.
+    #[test]
+    fn a_late_attach_joins_where_the_log_holds_all_it_brought() {
+        let mut lines: Vec<(i64, String)> = (1..=50).map(|n| (0, n.to_string())).collect();
+        lines.push((3, "51".to_string()));
+        let log = printed_log(
+            &lines
+                .iter()
+                .map(|(t, l)| (*t, l.as_str()))
+                .collect::<Vec<_>>(),
+        );
+        let chunk: String = (1..=50).map(|n| format!("{n}\n")).collect();
+        let out = through(
+            log,
+            &[
+                (Which::Out, &chunk),
+                (Which::Out, "51\n"),
+                (Which::Out, "52\n"),
+            ],
+        );
+        assert_eq!(out, "52\n");
     }
 
     #[test]
