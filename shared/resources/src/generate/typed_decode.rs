@@ -14,7 +14,9 @@
 //!   written at its zero value (`name: ""`, `containers: []`), as the model's decode
 //!   defaults it and its encode writes it;
 //! - maps (`additionalProperties`) keep their keys; list items and map values are
-//!   walked by their schema;
+//!   walked by their schema, a `null` one is its type's zero value, as kubectl's Go
+//!   decoder leaves it (`args: [null]` is `[""]`, `nodeSelector: {a: null}` is
+//!   `{a: ""}`, a `null` container one named `""`), where k8s-openapi refused it;
 //! - a value of the wrong type is refused with serde's words, as the round trip said
 //!   them (`invalid type: integer `3`, expected a string`), at the first bad field in
 //!   key order. kubectl names the Go type there (`json: cannot unmarshal number into
@@ -135,7 +137,7 @@ impl Walk<'_> {
                 };
                 let items: Result<Vec<Value>, String> = items
                     .iter()
-                    .map(|v| self.value(item, v, depth + 1))
+                    .map(|v| self.element(item, v, depth + 1))
                     .collect();
                 Ok(Value::Array(items?))
             }
@@ -148,7 +150,7 @@ impl Walk<'_> {
                 };
                 let mut out = Map::new();
                 for (key, v) in map {
-                    out.insert(key.clone(), self.value(values, v, depth + 1)?);
+                    out.insert(key.clone(), self.element(values, v, depth + 1)?);
                 }
                 Ok(Value::Object(out))
             }
@@ -156,11 +158,24 @@ impl Walk<'_> {
         }
     }
 
-    /// The zero value the model's decoder gives a required field that is missing.
+    /// A list item or a map value: `null` is the type's zero value, as Go's decoder
+    /// leaves it (`[null]` of containers is one container named `""`; k8s-openapi
+    /// refused it), anything else is walked.
+    fn element(&self, schema: &Value, value: &Value, depth: usize) -> Result<Value, String> {
+        if value.is_null() {
+            Ok(self.zero(schema, depth))
+        } else {
+            self.value(schema, value, depth)
+        }
+    }
+
+    /// The zero value the model's decoder gives a required field that is missing, and
+    /// Go's decoder a `null` item.
     fn zero(&self, schema: &Value, depth: usize) -> Value {
         if let Some(name) = reference(schema) {
             return match name {
-                QUANTITY => Value::from(""),
+                // Go's zero Quantity; no model requires one.
+                QUANTITY => Value::from("0"),
                 INT_OR_STRING => Value::from(0),
                 _ if depth > MAX_DEPTH => Value::Object(Map::new()),
                 _ => self
