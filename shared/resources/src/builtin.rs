@@ -13,12 +13,13 @@
 //! kinds and of every type they reach, generated from the same typed models (their
 //! `schemars` descriptions) by the test `schema_is_generated_from_the_typed_models`,
 //! which `cargo xtask codegen` runs to rewrite it. It keeps what validation reads
-//! (`type`, `properties`, `items`, `additionalProperties`, `required`, `$ref`) and
-//! `x-kubernetes-group-version-kind` on each kind; descriptions are dropped. It is
-//! validated by [`crate::openapi`], kubectl's validator, so offline problems read as
-//! they would against a server's document. The binary carries it deflated (about 12 KB
-//! instead of 125 KB): `schema.json.deflate`, which the same test keeps equal to the
-//! JSON.
+//! (`type`, `properties`, `items`, `additionalProperties`, `required`, `$ref`),
+//! `x-kubernetes-group-version-kind` on each kind and an integer's `format` (`int32`
+//! or `int64`, for run-pod's decode of `--overrides`, `crate::generate`); descriptions
+//! are dropped. It is validated by [`crate::openapi`], kubectl's validator, so offline
+//! problems read as they would against a server's document. The binary carries it
+//! deflated (about 12 KB instead of 127 KB): `schema.json.deflate`, which the same test
+//! keeps equal to the JSON.
 
 use std::sync::OnceLock;
 
