@@ -148,12 +148,11 @@ const KUBECTL_SCHEME: &[&str] = &[
 /// read as `api_version` and `kind`, then its pod spec's quantities canonicalised.
 fn decode(api_version: &str, kind: &str, obj: Value) -> Result<Value, Error> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let schema = crate::builtin::schema();
-    let Some(model) = schema.model(group, version, kind) else {
+    let Some(model) = crate::builtin::model(group, version, kind) else {
         // The built-in schema lacks it only in a build that skipped its generation.
         return Ok(obj);
     };
-    let mut value = super::typed_decode::decode(schema, model, &obj)
+    let mut value = super::typed_decode::decode(model, &obj)
         .map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
     // kubectl's typed decode canonicalises a Quantity (`0.5` → `500m`) and rejects an
     // invalid one.

@@ -26,7 +26,10 @@ pub fn pod(params: &RunParams) -> Result<Value, Error> {
     let labels = params.labels()?;
     let mut spec = pod_spec(params, env)?;
     spec.insert("dnsPolicy".into(), Value::from("ClusterFirst"));
-    spec.insert("restartPolicy".into(), Value::from(restart_or(params, "Always")));
+    spec.insert(
+        "restartPolicy".into(),
+        Value::from(restart_or(params, "Always")),
+    );
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::from(params.name.clone()));
     metadata.insert("labels".into(), string_map(labels));
@@ -54,7 +57,11 @@ pub(super) fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
 
 /// A `map[string]string` (labels, annotations, a selector) as JSON.
 pub(super) fn string_map(map: BTreeMap<String, String>) -> Value {
-    Value::Object(map.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+    Value::Object(
+        map.into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    )
 }
 
 /// `--restart` if given, else the generator's default.
@@ -99,7 +106,10 @@ pub(super) fn pod_spec(
     }
     set("resources", Value::Object(resources));
     if params.privileged {
-        set("securityContext", object([("privileged", Value::Bool(true))]));
+        set(
+            "securityContext",
+            object([("privileged", Value::Bool(true))]),
+        );
     }
     if let Some(env) = env {
         set("env", Value::Array(env));

@@ -28,7 +28,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use crate::openapi::OpenApiV2;
+use crate::builtin::definition;
 
 const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 const INT_OR_STRING: &str = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
@@ -39,17 +39,16 @@ const FIELDS_V1: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1";
 /// require themselves; a hostile schema must not recurse forever).
 const MAX_DEPTH: usize = 64;
 
-/// Decodes `object` as the model `model` of `schema` and encodes it back (see the
-/// module); the error is serde's message.
-pub(super) fn decode(schema: &OpenApiV2, model: &str, object: &Value) -> Result<Value, String> {
-    Walk { schema }.model(model, object, 0)
+/// Decodes `object` as the built-in schema's model `model` and encodes it back (see
+/// the module); the error is serde's message.
+pub(super) fn decode(model: &str, object: &Value) -> Result<Value, String> {
+    Walk.model(model, object, 0)
 }
 
-struct Walk<'a> {
-    schema: &'a OpenApiV2,
-}
+/// The walk, along the built-in schema.
+struct Walk;
 
-impl Walk<'_> {
+impl Walk {
     /// A value of a named model: the types k8s-openapi encodes itself, or a struct.
     fn model(&self, name: &str, value: &Value, depth: usize) -> Result<Value, String> {
         match name {
@@ -59,7 +58,7 @@ impl Walk<'_> {
             // Raw JSON, kept as it is.
             FIELDS_V1 => Ok(value.clone()),
             _ => {
-                let Some(definition) = self.schema.definition(name) else {
+                let Some(definition) = definition(name) else {
                     return Ok(value.clone());
                 };
                 match definition.get("properties").and_then(Value::as_object) {

@@ -60,7 +60,13 @@ pub fn deployment(params: &RunParams) -> Result<Value, Error> {
         ("strategy", object([])),
         ("template", template),
     ]);
-    Ok(resource("apps/v1", "Deployment", metadata, spec, object([])))
+    Ok(resource(
+        "apps/v1",
+        "Deployment",
+        metadata,
+        spec,
+        object([]),
+    ))
 }
 
 /// `run/v1`: kubectl 1.17's `BasicReplicationController`: `--replicas` pods, selected
@@ -75,7 +81,13 @@ pub fn replication_controller(params: &RunParams) -> Result<Value, Error> {
         ("template", template),
     ]);
     let status = object([("replicas", Value::from(0))]);
-    Ok(resource("v1", "ReplicationController", metadata, spec, status))
+    Ok(resource(
+        "v1",
+        "ReplicationController",
+        metadata,
+        spec,
+        status,
+    ))
 }
 
 /// `job/v1`: a Job running the pod to completion. Without `--restart` the pod restarts

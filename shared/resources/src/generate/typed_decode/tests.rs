@@ -75,12 +75,16 @@ fn generated() -> Vec<Value> {
     .flat_map(|g| {
         [
             g.generate(&params).expect("generated"),
-            g.generate(&RunParams::new("x", "busybox")).expect("generated"),
+            g.generate(&RunParams::new("x", "busybox"))
+                .expect("generated"),
         ]
     })
     .collect();
     for g in [ServiceGenerator::V1, ServiceGenerator::V2] {
-        objects.push(g.generate(&ServiceParams::for_run(&params)).expect("service"));
+        objects.push(
+            g.generate(&ServiceParams::for_run(&params))
+                .expect("service"),
+        );
     }
     objects
 }
@@ -258,7 +262,9 @@ fn a_wrong_type_reads_as_the_model_said_it() {
         .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
-        Some("unable to decode the overridden object: invalid type: integer `3`, expected a string")
+        Some(
+            "unable to decode the overridden object: invalid type: integer `3`, expected a string"
+        )
     );
     let e = apply_overrides(
         pod(json!({"containers": []})),
@@ -269,7 +275,9 @@ fn a_wrong_type_reads_as_the_model_said_it() {
     .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
-        Some("unable to decode the overridden object: invalid type: string \"x\", expected a sequence")
+        Some(
+            "unable to decode the overridden object: invalid type: string \"x\", expected a sequence"
+        )
     );
 }
 
