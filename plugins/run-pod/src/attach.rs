@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use futures::TryStreamExt as _;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, LogParams};
 use kube::runtime::watcher;
@@ -32,8 +32,10 @@ use cli::SilentExit;
 use cli::interrupt::Interrupt;
 
 use crate::create::Created;
+use pod::Pod;
 
 pub mod detach;
+mod pod;
 mod replay;
 mod resume;
 mod stdin;
@@ -182,13 +184,15 @@ impl Session {
     }
 
     async fn attach_and_wait(&self, err: &mut dyn Write) -> Result<ExitCode> {
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
-        let name = self.attachable_pod(&pods, err).await?;
+        // Logs and the attach by name; the pods themselves read as JSON (`pod`).
+        let pods: Api<core::Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let objects = pod::api(self.client.clone(), &self.namespace);
+        let name = self.attachable_pod(&objects, err).await?;
         // While it waits, the pod's scheduling or waiting reason goes to stderr;
         // kubectl says nothing until its timeout.
         let why = Some(&mut *err as &mut dyn Write);
         let fallback = match wait_for_pod(
-            &pods,
+            &objects,
             &name,
             self.timeout,
             self.watch_timeout,
@@ -216,12 +220,12 @@ impl Session {
         }
         // For Never the pod may fail or succeed; for OnFailure only success ends it.
         let finished: fn(&Pod) -> Result<bool, ()> = if self.restart_policy == "OnFailure" {
-            |p| Ok(phase(p) == "Succeeded")
+            |p| Ok(p.phase() == "Succeeded")
         } else {
-            |p| Ok(matches!(phase(p), "Succeeded" | "Failed"))
+            |p| Ok(matches!(p.phase(), "Succeeded" | "Failed"))
         };
         let exit = wait_for_pod(
-            &pods,
+            &objects,
             &name,
             self.timeout,
             self.watch_timeout,
@@ -248,12 +252,12 @@ impl Session {
     /// attaching fails, a warning, and where the log is to be printed from instead.
     async fn attach_ready(
         &self,
-        pods: &Api<Pod>,
+        pods: &Api<core::Pod>,
         pod: &Pod,
         err: &mut dyn Write,
     ) -> Result<Option<FromLog>> {
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let container = container_name(pod);
+        let name = pod.name();
+        let container = pod.container_name();
         let mut pre = replay::PreAttach::new(pods, &name, container.clone());
         let request = stream::Request {
             pod: &name,
@@ -333,7 +337,11 @@ impl Session {
 
     /// The pod to attach to: the created Pod itself, or the first pod matching the
     /// workload's selector (kubectl's `AttachablePodForObject`), waiting for it to appear.
-    async fn attachable_pod(&self, pods: &Api<Pod>, err: &mut dyn Write) -> Result<String> {
+    async fn attachable_pod(
+        &self,
+        pods: &Api<DynamicObject>,
+        err: &mut dyn Write,
+    ) -> Result<String> {
         if self.created.get("kind").and_then(Value::as_str) == Some("Pod") {
             return self
                 .created
@@ -438,7 +446,7 @@ impl Session {
     /// the log from `since` may begin with them).
     async fn print_logs(
         &self,
-        pods: &Api<Pod>,
+        pods: &Api<core::Pod>,
         pod: &Pod,
         from: FromLog,
         follow: bool,
@@ -447,9 +455,9 @@ impl Session {
             since,
             printed_through,
         } = from;
-        let name = pod.metadata.name.clone().unwrap_or_default();
+        let name = pod.name();
         let params = LogParams {
-            container: container_name(pod),
+            container: pod.container_name(),
             since_time: since,
             timestamps: printed_through.is_some(),
             follow,
@@ -540,29 +548,11 @@ fn plain_message(e: &anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-fn phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or_default()
-}
-
-fn container_name(pod: &Pod) -> Option<String> {
-    pod.spec
-        .as_ref()
-        .and_then(|s| s.containers.first())
-        .map(|c| c.name.clone())
-}
-
 /// kubectl's `podRunningAndReady`: `Err(())` means the pod already completed.
 pub fn running_and_ready(pod: &Pod) -> Result<bool, ()> {
-    match phase(pod) {
+    match pod.phase() {
         "Succeeded" | "Failed" => Err(()),
-        "Running" => Ok(pod
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))),
+        "Running" => Ok(pod.ready()),
         _ => Ok(false),
     }
 }
@@ -615,7 +605,7 @@ async fn while_following<T>(
 }
 
 async fn wait_for_pod(
-    pods: &Api<Pod>,
+    pods: &Api<DynamicObject>,
     name: &str,
     timeout: Duration,
     watch_timeout: u32,
@@ -637,7 +627,7 @@ async fn wait_for_pod(
                     anyhow::bail!("the watch on pod {name} ended unexpectedly")
                 };
                 let pod = match event {
-                    watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => pod,
+                    watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => Pod::from(pod),
                     watcher::Event::Delete(_) => anyhow::bail!("pods \"{name}\" not found"),
                     watcher::Event::Init | watcher::Event::InitDone => continue,
                 };
@@ -689,7 +679,7 @@ impl Default for Why {
 impl Why {
     fn observe(&mut self, pod: Pod) {
         let ready = running_and_ready(&pod) == Ok(true);
-        let state = Some((phase(&pod).to_string(), ready));
+        let state = Some((pod.phase().to_string(), ready));
         if state != self.state {
             self.state = state;
             self.moved_at = tokio::time::Instant::now();
@@ -715,7 +705,10 @@ impl Why {
         if tokio::time::Instant::now() < self.moved_at + STALL_AFTER {
             return Vec::new();
         }
-        let causes = objectstatus::waiting::pod_causes([&objectstatus::objects::Pod::from(pod)]);
+        let Some(view) = pod.status_view() else {
+            return Vec::new();
+        };
+        let causes = objectstatus::waiting::pod_causes([&view]);
         self.reported
             .fresh(&causes)
             .into_iter()
@@ -749,27 +742,20 @@ impl ContainerExit {
 
 /// The command's outcome from the finished pod, as kubectl run reports it.
 pub fn exit_code_of(pod: &Pod) -> Result<ExitCode> {
-    let ns = pod.metadata.namespace.clone().unwrap_or_default();
-    let name = pod.metadata.name.clone().unwrap_or_default();
-    match phase(pod) {
+    let ns = pod.namespace();
+    let name = pod.name();
+    match pod.phase() {
         "Succeeded" => Ok(ExitCode::SUCCESS),
         "Failed" => {
-            let terminated = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.container_statuses.as_ref())
-                .and_then(|cs| cs.first())
-                .and_then(|c| c.state.as_ref())
-                .and_then(|s| s.terminated.as_ref());
-            let Some(t) = terminated.filter(|t| t.exit_code != 0) else {
+            let Some(t) = pod.terminated().filter(|t| t.exit_code != 0) else {
                 anyhow::bail!("pod {ns}/{name} failed with unknown exit code");
             };
             // Exit statuses are 8 bits; Go's os.Exit truncates the same way.
             Err(ContainerExit {
                 message: format!(
                     "pod {ns}/{name} terminated ({})\n{}",
-                    t.reason.clone().unwrap_or_default(),
-                    t.message.clone().unwrap_or_default()
+                    t.reason.unwrap_or_default(),
+                    t.message.unwrap_or_default()
                 ),
                 code: (t.exit_code & 0xff) as u8,
             }

@@ -13,12 +13,13 @@
 //! kinds and of every type they reach, generated from the same typed models (their
 //! `schemars` descriptions) by the test `schema_is_generated_from_the_typed_models`,
 //! which `cargo xtask codegen` runs to rewrite it. It keeps what validation reads
-//! (`type`, `properties`, `items`, `additionalProperties`, `required`, `$ref`) and
-//! `x-kubernetes-group-version-kind` on each kind; descriptions are dropped. It is
-//! validated by [`crate::openapi`], kubectl's validator, so offline problems read as
-//! they would against a server's document. The binary carries it deflated (about 12 KB
-//! instead of 125 KB): `schema.json.deflate`, which the same test keeps equal to the
-//! JSON.
+//! (`type`, `properties`, `items`, `additionalProperties`, `required`, `$ref`),
+//! `x-kubernetes-group-version-kind` on each kind and an integer's `format` (`int32`
+//! or `int64`, for run-pod's decode of `--overrides`, `crate::generate`); descriptions
+//! are dropped. It is validated by [`crate::openapi`], kubectl's validator, so offline
+//! problems read as they would against a server's document. The binary carries it
+//! deflated (about 12 KB instead of 130 KB): `schema.json.deflate`, which the same test
+//! keeps equal to the JSON.
 
 use std::sync::OnceLock;
 
@@ -180,6 +181,17 @@ pub(crate) fn schema() -> &'static OpenApiV2 {
         let json = miniz_oxide::inflate::decompress_to_vec(SCHEMA_DEFLATE).unwrap_or_default();
         OpenApiV2::from_json(&json).unwrap_or_default()
     })
+}
+
+/// A definition of the built-in schema, by name (`io.k8s.api.core.v1.PodSpec`): plain
+/// data, for run-pod's decode of `--overrides` (`crate::generate`).
+pub(crate) fn definition(name: &str) -> Option<&'static serde_json::Value> {
+    schema().definition(name)
+}
+
+/// The name of the built-in schema's definition of a kind.
+pub(crate) fn model(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    schema().model(group, version, kind)
 }
 
 /// `builtin/schema.json`, deflated (raw DEFLATE, no zlib header).

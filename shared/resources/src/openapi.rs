@@ -147,6 +147,18 @@ impl OpenApiV2 {
         })
     }
 
+    /// The definition of a model (`io.k8s.api.core.v1.Pod`).
+    pub(crate) fn definition(&self, name: &str) -> Option<&Value> {
+        self.definitions.get(name)
+    }
+
+    /// The name of the definition of a kind, if the document describes it.
+    pub(crate) fn model(&self, group: &str, version: &str, kind: &str) -> Option<&str> {
+        self.models
+            .get(&(group.to_string(), version.to_string(), kind.to_string()))
+            .map(String::as_str)
+    }
+
     /// kubectl's `QueryParamVerifier.HasSupport` for `fieldValidation`: a `List` never;
     /// a kind with a POST in the document as that POST says; another kind of a
     /// group-version the document has (a typed list such as `ConfigMapList`) never, as

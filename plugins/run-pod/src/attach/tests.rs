@@ -8,8 +8,12 @@
 
 use super::*;
 
-fn pod(value: serde_json::Value) -> Pod {
-    serde_json::from_value(value).expect("pod")
+fn pod(mut value: serde_json::Value) -> Pod {
+    // A DynamicObject has its metadata.
+    if value.get("metadata").is_none() {
+        value["metadata"] = serde_json::json!({});
+    }
+    Pod::from_json(value)
 }
 
 #[test]
@@ -326,7 +330,7 @@ async fn a_workloads_pod_is_looked_for_by_its_selector() {
         let mut replica = pod_x("Always");
         replica["metadata"]["name"] = json!("x-1");
         let client = server.client();
-        let api: kube::Api<Pod> = kube::Api::namespaced(client, "ns");
+        let api: kube::Api<core::Pod> = kube::Api::namespaced(client, "ns");
         api.create(
             &Default::default(),
             &serde_json::from_value(replica).expect("a pod"),

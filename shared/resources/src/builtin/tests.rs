@@ -92,7 +92,9 @@ fn the_schema_reports_problems_in_kubectl_words() {
     }
 }
 
-/// Only what kube-openapi's validator reads, from a `schemars` description.
+/// Only what kube-openapi's validator reads, from a `schemars` description, and an
+/// integer's `format` (`int32`, `int64`: run-pod's typed decode of `--overrides`
+/// refuses a number out of the field's range, `generate::typed_decode`).
 fn openapi_v2(schema: &Value) -> Value {
     let Value::Object(fields) = schema else {
         return schema.clone();
@@ -107,6 +109,9 @@ fn openapi_v2(schema: &Value) -> Value {
     for (key, value) in fields {
         match key.as_str() {
             "type" | "$ref" | "required" => {
+                out.insert(key.clone(), value.clone());
+            }
+            "format" if fields.get("type").and_then(Value::as_str) == Some("integer") => {
                 out.insert(key.clone(), value.clone());
             }
             "items" | "additionalProperties" => {

@@ -1,5 +1,5 @@
-//! Generators: pure functions from parameters to the typed objects `kubectl run-pod`
-//! creates. **Invariant:** nothing here does IO, reads flags or knows about clients;
+//! Generators: pure functions from parameters to the objects `kubectl run-pod`
+//! creates, as JSON. **Invariant:** nothing here does IO, reads flags or knows about clients;
 //! errors carry kubectl's exact wording so the command can print them as they are.
 //!
 //! | generator                 | object                           | function                   |
@@ -16,7 +16,7 @@
 //! | `service/v2`, `v1`        | `v1` Service for `--expose`      | [`service()`]              |
 //!
 //! The relabelled ones are kubectl 1.17's generators for group-versions that k8s-openapi
-//! no longer models: in 1.17 they build the same fields as their successors (its
+//! (whose models' encoding the objects follow) no longer models: in 1.17 they build the same fields as their successors (its
 //! `DeploymentV1Beta1`, `DeploymentAppsV1Beta1` and `DeploymentAppsV1` differ only in
 //! the Go type, as do `CronJobV2Alpha1` and `CronJobV1Beta1`), so only `apiVersion`
 //! changes. Servers from 1.16 on no longer serve `extensions/v1beta1` and
@@ -24,7 +24,10 @@
 //! sends them anyway and reports what the server says.
 //!
 //! [`RunGenerator::generate`] returns the object as JSON, the form the overrides,
-//! printers and the dynamic create path all work on.
+//! printers and the dynamic create path all work on. No typed model is involved: the
+//! generators write JSON with the fields k8s-openapi's models encoded, and
+//! `--overrides` is checked against the built-in schema ([`normalize`]), which keeps
+//! the models' decoders and encoders out of run-pod's binary.
 //!
 //! ```
 //! use resources::generate::{RunGenerator, RunParams};
@@ -41,6 +44,7 @@ mod pod;
 mod quantity;
 mod service;
 mod strategic;
+mod typed_decode;
 mod workload;
 
 use std::fmt;
@@ -74,9 +78,6 @@ pub enum Error {
         /// The names that exist for this command.
         valid: &'static [&'static str],
     },
-    /// A generated object could not be turned into JSON (a bug, not user input).
-    #[error("unable to serialise the generated object: {0}")]
-    Serialize(serde_json::Error),
 }
 
 /// The generators of `kubectl run`.
@@ -172,17 +173,14 @@ impl RunGenerator {
 
     /// Generates the object as JSON.
     pub fn generate(self, params: &RunParams) -> Result<Value, Error> {
-        let to_json = |r: Result<Value, serde_json::Error>| r.map_err(Error::Serialize);
         let mut obj = match self {
-            Self::RunPodV1 => to_json(serde_json::to_value(pod(params)?))?,
-            Self::RunV1 => to_json(serde_json::to_value(replication_controller(params)?))?,
+            Self::RunPodV1 => pod(params)?,
+            Self::RunV1 => replication_controller(params)?,
             Self::DeploymentAppsV1 | Self::DeploymentAppsV1Beta1 | Self::DeploymentV1Beta1 => {
-                to_json(serde_json::to_value(deployment(params)?))?
+                deployment(params)?
             }
-            Self::JobV1 => to_json(serde_json::to_value(job(params)?))?,
-            Self::CronJobV1 | Self::CronJobV1Beta1 | Self::CronJobV2Alpha1 => {
-                to_json(serde_json::to_value(cron_job(params)?))?
-            }
+            Self::JobV1 => job(params)?,
+            Self::CronJobV1 | Self::CronJobV1Beta1 | Self::CronJobV2Alpha1 => cron_job(params)?,
         };
         // The older group-versions of the same fields (see the module doc).
         obj["apiVersion"] = Value::from(self.api_version());
@@ -228,7 +226,7 @@ impl ServiceGenerator {
         if self == Self::V1 {
             params.port_name = Some("default".into());
         }
-        serde_json::to_value(service(&params)?).map_err(Error::Serialize)
+        service(&params)
     }
 }
 

@@ -5,13 +5,11 @@
 //! typed object (dropping unknown fields, rejecting wrong types). The same happens
 //! here: merge patches come from the `json-patch` crate, JSON patches from
 //! [`super::json_patch`] (evanphx/json-patch's rules and words), strategic merge from
-//! [`super::strategic`], and [`normalize`] round-trips known kinds through their
-//! k8s-openapi types.
+//! [`super::strategic`], and [`normalize`] decodes the kinds run-pod generates along
+//! the built-in schema ([`super::typed_decode`]).
 
 use std::str::FromStr;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Error;
@@ -96,18 +94,13 @@ pub fn normalize(obj: Value) -> Result<Value, Error> {
             "no kind {kind:?} is registered for version {api_version:?} in scheme \"pkg/runtime/scheme.go:111\""
         )));
     }
-    use k8s_openapi::api;
     match (api_version.as_str(), kind.as_str()) {
-        ("v1", "Pod") => round_trip::<api::core::v1::Pod>(obj),
-        ("v1", "Service") => round_trip::<api::core::v1::Service>(obj),
-        ("apps/v1", "Deployment") => round_trip::<api::apps::v1::Deployment>(obj),
-        ("batch/v1", "Job") => round_trip::<api::batch::v1::Job>(obj),
-        ("batch/v1", "CronJob") => round_trip::<api::batch::v1::CronJob>(obj),
+        ("v1", "Pod" | "Service") | ("apps/v1", "Deployment") | ("batch/v1", "Job" | "CronJob") => {
+            decode(&api_version, &kind, obj)
+        }
         ("batch/v1beta1", "CronJob") => {
             // Same fields as batch/v1 for everything kubectl run sets; decode as v1.
-            let mut v1 = obj;
-            v1["apiVersion"] = Value::from("batch/v1");
-            let mut out = round_trip::<api::batch::v1::CronJob>(v1)?;
+            let mut out = decode("batch/v1", "CronJob", obj)?;
             out["apiVersion"] = Value::from("batch/v1beta1");
             Ok(out)
         }
@@ -151,17 +144,22 @@ const KUBECTL_SCHEME: &[&str] = &[
     "storage.k8s.io/v1beta1",
 ];
 
-fn round_trip<K: DeserializeOwned + Serialize>(obj: Value) -> Result<Value, Error> {
-    // Through text, as kube decodes what the server answers (crate::typed).
-    let typed: K = crate::typed::from_value_as_text(&obj)
+/// The object decoded as kubectl's typed decode does (see [`super::typed_decode`]),
+/// read as `api_version` and `kind`, then its pod spec's quantities canonicalised.
+fn decode(api_version: &str, kind: &str, obj: Value) -> Result<Value, Error> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let Some(model) = crate::builtin::model(group, version, kind) else {
+        // The built-in schema lacks it only in a build that skipped its generation.
+        return Ok(obj);
+    };
+    let mut value = super::typed_decode::decode(model, &obj)
         .map_err(|e| Error::Invalid(format!("unable to decode the overridden object: {e}")))?;
-    let mut value = serde_json::to_value(&typed).map_err(Error::Serialize)?;
-    // k8s-openapi keeps a Quantity as the text it was given; kubectl's typed decode
-    // canonicalises it (`0.5` → `500m`) and rejects an invalid one.
-    let pod_spec = match value.get("kind").and_then(Value::as_str) {
-        Some("Pod") => "/spec",
-        Some("Deployment" | "Job") => "/spec/template/spec",
-        Some("CronJob") => "/spec/jobTemplate/spec/template/spec",
+    // kubectl's typed decode canonicalises a Quantity (`0.5` → `500m`) and rejects an
+    // invalid one.
+    let pod_spec = match kind {
+        "Pod" => "/spec",
+        "Deployment" | "Job" => "/spec/template/spec",
+        "CronJob" => "/spec/jobTemplate/spec/template/spec",
         _ => return Ok(value),
     };
     if let Some(spec) = value.pointer_mut(pod_spec) {

@@ -7,8 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::EnvVar;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use serde_json::{Map, Value};
 
 use super::Error;
 use super::quantity::canonical_quantity;
@@ -85,7 +84,7 @@ impl RunParams {
     }
 
     /// `--env`; `None` when there are none.
-    pub fn env(&self) -> Result<Option<Vec<EnvVar>>, Error> {
+    pub fn env(&self) -> Result<Option<Vec<Value>>, Error> {
         let env = parse_env(&self.env)?;
         Ok((!env.is_empty()).then_some(env))
     }
@@ -100,12 +99,12 @@ impl RunParams {
     }
 
     /// `--requests` as a resource list, `None` when empty.
-    pub fn requests(&self) -> Result<Option<BTreeMap<String, Quantity>>, Error> {
+    pub fn requests(&self) -> Result<Option<BTreeMap<String, String>>, Error> {
         parse_resource_list(&self.requests)
     }
 
     /// `--limits` as a resource list, `None` when empty.
-    pub fn limits(&self) -> Result<Option<BTreeMap<String, Quantity>>, Error> {
+    pub fn limits(&self) -> Result<Option<BTreeMap<String, String>>, Error> {
         parse_resource_list(&self.limits)
     }
 }
@@ -154,8 +153,9 @@ pub fn parse_pairs(pairs: &[String], kind: &str) -> Result<BTreeMap<String, Stri
 
 /// Parses `--env NAME=value` entries; the name must be a valid environment variable
 /// name as Kubernetes 1.32 defines it (`[-._a-zA-Z][-._a-zA-Z0-9]*`, not `.`, `..` or
-/// starting with `..`). Every failure is kubectl's `invalid env: ENTRY`.
-pub fn parse_env(entries: &[String]) -> Result<Vec<EnvVar>, Error> {
+/// starting with `..`). Every failure is kubectl's `invalid env: ENTRY`. Each variable
+/// is its JSON object (`name`, and `value` unless empty).
+pub fn parse_env(entries: &[String]) -> Result<Vec<Value>, Error> {
     entries
         .iter()
         .map(|entry| {
@@ -166,11 +166,12 @@ pub fn parse_env(entries: &[String]) -> Result<Vec<EnvVar>, Error> {
             }
             // Go's `omitempty` leaves an empty value out of kubectl's object (and of
             // what it sends), so `C=` is a variable without `value`.
-            Ok(EnvVar {
-                name: name.to_string(),
-                value: (!value.is_empty()).then(|| value.to_string()),
-                value_from: None,
-            })
+            let mut var = Map::new();
+            var.insert("name".into(), Value::from(name));
+            if !value.is_empty() {
+                var.insert("value".into(), Value::from(value));
+            }
+            Ok(Value::Object(var))
         })
         .collect()
 }
@@ -188,7 +189,7 @@ fn is_env_var_name(name: &str) -> bool {
 
 /// Parses `cpu=100m,memory=256Mi` into a resource list, validating each quantity;
 /// an empty string is no list at all.
-pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, Quantity>>, Error> {
+pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, String>>, Error> {
     if spec.is_empty() {
         return Ok(None);
     }
@@ -201,7 +202,7 @@ pub fn parse_resource_list(spec: &str) -> Result<Option<BTreeMap<String, Quantit
             )));
         };
         // Canonical, as kubectl's typed Quantity prints it (`0.1` → `100m`).
-        list.insert(name.to_string(), Quantity(canonical_quantity(quantity)?));
+        list.insert(name.to_string(), canonical_quantity(quantity)?);
     }
     Ok(Some(list))
 }

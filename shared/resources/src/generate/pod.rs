@@ -1,10 +1,14 @@
 //! `run-pod/v1`: the Pod that `kubectl run` creates, and the pod spec the legacy
 //! workload generators wrap in a template.
+//!
+//! The objects are built as JSON directly, with the fields k8s-openapi's models
+//! encoded (a field left unset is absent; an empty struct such as `resources` is
+//! `{}`): the models' encoders were a large part of run-pod's binary, and the
+//! printers and the request body work on JSON anyway (docs/binary-size.md).
 
-use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, Pod, PodSpec, PodStatus, ResourceRequirements, SecurityContext,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 
 use super::{Error, RunParams};
 
@@ -14,25 +18,50 @@ use super::{Error, RunParams};
 ///
 /// Empty `resources: {}` and `status: {}` are kept, as kubectl's dry-run output has
 /// them.
-pub fn pod(params: &RunParams) -> Result<Pod, Error> {
+pub fn pod(params: &RunParams) -> Result<Value, Error> {
     // The order of the checks follows kubectl's BasicPod generator, so that a command
     // line with several mistakes reports the same one first.
     let env = params.env()?;
     let annotations = params.annotations()?;
     let labels = params.labels()?;
     let mut spec = pod_spec(params, env)?;
-    spec.dns_policy = Some("ClusterFirst".into());
-    spec.restart_policy = Some(restart_or(params, "Always"));
-    Ok(Pod {
-        metadata: ObjectMeta {
-            name: Some(params.name.clone()),
-            labels: Some(labels),
-            annotations,
-            ..Default::default()
-        },
-        spec: Some(spec),
-        status: Some(PodStatus::default()),
-    })
+    spec.insert("dnsPolicy".into(), Value::from("ClusterFirst"));
+    spec.insert(
+        "restartPolicy".into(),
+        Value::from(restart_or(params, "Always")),
+    );
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::from(params.name.clone()));
+    metadata.insert("labels".into(), string_map(labels));
+    if let Some(annotations) = annotations {
+        metadata.insert("annotations".into(), string_map(annotations));
+    }
+    Ok(object([
+        ("apiVersion", Value::from("v1")),
+        ("kind", Value::from("Pod")),
+        ("metadata", Value::Object(metadata)),
+        ("spec", Value::Object(spec)),
+        ("status", object([])),
+    ]))
+}
+
+/// A JSON object of `fields` (a struct's fields, each set).
+pub(super) fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect(),
+    )
+}
+
+/// A `map[string]string` (labels, annotations, a selector) as JSON.
+pub(super) fn string_map(map: BTreeMap<String, String>) -> Value {
+    Value::Object(
+        map.into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect(),
+    )
 }
 
 /// `--restart` if given, else the generator's default.
@@ -48,37 +77,52 @@ pub(super) fn restart_or(params: &RunParams, default: &str) -> String {
 /// context, service account, command or args, env, pull policy and ports.
 pub(super) fn pod_spec(
     params: &RunParams,
-    env: Option<Vec<k8s_openapi::api::core::v1::EnvVar>>,
-) -> Result<PodSpec, Error> {
+    env: Option<Vec<Value>>,
+) -> Result<Map<String, Value>, Error> {
     // kubectl parses limits before requests.
     let limits = params.limits()?;
     let requests = params.requests()?;
-    let mut container = Container {
-        name: params.name.clone(),
-        image: Some(params.image.clone()),
-        stdin: params.stdin.then_some(true),
-        stdin_once: (params.stdin && !params.leave_stdin_open).then_some(true),
-        tty: params.tty.then_some(true),
-        resources: Some(ResourceRequirements {
-            limits,
-            requests,
-            ..Default::default()
-        }),
-        security_context: params.privileged.then(|| SecurityContext {
-            privileged: Some(true),
-            ..Default::default()
-        }),
-        env,
-        image_pull_policy: (!params.image_pull_policy.is_empty())
-            .then(|| params.image_pull_policy.clone()),
-        ..Default::default()
+    let mut container = Map::new();
+    let mut set = |key: &str, value: Value| {
+        container.insert(key.to_string(), value);
     };
-    if !params.args.is_empty() {
-        if params.command {
-            container.command = Some(params.args.clone());
-        } else {
-            container.args = Some(params.args.clone());
+    set("name", Value::from(params.name.clone()));
+    set("image", Value::from(params.image.clone()));
+    if params.stdin {
+        set("stdin", Value::Bool(true));
+        if !params.leave_stdin_open {
+            set("stdinOnce", Value::Bool(true));
         }
+    }
+    if params.tty {
+        set("tty", Value::Bool(true));
+    }
+    let mut resources = Map::new();
+    if let Some(limits) = limits {
+        resources.insert("limits".into(), string_map(limits));
+    }
+    if let Some(requests) = requests {
+        resources.insert("requests".into(), string_map(requests));
+    }
+    set("resources", Value::Object(resources));
+    if params.privileged {
+        set(
+            "securityContext",
+            object([("privileged", Value::Bool(true))]),
+        );
+    }
+    if let Some(env) = env {
+        set("env", Value::Array(env));
+    }
+    if !params.image_pull_policy.is_empty() {
+        set(
+            "imagePullPolicy",
+            Value::from(params.image_pull_policy.clone()),
+        );
+    }
+    if !params.args.is_empty() {
+        let key = if params.command { "command" } else { "args" };
+        set(key, Value::from(params.args.clone()));
     }
     let port = params.port()?;
     if params.host_port > 0 && port.is_none() {
@@ -87,16 +131,23 @@ pub(super) fn pod_spec(
         ));
     }
     if let Some(port) = port {
-        container.ports = Some(vec![ContainerPort {
-            container_port: port,
-            host_port: (params.host_port > 0).then_some(params.host_port),
-            ..Default::default()
-        }]);
+        let mut container_port = Map::new();
+        container_port.insert("containerPort".into(), Value::from(port));
+        if params.host_port > 0 {
+            container_port.insert("hostPort".into(), Value::from(params.host_port));
+        }
+        set("ports", Value::Array(vec![Value::Object(container_port)]));
     }
-    Ok(PodSpec {
-        containers: vec![container],
-        service_account_name: (!params.service_account.is_empty())
-            .then(|| params.service_account.clone()),
-        ..Default::default()
-    })
+    let mut spec = Map::new();
+    spec.insert(
+        "containers".into(),
+        Value::Array(vec![Value::Object(container)]),
+    );
+    if !params.service_account.is_empty() {
+        spec.insert(
+            "serviceAccountName".into(),
+            Value::from(params.service_account.clone()),
+        );
+    }
+    Ok(spec)
 }

@@ -1,13 +1,10 @@
 //! `service/v2` (and `service/v1`): the ClusterIP Service of `kubectl run --expose`,
 //! kubectl's expose generator reduced to what `run` passes it.
 
-use k8s_openapi::api::core::v1::{
-    LoadBalancerStatus, Service, ServicePort, ServiceSpec, ServiceStatus,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::{Map, Value};
 
 use super::params::{atoi, parse_labels};
+use super::pod::{object, string_map};
 use super::{Error, RunParams};
 
 /// The parameters of the service generators.
@@ -45,8 +42,9 @@ impl ServiceParams {
 
 /// Generates the service: one TCP port, `targetPort` equal to `port`, the given
 /// selector. Multiple comma-separated ports get the names `port-1`, `port-2`, … as in
-/// kubectl.
-pub fn service(params: &ServiceParams) -> Result<Service, Error> {
+/// kubectl. Built as JSON with the fields k8s-openapi's model encoded (see
+/// [`super::pod`]).
+pub fn service(params: &ServiceParams) -> Result<Value, Error> {
     if params.selector.is_empty() {
         return Err(Error::Invalid("'selector' is a required parameter".into()));
     }
@@ -73,28 +71,31 @@ pub fn service(params: &ServiceParams) -> Result<Service, Error> {
         } else {
             params.port_name.clone()
         };
-        ports.push(ServicePort {
-            name,
-            port,
-            protocol: Some("TCP".into()),
-            target_port: Some(IntOrString::Int(port)),
-            ..Default::default()
-        });
+        let mut service_port = Map::new();
+        if let Some(name) = name {
+            service_port.insert("name".into(), Value::from(name));
+        }
+        service_port.insert("port".into(), Value::from(port));
+        service_port.insert("protocol".into(), Value::from("TCP"));
+        service_port.insert("targetPort".into(), Value::from(port));
+        ports.push(Value::Object(service_port));
     }
-    Ok(Service {
-        metadata: ObjectMeta {
-            name: Some(params.name.clone()),
-            labels,
-            ..Default::default()
-        },
-        spec: Some(ServiceSpec {
-            selector: Some(selector),
-            ports: Some(ports),
-            ..Default::default()
-        }),
-        status: Some(ServiceStatus {
-            load_balancer: Some(LoadBalancerStatus::default()),
-            ..Default::default()
-        }),
-    })
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::from(params.name.clone()));
+    if let Some(labels) = labels {
+        metadata.insert("labels".into(), string_map(labels));
+    }
+    Ok(object([
+        ("apiVersion", Value::from("v1")),
+        ("kind", Value::from("Service")),
+        ("metadata", Value::Object(metadata)),
+        (
+            "spec",
+            object([
+                ("selector", string_map(selector)),
+                ("ports", Value::Array(ports)),
+            ]),
+        ),
+        ("status", object([("loadBalancer", object([]))])),
+    ]))
 }
