@@ -533,7 +533,7 @@ async fn run_pod_attach_says_why_the_pod_is_not_running() {
             name,
             "--restart=Never",
             "--attach",
-            "--pod-running-timeout=8s",
+            "--pod-running-timeout=20s",
         ]);
         cmd = cmd.args(extra);
         cmd.run()
@@ -554,9 +554,24 @@ async fn run_pod_attach_says_why_the_pod_is_not_running() {
             " cannot be scheduled: 0/",
         ),
     ];
-    for (case, extra, words) in cases {
-        let ours = run("run-pod", &format!("ours-{case}"), extra);
-        let theirs = run("run", &format!("theirs-{case}"), extra);
+    // The reason is the kubelet's (a failed pull) or the scheduler's, which a loaded
+    // node can take well over 8 s to report (a pod's sandbox alone took up to 4.5 s at
+    // load 50): 20 s leaves it the time, and the four commands run side by side, so
+    // the test waits one timeout, not four.
+    let results: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = cases
+            .iter()
+            .map(|(case, extra, _)| {
+                let ours = s.spawn(move || run("run-pod", &format!("ours-{case}"), extra));
+                let theirs = s.spawn(move || run("run", &format!("theirs-{case}"), extra));
+                (ours, theirs)
+            })
+            .collect();
+        runs.into_iter()
+            .map(|(ours, theirs)| (ours.join().unwrap(), theirs.join().unwrap()))
+            .collect()
+    });
+    for ((case, _, words), (ours, theirs)) in cases.into_iter().zip(results) {
         // kubectl's outcome, byte for byte, after our reason.
         assert_eq!(ours.code, theirs.code, "{case}: {ours:?} {theirs:?}");
         assert_eq!(
