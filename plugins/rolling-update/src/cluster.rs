@@ -29,9 +29,9 @@ pub use writes::{
 
 use std::time::Duration;
 
+use crate::model::{Pod, ReplicationController};
 use anyhow::{Context, anyhow, bail};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };

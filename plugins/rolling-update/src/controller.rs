@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::ReplicationController;
+use crate::model::ReplicationController;
 
 use crate::names::{
     DESIRED_REPLICAS_ANNOTATION, NEXT_CONTROLLER_ANNOTATION, ORIGINAL_REPLICAS_ANNOTATION,
@@ -79,7 +79,7 @@ pub fn current_image<'a>(rc: &'a ReplicationController, container: &str) -> Opti
     c.and_then(|c| c.image.as_deref())
 }
 
-fn containers(rc: &ReplicationController) -> &[k8s_openapi::api::core::v1::Container] {
+fn containers(rc: &ReplicationController) -> &[crate::model::Container] {
     rc.spec
         .as_ref()
         .and_then(|s| s.template.as_ref())

@@ -10,7 +10,7 @@
 
 use std::io::Read;
 
-use k8s_openapi::api::core::v1::ReplicationController;
+use crate::model::ReplicationController;
 use resources::{Builder, FilenameOptions, Info, RestMapper, ServerSchema, Validation};
 use serde_json::Value;
 

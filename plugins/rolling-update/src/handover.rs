@@ -27,8 +27,8 @@
 
 use std::time::Duration;
 
+use crate::model::ReplicationController;
 use anyhow::{anyhow, bail};
-use k8s_openapi::api::core::v1::ReplicationController;
 use tokio::time::Instant;
 
 use crate::controller::{name, replicas, set_replicas};
@@ -98,7 +98,7 @@ pub fn pending_copy(new_rc: &ReplicationController, old_name: &str) -> Replicati
             ..Default::default()
         },
         spec: new_rc.spec.clone(),
-        status: None,
+        ..Default::default()
     };
     if let Some(a) = rc.metadata.annotations.as_mut() {
         for key in [

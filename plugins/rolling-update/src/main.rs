@@ -13,6 +13,7 @@ mod handover;
 mod help;
 mod hint;
 mod merge;
+mod model;
 mod names;
 mod options;
 mod output;

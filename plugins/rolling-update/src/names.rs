@@ -4,7 +4,7 @@
 //! These strings are the compatibility contract with kubectl 1.17: an update started
 //! by one tool is resumed or rolled back by the other through them.
 
-use k8s_openapi::api::core::v1::ReplicationController;
+use crate::model::ReplicationController;
 use md5::{Digest, Md5};
 
 /// On the new RC: `<oldName>:<oldUID>`, the RC this one replaces.
@@ -42,13 +42,14 @@ pub fn source_id_names(value: &str, old_name: &str) -> bool {
 /// 32 lowercase hex digits of the MD5 of the RC's JSON encoding (kubectl's
 /// `util.HashObject`).
 ///
-/// The JSON comes from k8s-openapi, not Go's codec, so for the same object the
-/// digest differs from the one 1.17 computes. Nothing depends on equality: the
+/// The JSON is this plugin's encoding of the RC (`model`: keys in order, every member
+/// the server sent), not Go's codec, so for the same object the digest differs from
+/// the one 1.17 computes. Nothing depends on equality: the
 /// encoding includes `resourceVersion` and `uid`, so the value was unique per run
 /// in 1.17 as well; only its shape (and the `-orig` suffix for the old RC) matters.
 pub fn hash_object(rc: &ReplicationController) -> String {
-    // Serialising a typed object cannot fail (no maps with non-string keys); an
-    // empty input still yields a valid, if constant, digest.
+    // Serialising the model cannot fail (no maps with non-string keys); an empty
+    // input still yields a valid, if constant, digest.
     let json = serde_json::to_vec(rc).unwrap_or_default();
     let digest = Md5::digest(&json);
     digest.iter().map(|b| format!("{b:02x}")).collect()

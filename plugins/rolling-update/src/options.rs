@@ -4,7 +4,7 @@
 //! namespace and the client from the context (nothing is sent), so a kubeconfig that
 //! does not load fails before the arguments are checked.
 
-use k8s_openapi::api::core::v1::{Pod, ReplicationController};
+use crate::model::{Pod, ReplicationController};
 use kube::Client;
 use kube::api::Api;
 

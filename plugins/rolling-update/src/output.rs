@@ -7,10 +7,10 @@
 use std::io::Write;
 use std::time::Duration;
 
+use crate::model::ReplicationController;
 use cli::flags::{DryRunStrategy, PrintFlags};
 use cli::printers::Printer;
 use indicatif::{ProgressBar, ProgressStyle};
-use k8s_openapi::api::core::v1::ReplicationController;
 
 use crate::updater::{Progress, Report};
 

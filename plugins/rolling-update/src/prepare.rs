@@ -13,9 +13,9 @@
 use std::ops::ControlFlow;
 use std::time::Duration;
 
+use crate::model::{Pod, ReplicationController};
 use anyhow::{Context as _, bail};
 use cli::flags::DryRunStrategy;
-use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use tokio::time::Instant;
 
 use crate::controller::{

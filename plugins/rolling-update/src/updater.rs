@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
+use crate::model::ReplicationController;
 use anyhow::bail;
-use k8s_openapi::api::core::v1::ReplicationController;
 use tokio::time::Instant;
 
 use crate::controller::{name, replicas};

@@ -18,7 +18,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Event, Pod, ReplicationController};
+use crate::model::{Pod, ReplicationController};
+use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use objectstatus::objects;
 use objectstatus::waiting::{Cause, Reported, controller_causes, pod_causes};
@@ -114,7 +115,12 @@ impl Stall {
             causes.extend(rc_causes(rc, &self.failed_creates));
         }
         let pods = observer.new_pods.store.state();
-        let pods: Vec<objects::Pod> = pods.iter().map(|p| objects::Pod::from(&**p)).collect();
+        // A pod objectstatus cannot read (which a watch's decoder would have refused
+        // first) has no cause to tell.
+        let pods: Vec<objects::Pod> = pods
+            .iter()
+            .filter_map(|p| p.to_status_object().ok())
+            .collect();
         causes.extend(pod_causes(&pods));
         // The RC's condition stays until the controller's next attempt, which its
         // back-off may delay: after the user removed the cause and ran the command
@@ -193,7 +199,7 @@ fn is_ready(pod: &Pod) -> bool {
 
 fn failure_condition(
     rc: &ReplicationController,
-) -> Option<&k8s_openapi::api::core::v1::ReplicationControllerCondition> {
+) -> Option<&crate::model::ReplicationControllerCondition> {
     rc.status
         .as_ref()?
         .conditions

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::model::{Pod, ReplicationController};
 use anyhow::anyhow;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -271,7 +271,7 @@ pub fn next_available_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+    use crate::model::pod::{PodCondition, PodStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::{SignedDuration, Timestamp};
 

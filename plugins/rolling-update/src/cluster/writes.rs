@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
+use crate::model::{Pod, ReplicationController};
 use anyhow::anyhow;
-use k8s_openapi::api::core::v1::{Pod, ReplicationController};
 use kube::Resource;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::Serialize;

@@ -1,7 +1,8 @@
 //! Tests of the pure RC rules against kubectl 1.17's behaviour.
 
 use super::*;
-use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec, ReplicationControllerSpec};
+use crate::model::Container;
+use crate::model::replication_controller::{PodSpec, PodTemplateSpec, ReplicationControllerSpec};
 use kube::api::ObjectMeta;
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -39,10 +40,12 @@ fn rc(name: &str, selector: &[(&str, &str)], images: &[(&str, &str)]) -> Replica
                         .collect(),
                     ..Default::default()
                 }),
+                ..Default::default()
             }),
             ..Default::default()
         }),
         status: None,
+        ..Default::default()
     }
 }
 

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Pod, ReplicationController, ReplicationControllerStatus};
+use crate::model::replication_controller::ReplicationControllerStatus;
+use crate::model::{Pod, ReplicationController};
 use serde_json::json;
 use tokio::time::Instant;
 

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerSpec};
+use crate::model::ReplicationController;
+use crate::model::replication_controller::ReplicationControllerSpec;
 use kube::api::ObjectMeta;
 use tokio::time::Instant;
 
@@ -35,6 +36,7 @@ fn old_rc(replicas: i32, original: Option<i32>) -> ReplicationController {
             ..Default::default()
         }),
         status: None,
+        ..Default::default()
     }
 }
 
@@ -54,6 +56,7 @@ fn new_rc(replicas: i32, desired: &str) -> ReplicationController {
             ..Default::default()
         }),
         status: None,
+        ..Default::default()
     }
 }
 
