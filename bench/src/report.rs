@@ -593,7 +593,7 @@ fn sizes(w: &mut String, report: &Report) {
     let _ = writeln!(w, "\n## Binary size (release build, stripped)\n");
     let _ = writeln!(
         w,
-        "| binary | size | ratio to kubectl | budget 6 MiB |\n|---|---|---|---|"
+        "| binary | size | ratio to kubectl | budget 5 MiB |\n|---|---|---|---|"
     );
     let kubectl = report.kubectl_size.as_ref().map(|k| k.bytes);
     for b in &report.binaries {

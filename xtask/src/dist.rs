@@ -180,8 +180,12 @@ fn pack(
             // The size budget (`cargo xtask size`), checked where every release target is built: a
             // release runner refuses to pack a binary over it (`cargo xtask size`
             // measures the same build here).
-            eprintln!("dist: {}", crate::size::line(&name, contents.len() as u64));
-            if contents.len() as u64 > crate::size::BUDGET {
+            let budget = crate::size::budget(&target.triple);
+            eprintln!(
+                "dist: {}",
+                crate::size::line(&name, contents.len() as u64, budget)
+            );
+            if contents.len() as u64 > budget {
                 over.push(name.clone());
             }
         } else {
@@ -201,7 +205,7 @@ fn pack(
         anyhow::bail!(
             "not packing {}: over the {} budget: {}",
             target.triple,
-            crate::size::human(crate::size::BUDGET),
+            crate::size::human(crate::size::budget(&target.triple)),
             over.join(", ")
         );
     }

@@ -1,7 +1,9 @@
 //! `cargo xtask size`: the release binaries against their size budget.
 //!
-//! The budget: every plugin binary at most 6 MiB, stripped, as built by the
-//! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`).
+//! The budget: every plugin binary at most 5 MiB, stripped, as built by the
+//! release profile (fat LTO, `codegen-units = 1`, `panic = "abort"`, `strip = true`)
+//! for Linux with glibc, the build `cargo xtask install` makes and the one measured
+//! here; 6 MiB for the other release targets ([`budget`]).
 //! The check builds the binaries the way `cargo xtask dist` does (`--locked`, the
 //! release build of [`crate::release`], `--target` when given) unless `--bin-dir` names them, prints each
 //! size against the budget and fails when one is over. `dist` prints the same lines
@@ -14,8 +16,26 @@ use anyhow::{Context, bail};
 
 use crate::flags;
 
-/// Every plugin binary, stripped, at most this many bytes.
-pub const BUDGET: u64 = 6 * 1024 * 1024;
+/// Every plugin binary of a glibc Linux build, stripped, at most this many bytes.
+pub const BUDGET: u64 = 5 * 1024 * 1024;
+
+/// The budget of the other release targets.
+///
+/// Why more: a static musl binary carries musl's C library and is linked by GNU ld,
+/// which has no identical code folding, and macOS's and Windows' linkers cannot be run
+/// here to measure. Measured on 2026-12-07 (`cargo xtask size --target
+/// x86_64-unknown-linux-musl`, the release workflow's own build): 5.17–5.42 MB, 0.24
+/// MB more than the glibc build at most. The 5 MiB budget holds where it is measured.
+pub const OTHER_TARGETS_BUDGET: u64 = 6 * 1024 * 1024;
+
+/// The budget of a binary for `triple`.
+pub fn budget(triple: &str) -> u64 {
+    if triple.ends_with("-linux-gnu") {
+        BUDGET
+    } else {
+        OTHER_TARGETS_BUDGET
+    }
+}
 
 pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
     let ws = crate::metadata::load()?;
@@ -39,6 +59,10 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
             )
         }
     };
+    let limit = budget(&match &flags.target {
+        Some(t) => t.clone(),
+        None => crate::targets::host_triple()?,
+    });
     let windows = flags
         .target
         .as_deref()
@@ -49,13 +73,13 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
     for bin in &bins {
         let name = format!("{bin}{suffix}");
         let bytes = size_of(&dir.join(&name))?;
-        println!("{}", line(&name, bytes));
-        if bytes > BUDGET {
+        println!("{}", line(&name, bytes, limit));
+        if bytes > limit {
             over.push(name);
         }
     }
     if !over.is_empty() {
-        bail!("over the {} budget: {}", human(BUDGET), over.join(", "));
+        bail!("over the {} budget: {}", human(limit), over.join(", "));
     }
     Ok(())
 }
@@ -72,16 +96,16 @@ fn size_of(path: &Path) -> anyhow::Result<u64> {
 }
 
 /// `kubectl-run_pod   8.02 MiB  (budget 6.00 MiB: 2.02 MiB over)`.
-pub fn line(name: &str, bytes: u64) -> String {
-    let verdict = if bytes <= BUDGET {
-        format!("{} under", human(BUDGET - bytes))
+pub fn line(name: &str, bytes: u64, budget: u64) -> String {
+    let verdict = if bytes <= budget {
+        format!("{} under", human(budget - bytes))
     } else {
-        format!("{} over", human(bytes - BUDGET))
+        format!("{} over", human(bytes - budget))
     };
     format!(
         "{name:<32} {:>10}  (budget {}: {verdict})",
         human(bytes),
-        human(BUDGET)
+        human(budget)
     )
 }
 
@@ -91,10 +115,24 @@ mod tests {
 
     #[test]
     fn each_line_says_how_far_from_the_budget() {
-        let line_over = line("kubectl-run_pod", BUDGET + 1024 * 1024);
+        let line_over = line("kubectl-run_pod", BUDGET + 1024 * 1024, BUDGET);
         assert!(line_over.contains("1.00 MiB over"), "{line_over}");
-        let line_under = line("kubectl-run_pod", BUDGET - 512 * 1024);
+        let line_under = line("kubectl-run_pod", BUDGET - 512 * 1024, BUDGET);
         assert!(line_under.contains("0.50 MiB under"), "{line_under}");
-        assert!(line("x", BUDGET).contains("under"));
+        assert!(line("x", BUDGET, BUDGET).contains("under"));
+        assert!(line("x", BUDGET, BUDGET).contains("budget 5.00 MiB"));
+    }
+
+    #[test]
+    fn glibc_builds_have_the_5_mib_budget_the_others_6() {
+        assert_eq!(budget("x86_64-unknown-linux-gnu"), 5 * 1024 * 1024);
+        assert_eq!(budget("aarch64-unknown-linux-gnu"), 5 * 1024 * 1024);
+        for other in [
+            "x86_64-unknown-linux-musl",
+            "aarch64-apple-darwin",
+            "x86_64-pc-windows-msvc",
+        ] {
+            assert_eq!(budget(other), 6 * 1024 * 1024, "{other}");
+        }
     }
 }

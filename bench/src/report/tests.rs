@@ -467,7 +467,7 @@ fn the_matrix_table_shows_round_trips_bytes_connections_and_targets() {
         "{md}"
     );
     assert!(
-        md.contains("- `kubectl-run_pod` at most 6 MiB — met (5.00 MiB)"),
+        md.contains("- `kubectl-run_pod` at most 5 MiB — met (5.00 MiB)"),
         "{md}"
     );
     assert!(

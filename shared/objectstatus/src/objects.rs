@@ -10,8 +10,9 @@
 //! `apiVersion` or `kind` of another type), so a rule that cannot read an object
 //! says the same words; the fields not read here are not checked.
 //!
-//! run-pod and rolling-update hold k8s-openapi's `Pod` and `Event` anyway (they
-//! write pods, or read them whole): theirs convert with `From`.
+//! run-pod and rolling-update read their pods as JSON too (run-pod through
+//! [`from_value`], rolling-update from its own Pod model, which keeps the pod's JSON);
+//! rolling-update's events are k8s-openapi's `Event`, which converts with `From`.
 
 mod read;
 
@@ -456,7 +457,7 @@ model! {
     }
 }
 
-// The conversions of the plugins that hold k8s-openapi's models.
+// rolling-update's events, listed as k8s-openapi's `Event`.
 
 impl From<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> for ObjectMeta {
     fn from(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Self {
@@ -467,65 +468,6 @@ impl From<&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta> for Objec
             labels: m.labels.clone(),
             name: m.name.clone(),
             uid: m.uid.clone(),
-        }
-    }
-}
-
-impl From<&typed::Pod> for Pod {
-    fn from(pod: &typed::Pod) -> Self {
-        let statuses = |s: &Option<Vec<typed::ContainerStatus>>| {
-            s.as_ref()
-                .map(|s| s.iter().map(ContainerStatus::from).collect())
-        };
-        Pod {
-            metadata: (&pod.metadata).into(),
-            status: pod.status.as_ref().map(|s| PodStatus {
-                conditions: s.conditions.as_ref().map(|cs| {
-                    cs.iter()
-                        .map(|c| PodCondition {
-                            message: c.message.clone(),
-                            reason: c.reason.clone(),
-                            status: c.status.clone(),
-                            type_: c.type_.clone(),
-                        })
-                        .collect()
-                }),
-                container_statuses: statuses(&s.container_statuses),
-                init_container_statuses: statuses(&s.init_container_statuses),
-                message: s.message.clone(),
-                phase: s.phase.clone(),
-                reason: s.reason.clone(),
-            }),
-        }
-    }
-}
-
-impl From<&typed::ContainerStatus> for ContainerStatus {
-    fn from(c: &typed::ContainerStatus) -> Self {
-        ContainerStatus {
-            image: c.image.clone(),
-            last_state: c.last_state.as_ref().map(ContainerState::from),
-            name: c.name.clone(),
-            restart_count: c.restart_count,
-            state: c.state.as_ref().map(ContainerState::from),
-        }
-    }
-}
-
-impl From<&typed::ContainerState> for ContainerState {
-    fn from(s: &typed::ContainerState) -> Self {
-        ContainerState {
-            running: s.running.as_ref().map(|r| ContainerStateRunning {
-                started_at: r.started_at.clone(),
-            }),
-            terminated: s.terminated.as_ref().map(|t| ContainerStateTerminated {
-                exit_code: t.exit_code,
-                reason: t.reason.clone(),
-            }),
-            waiting: s.waiting.as_ref().map(|w| ContainerStateWaiting {
-                message: w.message.clone(),
-                reason: w.reason.clone(),
-            }),
         }
     }
 }
