@@ -190,7 +190,16 @@ fn touch(ns: &str, name: &str, path: &str) {
         .kubectl()
         .args(["exec", "-n", ns, name, "--", "touch", path])
         .run();
-    assert_eq!(out.code, 0, "touch {path} in pod {name}: {}", out.stderr);
+    // 137: the touch made the file, the container's script saw it and ended, and the
+    // runtime killed what was left in the container, the exec's own process among
+    // them, before the exec had returned (seen at a load of 15). The case's checks of
+    // the container's exit code still fail if the container ended for another reason.
+    assert!(
+        out.code == 0 || out.code == 137,
+        "touch {path} in pod {name}: {} {}",
+        out.code,
+        out.stderr
+    );
 }
 
 fn pod_ready(ns: &str, name: &str) {
