@@ -40,13 +40,13 @@ pub fn budget(triple: &str) -> u64 {
 pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
     let ws = crate::metadata::load()?;
     let bins: Vec<String> = ws.plugins.iter().map(|p| p.bin.clone()).collect();
+    let triple = match &flags.target {
+        Some(t) => t.clone(),
+        None => crate::targets::host_triple()?,
+    };
     let dir = match &flags.bin_dir {
         Some(dir) => dir.clone(),
         None => {
-            let triple = match &flags.target {
-                Some(t) => t.clone(),
-                None => crate::targets::host_triple()?,
-            };
             let names: Vec<&str> = bins.iter().map(String::as_str).collect();
             let cross = flags.target.is_some();
             for mut cmd in crate::release::build_commands(None, &names, &triple, cross, "release") {
@@ -59,10 +59,7 @@ pub fn run(flags: &flags::Size) -> anyhow::Result<()> {
             )
         }
     };
-    let limit = budget(&match &flags.target {
-        Some(t) => t.clone(),
-        None => crate::targets::host_triple()?,
-    });
+    let limit = budget(&triple);
     let windows = flags
         .target
         .as_deref()
